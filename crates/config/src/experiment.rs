@@ -1,0 +1,518 @@
+//! Experiment files: a sweep of one x variable over one or more series
+//! (platform + workload + metric), with reference points from a paper.
+//!
+//! ```toml
+//! [experiment]
+//! name = "cohet-dma"
+//! title = "H2D DMA read latency and bandwidth vs message size"
+//! paper = "002_fbcb97f81b624276.txt"
+//! figures = "Cohet Figs. 14 and 16"
+//! calibrated_on = "Cohet §VI-B3: ~2.5 us below 8 KB"
+//! x = { name = "message_bytes", label = "message size (bytes)", log = true }
+//! sweep = [64, 4096, 262144]
+//! quick = [64, 262144]
+//!
+//! [[series]]
+//! name = "latency"
+//! platform = "cohet"
+//! workload = "dma_read"
+//! params = { mode = "latency" }
+//! metric = "latency_ns"
+//! panel = "latency"
+//!
+//! [[panels]]
+//! name = "latency"
+//! ylabel = "latency (ns)"
+//!
+//! [[reference]]
+//! series = "latency"
+//! x = 64
+//! value = 2500.0
+//! role = "calibration"
+//! citation = "Cohet §VI-B3"
+//! ```
+
+use crate::error::{ConfigError, Result};
+use crate::fields::Fields;
+use crate::platform::{locate, parse_toml, Platform};
+use crate::value::{check_param, describe, format_float, suggest};
+use ccsim_kernel::component::{ParamSpec, Params};
+use std::path::Path;
+use toml::{Table, Value};
+
+/// What the config crate needs to know about a workload to validate an
+/// experiment: its parameters and metric names. The experiments crate
+/// provides these (the config crate cannot depend on it).
+#[derive(Debug, Clone)]
+pub struct WorkloadDecl {
+    /// Workload name (`dma_read`).
+    pub name: &'static str,
+    /// Declared workload parameters.
+    pub params: &'static [ParamSpec],
+    /// Names of the metrics one point reports.
+    pub metrics: Vec<&'static str>,
+}
+
+/// The x axis of an experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XAxis {
+    /// Variable name passed to the workload (`message_bytes`).
+    pub name: String,
+    /// Axis label for plots.
+    pub label: String,
+    /// Whether plots use a log scale.
+    pub log: bool,
+}
+
+/// One curve: a workload on a platform, reporting one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Unique name within the experiment.
+    pub name: String,
+    /// Legend label (defaults to the name).
+    pub label: String,
+    /// Platform name or path, as written.
+    pub platform: String,
+    /// Workload name.
+    pub workload: String,
+    /// Validated workload parameters (set ones have provenance
+    /// `experiment <name>`, the rest `default`).
+    pub params: Params,
+    /// The metric plotted and compared.
+    pub metric: String,
+    /// The panel it is drawn in.
+    pub panel: String,
+}
+
+/// One plot panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    /// Name referenced by series.
+    pub name: String,
+    /// Y axis label.
+    pub ylabel: String,
+    /// Whether the y axis is logarithmic.
+    pub ylog: bool,
+}
+
+/// Whether a reference point was used to fit parameters or is predicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The point was used to calibrate the platform's parameters.
+    Calibration,
+    /// The point was not used for fitting; the simulation predicts it.
+    Prediction,
+}
+
+impl Role {
+    /// `"calibration"` or `"prediction"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Calibration => "calibration",
+            Role::Prediction => "prediction",
+        }
+    }
+}
+
+/// A published value to compare against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    /// The series it belongs to.
+    pub series: String,
+    /// The x value (one of the sweep).
+    pub x: f64,
+    /// The paper's value, in the metric's unit.
+    pub value: f64,
+    /// Calibration or prediction.
+    pub role: Role,
+    /// Where in the paper the value is stated.
+    pub citation: String,
+}
+
+/// A validated experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Experiment {
+    /// Short name (`cohet-dma`).
+    pub name: String,
+    /// Title for plots and reports.
+    pub title: String,
+    /// Paper files.
+    pub paper: Vec<String>,
+    /// Which figures or tables of the paper this reproduces.
+    pub figures: String,
+    /// The facts the platform parameters were calibrated on.
+    pub calibrated_on: Vec<String>,
+    /// Free notes for the report.
+    pub notes: Vec<String>,
+    /// The x axis.
+    pub x: XAxis,
+    /// Full sweep.
+    pub sweep: Vec<f64>,
+    /// Reduced sweep for `--quick` (a subset of `sweep`).
+    pub quick: Vec<f64>,
+    /// The curves.
+    pub series: Vec<Series>,
+    /// The plot panels.
+    pub panels: Vec<Panel>,
+    /// Paper values.
+    pub references: Vec<Reference>,
+    /// The file it was read from.
+    pub source: String,
+    /// What [`Experiment::load`] was called with.
+    pub origin: String,
+}
+
+/// The names of the shipped experiments, sorted.
+pub fn list_experiments() -> Vec<&'static str> {
+    crate::embedded::EXPERIMENT_FILES
+        .iter()
+        .map(|(name, _, _)| *name)
+        .collect()
+}
+
+impl Experiment {
+    /// Loads a shipped experiment by name, or an experiment file by path,
+    /// and validates it: workloads, parameters and metrics against
+    /// `workloads`, and every referenced platform by loading it.
+    pub fn load(name_or_path: &str, workloads: &[WorkloadDecl]) -> Result<Experiment> {
+        let (label, text) = locate(
+            "experiment",
+            crate::embedded::EXPERIMENT_FILES,
+            name_or_path,
+        )?;
+        let mut e = Self::from_toml_str(&label, &text, workloads)?;
+        e.origin = name_or_path.to_string();
+        // Platforms named by path are relative to the experiment file.
+        let base = if label == name_or_path {
+            Path::new(name_or_path).parent()
+        } else {
+            None
+        };
+        for (i, s) in e.series.iter_mut().enumerate() {
+            s.platform = resolve_platform(&s.platform, base);
+            if let Err(err) = Platform::load(&s.platform) {
+                // A missing platform is the experiment's error; a broken
+                // one is the platform file's own error.
+                return Err(if err.path.is_empty() && err.file == s.platform {
+                    ConfigError::new(&label, format!("series[{i}].platform"), err.message)
+                } else {
+                    err
+                });
+            }
+        }
+        Ok(e)
+    }
+
+    /// Parses and validates experiment TOML `text` (platforms are not
+    /// loaded); `file` labels errors.
+    pub fn from_toml_str(file: &str, text: &str, workloads: &[WorkloadDecl]) -> Result<Experiment> {
+        let table = parse_toml(file, text)?;
+        let mut top = Fields::with_keys(
+            file,
+            "",
+            &table,
+            &["experiment", "series", "panels", "reference"],
+        )?;
+        let header = top.req_table("experiment")?;
+        let series_raw = top.opt_array("series")?;
+        let panels_raw = top.opt_array("panels")?;
+        let refs_raw = top.opt_array("reference")?;
+        top.finish()?;
+
+        let mut h = Fields::with_keys(
+            file,
+            "experiment",
+            header,
+            &[
+                "name",
+                "title",
+                "paper",
+                "figures",
+                "calibrated_on",
+                "notes",
+                "x",
+                "sweep",
+                "quick",
+            ],
+        )?;
+        let name = h.req_str("name")?;
+        let title = h.req_str("title")?;
+        let paper = h.strings("paper")?;
+        let figures = h.opt_str("figures")?.unwrap_or_default();
+        let calibrated_on = h.strings("calibrated_on")?;
+        let notes = h.strings("notes")?;
+        let x_table = h.req_table("x")?;
+        let sweep = h
+            .numbers("sweep")?
+            .ok_or_else(|| h.err("sweep", "required key missing"))?;
+        let quick = h.numbers("quick")?.unwrap_or_else(|| sweep.clone());
+        for (i, q) in quick.iter().enumerate() {
+            if !sweep.contains(q) {
+                return Err(h.err(
+                    &format!("quick[{i}]"),
+                    format!("{} is not in experiment.sweep", format_float(*q)),
+                ));
+            }
+        }
+        h.finish()?;
+        let mut xf = Fields::with_keys(file, "experiment.x", x_table, &["name", "label", "log"])?;
+        let x = XAxis {
+            name: xf.req_str("name")?,
+            label: xf.opt_str("label")?.unwrap_or_default(),
+            log: xf.opt_bool("log")?.unwrap_or(false),
+        };
+        xf.finish()?;
+        let x = XAxis {
+            label: if x.label.is_empty() {
+                x.name.clone()
+            } else {
+                x.label
+            },
+            ..x
+        };
+
+        let panels = tables(file, "panels", panels_raw)?
+            .into_iter()
+            .map(|(path, t)| {
+                let mut f = Fields::with_keys(file, path, t, &["name", "ylabel", "ylog"])?;
+                let p = Panel {
+                    name: f.req_str("name")?,
+                    ylabel: f.req_str("ylabel")?,
+                    ylog: f.opt_bool("ylog")?.unwrap_or(false),
+                };
+                f.finish()?;
+                Ok(p)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut panels = panels;
+        for (i, p) in panels.iter().enumerate() {
+            if panels[..i].iter().any(|q| q.name == p.name) {
+                return Err(ConfigError::new(
+                    file,
+                    format!("panels[{i}].name"),
+                    format!("duplicate panel {:?}", p.name),
+                ));
+            }
+        }
+
+        let mut series: Vec<Series> = Vec::new();
+        let series_tables = tables(file, "series", series_raw)?;
+        if series_tables.is_empty() {
+            return Err(ConfigError::new(
+                file,
+                "series",
+                "an experiment needs at least one [[series]]",
+            ));
+        }
+        for (path, t) in series_tables {
+            let s = one_series(file, &path, t, &name, workloads, &panels)?;
+            if series.iter().any(|o| o.name == s.name) {
+                return Err(ConfigError::new(
+                    file,
+                    format!("{path}.name"),
+                    format!("duplicate series {:?}", s.name),
+                ));
+            }
+            series.push(s);
+        }
+        // Without [[panels]], each metric gets a panel of its own.
+        if panels.is_empty() {
+            for s in &mut series {
+                s.panel = s.metric.clone();
+                if !panels.iter().any(|p| p.name == s.metric) {
+                    panels.push(Panel {
+                        name: s.metric.clone(),
+                        ylabel: s.metric.clone(),
+                        ylog: false,
+                    });
+                }
+            }
+        }
+
+        let mut references = Vec::new();
+        for (path, t) in tables(file, "reference", refs_raw)? {
+            let mut f =
+                Fields::with_keys(file, path, t, &["series", "x", "value", "role", "citation"])?;
+            let s = f.req_str("series")?;
+            if !series.iter().any(|o| o.name == s) {
+                let hint = suggest(&s, series.iter().map(|o| o.name.as_str()));
+                return Err(f.err("series", format!("unknown series {s:?}{hint}")));
+            }
+            let x = f.req_f64("x")?;
+            if !sweep.contains(&x) {
+                return Err(f.err(
+                    "x",
+                    format!("{} is not in experiment.sweep", format_float(x)),
+                ));
+            }
+            let value = f.req_f64("value")?;
+            let role = match f.req_str("role")?.as_str() {
+                "calibration" => Role::Calibration,
+                "prediction" => Role::Prediction,
+                other => {
+                    return Err(f.err(
+                        "role",
+                        format!("expected one of calibration|prediction, got {other:?}"),
+                    ))
+                }
+            };
+            let citation = f.req_str("citation")?;
+            if citation.trim().is_empty() {
+                return Err(f.err("citation", "must not be empty"));
+            }
+            f.finish()?;
+            references.push(Reference {
+                series: s,
+                x,
+                value,
+                role,
+                citation,
+            });
+        }
+
+        Ok(Experiment {
+            name,
+            title,
+            paper,
+            figures,
+            calibrated_on,
+            notes,
+            x,
+            sweep,
+            quick,
+            series,
+            panels,
+            references,
+            source: file.to_string(),
+            origin: file.to_string(),
+        })
+    }
+
+    /// The series named `name`.
+    pub fn series(&self, name: &str) -> Option<&Series> {
+        self.series.iter().find(|s| s.name == name)
+    }
+
+    /// The x values of the full or quick sweep.
+    pub fn x_values(&self, quick: bool) -> &[f64] {
+        if quick {
+            &self.quick
+        } else {
+            &self.sweep
+        }
+    }
+}
+
+fn resolve_platform(platform: &str, base: Option<&Path>) -> String {
+    let is_path = platform.ends_with(".toml") || platform.contains('/');
+    match base {
+        Some(dir) if is_path && Path::new(platform).is_relative() => {
+            dir.join(platform).to_string_lossy().into_owned()
+        }
+        _ => platform.to_string(),
+    }
+}
+
+/// The tables of an array of tables, each with its path (`series[0]`).
+fn tables<'a>(
+    file: &str,
+    key: &str,
+    items: Option<&'a Vec<Value>>,
+) -> Result<Vec<(String, &'a Table)>> {
+    let mut out = Vec::new();
+    for (i, v) in items.into_iter().flatten().enumerate() {
+        let path = format!("{key}[{i}]");
+        match v {
+            Value::Table(t) => out.push((path, t)),
+            other => {
+                return Err(ConfigError::new(
+                    file,
+                    path,
+                    format!("expected table, got {}", describe(other)),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn one_series(
+    file: &str,
+    path: &str,
+    t: &Table,
+    experiment: &str,
+    workloads: &[WorkloadDecl],
+    panels: &[Panel],
+) -> Result<Series> {
+    let mut f = Fields::with_keys(
+        file,
+        path,
+        t,
+        &[
+            "name", "label", "platform", "workload", "params", "metric", "panel",
+        ],
+    )?;
+    let name = f.req_str("name")?;
+    let label = f.opt_str("label")?.unwrap_or_else(|| name.clone());
+    let platform = f.req_str("platform")?;
+    let workload = f.req_str("workload")?;
+    let Some(decl) = workloads.iter().find(|w| w.name == workload) else {
+        let hint = suggest(&workload, workloads.iter().map(|w| w.name));
+        return Err(f.err("workload", format!("unknown workload {workload:?}{hint}")));
+    };
+    let raw_params = f.opt_table("params")?;
+    let metric = f.req_str("metric")?;
+    if !decl.metrics.contains(&metric.as_str()) {
+        let hint = suggest(&metric, decl.metrics.iter().copied());
+        return Err(f.err(
+            "metric",
+            format!("unknown metric {metric:?} of workload {workload}{hint}"),
+        ));
+    }
+    let panel = f.opt_str("panel")?.unwrap_or_default();
+    if !panels.is_empty() && !panels.iter().any(|p| p.name == panel) {
+        let hint = suggest(&panel, panels.iter().map(|p| p.name.as_str()));
+        return Err(f.err("panel", format!("unknown panel {panel:?}{hint}")));
+    }
+    f.finish()?;
+
+    let provenance = format!("experiment {experiment}");
+    let mut params = Params::new();
+    for (key, value) in raw_params.into_iter().flatten() {
+        let at = format!("{path}.params.{key}");
+        let Some(spec) = decl.params.iter().find(|p| p.name == key) else {
+            let hint = suggest(key, decl.params.iter().map(|p| p.name));
+            return Err(ConfigError::new(
+                file,
+                at,
+                format!("unknown parameter of workload {workload}{hint}"),
+            ));
+        };
+        let v = check_param(spec, value).map_err(|m| ConfigError::new(file, &at, m))?;
+        params.set(spec.name, v, &provenance);
+    }
+    for p in decl.params {
+        if params.get(p.name).is_some() {
+            continue;
+        }
+        match p.default.value() {
+            Some(v) => params.set(p.name, v, "default"),
+            None => {
+                return Err(ConfigError::new(
+                    file,
+                    format!("{path}.params.{}", p.name),
+                    format!("required parameter of workload {workload} missing"),
+                ))
+            }
+        }
+    }
+    Ok(Series {
+        name,
+        label,
+        platform,
+        workload,
+        params,
+        metric,
+        panel,
+    })
+}

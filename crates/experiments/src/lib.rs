@@ -1,0 +1,623 @@
+//! # ccsim-experiments: workloads behind the experiment points
+//!
+//! An experiment file (`experiments/*.toml`) names, per series, a platform, a
+//! workload and a metric. [`run_point`] runs **one point**: it builds the
+//! workload's system from the platform's components (by type), runs the
+//! core's program to the end, checks that the bytes moved are the bytes
+//! expected, and returns the metrics, every statistic, and a trace hash.
+//!
+//! ```text
+//!  Platform (cohet.toml) ─┐
+//!  workload + params ─────┼─► run_point ─► PcieSystem { core program, RC, link, engine, memories }
+//!  x (message_bytes) ─────┘        │ run, verify bytes
+//!                                  └─► PointResult { metrics, stats, trace_hash, trace_json? }
+//! ```
+//!
+//! Workloads ([`workloads`]):
+//!
+//! * `dma_read` — host-to-device DMA read of x bytes. `mode = "latency"`:
+//!   one driver call end to end (system call to completion seen by the
+//!   core). `mode = "bandwidth"`: many x-byte descriptors submitted with one
+//!   doorbell; bandwidth is the engine's steady-state completion rate.
+//! * `xdma_invoke` — the PIO paper's "write then read" invocation over XDMA:
+//!   an H2C transfer of x bytes, then a C2H transfer of x bytes back.
+//! * `pio_invoke` — the same invocation by programmed I/O: write-combined
+//!   MMIO stores of x bytes to BAR1, a barrier, uncached MMIO loads of x
+//!   bytes back.
+//! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
+//!   to a mirror and back (exact link latency and bandwidth).
+//!
+//! ```
+//! use ccsim_config::Platform;
+//! use ccsim_kernel::component::Params;
+//! let enzian = Platform::load("enzian").unwrap();
+//! let r = ccsim_experiments::run_point("pio_invoke", &enzian, "message_bytes", 64.0,
+//!                                      &Params::new(), 4, false).unwrap();
+//! // 64 B: one write-combined MWr, then four 16-byte non-posted reads.
+//! assert_eq!(r.stats["system.core.mmio_read_msgs"], 4.0);
+//! assert!(r.metrics["latency_ns"] > r.metrics["read_ns"]);
+//! let again = ccsim_experiments::run_point("pio_invoke", &enzian, "message_bytes", 64.0,
+//!                                          &Params::new(), 4, false).unwrap();
+//! assert_eq!(r.trace_hash, again.trace_hash);
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use ccsim_config::{ConfigError, Platform, WorkloadDecl};
+use ccsim_kernel::prelude::*;
+use ccsim_models::core::Op;
+use ccsim_models::dma::{C2H, H2C};
+use ccsim_models::driver::{Completion, DmaDriver, DriverLayout, Transfer};
+use ccsim_models::msg::SysMsg;
+use ccsim_models::pcie::link::{link_config, PcieLink};
+use ccsim_models::pcie::ping::{TlpEcho, TlpPinger};
+use ccsim_models::system::{PcieSystem, PcieSystemParams};
+
+/// A metric a workload reports for every point.
+#[derive(Debug)]
+pub struct MetricSpec {
+    /// Name used in experiment files (`latency_ns`).
+    pub name: &'static str,
+    /// Unit (`ns`, `GB/s`).
+    pub unit: &'static str,
+    /// What it measures.
+    pub description: &'static str,
+}
+
+/// The declaration of a workload.
+#[derive(Debug)]
+pub struct WorkloadInfo {
+    /// Name used in experiment files.
+    pub name: &'static str,
+    /// What it runs.
+    pub description: &'static str,
+    /// Parameters an experiment series may set.
+    pub params: &'static [ParamSpec],
+    /// Metrics of each point.
+    pub metrics: &'static [MetricSpec],
+}
+
+/// The outcome of one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointResult {
+    /// Metric name → value.
+    pub metrics: BTreeMap<String, f64>,
+    /// Every statistic: dotted path → value (histograms as `path.p50` etc.).
+    pub stats: BTreeMap<String, f64>,
+    /// Chrome/Perfetto trace JSON when requested.
+    pub trace_json: Option<String>,
+    /// SHA-256 (hex) of the message log: equal for equal runs.
+    pub trace_hash: String,
+}
+
+/// Why a point could not run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunError {
+    /// The platform or a parameter is unusable.
+    Config(ConfigError),
+    /// The workload failed (bad x, missing component, wrong data, hang).
+    Workload {
+        /// One line saying what went wrong.
+        message: String,
+    },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Config(e) => write!(f, "{e}"),
+            RunError::Workload { message } => write!(f, "{message}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+fn werr(message: impl Into<String>) -> RunError {
+    RunError::Workload {
+        message: message.into(),
+    }
+}
+
+const COMPLETION: ParamSpec = ParamSpec {
+    name: "completion",
+    kind: ParamKind::Enum(&["poll", "interrupt"]),
+    default: ParamDefault::Str("poll"),
+    unit: "",
+    description: "How the driver learns a DMA finished: spin on the status write-back, or sleep until the MSI-X interrupt.",
+};
+
+static DMA_READ: WorkloadInfo = WorkloadInfo {
+    name: "dma_read",
+    description: "Host-to-device DMA read of x bytes (x = message_bytes) through the driver, descriptor fetch and H2C channel; latency of one call or steady-state bandwidth of many.",
+    params: &[
+        ParamSpec { name: "mode", kind: ParamKind::Enum(&["latency", "bandwidth"]), default: ParamDefault::Str("latency"), unit: "", description: "latency: one transfer end to end; bandwidth: many back-to-back transfers with the descriptor queue kept full." },
+        COMPLETION,
+        ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "messages", description: "Transfers in bandwidth mode (0: enough for 2 MiB, between 16 and 512)." },
+    ],
+    metrics: &[
+        MetricSpec { name: "latency_ns", unit: "ns", description: "Driver call to completion seen by the core (the whole batch in bandwidth mode)." },
+        MetricSpec { name: "bandwidth_gbps", unit: "GB/s", description: "Bandwidth mode: steady-state rate of descriptor completions at the engine times x; latency mode: x / latency." },
+    ],
+};
+
+static XDMA_INVOKE: WorkloadInfo = WorkloadInfo {
+    name: "xdma_invoke",
+    description: "PIO paper 'write then read' invocation over XDMA: an H2C transfer of x bytes into device memory, then a C2H transfer of x bytes back, each a driver call.",
+    params: &[COMPLETION],
+    metrics: &[
+        MetricSpec { name: "latency_ns", unit: "ns", description: "Both driver calls, end to end." },
+        MetricSpec { name: "h2c_ns", unit: "ns", description: "The host-to-card call." },
+        MetricSpec { name: "c2h_ns", unit: "ns", description: "The card-to-host call." },
+    ],
+};
+
+static PIO_INVOKE: WorkloadInfo = WorkloadInfo {
+    name: "pio_invoke",
+    description: "PIO paper 'write then read' invocation by programmed I/O: x bytes of (write-combined) MMIO stores to device memory, a barrier, then x bytes of uncached MMIO loads back.",
+    params: &[ParamSpec { name: "write_combining", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", description: "Whether BAR1 is mapped write-combining (else every store is its own MWr)." }],
+    metrics: &[
+        MetricSpec { name: "latency_ns", unit: "ns", description: "Write, barrier and read, end to end." },
+        MetricSpec { name: "write_ns", unit: "ns", description: "Issuing the stores and the barrier." },
+        MetricSpec { name: "read_ns", unit: "ns", description: "The uncached loads." },
+    ],
+};
+
+static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
+    name: "link_pingpong",
+    description: "x bytes of MWr TLPs through the platform's pcie_link to a mirror and back.",
+    params: &[],
+    metrics: &[
+        MetricSpec {
+            name: "rtt_ns",
+            unit: "ns",
+            description: "Round trip of the first TLP.",
+        },
+        MetricSpec {
+            name: "burst_ns",
+            unit: "ns",
+            description: "Until the last TLP's echo is back.",
+        },
+        MetricSpec {
+            name: "wire_bytes",
+            unit: "bytes",
+            description: "TLP bytes on the downstream wire.",
+        },
+    ],
+};
+
+/// Every workload, sorted by name.
+pub fn workloads() -> Vec<&'static WorkloadInfo> {
+    vec![&DMA_READ, &LINK_PINGPONG, &PIO_INVOKE, &XDMA_INVOKE]
+}
+
+/// The workloads as the config crate's validator wants them.
+pub fn workload_decls() -> Vec<WorkloadDecl> {
+    workloads()
+        .into_iter()
+        .map(|w| WorkloadDecl {
+            name: w.name,
+            params: w.params,
+            metrics: w.metrics.iter().map(|m| m.name).collect(),
+        })
+        .collect()
+}
+
+/// Host address of the descriptor ring (above 4 GiB: 4 DW headers).
+const RING: u64 = 0x1_0000_0000;
+/// Host address of the status write-back.
+const WRITEBACK: u64 = 0x1_0010_0000;
+/// Host buffers: request and response.
+const REQ_BUF: u64 = 0x2_0000_0000;
+const RSP_BUF: u64 = 0x3_0000_0000;
+/// Largest x accepted (bytes).
+const MAX_BYTES: f64 = (64u64 << 20) as f64;
+/// Simulated-time limit of one point: a run that has not finished by then is
+/// a hang (e.g. a driver polling for a completion that never comes).
+const TIME_LIMIT: Tick = SEC;
+
+/// Runs one point of `workload` on `platform` at `x_name = x`.
+pub fn run_point(
+    workload: &str,
+    platform: &Platform,
+    x_name: &str,
+    x: f64,
+    params: &Params,
+    seed: u64,
+    trace: bool,
+) -> Result<PointResult, RunError> {
+    let Some(info) = workloads().into_iter().find(|w| w.name == workload) else {
+        let names: Vec<&str> = workloads().iter().map(|w| w.name).collect();
+        return Err(werr(format!(
+            "unknown workload {workload:?}; workloads are: {}",
+            names.join(", ")
+        )));
+    };
+    if x_name != "message_bytes" {
+        return Err(werr(format!(
+            "workload {workload} sweeps message_bytes, not {x_name:?}"
+        )));
+    }
+    if !((1.0..=MAX_BYTES).contains(&x) && x.fract() == 0.0) {
+        return Err(werr(format!(
+            "message_bytes = {x}: must be a whole number of bytes from 1 to {MAX_BYTES}"
+        )));
+    }
+    let params = with_defaults(info, params)?;
+    let bytes = x as u64;
+    let mode = if trace {
+        TraceMode::Full
+    } else {
+        TraceMode::Hash
+    };
+    match workload {
+        "dma_read" => dma_read(platform, bytes, &params, seed, mode),
+        "xdma_invoke" => xdma_invoke(platform, bytes, &params, seed, mode),
+        "pio_invoke" => pio_invoke(platform, bytes, &params, seed, mode),
+        "link_pingpong" => link_pingpong(platform, bytes, seed, mode),
+        _ => unreachable!("listed above"),
+    }
+}
+
+fn with_defaults(info: &WorkloadInfo, params: &Params) -> Result<Params, RunError> {
+    let mut p = params.clone();
+    for (name, _) in params.iter() {
+        if !info.params.iter().any(|s| s.name == name) {
+            return Err(werr(format!(
+                "workload {} has no parameter {name:?}",
+                info.name
+            )));
+        }
+    }
+    for s in info.params {
+        if p.get(s.name).is_none() {
+            if let Some(v) = s.default.value() {
+                p.set(s.name, v, "default");
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// The parameters of the platform's only component of `type_name`.
+fn component<'a>(
+    platform: &'a Platform,
+    type_name: &str,
+    workload: &str,
+) -> Result<&'a Params, RunError> {
+    let mut found = platform
+        .components
+        .iter()
+        .filter(|(_, c)| c.type_name == type_name);
+    match (found.next(), found.next()) {
+        (Some((_, c)), None) => Ok(&c.params),
+        (None, _) => Err(werr(format!(
+            "platform {} has no component of type `{type_name}`, which workload {workload} needs",
+            platform.name
+        ))),
+        (Some((a, _)), Some((b, _))) => Err(werr(format!(
+            "platform {} has several `{type_name}` components ({a}, {b}); workload {workload} needs exactly one",
+            platform.name
+        ))),
+    }
+}
+
+fn system_params(platform: &Platform, workload: &str) -> Result<PcieSystemParams, RunError> {
+    Ok(PcieSystemParams {
+        core: component(platform, "core", workload)?.clone(),
+        host_memory: component(platform, "host_memory", workload)?.clone(),
+        root_complex: component(platform, "root_complex", workload)?.clone(),
+        pcie_link: component(platform, "pcie_link", workload)?.clone(),
+        xdma_engine: component(platform, "xdma_engine", workload)?.clone(),
+        device_memory: component(platform, "device_memory", workload)?.clone(),
+    })
+}
+
+fn model_err(platform: &Platform) -> impl Fn(String) -> RunError + '_ {
+    move |m| werr(format!("platform {}: {m}", platform.name))
+}
+
+/// A deterministic test pattern (so a misplaced byte shows).
+fn pattern(len: u64, salt: u64) -> Vec<u8> {
+    (0..len)
+        .map(|i| ((i.wrapping_mul(131) + salt * 17 + (i >> 8)) % 251) as u8)
+        .collect()
+}
+
+fn finish(sys: &mut PcieSystem, workload: &str) -> Result<(), RunError> {
+    sys.sim.run_until(TIME_LIMIT);
+    if !sys.core().finished() {
+        return Err(werr(format!(
+            "{workload}: the core's program did not finish within {} s of simulated time (a hang)",
+            TIME_LIMIT / SEC
+        )));
+    }
+    Ok(())
+}
+
+fn result(sys: &PcieSystem, metrics: BTreeMap<String, f64>, trace: TraceMode) -> PointResult {
+    let mut stats = sys.sim.stats().flatten();
+    stats.insert("sim.events".to_string(), sys.sim.events_processed() as f64);
+    stats.insert("sim.end_ps".to_string(), sys.sim.now() as f64);
+    PointResult {
+        metrics,
+        stats,
+        trace_json: if trace == TraceMode::Full {
+            sys.sim.trace_json()
+        } else {
+            None
+        },
+        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
+    }
+}
+
+fn ns(t: Tick) -> f64 {
+    t as f64 / 1000.0
+}
+
+fn completion_of(params: &Params) -> Completion {
+    if params.str("completion") == "interrupt" {
+        Completion::Interrupt
+    } else {
+        Completion::Poll
+    }
+}
+
+fn driver_for(platform: &Platform, workload: &str) -> Result<DmaDriver, RunError> {
+    DmaDriver::from_params(component(platform, "dma_driver", workload)?)
+        .map_err(model_err(platform))
+}
+
+fn dma_read(
+    platform: &Platform,
+    x: u64,
+    params: &Params,
+    seed: u64,
+    trace: TraceMode,
+) -> Result<PointResult, RunError> {
+    let sp = system_params(platform, "dma_read")?;
+    let driver = driver_for(platform, "dma_read")?;
+    let bandwidth_mode = params.str("mode") == "bandwidth";
+    let completion = completion_of(params);
+    let n = if bandwidth_mode {
+        match params.int("messages") {
+            0 => ((2u64 << 20) / x).clamp(16, 512),
+            m if m > 0 => m as u64,
+            m => {
+                return Err(werr(format!(
+                    "dma_read.messages: must not be negative, got {m}"
+                )))
+            }
+        }
+    } else {
+        1
+    };
+    let layout = DriverLayout {
+        bar0: 0,
+        ring: RING,
+        writeback: WRITEBACK,
+    };
+    let transfers: Vec<Transfer> = (0..n)
+        .map(|i| Transfer {
+            channel: H2C,
+            host: REQ_BUF + i * x,
+            card: i * x,
+            len: x,
+        })
+        .collect();
+    let data = pattern(n * x, 1);
+    let build = |layout: &DriverLayout| {
+        let mut program = vec![Op::Mark(0)];
+        program.extend(driver.transfer(&transfers, layout, completion, 0));
+        program.push(Op::Mark(1));
+        program
+    };
+    // BAR0 comes from the engine's parameters: build once to learn it.
+    let probe = PcieSystem::build(&sp, vec![], seed, TraceMode::Off, |_, _| {})
+        .map_err(model_err(platform))?;
+    let layout = DriverLayout {
+        bar0: probe.bar0,
+        ..layout
+    };
+    let d = data.clone();
+    let mut sys = PcieSystem::build(&sp, build(&layout), seed, trace, move |host, _| {
+        host.data.write(REQ_BUF, &d)
+    })
+    .map_err(model_err(platform))?;
+    finish(&mut sys, "dma_read")?;
+    if sys.device_memory().data.read(0, data.len()) != data {
+        return Err(werr(
+            "dma_read: device memory does not hold the host buffer after the transfer",
+        ));
+    }
+    let core = sys.core();
+    let latency = core.mark(1).expect("mark") - core.mark(0).expect("mark");
+    let bandwidth = if bandwidth_mode {
+        let done = sys.engine().done_times(H2C);
+        // Steady state: skip the first quarter (descriptor pipeline filling).
+        let k = done.len() / 4;
+        let span = done[done.len() - 1] - done[k];
+        ((done.len() - 1 - k) as u64 * x) as f64 / span as f64 * 1000.0
+    } else {
+        x as f64 / latency as f64 * 1000.0
+    };
+    let metrics = BTreeMap::from([
+        ("latency_ns".to_string(), ns(latency)),
+        ("bandwidth_gbps".to_string(), bandwidth),
+    ]);
+    Ok(result(&sys, metrics, trace))
+}
+
+fn xdma_invoke(
+    platform: &Platform,
+    x: u64,
+    params: &Params,
+    seed: u64,
+    trace: TraceMode,
+) -> Result<PointResult, RunError> {
+    let sp = system_params(platform, "xdma_invoke")?;
+    let driver = driver_for(platform, "xdma_invoke")?;
+    let completion = completion_of(params);
+    let probe = PcieSystem::build(&sp, vec![], seed, TraceMode::Off, |_, _| {})
+        .map_err(model_err(platform))?;
+    let layout = DriverLayout {
+        bar0: probe.bar0,
+        ring: RING,
+        writeback: WRITEBACK,
+    };
+    let mut program = vec![Op::Mark(0)];
+    program.extend(driver.transfer(
+        &[Transfer {
+            channel: H2C,
+            host: REQ_BUF,
+            card: 0,
+            len: x,
+        }],
+        &layout,
+        completion,
+        0,
+    ));
+    program.push(Op::Mark(1));
+    program.extend(driver.transfer(
+        &[Transfer {
+            channel: C2H,
+            host: RSP_BUF,
+            card: 0,
+            len: x,
+        }],
+        &layout,
+        completion,
+        1,
+    ));
+    program.push(Op::Mark(2));
+    let data = pattern(x, 2);
+    let d = data.clone();
+    let mut sys = PcieSystem::build(&sp, program, seed, trace, move |host, _| {
+        host.data.write(REQ_BUF, &d)
+    })
+    .map_err(model_err(platform))?;
+    finish(&mut sys, "xdma_invoke")?;
+    if sys.host_memory().data.read(RSP_BUF, x as usize) != data {
+        return Err(werr(
+            "xdma_invoke: the response buffer does not hold the request bytes",
+        ));
+    }
+    let c = sys.core();
+    let (t0, t1, t2) = (
+        c.mark(0).expect("mark"),
+        c.mark(1).expect("mark"),
+        c.mark(2).expect("mark"),
+    );
+    let metrics = BTreeMap::from([
+        ("latency_ns".to_string(), ns(t2 - t0)),
+        ("h2c_ns".to_string(), ns(t1 - t0)),
+        ("c2h_ns".to_string(), ns(t2 - t1)),
+    ]);
+    Ok(result(&sys, metrics, trace))
+}
+
+fn pio_invoke(
+    platform: &Platform,
+    x: u64,
+    params: &Params,
+    seed: u64,
+    trace: TraceMode,
+) -> Result<PointResult, RunError> {
+    let sp = system_params(platform, "pio_invoke")?;
+    let probe = PcieSystem::build(&sp, vec![], seed, TraceMode::Off, |_, _| {})
+        .map_err(model_err(platform))?;
+    let bar1 = probe.bar1;
+    let data = pattern(x, 3);
+    let program = vec![
+        Op::Mark(0),
+        Op::MmioWrite {
+            addr: bar1,
+            data: data.clone(),
+            wc: params.bool("write_combining"),
+        },
+        Op::Fence,
+        Op::Mark(1),
+        Op::MmioRead {
+            addr: bar1,
+            len: x as u32,
+        },
+        Op::Mark(2),
+    ];
+    let mut sys =
+        PcieSystem::build(&sp, program, seed, trace, |_, _| {}).map_err(model_err(platform))?;
+    finish(&mut sys, "pio_invoke")?;
+    let c = sys.core();
+    if c.mmio_loads.first().map(|(_, d)| d) != Some(&data)
+        || sys.device_memory().data.read(0, x as usize) != data
+    {
+        return Err(werr(
+            "pio_invoke: the bytes read back differ from the bytes written",
+        ));
+    }
+    let (t0, t1, t2) = (
+        c.mark(0).expect("mark"),
+        c.mark(1).expect("mark"),
+        c.mark(2).expect("mark"),
+    );
+    let metrics = BTreeMap::from([
+        ("latency_ns".to_string(), ns(t2 - t0)),
+        ("write_ns".to_string(), ns(t1 - t0)),
+        ("read_ns".to_string(), ns(t2 - t1)),
+    ]);
+    Ok(result(&sys, metrics, trace))
+}
+
+fn link_pingpong(
+    platform: &Platform,
+    x: u64,
+    seed: u64,
+    trace: TraceMode,
+) -> Result<PointResult, RunError> {
+    let lp = component(platform, "pcie_link", "link_pingpong")?;
+    let cfg = link_config(lp).map_err(model_err(platform))?;
+    let link = PcieLink::from_params(lp).map_err(model_err(platform))?;
+    let data = pattern(x, 4);
+    let mut b = SystemBuilder::<SysMsg>::new("system", seed);
+    b.trace(trace);
+    let p = b.add("pinger", TlpPinger::new(&cfg, RSP_BUF, &data));
+    let l = b.add("pcie", link);
+    let e = b.add("echo", TlpEcho);
+    b.connect(p, "io", l, "up", LinkParams::symmetric(0, 0.0));
+    b.connect(l, "down", e, "io", LinkParams::symmetric(0, 0.0));
+    let mut sim = b.build().map_err(|e| werr(e.to_string()))?;
+    sim.run_until(TIME_LIMIT);
+    let pinger = sim.component::<TlpPinger>(p).expect("pinger");
+    let echoed: Vec<u8> = pinger
+        .echoes
+        .iter()
+        .flat_map(|(_, t)| t.data.iter().copied())
+        .collect();
+    if echoed != data {
+        return Err(werr(
+            "link_pingpong: the echoed bytes differ from the bytes sent",
+        ));
+    }
+    let stats = sim.stats();
+    let metrics = BTreeMap::from([
+        ("rtt_ns".to_string(), ns(pinger.echoes[0].0)),
+        (
+            "burst_ns".to_string(),
+            ns(pinger.echoes.last().expect("echo").0),
+        ),
+        (
+            "wire_bytes".to_string(),
+            stats.counter("system.pcie.down.wire_bytes").unwrap_or(0) as f64,
+        ),
+    ]);
+    Ok(PointResult {
+        metrics,
+        stats: stats.flatten(),
+        trace_json: if trace == TraceMode::Full {
+            sim.trace_json()
+        } else {
+            None
+        },
+        trace_hash: sim.trace_hash().unwrap_or_default(),
+    })
+}

@@ -1,0 +1,296 @@
+//! The shipped experiments load, their calibration points come out within
+//! 5% of the paper, the stated facts hold, and runs are deterministic.
+
+use ccsim_config::{Experiment, Platform, Role};
+use ccsim_experiments::{run_point, workload_decls, RunError};
+use ccsim_kernel::component::{ParamValue, Params};
+
+fn point(
+    workload: &str,
+    platform: &str,
+    x: f64,
+    params: &Params,
+) -> ccsim_experiments::PointResult {
+    let p = Platform::load(platform).unwrap();
+    run_point(workload, &p, "message_bytes", x, params, 0, false).unwrap()
+}
+
+fn completion(c: &str) -> Params {
+    Params::new().with("completion", ParamValue::Str(c.into()), "test")
+}
+
+#[test]
+fn calibration_points_are_within_5_percent() {
+    let decls = workload_decls();
+    let mut checked = 0;
+    for name in ["cohet-dma", "pio-pcie"] {
+        let e = Experiment::load(name, &decls).unwrap_or_else(|err| panic!("{err}"));
+        for r in e.references.iter().filter(|r| r.role == Role::Calibration) {
+            let s = e.series(&r.series).unwrap();
+            let platform = Platform::load(&s.platform).unwrap();
+            let res =
+                run_point(&s.workload, &platform, &e.x.name, r.x, &s.params, 0, false).unwrap();
+            let sim = res.metrics[&s.metric];
+            let err = (sim - r.value) / r.value * 100.0;
+            assert!(
+                err.abs() <= 5.0,
+                "{name} {} at x={}: sim {sim} vs paper {} ({err:+.1}%)",
+                r.series,
+                r.x,
+                r.value
+            );
+            checked += 1;
+        }
+    }
+    // cohet-dma: 3 points; pio-pcie: the read round trip.
+    assert_eq!(checked, 4);
+}
+
+#[test]
+fn pc_is_about_3x_faster_for_xdma_and_2x_for_pio() {
+    // PIO paper §3 (ratio facts; calibration at 64 B, the rest predicted).
+    for x in [64.0, 1024.0, 4096.0] {
+        let e = point("xdma_invoke", "enzian", x, &completion("poll")).metrics["latency_ns"];
+        let p = point("xdma_invoke", "pc-vcu118", x, &completion("poll")).metrics["latency_ns"];
+        let ratio = e / p;
+        assert!(
+            (ratio - 3.0).abs() <= 0.15 * 3.0,
+            "XDMA ratio at {x}: {ratio}"
+        );
+        if x == 64.0 {
+            assert!(
+                (ratio - 3.0).abs() <= 0.05 * 3.0,
+                "XDMA calibration ratio at 64 B: {ratio}"
+            );
+        }
+    }
+    for x in [64.0, 256.0, 1024.0, 4096.0] {
+        let e = point("pio_invoke", "enzian", x, &Params::new()).metrics["latency_ns"];
+        let p = point("pio_invoke", "pc-vcu118", x, &Params::new()).metrics["latency_ns"];
+        let ratio = e / p;
+        assert!(
+            (ratio - 2.0).abs() <= 0.05 * 2.0,
+            "PIO ratio at {x}: {ratio}"
+        );
+    }
+}
+
+#[test]
+fn xdma_latency_is_flat_up_to_4k_then_rises() {
+    // PIO paper §3: almost constant up to 4 KiB, then increases.
+    for platform in ["enzian", "pc-vcu118"] {
+        let at =
+            |x: f64| point("xdma_invoke", platform, x, &completion("poll")).metrics["latency_ns"];
+        let (small, page, big) = (at(64.0), at(4096.0), at(16384.0));
+        assert!(
+            page / small < 1.15,
+            "{platform}: 4 KiB / 64 B = {}",
+            page / small
+        );
+        assert!(
+            big / page > 1.3,
+            "{platform}: 16 KiB / 4 KiB = {}",
+            big / page
+        );
+    }
+}
+
+#[test]
+fn polling_and_interrupts_differ_little() {
+    // PIO paper §3: "the difference between interrupt-driven and polling
+    // performance is much insignificant".
+    for platform in ["enzian", "pc-vcu118"] {
+        let poll = point("xdma_invoke", platform, 64.0, &completion("poll")).metrics["latency_ns"];
+        let irq =
+            point("xdma_invoke", platform, 64.0, &completion("interrupt")).metrics["latency_ns"];
+        assert!(
+            (irq / poll - 1.0).abs() < 0.15,
+            "{platform}: poll {poll} irq {irq}"
+        );
+    }
+}
+
+#[test]
+fn cohet_bandwidth_grows_and_saturates_below_the_datapath_bound() {
+    let bw = |x: f64| {
+        let p = Params::new().with("mode", ParamValue::Str("bandwidth".into()), "test");
+        point("dma_read", "cohet", x, &p).metrics["bandwidth_gbps"]
+    };
+    let (b64, b1k, b256k) = (bw(64.0), bw(1024.0), bw(262_144.0));
+    assert!(b64 < b1k && b1k < b256k, "{b64} {b1k} {b256k}");
+    // Never above the 400 MHz x 64 B datapath (Cohet §VI-C1: 25.6 GB/s).
+    assert!(b256k < 25.6);
+}
+
+#[test]
+fn runs_are_deterministic_and_traces_exported() {
+    let p = Platform::load("cohet").unwrap();
+    let a = run_point(
+        "dma_read",
+        &p,
+        "message_bytes",
+        4096.0,
+        &Params::new(),
+        7,
+        true,
+    )
+    .unwrap();
+    let b = run_point(
+        "dma_read",
+        &p,
+        "message_bytes",
+        4096.0,
+        &Params::new(),
+        7,
+        true,
+    )
+    .unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.trace_hash.len(), 64);
+    let json = a.trace_json.as_deref().unwrap();
+    assert!(
+        json.contains("MRd") && json.contains("CplD"),
+        "trace lacks TLPs"
+    );
+    let c = run_point(
+        "dma_read",
+        &p,
+        "message_bytes",
+        8192.0,
+        &Params::new(),
+        7,
+        false,
+    )
+    .unwrap();
+    assert_ne!(a.trace_hash, c.trace_hash);
+    assert!(c.trace_json.is_none());
+}
+
+#[test]
+fn link_pingpong_reports_exact_wire_bytes() {
+    // enzian: Gen3 x8, MPS 256; 1024 B to a 64-bit address = 4 TLPs of 256 + 24 B.
+    let r = point("link_pingpong", "enzian", 1024.0, &Params::new());
+    assert_eq!(r.metrics["wire_bytes"], 4.0 * 280.0);
+    // First TLP: 35547 ps each way + 150 ns each way.
+    assert_eq!(r.metrics["rtt_ns"], (2.0 * 35_547.0 + 300_000.0) / 1000.0);
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let p = Platform::load("enzian").unwrap();
+    let err = |w: &str, x: f64, params: &Params| match run_point(
+        w,
+        &p,
+        "message_bytes",
+        x,
+        params,
+        0,
+        false,
+    ) {
+        Err(RunError::Workload { message }) => message,
+        other => panic!("expected a workload error, got {other:?}"),
+    };
+    assert_eq!(
+        err("dma_read", 0.0, &Params::new()),
+        "message_bytes = 0: must be a whole number of bytes from 1 to 67108864"
+    );
+    assert_eq!(
+        err("dma_read", 1.5, &Params::new()),
+        "message_bytes = 1.5: must be a whole number of bytes from 1 to 67108864"
+    );
+    assert!(err("dma_reed", 64.0, &Params::new()).starts_with("unknown workload \"dma_reed\""));
+    let bad = Params::new().with("colour", ParamValue::Str("red".into()), "test");
+    assert_eq!(
+        err("pio_invoke", 64.0, &bad),
+        "workload pio_invoke has no parameter \"colour\""
+    );
+    // A platform without a DMA engine cannot run DMA workloads.
+    let text = r#"
+        [platform]
+        name = "bare"
+        description = "a link only"
+        [components.pcie]
+        type = "pcie_link"
+    "#;
+    let bare = Platform::from_toml_str("bare.toml", text, &ccsim_models::registry()).unwrap();
+    match run_point(
+        "dma_read",
+        &bare,
+        "message_bytes",
+        64.0,
+        &Params::new(),
+        0,
+        false,
+    ) {
+        Err(RunError::Workload { message }) => {
+            assert_eq!(
+                message,
+                "platform bare has no component of type `core`, which workload dma_read needs"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // ...but the link ping-pong runs on it.
+    assert!(run_point(
+        "link_pingpong",
+        &bare,
+        "message_bytes",
+        64.0,
+        &Params::new(),
+        0,
+        false
+    )
+    .is_ok());
+}
+
+#[test]
+fn every_shipped_platform_builds_and_runs_pio_and_the_link() {
+    let platforms = ccsim_config::list_platforms();
+    assert_eq!(platforms, vec!["cohet", "enzian", "pc-vcu118"]);
+    for name in platforms {
+        let p = Platform::load(name).unwrap();
+        // Every parameter carries a provenance other than a silent default
+        // for the component types the workloads use.
+        for (instance, c) in &p.components {
+            for (param, (_, from)) in c.params.iter() {
+                assert!(
+                    !from.trim().is_empty(),
+                    "{name}: {instance}.{param} has no provenance"
+                );
+            }
+        }
+        let r = point("pio_invoke", name, 256.0, &Params::new());
+        assert!(r.metrics["latency_ns"] > 0.0);
+        let l = point("link_pingpong", name, 4096.0, &Params::new());
+        assert!(l.metrics["burst_ns"] > l.metrics["rtt_ns"]);
+    }
+}
+
+/// Slow tier (a few seconds in release, longer in debug): every point of both
+/// shipped experiments runs and the curves have the shapes the papers
+/// describe. Run with `cargo test -p ccsim-experiments -- --ignored`.
+#[test]
+#[ignore]
+fn full_sweeps_have_the_described_shapes() {
+    let decls = workload_decls();
+    for name in ["cohet-dma", "pio-pcie"] {
+        let e = Experiment::load(name, &decls).unwrap();
+        for s in &e.series {
+            let platform = Platform::load(&s.platform).unwrap();
+            let values: Vec<f64> = e
+                .sweep
+                .iter()
+                .map(|&x| {
+                    run_point(&s.workload, &platform, &e.x.name, x, &s.params, 0, false)
+                        .unwrap()
+                        .metrics[&s.metric]
+                })
+                .collect();
+            // Latency and bandwidth never fall as messages grow (1% slack
+            // for the polling loop's phase).
+            for w in values.windows(2) {
+                assert!(w[1] >= w[0] * 0.99, "{name}/{}: {values:?}", s.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,629 @@
+//! Components, the builder that wires and validates them, and the
+//! simulation loop.
+//!
+//! The flow is *assemble, validate, then run*: a [`SystemBuilder`] collects
+//! components and links, [`SystemBuilder::build`] checks the whole system once
+//! (names, ports, link parameters) and only then returns a runnable
+//! [`Simulation`]. During the run a component sees the world through a
+//! [`Ctx`]: it sends messages on its ports, schedules wake-ups, counts stats
+//! and draws random numbers.
+
+use std::any::Any;
+use std::fmt;
+
+use crate::component::{ComponentSpec, StatKind};
+use crate::link::{Direction, LinkParams, LinkState, Pending, LINK_STATS};
+use crate::queue::{EventQueue, Priority};
+use crate::rng::SimRng;
+use crate::stats::{Stats, StatsReport};
+use crate::time::Tick;
+use crate::trace::{Record, TraceMode, Tracer};
+
+/// Index of a component in its simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ComponentId(pub u32);
+
+/// Index of a link in its simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LinkId(pub u32);
+
+/// Index of a port in its component's [`ComponentSpec::ports`].
+pub type PortId = usize;
+
+/// A message that travels on links. The label names it in traces.
+pub trait Message: 'static {
+    /// A short label for traces, e.g. `MRd 128B tag=3`. Called only when
+    /// tracing is on.
+    fn label(&self) -> String;
+}
+
+/// A simulated hardware or software block.
+///
+/// Handlers must be deterministic functions of the component's state, the
+/// event, and the [`Ctx`] (including its RNG).
+pub trait Component<M: Message>: Any {
+    /// The static declaration of this component's type.
+    fn spec(&self) -> &'static ComponentSpec;
+    /// Called once at tick 0, before any event, in component order.
+    fn init(&mut self, _ctx: &mut Ctx<'_, M>) {}
+    /// A message arrived on `port`.
+    fn on_message(&mut self, port: PortId, msg: M, ctx: &mut Ctx<'_, M>);
+    /// A wake-up scheduled by this component with `token` fired.
+    fn on_wake(&mut self, _token: u64, _ctx: &mut Ctx<'_, M>) {}
+}
+
+enum Event<M> {
+    Deliver {
+        dst: u32,
+        port: u16,
+        link: u32,
+        dir: u8,
+        vc: u8,
+        msg: M,
+    },
+    Wake {
+        dst: u32,
+        token: u64,
+    },
+    Credit {
+        link: u32,
+        dir: u8,
+        vc: u8,
+    },
+}
+
+/// Everything except the components: borrowed mutably by a [`Ctx`] while a
+/// component (borrowed separately) handles an event.
+struct World<M> {
+    queue: EventQueue<Event<M>>,
+    links: Vec<LinkState<M>>,
+    /// `wires[component][port]`: the link attached to that port.
+    wires: Vec<Vec<Option<u32>>>,
+    stats: Stats,
+    stat_base: Vec<usize>,
+    rngs: Vec<SimRng>,
+    tracer: Tracer,
+    stop: bool,
+}
+
+/// A component's view of the simulation while it handles one event.
+pub struct Ctx<'a, M> {
+    now: Tick,
+    me: u32,
+    world: &'a mut World<M>,
+}
+
+impl<M: Message> Ctx<'_, M> {
+    /// The current tick.
+    #[inline]
+    pub fn now(&self) -> Tick {
+        self.now
+    }
+    /// The handling component's id.
+    pub fn id(&self) -> ComponentId {
+        ComponentId(self.me)
+    }
+    /// Sends `msg` of `bytes` bytes on virtual channel `vc` of the link wired
+    /// to `port`. The message waits at the sender if the channel has no
+    /// credit. Panics if the port is unwired: the builder rejects required
+    /// ports left open, so this is a model bug.
+    pub fn send(&mut self, port: PortId, msg: M, bytes: u32, vc: u8) {
+        let link = self.world.wires[self.me as usize][port]
+            .unwrap_or_else(|| panic!("component {} sent on unwired port {port}", self.me));
+        let dir = self.world.links[link as usize].direction_from(self.me, port as u16);
+        transmit(self.world, self.now, link, dir, vc, msg, bytes);
+    }
+    /// Whether a message on `vc` of `port`'s link would leave without waiting
+    /// for a credit.
+    pub fn has_credit(&self, port: PortId, vc: u8) -> bool {
+        let Some(link) = self.world.wires[self.me as usize][port] else {
+            return false;
+        };
+        let l = &self.world.links[link as usize];
+        let dir = l.direction_from(self.me, port as u16);
+        !l.limited(vc as usize) || l.dirs[dir.index()].credits[vc as usize] > 0
+    }
+    /// The tick at which the wire of `port`'s link becomes free for this
+    /// sender.
+    pub fn wire_free_at(&self, port: PortId) -> Tick {
+        let link = self.world.wires[self.me as usize][port].expect("wired port");
+        let l = &self.world.links[link as usize];
+        let dir = l.direction_from(self.me, port as u16);
+        l.dirs[dir.index()].busy_until.max(self.now)
+    }
+    /// Schedules [`Component::on_wake`] with `token` after `delay` ticks.
+    #[inline]
+    pub fn wake_after(&mut self, delay: Tick, token: u64) {
+        self.wake_at(self.now + delay, token);
+    }
+    /// Schedules [`Component::on_wake`] with `token` at tick `at` (not in the
+    /// past).
+    #[inline]
+    pub fn wake_at(&mut self, at: Tick, token: u64) {
+        debug_assert!(at >= self.now, "wake-up in the past");
+        self.world.queue.push(
+            at.max(self.now),
+            Priority::Wake,
+            Event::Wake {
+                dst: self.me,
+                token,
+            },
+        );
+    }
+    /// Adds `n` to this component's counter number `stat` (its index in the
+    /// spec's `stats`).
+    #[inline]
+    pub fn count(&mut self, stat: usize, n: u64) {
+        let slot = self.world.stat_base[self.me as usize] + stat;
+        self.world.stats.add(slot, n);
+    }
+    /// Records `value` in this component's histogram number `stat`.
+    #[inline]
+    pub fn record(&mut self, stat: usize, value: u64) {
+        let slot = self.world.stat_base[self.me as usize] + stat;
+        self.world.stats.record(slot, value);
+    }
+    /// This component's random stream.
+    #[inline]
+    pub fn rng(&mut self) -> &mut SimRng {
+        &mut self.world.rngs[self.me as usize]
+    }
+    /// Ends the run after the current event.
+    pub fn stop(&mut self) {
+        self.world.stop = true;
+    }
+}
+
+fn transmit<M: Message>(
+    world: &mut World<M>,
+    now: Tick,
+    link: u32,
+    dir: Direction,
+    vc: u8,
+    msg: M,
+    bytes: u32,
+) {
+    let l = &mut world.links[link as usize];
+    let v = vc as usize;
+    assert!(
+        v < l.params.vcs.len(),
+        "link {} has no virtual channel {vc}",
+        l.name
+    );
+    if l.limited(v) {
+        let d = &mut l.dirs[dir.index()];
+        if d.credits[v] == 0 {
+            d.waiting[v].push_back(Pending {
+                msg,
+                bytes,
+                sent_at: now,
+            });
+            let slot = l.stat_base + dir.index() * LINK_STATS.len() + 2;
+            world.stats.add(slot, 1);
+            return;
+        }
+        d.credits[v] -= 1;
+    }
+    launch(world, now, now, link, dir, vc, msg, bytes);
+}
+
+/// Puts a message that holds a credit on the wire.
+#[allow(clippy::too_many_arguments)]
+fn launch<M: Message>(
+    world: &mut World<M>,
+    now: Tick,
+    sent_at: Tick,
+    link: u32,
+    dir: Direction,
+    vc: u8,
+    msg: M,
+    bytes: u32,
+) {
+    let l = &mut world.links[link as usize];
+    let (_, arrives) = l.occupy(dir, now, bytes);
+    let (dst, port) = l.ends[1 - dir.index()];
+    let (src, _) = l.ends[dir.index()];
+    let base = l.stat_base + dir.index() * LINK_STATS.len();
+    world.stats.add(base, 1);
+    world.stats.add(base + 1, bytes as u64);
+    if world.tracer.enabled() {
+        world.tracer.record(Record {
+            sent: sent_at,
+            arrives,
+            src,
+            dst,
+            link,
+            vc,
+            bytes,
+            label: msg.label(),
+        });
+    }
+    world.queue.push(
+        arrives,
+        Priority::Deliver,
+        Event::Deliver {
+            dst,
+            port,
+            link,
+            dir: dir as u8,
+            vc,
+            msg,
+        },
+    );
+}
+
+/// Why [`Simulation::run`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// No event is left.
+    Drained,
+    /// A component called [`Ctx::stop`].
+    Stopped,
+    /// The time limit of [`Simulation::run_until`] was reached.
+    TimeLimit,
+}
+
+/// A validated, runnable system.
+pub struct Simulation<M: Message> {
+    names: Vec<String>,
+    components: Vec<Box<dyn Component<M>>>,
+    world: World<M>,
+    now: Tick,
+    events: u64,
+    initialized: bool,
+}
+
+impl<M: Message> Simulation<M> {
+    /// Runs until no event is left or a component stops the run.
+    pub fn run(&mut self) -> RunOutcome {
+        self.run_until(Tick::MAX)
+    }
+
+    /// Runs events with tick `<= limit`.
+    pub fn run_until(&mut self, limit: Tick) -> RunOutcome {
+        if !self.initialized {
+            self.initialized = true;
+            for i in 0..self.components.len() {
+                let mut ctx = Ctx {
+                    now: self.now,
+                    me: i as u32,
+                    world: &mut self.world,
+                };
+                self.components[i].init(&mut ctx);
+            }
+        }
+        self.world.stop = false;
+        loop {
+            match self.world.queue.peek_tick() {
+                None => return RunOutcome::Drained,
+                Some(t) if t > limit => {
+                    self.now = limit;
+                    return RunOutcome::TimeLimit;
+                }
+                Some(_) => {}
+            }
+            let (tick, event) = self.world.queue.pop().expect("peeked");
+            self.now = tick;
+            self.events += 1;
+            self.dispatch(event);
+            if self.world.stop {
+                return RunOutcome::Stopped;
+            }
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, event: Event<M>) {
+        match event {
+            Event::Deliver {
+                dst,
+                port,
+                link,
+                dir,
+                vc,
+                msg,
+            } => {
+                let mut ctx = Ctx {
+                    now: self.now,
+                    me: dst,
+                    world: &mut self.world,
+                };
+                self.components[dst as usize].on_message(port as usize, msg, &mut ctx);
+                // The receive buffer is free once the message was handled;
+                // the credit travels back over the reverse direction.
+                let l = &self.world.links[link as usize];
+                if l.limited(vc as usize) {
+                    let back = l.params.latency[1 - dir as usize];
+                    self.world.queue.push(
+                        self.now + back,
+                        Priority::Credit,
+                        Event::Credit { link, dir, vc },
+                    );
+                }
+            }
+            Event::Wake { dst, token } => {
+                let mut ctx = Ctx {
+                    now: self.now,
+                    me: dst,
+                    world: &mut self.world,
+                };
+                self.components[dst as usize].on_wake(token, &mut ctx);
+            }
+            Event::Credit { link, dir, vc } => {
+                let direction = if dir == 0 {
+                    Direction::AtoB
+                } else {
+                    Direction::BtoA
+                };
+                let d = &mut self.world.links[link as usize].dirs[dir as usize];
+                match d.waiting[vc as usize].pop_front() {
+                    // Hand the credit straight to the oldest waiting message.
+                    Some(p) => launch(
+                        &mut self.world,
+                        self.now,
+                        p.sent_at,
+                        link,
+                        direction,
+                        vc,
+                        p.msg,
+                        p.bytes,
+                    ),
+                    None => d.credits[vc as usize] += 1,
+                }
+            }
+        }
+    }
+
+    /// Schedules a wake-up of component `id` from outside (test stimulus).
+    pub fn wake(&mut self, id: ComponentId, at: Tick, token: u64) {
+        self.world
+            .queue
+            .push(at, Priority::Wake, Event::Wake { dst: id.0, token });
+    }
+    /// The current tick.
+    pub fn now(&self) -> Tick {
+        self.now
+    }
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events
+    }
+    /// Events still queued.
+    pub fn events_pending(&self) -> usize {
+        self.world.queue.len()
+    }
+    /// The component `id` as its concrete type, if it is a `T`.
+    pub fn component<T: 'static>(&self, id: ComponentId) -> Option<&T> {
+        let c: &dyn Any = self.components[id.0 as usize].as_ref();
+        c.downcast_ref::<T>()
+    }
+    /// The component `id` as its concrete type, mutably.
+    pub fn component_mut<T: 'static>(&mut self, id: ComponentId) -> Option<&mut T> {
+        let c: &mut dyn Any = self.components[id.0 as usize].as_mut();
+        c.downcast_mut::<T>()
+    }
+    /// The instance path of component `id`.
+    pub fn name(&self, id: ComponentId) -> &str {
+        &self.names[id.0 as usize]
+    }
+    /// A snapshot of every statistic.
+    pub fn stats(&self) -> StatsReport {
+        self.world.stats.report()
+    }
+    /// SHA-256 (hex) of the message log, when tracing is on.
+    pub fn trace_hash(&self) -> Option<String> {
+        self.world.tracer.hash_hex()
+    }
+    /// The Chrome/Perfetto trace JSON, when tracing is [`TraceMode::Full`].
+    pub fn trace_json(&self) -> Option<String> {
+        let links: Vec<String> = self.world.links.iter().map(|l| l.name.clone()).collect();
+        let vcs: Vec<Vec<String>> = self
+            .world
+            .links
+            .iter()
+            .map(|l| l.params.vcs.iter().map(|v| v.name.clone()).collect())
+            .collect();
+        self.world.tracer.chrome_json(&self.names, &links, &vcs)
+    }
+}
+
+/// A problem found while validating an assembled system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildError {
+    /// Every problem found, one sentence each.
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the system is not valid: {}", self.problems.join("; "))
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+struct LinkDecl {
+    a: (ComponentId, String),
+    b: (ComponentId, String),
+    params: LinkParams,
+    name: Option<String>,
+}
+
+/// Collects components and links, then validates them once in
+/// [`build`](SystemBuilder::build).
+pub struct SystemBuilder<M: Message> {
+    root: String,
+    seed: u64,
+    trace: TraceMode,
+    names: Vec<String>,
+    components: Vec<Box<dyn Component<M>>>,
+    links: Vec<LinkDecl>,
+}
+
+impl<M: Message> SystemBuilder<M> {
+    /// A builder whose instances are named `<root>.<name>` and whose random
+    /// streams derive from `seed`.
+    pub fn new(root: &str, seed: u64) -> Self {
+        SystemBuilder {
+            root: root.to_string(),
+            seed,
+            trace: TraceMode::Off,
+            names: Vec::new(),
+            components: Vec::new(),
+            links: Vec::new(),
+        }
+    }
+    /// Sets how much message traffic to record.
+    pub fn trace(&mut self, mode: TraceMode) -> &mut Self {
+        self.trace = mode;
+        self
+    }
+    /// Adds a component named `name`; returns its id.
+    pub fn add<C: Component<M>>(&mut self, name: &str, component: C) -> ComponentId {
+        self.names.push(format!("{}.{}", self.root, name));
+        self.components.push(Box::new(component));
+        ComponentId(self.components.len() as u32 - 1)
+    }
+    /// Connects port `a_port` of `a` to port `b_port` of `b` with a link.
+    /// Problems (unknown ports, double wiring) are reported by `build`.
+    pub fn connect(
+        &mut self,
+        a: ComponentId,
+        a_port: &str,
+        b: ComponentId,
+        b_port: &str,
+        params: LinkParams,
+    ) -> LinkId {
+        self.links.push(LinkDecl {
+            a: (a, a_port.to_string()),
+            b: (b, b_port.to_string()),
+            params,
+            name: None,
+        });
+        LinkId(self.links.len() as u32 - 1)
+    }
+    /// Names a link for stats and traces (default `<a>.<port>--<b>.<port>`).
+    pub fn name_link(&mut self, link: LinkId, name: &str) -> &mut Self {
+        self.links[link.0 as usize].name = Some(format!("{}.{}", self.root, name));
+        self
+    }
+
+    /// Validates the system and returns it ready to run.
+    pub fn build(self) -> Result<Simulation<M>, BuildError> {
+        let mut problems = Vec::new();
+        let n = self.components.len();
+        let specs: Vec<&'static ComponentSpec> = self.components.iter().map(|c| c.spec()).collect();
+        for i in 0..n {
+            if self.names[..i].contains(&self.names[i]) {
+                problems.push(format!("two components are named `{}`", self.names[i]));
+            }
+        }
+        let mut wires: Vec<Vec<Option<u32>>> =
+            specs.iter().map(|s| vec![None; s.ports.len()]).collect();
+        let mut ends = Vec::with_capacity(self.links.len());
+        let mut link_names = Vec::with_capacity(self.links.len());
+        for (li, l) in self.links.iter().enumerate() {
+            let mut resolved = [(0u32, 0u16); 2];
+            for (k, (cid, port)) in [&l.a, &l.b].into_iter().enumerate() {
+                let ci = cid.0 as usize;
+                if ci >= n {
+                    problems.push(format!(
+                        "link {li} names component id {ci}, which does not exist"
+                    ));
+                    continue;
+                }
+                match specs[ci].port_index(port) {
+                    None => {
+                        let known: Vec<&str> = specs[ci].ports.iter().map(|p| p.name).collect();
+                        problems.push(format!(
+                            "component `{}` ({}) has no port `{port}`; its ports are: {}",
+                            self.names[ci],
+                            specs[ci].type_name,
+                            known.join(", ")
+                        ));
+                    }
+                    Some(pi) => {
+                        if wires[ci][pi].is_some() {
+                            problems.push(format!(
+                                "port `{}.{port}` is connected twice",
+                                self.names[ci]
+                            ));
+                        }
+                        wires[ci][pi] = Some(li as u32);
+                        resolved[k] = (ci as u32, pi as u16);
+                    }
+                }
+            }
+            let name = l.name.clone().unwrap_or_else(|| {
+                let nm = |c: &(ComponentId, String)| {
+                    let ci = c.0 .0 as usize;
+                    format!(
+                        "{}.{}",
+                        self.names.get(ci).map(String::as_str).unwrap_or("?"),
+                        c.1
+                    )
+                };
+                format!("{}--{}", nm(&l.a), nm(&l.b))
+            });
+            for p in l.params.problems() {
+                problems.push(format!("link `{name}` {p}"));
+            }
+            ends.push(resolved);
+            link_names.push(name);
+        }
+        for (ci, spec) in specs.iter().enumerate() {
+            for (pi, port) in spec.ports.iter().enumerate() {
+                if port.required && wires[ci][pi].is_none() {
+                    problems.push(format!(
+                        "port `{}.{}` ({}) is required but not connected: {}",
+                        self.names[ci], port.name, spec.type_name, port.description
+                    ));
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+
+        let mut stats = Stats::new();
+        let mut stat_base = Vec::with_capacity(n);
+        for (ci, spec) in specs.iter().enumerate() {
+            stat_base.push(stats.len_hint());
+            for s in spec.stats {
+                stats.register(format!("{}.{}", self.names[ci], s.name), s.kind);
+            }
+        }
+        let mut links = Vec::with_capacity(self.links.len());
+        for ((decl, ends), name) in self.links.into_iter().zip(ends).zip(link_names) {
+            let base = stats.len_hint();
+            for dir in ["a_to_b", "b_to_a"] {
+                for s in LINK_STATS {
+                    stats.register(format!("{name}.{dir}.{s}"), StatKind::Counter);
+                }
+            }
+            links.push(LinkState::new(name, decl.params, ends, base));
+        }
+        let rngs = self
+            .names
+            .iter()
+            .map(|nm| SimRng::for_path(self.seed, nm))
+            .collect();
+        Ok(Simulation {
+            names: self.names,
+            components: self.components,
+            world: World {
+                queue: EventQueue::new(),
+                links,
+                wires,
+                stats,
+                stat_base,
+                rngs,
+                tracer: Tracer::new(self.trace),
+                stop: false,
+            },
+            now: 0,
+            events: 0,
+            initialized: false,
+        })
+    }
+}

@@ -1,0 +1,224 @@
+//! Statistics: counters and HdrHistogram percentiles, named by dotted
+//! instance path (`system.pcie.tlps_sent`, `system.dma.latency_ns`).
+//!
+//! Slots are allocated at build time, one per declared [`StatSpec`] of every
+//! component and three per link direction, so the hot path is an indexed add.
+//!
+//! [`StatSpec`]: crate::component::StatSpec
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::component::StatKind;
+
+/// The value of one statistic at the end of (or during) a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum StatValue {
+    /// A counter.
+    Counter(u64),
+    /// A histogram summary.
+    Histogram(HistogramSummary),
+}
+
+/// Percentiles of a histogram.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistogramSummary {
+    /// Number of samples.
+    pub count: u64,
+    /// Smallest sample.
+    pub min: u64,
+    /// Mean of the samples.
+    pub mean: f64,
+    /// Median.
+    pub p50: u64,
+    /// 95th percentile.
+    pub p95: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Largest sample (P100).
+    pub max: u64,
+}
+
+/// Every statistic of a run, by dotted path, in sorted order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StatsReport(pub BTreeMap<String, StatValue>);
+
+impl StatsReport {
+    /// The counter at `path`, if it is one.
+    pub fn counter(&self, path: &str) -> Option<u64> {
+        match self.0.get(path) {
+            Some(StatValue::Counter(v)) => Some(*v),
+            _ => None,
+        }
+    }
+    /// The histogram at `path`, if it is one.
+    pub fn histogram(&self, path: &str) -> Option<&HistogramSummary> {
+        match self.0.get(path) {
+            Some(StatValue::Histogram(h)) => Some(h),
+            _ => None,
+        }
+    }
+    /// Flattens to `path -> number`; histograms become `path.count`,
+    /// `path.mean`, `path.p50`, … so a DataFrame can hold them.
+    pub fn flatten(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        for (k, v) in &self.0 {
+            match v {
+                StatValue::Counter(c) => {
+                    out.insert(k.clone(), *c as f64);
+                }
+                StatValue::Histogram(h) => {
+                    for (suffix, x) in [
+                        ("count", h.count as f64),
+                        ("min", h.min as f64),
+                        ("mean", h.mean),
+                        ("p50", h.p50 as f64),
+                        ("p95", h.p95 as f64),
+                        ("p99", h.p99 as f64),
+                        ("max", h.max as f64),
+                    ] {
+                        out.insert(format!("{k}.{suffix}"), x);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The statistics of one simulation.
+pub struct Stats {
+    names: Vec<String>,
+    counters: Vec<u64>,
+    histograms: Vec<Option<Hist>>,
+}
+
+/// A histogram slot: HdrHistogram for percentiles (3 significant digits),
+/// plus the exact extremes and sum, which HdrHistogram only keeps rounded.
+struct Hist {
+    h: Histogram<u64>,
+    min: u64,
+    max: u64,
+    sum: u128,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Stats {
+    /// No statistics yet.
+    pub fn new() -> Self {
+        Stats {
+            names: Vec::new(),
+            counters: Vec::new(),
+            histograms: Vec::new(),
+        }
+    }
+    /// Allocates a slot named `path`; returns its index.
+    pub fn register(&mut self, path: String, kind: StatKind) -> usize {
+        self.names.push(path);
+        self.counters.push(0);
+        self.histograms.push(match kind {
+            StatKind::Counter => None,
+            // 3 significant digits, auto-resizing: exact enough for
+            // percentiles of nanosecond latencies across six decades.
+            StatKind::Histogram => Some(Hist {
+                h: Histogram::new(3).expect("valid sigfig"),
+                min: u64::MAX,
+                max: 0,
+                sum: 0,
+            }),
+        });
+        self.names.len() - 1
+    }
+    /// Number of slots allocated so far (the index the next one will get).
+    pub fn len_hint(&self) -> usize {
+        self.names.len()
+    }
+    /// Adds `n` to counter `slot`.
+    #[inline]
+    pub fn add(&mut self, slot: usize, n: u64) {
+        self.counters[slot] += n;
+    }
+    /// Records `value` in histogram `slot`.
+    #[inline]
+    pub fn record(&mut self, slot: usize, value: u64) {
+        match &mut self.histograms[slot] {
+            // `record` grows an auto-resizing histogram; `saturating_record`
+            // would clamp to the initial range instead.
+            Some(x) => {
+                if x.h.record(value).is_err() {
+                    x.h.saturating_record(value)
+                }
+                x.min = x.min.min(value);
+                x.max = x.max.max(value);
+                x.sum += value as u128;
+            }
+            None => panic!("stat {} is a counter, not a histogram", self.names[slot]),
+        }
+    }
+    /// A snapshot of every statistic.
+    pub fn report(&self) -> StatsReport {
+        let mut map = BTreeMap::new();
+        for (i, name) in self.names.iter().enumerate() {
+            let v = match &self.histograms[i] {
+                None => StatValue::Counter(self.counters[i]),
+                Some(x) if x.h.is_empty() => StatValue::Histogram(HistogramSummary {
+                    count: 0,
+                    min: 0,
+                    mean: 0.0,
+                    p50: 0,
+                    p95: 0,
+                    p99: 0,
+                    max: 0,
+                }),
+                Some(x) => StatValue::Histogram(HistogramSummary {
+                    count: x.h.len(),
+                    min: x.min,
+                    mean: x.sum as f64 / x.h.len() as f64,
+                    // Percentiles are exact to 3 significant digits; clamp
+                    // them into the exact range so P100 equals max.
+                    p50: x.h.value_at_quantile(0.50).clamp(x.min, x.max),
+                    p95: x.h.value_at_quantile(0.95).clamp(x.min, x.max),
+                    p99: x.h.value_at_quantile(0.99).clamp(x.min, x.max),
+                    max: x.max,
+                }),
+            };
+            map.insert(name.clone(), v);
+        }
+        StatsReport(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_and_percentiles() {
+        let mut s = Stats::new();
+        let c = s.register("sys.a.count".into(), StatKind::Counter);
+        let h = s.register("sys.a.lat".into(), StatKind::Histogram);
+        s.add(c, 3);
+        s.add(c, 4);
+        for v in 1..=100 {
+            s.record(h, v);
+        }
+        let r = s.report();
+        assert_eq!(r.counter("sys.a.count"), Some(7));
+        let hs = r.histogram("sys.a.lat").unwrap();
+        assert_eq!(
+            (hs.count, hs.min, hs.p50, hs.p99, hs.max),
+            (100, 1, 50, 99, 100)
+        );
+        let flat = r.flatten();
+        assert_eq!(flat["sys.a.lat.p95"], 95.0);
+        assert_eq!(flat["sys.a.count"], 7.0);
+    }
+}

@@ -1,0 +1,281 @@
+//! Kernel behaviour seen from outside: exact link timing, credit flow
+//! control, determinism of traces, and the builder's error messages.
+
+use ccsim_kernel::prelude::*;
+
+/// A message carrying an id and a declared wire size.
+#[derive(Debug, Clone)]
+struct Packet {
+    id: u32,
+    bytes: u32,
+    vc: u8,
+}
+
+impl Message for Packet {
+    fn label(&self) -> String {
+        format!("pkt{} {}B vc{}", self.id, self.bytes, self.vc)
+    }
+}
+
+static SOURCE: ComponentSpec = ComponentSpec {
+    type_name: "test_source",
+    description: "Sends a scripted list of packets at tick 0 (or after random gaps).",
+    params: &[],
+    ports: &[PortSpec {
+        name: "out",
+        description: "Packets out.",
+        required: true,
+    }],
+    stats: &[],
+};
+
+static SINK: ComponentSpec = ComponentSpec {
+    type_name: "test_sink",
+    description: "Records the arrival tick of every packet.",
+    params: &[],
+    ports: &[PortSpec {
+        name: "in",
+        description: "Packets in.",
+        required: true,
+    }],
+    stats: &[StatSpec {
+        name: "received",
+        kind: StatKind::Counter,
+        unit: "packets",
+        description: "Packets received.",
+    }],
+};
+
+struct Source {
+    script: Vec<Packet>,
+    random_gaps: bool,
+}
+
+impl Component<Packet> for Source {
+    fn spec(&self) -> &'static ComponentSpec {
+        &SOURCE
+    }
+    fn init(&mut self, ctx: &mut Ctx<'_, Packet>) {
+        if self.random_gaps {
+            let mut t = 0;
+            for i in 0..self.script.len() {
+                t += ctx.rng().below(1000);
+                ctx.wake_at(t, i as u64);
+            }
+        } else {
+            for p in self.script.drain(..) {
+                let (bytes, vc) = (p.bytes, p.vc);
+                ctx.send(0, p, bytes, vc);
+            }
+        }
+    }
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Packet>) {
+        let p = self.script[token as usize].clone();
+        ctx.send(0, p.clone(), p.bytes, p.vc);
+    }
+    fn on_message(&mut self, _: PortId, _: Packet, _: &mut Ctx<'_, Packet>) {}
+}
+
+#[derive(Default)]
+struct Sink {
+    arrivals: Vec<(u32, Tick)>,
+}
+
+impl Component<Packet> for Sink {
+    fn spec(&self) -> &'static ComponentSpec {
+        &SINK
+    }
+    fn on_message(&mut self, _: PortId, p: Packet, ctx: &mut Ctx<'_, Packet>) {
+        self.arrivals.push((p.id, ctx.now()));
+        ctx.count(0, 1);
+    }
+}
+
+fn packets(n: u32, bytes: u32, vc: u8) -> Vec<Packet> {
+    (0..n).map(|id| Packet { id, bytes, vc }).collect()
+}
+
+fn run(script: Vec<Packet>, params: LinkParams) -> Vec<(u32, Tick)> {
+    let mut b = SystemBuilder::new("system", 0);
+    let s = b.add(
+        "src",
+        Source {
+            script,
+            random_gaps: false,
+        },
+    );
+    let k = b.add("sink", Sink::default());
+    b.connect(s, "out", k, "in", params);
+    let mut sim = b.build().expect("valid");
+    assert_eq!(sim.run(), RunOutcome::Drained);
+    sim.component::<Sink>(k).unwrap().arrivals.clone()
+}
+
+#[test]
+fn latency_and_serialization_are_exact() {
+    // 8 GB/s: 128 bytes take 16 ns on the wire; 150 ns of flight.
+    let arrivals = run(packets(3, 128, 0), LinkParams::symmetric(150 * NS, 8e9));
+    // Back-to-back: the k-th packet's last byte leaves at 16(k+1) ns.
+    assert_eq!(arrivals, vec![(0, 166 * NS), (1, 182 * NS), (2, 198 * NS)]);
+}
+
+#[test]
+fn bandwidth_of_a_long_stream_equals_the_link_rate() {
+    // 1000 packets of 256 B at 20 GB/s: 12.8 ns each, 12.8 us in total.
+    let arrivals = run(packets(1000, 256, 0), LinkParams::symmetric(100 * NS, 20e9));
+    let last = arrivals.last().unwrap().1;
+    let bytes = 1000.0 * 256.0;
+    let seconds = (last - 100 * NS) as f64 * 1e-12;
+    assert_eq!(last, 100 * NS + 12_800 * NS);
+    assert!((bytes / seconds - 20e9).abs() < 1.0);
+}
+
+#[test]
+fn per_direction_latency_is_independent() {
+    let mut p = LinkParams::symmetric(0, 0.0);
+    p.latency = [10 * NS, 30 * NS];
+    let arrivals = run(packets(1, 64, 0), p);
+    assert_eq!(arrivals, vec![(0, 10 * NS)]);
+}
+
+#[test]
+fn credits_throttle_a_channel_without_blocking_the_others() {
+    // Two credits on vc0, unlimited vc1. Infinite bandwidth, 100 ns each way:
+    // vc0 packets 0,1 arrive at 100 ns; their credits are back at 200 ns, so
+    // packets 2,3 arrive at 300 ns, and 4 at 500 ns. vc1 is not held back.
+    let params = LinkParams::symmetric(100 * NS, 0.0)
+        .with_vcs(vec![VcParams::new("req", 2), VcParams::new("rsp", 0)]);
+    let mut script = packets(5, 64, 0);
+    script.push(Packet {
+        id: 99,
+        bytes: 64,
+        vc: 1,
+    });
+    let arrivals = run(script, params);
+    assert_eq!(
+        arrivals,
+        vec![
+            (0, 100 * NS),
+            (1, 100 * NS),
+            (99, 100 * NS),
+            (2, 300 * NS),
+            (3, 300 * NS),
+            (4, 500 * NS),
+        ]
+    );
+}
+
+#[test]
+fn credit_stalls_are_counted() {
+    let params = LinkParams::symmetric(10 * NS, 0.0).with_vcs(vec![VcParams::new("req", 1)]);
+    let mut b = SystemBuilder::new("system", 0);
+    let s = b.add(
+        "src",
+        Source {
+            script: packets(4, 64, 0),
+            random_gaps: false,
+        },
+    );
+    let k = b.add("sink", Sink::default());
+    let l = b.connect(s, "out", k, "in", params);
+    b.name_link(l, "wire");
+    let mut sim = b.build().unwrap();
+    sim.run();
+    let stats = sim.stats();
+    assert_eq!(stats.counter("system.wire.a_to_b.credit_stalls"), Some(3));
+    assert_eq!(stats.counter("system.wire.a_to_b.messages"), Some(4));
+    assert_eq!(stats.counter("system.wire.a_to_b.bytes"), Some(256));
+    assert_eq!(stats.counter("system.sink.received"), Some(4));
+}
+
+fn traced_run(seed: u64) -> (String, String) {
+    let mut b = SystemBuilder::new("system", seed);
+    b.trace(TraceMode::Full);
+    let s = b.add(
+        "src",
+        Source {
+            script: packets(50, 64, 0),
+            random_gaps: true,
+        },
+    );
+    let k = b.add("sink", Sink::default());
+    b.connect(s, "out", k, "in", LinkParams::symmetric(40 * NS, 4e9));
+    let mut sim = b.build().unwrap();
+    sim.run();
+    (sim.trace_hash().unwrap(), sim.trace_json().unwrap())
+}
+
+#[test]
+fn same_seed_gives_identical_trace_and_another_seed_does_not() {
+    let (h1, j1) = traced_run(11);
+    let (h2, j2) = traced_run(11);
+    assert_eq!(h1, h2);
+    assert_eq!(j1, j2);
+    let (h3, _) = traced_run(12);
+    assert_ne!(h1, h3, "the random gaps depend on the seed");
+}
+
+#[test]
+fn chrome_trace_is_valid_json_with_one_slice_per_message() {
+    let (_, json) = traced_run(3);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let events = v["traceEvents"].as_array().unwrap();
+    let slices: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert_eq!(slices.len(), 50);
+    assert_eq!(slices[0]["args"]["to"], "system.sink");
+    assert_eq!(slices[0]["args"]["bytes"], 64);
+    // 64 B at 4 GB/s = 16 ns on the wire + 40 ns flight = 0.056 us.
+    assert!(slices
+        .iter()
+        .all(|s| s["dur"].as_f64().unwrap() >= 0.056 - 1e-9));
+}
+
+#[test]
+fn builder_errors_name_every_problem() {
+    let mut b = SystemBuilder::<Packet>::new("system", 0);
+    let s = b.add(
+        "src",
+        Source {
+            script: vec![],
+            random_gaps: false,
+        },
+    );
+    let k = b.add("sink", Sink::default());
+    let _dup = b.add("sink", Sink::default());
+    b.connect(s, "outt", k, "in", LinkParams::symmetric(0, -5.0));
+    let err = match b.build() {
+        Err(e) => e,
+        Ok(_) => panic!("the system is invalid"),
+    };
+    let golden = [
+        "two components are named `system.sink`",
+        "component `system.src` (test_source) has no port `outt`; its ports are: out",
+        "link `system.src.outt--system.sink.in` bandwidth[0] is -5 bytes/s; use a positive number or 0 for infinite",
+        "link `system.src.outt--system.sink.in` bandwidth[1] is -5 bytes/s; use a positive number or 0 for infinite",
+        "port `system.src.out` (test_source) is required but not connected: Packets out.",
+        "port `system.sink.in` (test_sink) is required but not connected: Packets in.",
+    ];
+    assert_eq!(err.problems, golden);
+}
+
+#[test]
+fn run_until_stops_at_the_limit_and_resumes() {
+    let mut b = SystemBuilder::new("system", 0);
+    let s = b.add(
+        "src",
+        Source {
+            script: packets(2, 100, 0),
+            random_gaps: false,
+        },
+    );
+    let k = b.add("sink", Sink::default());
+    b.connect(s, "out", k, "in", LinkParams::symmetric(0, 1e9));
+    let mut sim = b.build().unwrap();
+    assert_eq!(sim.run_until(150 * NS), RunOutcome::TimeLimit);
+    assert_eq!(sim.component::<Sink>(k).unwrap().arrivals.len(), 1);
+    assert_eq!(sim.run(), RunOutcome::Drained);
+    assert_eq!(
+        sim.component::<Sink>(k).unwrap().arrivals,
+        vec![(0, 100 * NS), (1, 200 * NS)]
+    );
+}

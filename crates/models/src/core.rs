@@ -1,0 +1,520 @@
+//! The `core` component: a minimal in-order CPU core that runs a program of
+//! memory, MMIO and software-cost operations.
+//!
+//! ```text
+//!   program: [Op] ──► core ──mem──► host_memory (later: L1/L2 caches)
+//!                       └──io───► root_complex ──► PCIe device
+//! ```
+//!
+//! The core issues one operation per `issue_cycles` at `clock_ghz`. Memory
+//! loads and stores may overlap up to `max_outstanding`; a [`Op::Fence`]
+//! waits for all of them. MMIO follows the rules of device memory:
+//!
+//! * **Write combining.** Stores to a write-combining region gather in a
+//!   buffer of `wc_bytes` (ThunderX-1: 512 bits, PIO paper §4). The buffer is
+//!   flushed as one MMIO write when it fills, when a store falls outside it,
+//!   at a fence, or before an uncached access. Uncached stores go out one by
+//!   one.
+//! * **Uncached reads** are split into `uncached_read_bytes` pieces (128 bits
+//!   on ThunderX-1) and at most `max_mmio_reads` are outstanding (one on
+//!   ThunderX-1: a non-posted read blocks the next).
+//!
+//! Software costs (system calls, driver code, interrupt handlers) are
+//! [`Op::Compute`] delays; [`Op::Instructions`] converts an instruction count
+//! with the core's `ipc`, so one driver description serves fast and slow
+//! cores. [`Op::Mark`] records a timestamp for the workload to measure.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use ccsim_kernel::prelude::*;
+
+use crate::msg::{onchip_bytes, MemReq, MemResp, SysMsg};
+use crate::util::{complete, non_negative, non_negative_f, positive};
+
+/// One operation of a core's program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Busy for a fixed time (ps).
+    Compute(Tick),
+    /// Busy for this many instructions at the core's clock and `ipc`.
+    Instructions(u64),
+    /// Cacheable load from memory; the data is kept in [`Core::loads`].
+    Load {
+        /// Address.
+        addr: u64,
+        /// Bytes.
+        len: u32,
+    },
+    /// Cacheable store to memory.
+    Store {
+        /// Address.
+        addr: u64,
+        /// Bytes stored.
+        data: Vec<u8>,
+    },
+    /// A copy of `data` into device space with stores of `store_bytes` each,
+    /// write-combined if `wc`.
+    MmioWrite {
+        /// Device address.
+        addr: u64,
+        /// Bytes stored.
+        data: Vec<u8>,
+        /// Whether the mapping is write-combining.
+        wc: bool,
+    },
+    /// An uncached copy of `len` bytes out of device space; the data is kept
+    /// in [`Core::mmio_loads`].
+    MmioRead {
+        /// Device address.
+        addr: u64,
+        /// Bytes.
+        len: u32,
+    },
+    /// Barrier: flush the write-combining buffer and wait for every
+    /// outstanding memory operation.
+    Fence,
+    /// Spin on a little-endian `u32` in memory until it equals `value`; each
+    /// iteration is one load plus `loop_instructions`.
+    PollU32 {
+        /// Address polled.
+        addr: u64,
+        /// Value that ends the loop.
+        value: u32,
+        /// Instructions per loop iteration besides the load.
+        loop_instructions: u64,
+    },
+    /// Sleep until an interrupt with this vector arrives (or has arrived).
+    WaitInterrupt(u32),
+    /// Record the current tick under this id in [`Core::marks`].
+    Mark(u32),
+}
+
+/// Declaration of `core`.
+pub static CORE: ComponentSpec = ComponentSpec {
+    type_name: "core",
+    description: "A minimal in-order core running a program of loads, stores, fences, MMIO and software-cost operations, with a write-combining buffer and uncached-read rules for device memory.",
+    params: &[
+        ParamSpec { name: "clock_ghz", kind: ParamKind::Float, default: ParamDefault::Float(2.0), unit: "GHz", description: "Core clock." },
+        ParamSpec { name: "ipc", kind: ParamKind::Float, default: ParamDefault::Float(1.0), unit: "instructions/cycle", description: "Sustained instructions per cycle for software-cost operations (driver and kernel code)." },
+        ParamSpec { name: "issue_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", description: "Cycles to issue one memory or MMIO operation." },
+        ParamSpec { name: "max_outstanding", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "operations", description: "Memory loads/stores in flight at once." },
+        ParamSpec { name: "wc_bytes", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "bytes", description: "Write-combining buffer width (0 = no combining)." },
+        ParamSpec { name: "store_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "bytes", description: "Width of one store instruction in an MMIO copy." },
+        ParamSpec { name: "uncached_read_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", description: "Largest uncached (device) load; wider reads are split." },
+        ParamSpec { name: "max_mmio_reads", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "reads", description: "Non-posted MMIO reads in flight at once." },
+    ],
+    ports: &[
+        PortSpec { name: "mem", description: "Loads and stores to memory (or a cache).", required: true },
+        PortSpec { name: "io", description: "MMIO to the root complex; MMIO data and interrupts back.", required: true },
+    ],
+    stats: &[
+        StatSpec { name: "ops", kind: StatKind::Counter, unit: "operations", description: "Program operations retired." },
+        StatSpec { name: "mmio_write_msgs", kind: StatKind::Counter, unit: "writes", description: "MMIO writes leaving the core (after write combining)." },
+        StatSpec { name: "mmio_read_msgs", kind: StatKind::Counter, unit: "reads", description: "Uncached MMIO reads issued." },
+        StatSpec { name: "polls", kind: StatKind::Counter, unit: "loads", description: "Polling loads issued." },
+        StatSpec { name: "interrupts", kind: StatKind::Counter, unit: "interrupts", description: "Interrupts received." },
+        StatSpec { name: "mmio_read_ns", kind: StatKind::Histogram, unit: "ns", description: "Latency of one uncached MMIO read piece." },
+    ],
+};
+
+const WAKE_NEXT: u64 = 0;
+const WAKE_POLL: u64 = 1;
+const POLL_ID: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    /// Will run the next op at a scheduled wake-up.
+    Busy,
+    /// Waiting for a free outstanding slot.
+    NeedSlot,
+    /// Fence waiting for outstanding operations.
+    Fencing,
+    /// Waiting for MMIO read pieces.
+    MmioReading,
+    /// Waiting for a poll load.
+    Polling,
+    /// Sleeping until an interrupt.
+    Sleeping(u32),
+    /// Program finished.
+    Done,
+}
+
+struct WcBuffer {
+    base: u64,
+    bytes: Vec<u8>,
+    valid: Vec<bool>,
+    open: bool,
+}
+
+/// A core running its program.
+pub struct Core {
+    clock: Clock,
+    ipc: f64,
+    issue: Tick,
+    max_outstanding: u32,
+    wc_bytes: u32,
+    store_bytes: u32,
+    read_bytes: u32,
+    max_mmio_reads: u32,
+    program: Vec<Op>,
+    pc: usize,
+    state: State,
+    outstanding: u32,
+    next_id: u64,
+    wc: WcBuffer,
+    /// MMIO read pieces to issue: (addr, len).
+    mmio_pending: VecDeque<(u64, u32)>,
+    /// In-flight MMIO read pieces: id -> (offset in the read, issued at).
+    mmio_inflight: BTreeMap<u64, (usize, Tick)>,
+    mmio_buf: Vec<u8>,
+    mmio_base: u64,
+    loads_inflight: BTreeMap<u64, (u64, u32)>,
+    pending_irqs: Vec<u32>,
+    /// Recorded `(mark id, tick)` pairs, in program order.
+    pub marks: Vec<(u32, Tick)>,
+    /// Data of finished MMIO reads: `(addr, bytes)`, in program order.
+    pub mmio_loads: Vec<(u64, Vec<u8>)>,
+    /// Data of finished loads: `(addr, bytes)`, in completion order.
+    pub loads: Vec<(u64, Vec<u8>)>,
+}
+
+impl Core {
+    /// A core from validated parameters running `program`.
+    pub fn from_params(params: &Params, program: Vec<Op>) -> Result<Core, String> {
+        let p = complete(&CORE, params)?;
+        let ghz = non_negative_f(&p, "core", "clock_ghz")?;
+        let ipc = non_negative_f(&p, "core", "ipc")?;
+        if ghz <= 0.0 || ipc <= 0.0 {
+            return Err(format!(
+                "core: clock_ghz ({ghz}) and ipc ({ipc}) must be positive"
+            ));
+        }
+        let clock = Clock::from_mhz(ghz * 1000.0);
+        let wc_bytes = non_negative(&p, "core", "wc_bytes")? as u32;
+        if wc_bytes != 0 && !wc_bytes.is_power_of_two() {
+            return Err(format!(
+                "core.wc_bytes: must be 0 or a power of two, got {wc_bytes}"
+            ));
+        }
+        Ok(Core {
+            clock,
+            ipc,
+            issue: clock.cycles(non_negative(&p, "core", "issue_cycles")?),
+            max_outstanding: positive(&p, "core", "max_outstanding")? as u32,
+            wc_bytes,
+            store_bytes: positive(&p, "core", "store_bytes")? as u32,
+            read_bytes: positive(&p, "core", "uncached_read_bytes")? as u32,
+            max_mmio_reads: positive(&p, "core", "max_mmio_reads")? as u32,
+            program,
+            pc: 0,
+            state: State::Busy,
+            outstanding: 0,
+            next_id: 0,
+            wc: WcBuffer {
+                base: 0,
+                bytes: vec![0; wc_bytes as usize],
+                valid: vec![false; wc_bytes as usize],
+                open: false,
+            },
+            mmio_pending: VecDeque::new(),
+            mmio_inflight: BTreeMap::new(),
+            mmio_buf: Vec::new(),
+            mmio_base: 0,
+            loads_inflight: BTreeMap::new(),
+            pending_irqs: Vec::new(),
+            marks: Vec::new(),
+            mmio_loads: Vec::new(),
+            loads: Vec::new(),
+        })
+    }
+
+    /// Whether the program ran to its end.
+    pub fn finished(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// The tick recorded by the first `Mark(id)`.
+    pub fn mark(&self, id: u32) -> Option<Tick> {
+        self.marks.iter().find(|(m, _)| *m == id).map(|(_, t)| *t)
+    }
+
+    /// Time of `n` instructions at this core's clock and IPC.
+    pub fn instructions_time(&self, n: u64) -> Tick {
+        (n as f64 / self.ipc * self.clock.period() as f64).round() as Tick
+    }
+
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends the buffered bytes as one MMIO write per contiguous run.
+    fn flush_wc(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+        if !self.wc.open {
+            return;
+        }
+        let n = self.wc.bytes.len();
+        let mut i = 0;
+        while i < n {
+            if !self.wc.valid[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < n && self.wc.valid[i] {
+                i += 1;
+            }
+            let msg = SysMsg::MmioWrite {
+                addr: self.wc.base + start as u64,
+                data: self.wc.bytes[start..i].to_vec(),
+            };
+            self.send_io(ctx, msg);
+            ctx.count(1, 1);
+        }
+        self.wc.valid.iter_mut().for_each(|v| *v = false);
+        self.wc.open = false;
+    }
+
+    fn send_io(&mut self, ctx: &mut Ctx<'_, SysMsg>, msg: SysMsg) {
+        let b = onchip_bytes(&msg);
+        ctx.send(1, msg, b, 0);
+    }
+
+    /// One store of an MMIO copy.
+    fn mmio_store(&mut self, ctx: &mut Ctx<'_, SysMsg>, addr: u64, data: &[u8], wc: bool) {
+        if !wc || self.wc_bytes == 0 {
+            self.flush_wc(ctx);
+            self.send_io(
+                ctx,
+                SysMsg::MmioWrite {
+                    addr,
+                    data: data.to_vec(),
+                },
+            );
+            ctx.count(1, 1);
+            return;
+        }
+        let w = self.wc_bytes as u64;
+        let mut off = 0usize;
+        while off < data.len() {
+            let a = addr + off as u64;
+            let base = a / w * w;
+            if self.wc.open && self.wc.base != base {
+                self.flush_wc(ctx);
+            }
+            if !self.wc.open {
+                self.wc.base = base;
+                self.wc.open = true;
+            }
+            let i = (a - base) as usize;
+            let n = (w as usize - i).min(data.len() - off);
+            self.wc.bytes[i..i + n].copy_from_slice(&data[off..off + n]);
+            self.wc.valid[i..i + n].iter_mut().for_each(|v| *v = true);
+            off += n;
+            if self.wc.valid.iter().all(|v| *v) {
+                self.flush_wc(ctx);
+            }
+        }
+    }
+
+    fn issue_mmio_reads(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+        while (self.mmio_inflight.len() as u32) < self.max_mmio_reads {
+            let Some((addr, len)) = self.mmio_pending.pop_front() else {
+                break;
+            };
+            let id = self.id();
+            let off = (addr - self.mmio_base) as usize;
+            self.mmio_inflight.insert(id, (off, ctx.now()));
+            ctx.count(2, 1);
+            self.send_io(ctx, SysMsg::MmioRead { id, addr, len });
+        }
+    }
+
+    fn poll_load(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+        let Some(Op::PollU32 { addr, .. }) = self.program.get(self.pc).cloned() else {
+            return;
+        };
+        ctx.count(3, 1);
+        ctx.send(
+            0,
+            SysMsg::MemReq(MemReq::Read {
+                id: POLL_ID,
+                addr,
+                len: 4,
+            }),
+            16,
+            0,
+        );
+    }
+
+    /// Retires the current op and schedules the next one after `cost`.
+    fn retire(&mut self, ctx: &mut Ctx<'_, SysMsg>, cost: Tick) {
+        ctx.count(0, 1);
+        self.pc += 1;
+        self.state = State::Busy;
+        ctx.wake_after(cost, WAKE_NEXT);
+    }
+
+    /// Executes the op at `pc`.
+    fn step(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+        let Some(op) = self.program.get(self.pc).cloned() else {
+            self.flush_wc(ctx);
+            self.state = State::Done;
+            return;
+        };
+        match op {
+            Op::Compute(t) => self.retire(ctx, t),
+            Op::Instructions(n) => {
+                let t = self.instructions_time(n);
+                self.retire(ctx, t)
+            }
+            Op::Mark(id) => {
+                self.marks.push((id, ctx.now()));
+                self.retire(ctx, 0)
+            }
+            Op::Load { .. } | Op::Store { .. } if self.outstanding >= self.max_outstanding => {
+                self.state = State::NeedSlot;
+            }
+            Op::Load { addr, len } => {
+                let id = self.id();
+                self.outstanding += 1;
+                self.loads_inflight.insert(id, (addr, len));
+                ctx.send(0, SysMsg::MemReq(MemReq::Read { id, addr, len }), 16, 0);
+                self.retire(ctx, self.issue)
+            }
+            Op::Store { addr, data } => {
+                let id = self.id();
+                self.outstanding += 1;
+                let msg = SysMsg::MemReq(MemReq::Write { id, addr, data });
+                let b = onchip_bytes(&msg);
+                ctx.send(0, msg, b, 0);
+                self.retire(ctx, self.issue)
+            }
+            Op::MmioWrite { addr, data, wc } => {
+                let step = self.store_bytes as usize;
+                let mut stores = 0u64;
+                for (i, chunk) in data.chunks(step).enumerate() {
+                    self.mmio_store(ctx, addr + (i * step) as u64, chunk, wc);
+                    stores += 1;
+                }
+                self.retire(ctx, self.issue * stores)
+            }
+            Op::MmioRead { addr, len } => {
+                // Device reads must observe earlier device writes.
+                self.flush_wc(ctx);
+                self.mmio_base = addr;
+                self.mmio_buf = vec![0; len as usize];
+                let step = self.read_bytes as u64;
+                let mut a = addr;
+                while a < addr + len as u64 {
+                    let n = step.min(addr + len as u64 - a);
+                    self.mmio_pending.push_back((a, n as u32));
+                    a += n;
+                }
+                self.state = State::MmioReading;
+                self.issue_mmio_reads(ctx);
+                if self.mmio_pending.is_empty() && self.mmio_inflight.is_empty() {
+                    self.finish_mmio_read(ctx);
+                }
+            }
+            Op::Fence => {
+                self.flush_wc(ctx);
+                if self.outstanding == 0 {
+                    self.retire(ctx, self.issue)
+                } else {
+                    self.state = State::Fencing;
+                }
+            }
+            Op::PollU32 { .. } => {
+                self.state = State::Polling;
+                self.poll_load(ctx);
+            }
+            Op::WaitInterrupt(v) => {
+                if let Some(i) = self.pending_irqs.iter().position(|x| *x == v) {
+                    self.pending_irqs.remove(i);
+                    self.retire(ctx, self.issue)
+                } else {
+                    self.state = State::Sleeping(v);
+                }
+            }
+        }
+    }
+
+    fn finish_mmio_read(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+        let data = std::mem::take(&mut self.mmio_buf);
+        self.mmio_loads.push((self.mmio_base, data));
+        self.retire(ctx, self.issue)
+    }
+}
+
+impl Component<SysMsg> for Core {
+    fn spec(&self) -> &'static ComponentSpec {
+        &CORE
+    }
+    fn init(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+        ctx.wake_after(0, WAKE_NEXT);
+    }
+    fn on_message(&mut self, _port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
+        match msg {
+            SysMsg::MemResp(MemResp::Data { id: POLL_ID, data }) => {
+                let Some(Op::PollU32 {
+                    value,
+                    loop_instructions,
+                    ..
+                }) = self.program.get(self.pc).cloned()
+                else {
+                    return;
+                };
+                let got = u32::from_le_bytes(data[..4].try_into().expect("4 bytes"));
+                if got == value {
+                    self.retire(ctx, self.issue);
+                } else {
+                    let t = self.instructions_time(loop_instructions);
+                    ctx.wake_after(t, WAKE_POLL);
+                }
+            }
+            SysMsg::MemResp(resp) => {
+                if let MemResp::Data { id, data } = resp {
+                    if let Some((addr, _)) = self.loads_inflight.remove(&id) {
+                        self.loads.push((addr, data));
+                    }
+                }
+                self.outstanding -= 1;
+                match self.state {
+                    State::NeedSlot => self.step(ctx),
+                    State::Fencing if self.outstanding == 0 => self.retire(ctx, self.issue),
+                    _ => {}
+                }
+            }
+            SysMsg::MmioData { id, data } => {
+                let Some((off, issued)) = self.mmio_inflight.remove(&id) else {
+                    return;
+                };
+                ctx.record(5, (ctx.now() - issued) / 1000);
+                self.mmio_buf[off..off + data.len()].copy_from_slice(&data);
+                self.issue_mmio_reads(ctx);
+                if self.state == State::MmioReading
+                    && self.mmio_inflight.is_empty()
+                    && self.mmio_pending.is_empty()
+                {
+                    self.finish_mmio_read(ctx);
+                }
+            }
+            SysMsg::Interrupt { vector } => {
+                ctx.count(4, 1);
+                if self.state == State::Sleeping(vector) {
+                    self.retire(ctx, self.issue);
+                } else {
+                    self.pending_irqs.push(vector);
+                }
+            }
+            other => debug_assert!(false, "core: unexpected {other:?}"),
+        }
+    }
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, SysMsg>) {
+        match token {
+            WAKE_POLL => self.poll_load(ctx),
+            _ => self.step(ctx),
+        }
+    }
+}

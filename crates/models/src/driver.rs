@@ -1,0 +1,232 @@
+//! The `dma_driver` software model: the host driver of an [`crate::dma`]
+//! engine, expressed as a core program.
+//!
+//! The driver is not a hardware block; it becomes [`Op`]s that a [`Core`]
+//! runs, so its cost scales with the core it runs on (instruction counts are
+//! converted with the core's clock and `ipc`). One transfer
+//! ([`DmaDriver::transfer`]) follows the Linux XDMA character-device path:
+//!
+//! 1. system call entry and exit (`syscall_instructions`);
+//! 2. pin and map the user buffer, per 4 KiB page (`pin_page_instructions`);
+//! 3. build one 32-byte descriptor per chunk of at most `max_desc_bytes`
+//!    (`desc_instructions` each) and **store it to host memory**;
+//! 4. a write barrier, then program the channel over uncached MMIO
+//!    (descriptor address, write-back address, MSI data, count + control
+//!    with RUN: the doorbell);
+//! 5. wait: spin on the status write-back in host memory (`poll`) or sleep
+//!    until the MSI-X interrupt and run the handler (`irq_instructions`);
+//! 6. optionally read the channel STATUS register (a non-posted MMIO read),
+//!    then tear down (`completion_instructions`).
+//!
+//! [`Core`]: crate::core::Core
+
+use ccsim_kernel::prelude::*;
+
+use crate::core::Op;
+use crate::dma::{regs, Descriptor, DESC_BYTES};
+use crate::util::{complete, non_negative, positive};
+
+/// Declaration of `dma_driver`.
+pub static DMA_DRIVER: ComponentSpec = ComponentSpec {
+    type_name: "dma_driver",
+    description: "Software model of a descriptor-DMA driver (Linux XDMA-like): its costs become instruction counts in the core's program, and it writes real descriptors to host memory and rings the doorbell over MMIO. Has no ports.",
+    params: &[
+        ParamSpec { name: "syscall_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", description: "System call entry and exit (read()/write() on the DMA character device)." },
+        ParamSpec { name: "pin_page_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", description: "Pinning and DMA-mapping one 4 KiB page of the user buffer." },
+        ParamSpec { name: "desc_instructions", kind: ParamKind::Int, default: ParamDefault::Int(200), unit: "instructions", description: "Building one descriptor (besides its 32-byte store)." },
+        ParamSpec { name: "submit_instructions", kind: ParamKind::Int, default: ParamDefault::Int(500), unit: "instructions", description: "Engine submission path besides the MMIO writes (locking, queue bookkeeping)." },
+        ParamSpec { name: "irq_instructions", kind: ParamKind::Int, default: ParamDefault::Int(3000), unit: "instructions", description: "Interrupt entry, handler and waking the waiting thread." },
+        ParamSpec { name: "completion_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", description: "Completion path: checking status, unmapping and unpinning, returning." },
+        ParamSpec { name: "poll_loop_instructions", kind: ParamKind::Int, default: ParamDefault::Int(20), unit: "instructions", description: "Instructions per iteration of the status polling loop besides its load." },
+        ParamSpec { name: "max_desc_bytes", kind: ParamKind::Int, default: ParamDefault::Int(4096), unit: "bytes", description: "Largest chunk one descriptor covers (4 KiB: one per pinned user page)." },
+        ParamSpec { name: "read_status", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", description: "Whether the completion path reads the channel STATUS register over MMIO." },
+        ParamSpec { name: "pin_pages", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", description: "Whether each transfer pins/maps user pages (false: buffers are pre-pinned)." },
+    ],
+    ports: &[],
+    stats: &[],
+};
+
+/// How the driver learns that a transfer finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Spin on the status write-back in host memory.
+    Poll,
+    /// Sleep until the MSI-X interrupt.
+    Interrupt,
+}
+
+/// Where the driver keeps its structures in host memory and how it reaches
+/// the engine.
+#[derive(Debug, Clone, Copy)]
+pub struct DriverLayout {
+    /// Bus address of the engine's BAR0.
+    pub bar0: u64,
+    /// Host address of the descriptor ring (32-byte aligned).
+    pub ring: u64,
+    /// Host address of the status write-back word.
+    pub writeback: u64,
+}
+
+/// The driver's costs.
+#[derive(Debug, Clone)]
+pub struct DmaDriver {
+    syscall: u64,
+    pin_page: u64,
+    desc: u64,
+    submit: u64,
+    irq: u64,
+    completion: u64,
+    poll_loop: u64,
+    max_desc_bytes: u64,
+    read_status: bool,
+    pin_pages: bool,
+}
+
+/// One transfer: channel, host buffer, card address, length.
+#[derive(Debug, Clone, Copy)]
+pub struct Transfer {
+    /// [`crate::dma::H2C`] or [`crate::dma::C2H`].
+    pub channel: usize,
+    /// Host buffer address.
+    pub host: u64,
+    /// Card (device memory) address.
+    pub card: u64,
+    /// Bytes.
+    pub len: u64,
+}
+
+impl DmaDriver {
+    /// A driver from validated parameters.
+    pub fn from_params(params: &Params) -> Result<DmaDriver, String> {
+        let p = complete(&DMA_DRIVER, params)?;
+        let t = "dma_driver";
+        Ok(DmaDriver {
+            syscall: non_negative(&p, t, "syscall_instructions")?,
+            pin_page: non_negative(&p, t, "pin_page_instructions")?,
+            desc: non_negative(&p, t, "desc_instructions")?,
+            submit: non_negative(&p, t, "submit_instructions")?,
+            irq: non_negative(&p, t, "irq_instructions")?,
+            completion: non_negative(&p, t, "completion_instructions")?,
+            poll_loop: non_negative(&p, t, "poll_loop_instructions")?,
+            max_desc_bytes: positive(&p, t, "max_desc_bytes")?,
+            read_status: p.bool("read_status"),
+            pin_pages: p.bool("pin_pages"),
+        })
+    }
+
+    /// The descriptors for `transfers`, in ring order: each transfer split at
+    /// `max_desc_bytes` and 4 KiB page boundaries of the host buffer (when
+    /// descriptors cover at most a page).
+    pub fn descriptors(&self, transfers: &[Transfer], layout: &DriverLayout) -> Vec<Descriptor> {
+        let mut out = Vec::new();
+        for t in transfers {
+            let mut off = 0u64;
+            while off < t.len {
+                let host = t.host + off;
+                let mut n = self.max_desc_bytes.min(t.len - off);
+                if self.max_desc_bytes <= 4096 {
+                    n = n.min(4096 - host % 4096);
+                }
+                let (src, dst) = if t.channel == crate::dma::H2C {
+                    (host, t.card + off)
+                } else {
+                    (t.card + off, host)
+                };
+                out.push(Descriptor {
+                    flags: 0,
+                    len: n as u32,
+                    src,
+                    dst,
+                    next: 0,
+                });
+                off += n;
+            }
+        }
+        let n = out.len();
+        for (i, d) in out.iter_mut().enumerate() {
+            if i + 1 < n {
+                d.next = layout.ring + (i as u64 + 1) * DESC_BYTES as u64;
+            } else {
+                d.flags |= 0x1 | 0x2 | 0x10; // stop, completed, end of packet
+            }
+        }
+        out
+    }
+
+    /// The program of one driver call that submits `transfers` (all on one
+    /// channel) with a single doorbell and waits for them.
+    pub fn transfer(
+        &self,
+        transfers: &[Transfer],
+        layout: &DriverLayout,
+        completion: Completion,
+        msi_vector: u32,
+    ) -> Vec<Op> {
+        let ch = transfers.first().map(|t| t.channel).unwrap_or(0);
+        let descs = self.descriptors(transfers, layout);
+        let mut ops = vec![Op::Instructions(self.syscall)];
+        if self.pin_pages {
+            let pages: u64 = transfers
+                .iter()
+                .map(|t| (t.host % 4096 + t.len).div_ceil(4096))
+                .sum();
+            ops.push(Op::Instructions(self.pin_page * pages));
+        }
+        for (i, d) in descs.iter().enumerate() {
+            ops.push(Op::Instructions(self.desc));
+            ops.push(Op::Store {
+                addr: layout.ring + i as u64 * DESC_BYTES as u64,
+                data: d.encode().to_vec(),
+            });
+        }
+        if completion == Completion::Poll {
+            ops.push(Op::Store {
+                addr: layout.writeback,
+                data: vec![0; 4],
+            });
+        }
+        // wmb(): descriptors must be visible before the doorbell.
+        ops.push(Op::Fence);
+        ops.push(Op::Instructions(self.submit));
+        let base = layout.bar0 + ch as u64 * regs::CHANNEL_STRIDE;
+        let mmio = |off: u64, data: Vec<u8>| Op::MmioWrite {
+            addr: base + off,
+            data,
+            wc: false,
+        };
+        ops.push(mmio(regs::DESC_ADDR, layout.ring.to_le_bytes().to_vec()));
+        let mut control = regs::CTRL_RUN;
+        match completion {
+            Completion::Poll => {
+                control |= regs::CTRL_WRITEBACK;
+                ops.push(mmio(regs::WB_ADDR, layout.writeback.to_le_bytes().to_vec()));
+            }
+            Completion::Interrupt => {
+                control |= regs::CTRL_IRQ;
+                ops.push(mmio(regs::MSI_DATA, msi_vector.to_le_bytes().to_vec()));
+            }
+        }
+        let mut count_ctrl = (descs.len() as u32).to_le_bytes().to_vec();
+        count_ctrl.extend_from_slice(&control.to_le_bytes());
+        ops.push(mmio(regs::DESC_COUNT, count_ctrl));
+        match completion {
+            Completion::Poll => ops.push(Op::PollU32 {
+                addr: layout.writeback,
+                value: descs.len() as u32,
+                loop_instructions: self.poll_loop,
+            }),
+            Completion::Interrupt => {
+                ops.push(Op::WaitInterrupt(msi_vector));
+                ops.push(Op::Instructions(self.irq));
+            }
+        }
+        if self.read_status {
+            ops.push(Op::MmioRead {
+                addr: base + regs::STATUS,
+                len: 4,
+            });
+        }
+        ops.push(Op::Instructions(self.completion));
+        ops
+    }
+}

@@ -1,0 +1,430 @@
+//! # ccsim-protocol: state-equations in, verified transient-state machine out
+//!
+//! This crate implements CCKit's protocol flow (CCKit §4.1–§4.3) for
+//! ccsim. A user writes a MESI-like protocol between a home agent and a
+//! remote caching agent as **state-equations** in TOML; the toolkit
+//! generates the full machine with transient states, checks the composed
+//! system exhaustively and exports it.
+//!
+//! ```text
+//!  protocols/eci-dc.toml ──parse+validate──▶ Spec ──generate──▶ ProtocolIr (table IR, JSON)
+//!                                                                   │
+//!             ┌──────────────────────────────┬──────────────────────┼──────────────┐
+//!             ▼                              ▼                      ▼              ▼
+//!   System (ccsim_check::Model)         Murphi export         SystemVerilog ROM   dot
+//!   CPU table + generated DC table      (rumur agrees on      (verilator lint)
+//!   + app table + unordered network     the state count)
+//!   + DCUs, explored breadth-first
+//! ```
+//!
+//! The checker interprets the *same* table it exports as JSON, which the
+//! simulator loads: the table that was proved is the table that runs.
+//!
+//! ## Example
+//!
+//! ```
+//! use ccsim_protocol::{check, generate, load_spec, CheckOptions};
+//!
+//! let spec = load_spec("eci-dc").unwrap(); // a shipped name or a path
+//! let (ir, stats) = generate(&spec).unwrap();
+//! assert_eq!(ir.generated.name, "dc");
+//! assert!(stats.states > stats.stable_states); // transient states were generated
+//! let report = check(&spec, &CheckOptions::default()).unwrap();
+//! assert!(report.verified, "{}", report.to_text());
+//! assert_eq!(report.reachable_states, 1858); // rumur reports the same
+//!
+//! // The same table, exported.
+//! let json = ccsim_protocol::export::export_json(&ir);
+//! assert_eq!(ccsim_protocol::export::import_json(&json).unwrap(), ir);
+//! assert!(ccsim_protocol::export::export_sv(&ir).contains("module dc_rom"));
+//! ```
+//!
+//! Errors in a spec name their place:
+//!
+//! ```
+//! let text = ccsim_protocol::builtin_text("eci-dc").unwrap().replace("receive = [\"RLDX\",", "receive = [\"RLDZ\",");
+//! let err = ccsim_protocol::Spec::parse(&text, "my.toml").unwrap_err();
+//! assert_eq!(err.path, "my.toml: equation[1].receive[0]");
+//! assert_eq!(err.message, "unknown message \"RLDZ\"");
+//! ```
+//!
+//! ## Public API (what the CLI and Python call)
+//!
+//! * [`list_specs`], [`builtin_text`], [`load_spec`] → [`Spec`] or [`SpecError`]
+//!   (`path` + `message`; the CLI maps it to exit code 2);
+//! * [`generate()`] → ([`ProtocolIr`], [`GenStats`]);
+//! * [`check`] → [`CheckReport`] (serializable: states, transitions,
+//!   messages, reachable system states, seconds, violations with traces and
+//!   charts; exit code 0 when `verified`, 1 otherwise);
+//! * [`export::export_json`], [`export::export_dot`], [`export::export_sv`],
+//!   [`export::export_murphi`].
+//!
+//! ## Modules
+//!
+//! * [`spec`]: the TOML format and its validation;
+//! * [`generate`](mod@generate): state-equations → table (§4.2's passes);
+//! * [`ir`]: the table IR;
+//! * [`system`](mod@system): the composed system (`ccsim_check::Model`);
+//! * [`explore`]: BFS with the progress check, message sequence charts;
+//! * [`invocation`]: the two-line invocation protocol (PIO paper Fig. 5);
+//! * [`mutate`]: single-row mutants of a generated table;
+//! * [`export`]: JSON, dot, SystemVerilog, Murphi.
+
+pub mod explore;
+pub mod export;
+pub mod generate;
+pub mod invocation;
+pub mod ir;
+pub mod mutate;
+pub mod spec;
+pub mod system;
+
+pub use generate::{generate, GenStats};
+pub use ir::ProtocolIr;
+pub use spec::{Spec, SpecError};
+pub use system::{System, SystemConfig};
+
+use serde::Serialize;
+
+/// A shipped spec.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct SpecInfo {
+    /// Name used on the command line, e.g. `eci-dc`.
+    pub name: &'static str,
+    /// One-line description.
+    pub description: &'static str,
+}
+
+const BUILTIN: &[(&str, &str, &str)] = &[
+    (
+        "eci-dc",
+        "ECI directory controller for FPGA-homed lines (CPU LLC remote)",
+        include_str!("../../../protocols/eci-dc.toml"),
+    ),
+    (
+        "eci-cc",
+        "ECI cache controller for CPU-homed lines (FPGA remote)",
+        include_str!("../../../protocols/eci-cc.toml"),
+    ),
+    (
+        "invocation",
+        "two-line invocation protocol (PIO paper Fig. 5a/5b) over the ECI DC",
+        include_str!("../../../protocols/invocation.toml"),
+    ),
+    (
+        "invocation-shared-dcu",
+        "the invocation protocol with A and B on one DCU (deadlocks without not-ready)",
+        include_str!("../../../protocols/invocation-shared-dcu.toml"),
+    ),
+];
+
+/// The shipped specs, by name.
+pub fn list_specs() -> Vec<SpecInfo> {
+    BUILTIN
+        .iter()
+        .map(|(n, d, _)| SpecInfo {
+            name: n,
+            description: d,
+        })
+        .collect()
+}
+
+/// The TOML text of a shipped spec.
+pub fn builtin_text(name: &str) -> Option<&'static str> {
+    BUILTIN
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, t)| *t)
+}
+
+/// Loads a shipped spec by name, or a TOML file by path.
+pub fn load_spec(name_or_path: &str) -> Result<Spec, SpecError> {
+    if let Some(t) = builtin_text(name_or_path) {
+        return Spec::parse(t, &format!("builtin:{name_or_path}"));
+    }
+    let text = std::fs::read_to_string(name_or_path).map_err(|e| SpecError {
+        path: name_or_path.to_string(),
+        message: format!(
+            "cannot read spec ({e}); shipped specs are: {}",
+            BUILTIN.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+        ),
+    })?;
+    Spec::parse(&text, name_or_path)
+}
+
+/// Options for [`check`].
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// Override the spec's `[check]` configuration.
+    pub config: Option<SystemConfig>,
+    /// Stop after this many states (0: the default limit).
+    pub max_states: usize,
+}
+
+/// One violation with its trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct ViolationReport {
+    /// Property: `swmr`, `data-value`, `no-unspecified-reception`,
+    /// `network-bound` or `deadlock`.
+    pub property: String,
+    /// Explanation at the bad state.
+    pub message: String,
+    /// Steps of the trace (`agent -> agent: label`).
+    pub trace: Vec<String>,
+    /// The final state, described.
+    pub final_state: String,
+    /// Text message sequence chart.
+    pub chart: String,
+    /// Mermaid sequence diagram.
+    pub mermaid: String,
+}
+
+/// What `ccsim protocol check --json` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckReport {
+    /// Protocol name.
+    pub protocol: String,
+    /// States of the generated machine.
+    pub states: usize,
+    /// Transitions of the generated machine (stalls excluded).
+    pub transitions: usize,
+    /// Stall rows of the generated machine.
+    pub stalls: usize,
+    /// Message types the generated machine handles.
+    pub messages: usize,
+    /// Generator counts.
+    pub generator: GenStats,
+    /// Configuration checked.
+    pub config: SystemConfig,
+    /// Reachable system states.
+    pub reachable_states: usize,
+    /// System transitions fired.
+    pub system_transitions: usize,
+    /// Whether the exploration finished.
+    pub complete: bool,
+    /// Seconds spent exploring.
+    pub seconds: f64,
+    /// True when complete and no violation was found.
+    pub verified: bool,
+    /// Violations (at most one: the shortest found first).
+    pub violations: Vec<ViolationReport>,
+    /// Transitions of the generated machine that no reachable state fires
+    /// (`STATE/EVENT`), in table order. Empty when every row is exercised.
+    pub unexercised: Vec<String>,
+    /// For application protocols: one line per variant checked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
+}
+
+/// Builds the composed system for an IR with a configuration.
+pub fn system(ir: ProtocolIr, config: SystemConfig) -> Result<System, SpecError> {
+    System::new(ir, config).map_err(|m| SpecError {
+        path: "check".into(),
+        message: m,
+    })
+}
+
+/// Generates and checks a spec. A spec with `[check] application =
+/// "invocation"` is checked as the two-line invocation protocol in all eight
+/// variants (Fig. 5a/5b, Exclusive/Shared return, with and without "not
+/// ready yet") on its DCU mapping; otherwise the agents run freely.
+pub fn check(spec: &Spec, opts: &CheckOptions) -> Result<CheckReport, SpecError> {
+    let (ir, stats) = generate(spec)?;
+    let cfg = opts.config.clone().unwrap_or_else(|| (&spec.check).into());
+    if spec.check.application.as_deref() == Some("invocation") {
+        return check_invocation_variants(ir, stats, cfg);
+    }
+    check_ir(ir, stats, cfg, opts.max_states)
+}
+
+fn check_invocation_variants(
+    ir: ProtocolIr,
+    stats: GenStats,
+    cfg: SystemConfig,
+) -> Result<CheckReport, SpecError> {
+    use invocation::{check_invocation_ir, InvocationConfig};
+    if cfg.dcus.len() != 2 {
+        return Err(SpecError {
+            path: "check.dcus".into(),
+            message: "the invocation protocol uses exactly two lines (A and B)".into(),
+        });
+    }
+    let shared_unit = cfg.dcus[0] == cfg.dcus[1];
+    let t0 = std::time::Instant::now();
+    let mut total = 0;
+    let mut total_transitions = 0;
+    let mut violations = Vec::new();
+    let mut variants = Vec::new();
+    for device_initiated in [false, true] {
+        for exclusive_return in [true, false] {
+            for not_ready in [false, true] {
+                let ic = InvocationConfig {
+                    device_initiated,
+                    exclusive_return,
+                    not_ready,
+                    shared_unit,
+                    rounds: 2,
+                };
+                let r = check_invocation_ir(ir.clone(), &ic, cfg.values)?;
+                total += r.reachable_states;
+                total_transitions += r.transitions;
+                let name = ic.name();
+                variants.push(format!(
+                    "{name}: {} states, {}",
+                    r.reachable_states,
+                    if r.verified { "completes" } else { "VIOLATION" }
+                ));
+                if let Some(mut v) = r.violation {
+                    if violations.is_empty() {
+                        v.message = format!("{name}: {}", v.message);
+                        violations.push(v);
+                    }
+                }
+            }
+        }
+    }
+    Ok(CheckReport {
+        protocol: ir.name.clone(),
+        states: stats.states,
+        transitions: stats.transitions,
+        stalls: stats.stalls,
+        messages: stats.messages,
+        generator: stats,
+        config: cfg,
+        reachable_states: total,
+        system_transitions: total_transitions,
+        complete: true,
+        seconds: t0.elapsed().as_secs_f64(),
+        verified: violations.is_empty(),
+        violations,
+        unexercised: Vec::new(),
+        variants,
+    })
+}
+
+/// Checks an already generated IR (used by mutation tests).
+pub fn check_ir(
+    ir: ProtocolIr,
+    stats: GenStats,
+    cfg: SystemConfig,
+    max_states: usize,
+) -> Result<CheckReport, SpecError> {
+    use ccsim_check::model::Model;
+    let name = ir.name.clone();
+    let sys = system(ir, cfg.clone())?;
+    let mut eo = explore::ExploreOptions {
+        keep_states: true,
+        ..Default::default()
+    };
+    if max_states > 0 {
+        eo.max_states = max_states;
+    }
+    let r = explore::explore_filtered(&sys, &eo, &|s, a| sys.helps(s, a));
+    // Row coverage of the generated machine.
+    let mut fired = std::collections::BTreeSet::new();
+    let mut acts = Vec::new();
+    for s in &r.reachable {
+        acts.clear();
+        sys.actions(s, &mut acts);
+        for a in &acts {
+            let (role, st, ev) = sys.row_of(s, a);
+            if role == 0 {
+                fired.insert((st, ev));
+            }
+        }
+    }
+    let unexercised: Vec<String> = sys
+        .ir
+        .generated
+        .transitions
+        .iter()
+        .filter(|t| {
+            matches!(t.outcome, ir::Outcome::Go { .. })
+                && !fired.contains(&(t.state.clone(), t.event.clone()))
+        })
+        .map(|t| format!("{}/{}", t.state, t.event))
+        .collect();
+    let violations = r
+        .violation
+        .iter()
+        .map(|v| {
+            let steps: Vec<_> = v
+                .actions
+                .iter()
+                .zip(&v.states)
+                .map(|(a, s)| sys.chart_step(s, a))
+                .collect();
+            let agents = sys.agents();
+            ViolationReport {
+                property: v.property.clone(),
+                message: v.message.clone(),
+                trace: steps
+                    .iter()
+                    .map(|s| format!("{} -> {}: {}", s.from, s.to, s.label))
+                    .collect(),
+                final_state: sys.describe(v.states.last().expect("non-empty trace")),
+                chart: explore::chart_text(&agents, &steps),
+                mermaid: explore::chart_mermaid(&agents, &steps),
+            }
+        })
+        .collect::<Vec<_>>();
+    Ok(CheckReport {
+        protocol: name,
+        states: stats.states,
+        transitions: stats.transitions,
+        stalls: stats.stalls,
+        messages: stats.messages,
+        generator: stats,
+        config: cfg,
+        reachable_states: r.states,
+        system_transitions: r.transitions,
+        complete: r.complete,
+        seconds: r.seconds,
+        verified: r.complete && violations.is_empty(),
+        violations,
+        unexercised,
+        variants: Vec::new(),
+    })
+}
+
+impl CheckReport {
+    /// Human-readable summary with the counterexample, if any.
+    pub fn to_text(&self) -> String {
+        let mut s = format!(
+            "protocol {}: generated machine {} states, {} transitions, {} stalls, {} message types\n\
+             checked {} line(s) on DCUs {:?}, {} data values: {} reachable states, {} transitions, {:.3} s\n",
+            self.protocol,
+            self.states,
+            self.transitions,
+            self.stalls,
+            self.messages,
+            self.config.dcus.len(),
+            self.config.dcus,
+            self.config.values,
+            self.reachable_states,
+            self.system_transitions,
+            self.seconds
+        );
+        for v in &self.variants {
+            s.push_str(&format!("  {v}\n"));
+        }
+        if self.verified {
+            s.push_str("verified: swmr, data-value, no-unspecified-reception, network-bound, deadlock-freedom\n");
+            if !self.unexercised.is_empty() {
+                s.push_str(&format!(
+                    "note: {} transition(s) of the generated machine are never exercised by this system: {}\n",
+                    self.unexercised.len(),
+                    self.unexercised.join(" ")
+                ));
+            }
+        } else if !self.complete && self.violations.is_empty() {
+            s.push_str("incomplete: state limit reached\n");
+        }
+        for v in &self.violations {
+            s.push_str(&format!("VIOLATION {}: {}\n", v.property, v.message));
+            s.push_str(&format!("final state: {}\n", v.final_state));
+            s.push_str(&v.chart);
+        }
+        s
+    }
+}

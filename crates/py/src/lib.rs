@@ -1,0 +1,549 @@
+//! # ccsim-py: the `ccsim._native` extension module
+//!
+//! The one bindings crate of ccsim. It is deliberately thin: every function
+//! converts Python values to the Rust types of `ccsim-config`,
+//! `ccsim-models`, `ccsim-experiments` and `ccsim-kernel`, makes one call,
+//! and converts the answer back to plain Python data (dicts, lists, floats).
+//! Policy (sweeps, resuming, plots, reports, the CLI) lives in the Python
+//! package `ccsim`, which is the supported interface; the stubs in
+//! `python/ccsim/_native.pyi` describe this module.
+//!
+//! ```text
+//!  ccsim (Python) ──► _native.Platform.load / Experiment.load ──► ccsim_config (validated once)
+//!                 ──► _native.run_point ──────────────────────► ccsim_experiments::run_point
+//!                 ──► _native.component_types / workloads ────► the static declarations
+//!                 ──► _native.kernel_bench_json ──────────────► ccsim_kernel::bench
+//!                 ──► _native.protocol_* ─────────────────────► ccsim_protocol (generate, check, export)
+//! ```
+//!
+//! Errors are raised as the exception classes of `ccsim.errors` (one file
+//! maps every Rust error): a [`ccsim_config::ConfigError`] becomes
+//! `ccsim.errors.ConfigError(file, path, message)`.
+//!
+//! Handles pickle by rebuilding from their config: `__reduce__` returns
+//! `Platform.load` (or `Experiment.load`) with the original name or path and
+//! the overrides, so a handle sent to another process is re-validated there.
+
+use ccsim_config::{ConfigError, Experiment, Platform, WorkloadDecl};
+use ccsim_kernel::component::{ParamDefault, ParamKind, ParamSpec, ParamValue, Params};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::IntoPyObjectExt;
+
+mod protocol;
+
+/// Instantiates `ccsim.errors.<class>(*args)` as a Python exception, falling
+/// back to `ValueError` when the Python package is not importable.
+pub(crate) fn ccsim_error<'py>(
+    py: Python<'py>,
+    class: &str,
+    args: impl IntoPyObject<'py, Target = PyTuple>,
+) -> PyErr {
+    let made = py
+        .import("ccsim.errors")
+        .and_then(|m| m.getattr(class))
+        .and_then(|c| c.call1(args));
+    match made {
+        Ok(obj) => PyErr::from_value(obj),
+        Err(e) => PyValueError::new_err(format!("{class}: {e}")),
+    }
+}
+
+/// Maps a config error to `ccsim.errors.ConfigError(file, path, message)`.
+fn config_err(py: Python<'_>, e: ConfigError) -> PyErr {
+    ccsim_error(py, "ConfigError", (e.file, e.path, e.message))
+}
+
+fn value_to_py(py: Python<'_>, v: &ParamValue) -> PyResult<PyObject> {
+    match v {
+        ParamValue::Int(i) => i.into_py_any(py),
+        ParamValue::Float(x) => x.into_py_any(py),
+        ParamValue::Bool(b) => b.into_py_any(py),
+        ParamValue::Str(s) => s.into_py_any(py),
+    }
+}
+
+/// Converts a Python scalar to a [`ParamValue`]; other types are a config
+/// error at `platform.<key>` of `overrides`.
+fn py_to_value(py: Python<'_>, key: &str, v: &Bound<'_, PyAny>) -> PyResult<ParamValue> {
+    // bool first: Python's bool is a subclass of int.
+    if v.is_instance_of::<PyBool>() {
+        return Ok(ParamValue::Bool(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return v.extract::<i64>().map(ParamValue::Int).map_err(|_| {
+            config_err(
+                py,
+                ConfigError::new(
+                    "overrides",
+                    format!("platform.{key}"),
+                    "integer out of range",
+                ),
+            )
+        });
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(ParamValue::Float(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(ParamValue::Str(v.extract()?));
+    }
+    let type_name = v.get_type().name()?.to_string();
+    Err(config_err(
+        py,
+        ConfigError::new(
+            "overrides",
+            format!("platform.{key}"),
+            format!("expected a number, boolean or string, got a {type_name}"),
+        ),
+    ))
+}
+
+fn typed_overrides(
+    py: Python<'_>,
+    overrides: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<(String, ParamValue)>> {
+    let mut out = Vec::new();
+    if let Some(d) = overrides {
+        for (k, v) in d.iter() {
+            let key: String = k.extract()?;
+            let value = py_to_value(py, &key, &v)?;
+            out.push((key, value));
+        }
+    }
+    Ok(out)
+}
+
+fn params_to_py<'py>(py: Python<'py>, params: &Params) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, (value, provenance)) in params.iter() {
+        d.set_item(name, (value_to_py(py, value)?, provenance))?;
+    }
+    Ok(d)
+}
+
+fn param_spec_to_py<'py>(py: Python<'py>, p: &ParamSpec) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", p.name)?;
+    d.set_item("kind", p.kind.to_string())?;
+    let choices: Vec<&str> = match p.kind {
+        ParamKind::Enum(options) => options.to_vec(),
+        _ => Vec::new(),
+    };
+    d.set_item("choices", choices)?;
+    let default = match p.default.value() {
+        Some(v) => value_to_py(py, &v)?,
+        None => py.None(),
+    };
+    d.set_item("default", default)?;
+    d.set_item("required", matches!(p.default, ParamDefault::Required))?;
+    d.set_item("unit", p.unit)?;
+    d.set_item("description", p.description)?;
+    Ok(d)
+}
+
+/// A validated platform: component instances with typed parameters, each
+/// with its provenance.
+#[pyclass(module = "ccsim._native", name = "Platform", frozen)]
+struct PyPlatform {
+    inner: Platform,
+}
+
+#[pymethods]
+impl PyPlatform {
+    /// Loads a shipped platform by name or a platform file by path, then
+    /// applies `overrides` (`{"pcie.lanes": 8}`, typed) and `text_overrides`
+    /// (`[("pcie.lanes", "8")]`, parsed in the declared kind).
+    #[staticmethod]
+    #[pyo3(signature = (name_or_path, overrides = None, text_overrides = None))]
+    fn load(
+        py: Python<'_>,
+        name_or_path: &str,
+        overrides: Option<&Bound<'_, PyDict>>,
+        text_overrides: Option<Vec<(String, String)>>,
+    ) -> PyResult<Self> {
+        let typed = typed_overrides(py, overrides)?;
+        let p = Platform::load(name_or_path).map_err(|e| config_err(py, e))?;
+        let p = p.with_overrides(&typed).map_err(|e| config_err(py, e))?;
+        let p = p
+            .with_text_overrides(&text_overrides.unwrap_or_default())
+            .map_err(|e| config_err(py, e))?;
+        Ok(Self { inner: p })
+    }
+
+    /// Short name (`cohet`).
+    #[getter]
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+    /// One line saying what hardware this is.
+    #[getter]
+    fn description(&self) -> &str {
+        &self.inner.description
+    }
+    /// Paper files the parameters come from.
+    #[getter]
+    fn paper(&self) -> Vec<String> {
+        self.inner.paper.clone()
+    }
+    /// The file it was read from.
+    #[getter]
+    fn source(&self) -> &str {
+        &self.inner.source
+    }
+    /// The name or path it was loaded with.
+    #[getter]
+    fn origin(&self) -> &str {
+        &self.inner.origin
+    }
+    /// The applied overrides as `{key: value}`, in order.
+    #[getter]
+    fn overrides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in &self.inner.overrides {
+            d.set_item(k, value_to_py(py, v)?)?;
+        }
+        Ok(d)
+    }
+    /// `{instance: {"type": type_name, "params": {name: (value, provenance)}}}`.
+    fn components<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (name, c) in &self.inner.components {
+            let entry = PyDict::new(py);
+            entry.set_item("type", &c.type_name)?;
+            entry.set_item("params", params_to_py(py, &c.params)?)?;
+            d.set_item(name, entry)?;
+        }
+        Ok(d)
+    }
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let load = slf.get_type().getattr("load")?;
+        let me = slf.get();
+        let args = PyTuple::new(
+            py,
+            [
+                me.inner.origin.clone().into_py_any(py)?,
+                me.overrides(py)?.into_py_any(py)?,
+            ],
+        )?;
+        Ok((load, args))
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .downcast::<Self>()
+            .is_ok_and(|o| o.get().inner == self.inner)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Platform({:?}, {} components, {} overrides)",
+            self.inner.origin,
+            self.inner.components.len(),
+            self.inner.overrides.len()
+        )
+    }
+}
+
+/// The workload declarations the experiment validator checks against.
+fn workload_decls() -> Vec<WorkloadDecl> {
+    ccsim_experiments::workload_decls()
+}
+
+/// A validated experiment: sweep, series, panels and reference points.
+#[pyclass(module = "ccsim._native", name = "Experiment", frozen)]
+struct PyExperiment {
+    inner: Experiment,
+}
+
+#[pymethods]
+impl PyExperiment {
+    /// Loads a shipped experiment by name or an experiment file by path, and
+    /// validates it with every platform it uses.
+    #[staticmethod]
+    fn load(py: Python<'_>, name_or_path: &str) -> PyResult<Self> {
+        let e = Experiment::load(name_or_path, &workload_decls()).map_err(|e| config_err(py, e))?;
+        Ok(Self { inner: e })
+    }
+    /// Short name (`cohet-dma`).
+    #[getter]
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+    /// The file it was read from.
+    #[getter]
+    fn source(&self) -> &str {
+        &self.inner.source
+    }
+    /// The name or path it was loaded with.
+    #[getter]
+    fn origin(&self) -> &str {
+        &self.inner.origin
+    }
+    /// The whole experiment as plain data (see the stubs for the keys).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let e = &self.inner;
+        let d = PyDict::new(py);
+        d.set_item("name", &e.name)?;
+        d.set_item("title", &e.title)?;
+        d.set_item("paper", e.paper.clone())?;
+        d.set_item("figures", &e.figures)?;
+        d.set_item("calibrated_on", e.calibrated_on.clone())?;
+        d.set_item("notes", e.notes.clone())?;
+        d.set_item("source", &e.source)?;
+        let x = PyDict::new(py);
+        x.set_item("name", &e.x.name)?;
+        x.set_item("label", &e.x.label)?;
+        x.set_item("log", e.x.log)?;
+        d.set_item("x", x)?;
+        d.set_item("sweep", e.sweep.clone())?;
+        d.set_item("quick", e.quick.clone())?;
+        let series = PyList::empty(py);
+        for s in &e.series {
+            let sd = PyDict::new(py);
+            sd.set_item("name", &s.name)?;
+            sd.set_item("label", &s.label)?;
+            sd.set_item("platform", &s.platform)?;
+            sd.set_item("workload", &s.workload)?;
+            sd.set_item("params", params_to_py(py, &s.params)?)?;
+            sd.set_item("metric", &s.metric)?;
+            sd.set_item("panel", &s.panel)?;
+            series.append(sd)?;
+        }
+        d.set_item("series", series)?;
+        let panels = PyList::empty(py);
+        for p in &e.panels {
+            let pd = PyDict::new(py);
+            pd.set_item("name", &p.name)?;
+            pd.set_item("ylabel", &p.ylabel)?;
+            pd.set_item("ylog", p.ylog)?;
+            panels.append(pd)?;
+        }
+        d.set_item("panels", panels)?;
+        let refs = PyList::empty(py);
+        for r in &e.references {
+            let rd = PyDict::new(py);
+            rd.set_item("series", &r.series)?;
+            rd.set_item("x", r.x)?;
+            rd.set_item("value", r.value)?;
+            rd.set_item("role", r.role.as_str())?;
+            rd.set_item("citation", &r.citation)?;
+            refs.append(rd)?;
+        }
+        d.set_item("references", refs)?;
+        Ok(d)
+    }
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let load = slf.get_type().getattr("load")?;
+        let args = PyTuple::new(py, [slf.get().inner.origin.clone()])?;
+        Ok((load, args))
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .downcast::<Self>()
+            .is_ok_and(|o| o.get().inner == self.inner)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Experiment({:?}, {} series)",
+            self.inner.origin,
+            self.inner.series.len()
+        )
+    }
+}
+
+/// Runs one point of `series` of `experiment` at `x` and returns
+/// `{"metrics": {..}, "stats": {..}, "trace_json": str | None, "trace_hash": str}`.
+/// The platform is loaded and overridden afresh, so the call is a pure
+/// function of its arguments.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // mirrors the Python keyword arguments
+#[pyo3(signature = (experiment, series, x, seed = 0, overrides = None, text_overrides = None, trace = false))]
+fn run_point<'py>(
+    py: Python<'py>,
+    experiment: &Bound<'py, PyExperiment>,
+    series: &str,
+    x: f64,
+    seed: u64,
+    overrides: Option<&Bound<'py, PyDict>>,
+    text_overrides: Option<Vec<(String, String)>>,
+    trace: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let e = &experiment.get().inner;
+    let Some(s) = e.series(series) else {
+        let msg = format!("no series {series:?} in experiment {}", e.name);
+        return Err(config_err(py, ConfigError::new(&e.source, "series", msg)));
+    };
+    let typed = typed_overrides(py, overrides)?;
+    let platform = Platform::load(&s.platform)
+        .and_then(|p| p.with_overrides(&typed))
+        .and_then(|p| p.with_text_overrides(&text_overrides.unwrap_or_default()))
+        .map_err(|err| config_err(py, err))?;
+    run_workload(
+        py,
+        &s.workload,
+        &platform,
+        &e.x.name,
+        x,
+        &s.params,
+        seed,
+        trace,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_workload<'py>(
+    py: Python<'py>,
+    workload: &str,
+    platform: &Platform,
+    x_name: &str,
+    x: f64,
+    params: &Params,
+    seed: u64,
+    trace: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    use ccsim_experiments::RunError;
+    use pyo3::types::IntoPyDict;
+    // The simulation holds no Python objects: let other threads run.
+    let result = py.allow_threads(|| {
+        ccsim_experiments::run_point(workload, platform, x_name, x, params, seed, trace)
+    });
+    let r = match result {
+        Ok(r) => r,
+        Err(RunError::Config(e)) => return Err(config_err(py, e)),
+        Err(RunError::Workload { message }) => {
+            return Err(ccsim_error(
+                py,
+                "SimulationError",
+                (format!("{workload} at {x_name}={x}: {message}"),),
+            ))
+        }
+    };
+    let d = PyDict::new(py);
+    d.set_item(
+        "metrics",
+        r.metrics.into_iter().collect::<Vec<_>>().into_py_dict(py)?,
+    )?;
+    d.set_item(
+        "stats",
+        r.stats.into_iter().collect::<Vec<_>>().into_py_dict(py)?,
+    )?;
+    d.set_item("trace_json", r.trace_json)?;
+    d.set_item("trace_hash", r.trace_hash)?;
+    Ok(d)
+}
+
+/// Every component type: `{"type", "description", "params": [..], "ports": [..], "stats": [..]}`.
+#[pyfunction]
+fn component_types(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for spec in ccsim_models::registry() {
+        let d = PyDict::new(py);
+        d.set_item("type", spec.type_name)?;
+        d.set_item("description", spec.description)?;
+        let params = PyList::empty(py);
+        for p in spec.params {
+            params.append(param_spec_to_py(py, p)?)?;
+        }
+        d.set_item("params", params)?;
+        let ports = PyList::empty(py);
+        for p in spec.ports {
+            let pd = PyDict::new(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("required", p.required)?;
+            pd.set_item("description", p.description)?;
+            ports.append(pd)?;
+        }
+        d.set_item("ports", ports)?;
+        let stats = PyList::empty(py);
+        for s in spec.stats {
+            let sd = PyDict::new(py);
+            sd.set_item("name", s.name)?;
+            sd.set_item("kind", format!("{:?}", s.kind).to_lowercase())?;
+            sd.set_item("unit", s.unit)?;
+            sd.set_item("description", s.description)?;
+            stats.append(sd)?;
+        }
+        d.set_item("stats", stats)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Every workload: `{"name", "description", "params": [..], "metrics": [..]}`.
+#[pyfunction]
+fn workloads(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for w in ccsim_experiments::workloads() {
+        let d = PyDict::new(py);
+        d.set_item("name", w.name)?;
+        d.set_item("description", w.description)?;
+        let params = PyList::empty(py);
+        for p in w.params {
+            params.append(param_spec_to_py(py, p)?)?;
+        }
+        d.set_item("params", params)?;
+        let metrics = PyList::empty(py);
+        for m in w.metrics {
+            let md = PyDict::new(py);
+            md.set_item("name", m.name)?;
+            md.set_item("unit", m.unit)?;
+            md.set_item("description", m.description)?;
+            metrics.append(md)?;
+        }
+        d.set_item("metrics", metrics)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Names of the shipped platforms.
+#[pyfunction]
+fn list_platforms() -> Vec<&'static str> {
+    ccsim_config::list_platforms()
+}
+
+/// Names of the shipped experiments.
+#[pyfunction]
+fn list_experiments() -> Vec<&'static str> {
+    ccsim_config::list_experiments()
+}
+
+/// The text of a shipped file: `kind` is `"platform"` or `"experiment"`.
+#[pyfunction]
+fn shipped_text(kind: &str, name: &str) -> Option<&'static str> {
+    ccsim_config::shipped_text(kind, name)
+}
+
+/// Runs the kernel benchmark for about `events` events and returns its
+/// report as JSON (see `ccsim_kernel::bench::KernelBenchReport`).
+#[pyfunction]
+fn kernel_bench_json(py: Python<'_>, events: u64) -> PyResult<String> {
+    let report = py.allow_threads(|| ccsim_kernel::bench::kernel_bench(events));
+    serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The `ccsim._native` module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<PyPlatform>()?;
+    m.add_class::<PyExperiment>()?;
+    m.add_function(wrap_pyfunction!(run_point, m)?)?;
+    m.add_function(wrap_pyfunction!(component_types, m)?)?;
+    m.add_function(wrap_pyfunction!(workloads, m)?)?;
+    m.add_function(wrap_pyfunction!(list_platforms, m)?)?;
+    m.add_function(wrap_pyfunction!(list_experiments, m)?)?;
+    m.add_function(wrap_pyfunction!(shipped_text, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_bench_json, m)?)?;
+    m.add_function(wrap_pyfunction!(protocol::protocol_list, m)?)?;
+    m.add_function(wrap_pyfunction!(protocol::protocol_generate, m)?)?;
+    m.add_function(wrap_pyfunction!(protocol::protocol_check, m)?)?;
+    m.add_function(wrap_pyfunction!(protocol::protocol_export, m)?)?;
+    Ok(())
+}

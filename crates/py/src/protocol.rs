@@ -1,0 +1,82 @@
+//! Bindings of the protocol toolkit (`ccsim protocol ...`): list, generate,
+//! check and export specs. Reports cross as JSON text (the crate's serde
+//! output) and plain strings; `ccsim.protocol` turns them into commands.
+
+use crate::ccsim_error;
+use ccsim_protocol::{check, export, generate, load_spec, CheckOptions, Spec, SpecError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// Maps a spec error to `ccsim.errors.SpecError(path, message)`.
+fn spec_err(py: Python<'_>, e: SpecError) -> PyErr {
+    ccsim_error(py, "SpecError", (e.path, e.message))
+}
+
+fn load(py: Python<'_>, name_or_path: &str) -> PyResult<Spec> {
+    load_spec(name_or_path).map_err(|e| spec_err(py, e))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
+/// The shipped protocol specs: `[{"name", "description"}]`.
+#[pyfunction]
+pub fn protocol_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for s in ccsim_protocol::list_specs() {
+        let d = PyDict::new(py);
+        d.set_item("name", s.name)?;
+        d.set_item("description", s.description)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Generates the transient-state machine of a spec (shipped name or path):
+/// returns `(summary_text, generator_stats_json)`.
+#[pyfunction]
+pub fn protocol_generate(py: Python<'_>, spec: &str) -> PyResult<(String, String)> {
+    let spec = load(py, spec)?;
+    let (ir, stats) = generate(&spec).map_err(|e| spec_err(py, e))?;
+    Ok((export::export_text(&ir, &stats), to_json(&stats)?))
+}
+
+/// Checks a spec exhaustively: returns `(report_json, report_text,
+/// verified)`. `max_states = 0` uses the default limit.
+#[pyfunction]
+#[pyo3(signature = (spec, max_states = 0))]
+pub fn protocol_check(
+    py: Python<'_>,
+    spec: &str,
+    max_states: usize,
+) -> PyResult<(String, String, bool)> {
+    let spec = load(py, spec)?;
+    let opts = CheckOptions {
+        max_states,
+        ..Default::default()
+    };
+    let report = py
+        .allow_threads(|| check(&spec, &opts))
+        .map_err(|e| spec_err(py, e))?;
+    Ok((to_json(&report)?, report.to_text(), report.verified))
+}
+
+/// Exports the generated table of a spec as `json`, `dot`, `sv`
+/// (SystemVerilog ROM) or `murphi`.
+#[pyfunction]
+pub fn protocol_export(py: Python<'_>, spec: &str, format: &str) -> PyResult<String> {
+    let spec = load(py, spec)?;
+    let (ir, _) = generate(&spec).map_err(|e| spec_err(py, e))?;
+    Ok(match format {
+        "json" => export::export_json(&ir),
+        "dot" => export::export_dot(&ir),
+        "sv" => export::export_sv(&ir),
+        "murphi" => export::export_murphi(&ir, &(&spec.check).into()),
+        other => {
+            let msg =
+                format!("protocol export: unknown format {other:?} (known: json, dot, sv, murphi)");
+            return Err(ccsim_error(py, "UsageError", (msg,)));
+        }
+    })
+}

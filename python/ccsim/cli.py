@@ -1,0 +1,316 @@
+"""The ``ccsim`` command line.
+
+::
+
+    ccsim reproduce cohet-dma [--quick] [--json] [--out results] [--seed 0] [--set pcie.lanes=8]
+    ccsim reproduce --all | --list
+    ccsim info [COMPONENT]            # component types (params, ports, stats) and workloads
+    ccsim platform cohet [--set ...]  # a platform's parameters with provenance
+    ccsim validate FILE.toml ...      # check platform or experiment files
+    ccsim bench kernel [--json]
+    ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
+
+Exit codes: 0 ok; 2 bad input (one line on stderr naming the file and
+path, never a traceback); 1 a check ran and found a violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Tuple
+
+from . import _native
+from .errors import CcsimError, UsageError, ViolationFound
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line and exit code 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _set_pairs(items: Optional[List[str]]) -> List[Tuple[str, str]]:
+    out = []
+    for item in items or []:
+        if "=" not in item:
+            raise UsageError(f"--set {item}: expected KEY=VALUE, like pcie.lanes=8")
+        k, v = item.split("=", 1)
+        out.append((k.strip(), v.strip()))
+    return out
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def cmd_reproduce(args) -> int:
+    from .experiment import describe_experiments, reproduce
+
+    names = list(args.names)
+    if args.list:
+        rows = describe_experiments()
+        if args.json:
+            _out(json.dumps(rows, indent=2))
+        else:
+            width = max((len(r["name"]) for r in rows), default=4)
+            for r in rows:
+                _out(f"{r['name']:<{width}}  {r['title']}  [{', '.join(r['platforms'])}; {r['figures']}]")
+        return 0
+    if args.all:
+        if names:
+            raise UsageError("reproduce: give experiment names or --all, not both")
+        names = list(_native.list_experiments())
+    if not names:
+        raise UsageError("reproduce: name an experiment, or use --all or --list")
+    text_overrides = _set_pairs(args.set)
+    # Validate every experiment before running any, so bad input fails fast.
+    for n in names:
+        _native.Experiment.load(n)
+    summaries = []
+    for n in names:
+        result = reproduce(n, quick=args.quick, seed=args.seed, text_overrides=text_overrides, out=args.out,
+                           progress=None if not args.no_progress else False, jobs=args.jobs, trace=args.trace)
+        summary = result.summary()
+        summary["output_dir"] = str(Path(args.out) / result.name)
+        (Path(args.out) / result.name / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        summaries.append(summary)
+        if not args.json:
+            e = summary["errors"]
+            parts = [f"{role}: {v['n']} pts, max |err| {v['max_abs_error_pct']:.1f}%"
+                     for role, v in e.items() if v["n"]]
+            _out(f"{result.name}: {len(result.points)} points -> {summary['output_dir']}/"
+                 + (f"  ({'; '.join(parts)})" if parts else ""))
+    if args.json:
+        doc = {
+            "ccsim_version": _native.__version__,
+            "seed": args.seed,
+            "quick": args.quick,
+            "experiments": [{k: v for k, v in s.items() if k != "points"} for s in summaries],
+            "points": [p for s in summaries for p in s["points"]],
+        }
+        _out(json.dumps(doc, indent=2))
+    return 0
+
+
+def _fmt_default(p: Any) -> str:
+    if p["required"]:
+        return "(required)"
+    v = p["default"]
+    return json.dumps(v) if isinstance(v, (str, bool)) else str(v)
+
+
+def cmd_info(args) -> int:
+    types = list(_native.component_types())
+    workloads = list(_native.workloads())
+    if args.component:
+        match = [t for t in types if t["type"] == args.component]
+        wl = [w for w in workloads if w["name"] == args.component]
+        if not match and not wl:
+            known = ", ".join(sorted([t["type"] for t in types] + [w["name"] for w in workloads])) or "none"
+            raise UsageError(f"info: no component type or workload {args.component!r} (known: {known})")
+        types, workloads = match, wl
+    if args.json:
+        _out(json.dumps({"components": types, "workloads": workloads}, indent=2))
+        return 0
+    _out(f"Component types ({len(types)}):")
+    for t in types:
+        _out(f"\n{t['type']}: {t['description']}")
+        _out("  params:")
+        for p in t["params"] or []:
+            unit = f" [{p['unit']}]" if p["unit"] else ""
+            _out(f"    {p['name']} ({p['kind']}{unit}) = {_fmt_default(p)}: {p['description']}")
+        if not t["params"]:
+            _out("    (none)")
+        _out("  ports:")
+        for port in t["ports"]:
+            _out(f"    {port['name']}{'' if port['required'] else ' (optional)'}: {port['description']}")
+        if not t["ports"]:
+            _out("    (none)")
+        _out("  stats:")
+        for s in t["stats"]:
+            _out(f"    {s['name']} ({s['kind']}, {s['unit']}): {s['description']}")
+        if not t["stats"]:
+            _out("    (none)")
+    _out(f"\nWorkloads ({len(workloads)}):")
+    for w in workloads:
+        _out(f"\n{w['name']}: {w['description']}")
+        _out("  params:")
+        for p in w["params"]:
+            unit = f" [{p['unit']}]" if p["unit"] else ""
+            _out(f"    {p['name']} ({p['kind']}{unit}) = {_fmt_default(p)}: {p['description']}")
+        _out("  metrics:")
+        for m in w["metrics"]:
+            _out(f"    {m['name']} [{m['unit']}]: {m['description']}")
+    return 0
+
+
+def cmd_platform(args) -> int:
+    from .report import fmt_value
+
+    if args.list or not args.name:
+        for n in _native.list_platforms():
+            p = _native.Platform.load(n)
+            _out(f"{n}: {p.description}")
+        return 0
+    p = _native.Platform.load(args.name, None, _set_pairs(args.set) or None)
+    comps = p.components()
+    if args.json:
+        _out(json.dumps({"name": p.name, "description": p.description, "paper": p.paper, "source": p.source,
+                         "components": comps}, indent=2))
+        return 0
+    _out(f"{p.name}: {p.description}")
+    _out(f"source: {p.source}" + (f"; paper: {', '.join(p.paper)}" if p.paper else ""))
+    for inst, c in comps.items():
+        _out(f"\n[{inst}] type = {c['type']}")
+        for name, (value, prov) in c["params"].items():
+            _out(f"  {name} = {fmt_value(value)}    # {prov}")
+    return 0
+
+
+def _looks_like_experiment(path: Path) -> bool:
+    try:
+        text = path.read_text()
+    except OSError:
+        return False
+    return any(line.strip().startswith("[experiment]") for line in text.splitlines())
+
+
+def cmd_validate(args) -> int:
+    for f in args.files:
+        path = Path(f)
+        if _looks_like_experiment(path):
+            e = _native.Experiment.load(f)
+            _out(f"{f}: ok (experiment {e.name}, {len(e.to_dict()['series'])} series)")
+        else:
+            p = _native.Platform.load(f)
+            _out(f"{f}: ok (platform {p.name}, {len(p.components())} components)")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    if args.what != "kernel":
+        raise UsageError(f"bench: unknown benchmark {args.what!r} (known: kernel)")
+    if args.events < 1:
+        raise UsageError("bench: --events must be at least 1")
+    report = json.loads(_native.kernel_bench_json(args.events))
+    if args.json:
+        _out(json.dumps(report, indent=2))
+    else:
+        _out(f"kernel: {report['events_per_sec'] / 1e6:.1f} M events/s ({report['events']} events in "
+             f"{report['seconds']:.3f} s)")
+        _out(f"bare binary-heap loop: {report['bare_events_per_sec'] / 1e6:.1f} M events/s")
+        _out(f"ratio (bare / kernel): {report['ratio']:.2f}x")
+    return 0
+
+
+def cmd_protocol(args) -> int:
+    if args.action == "list":
+        specs = list(_native.protocol_list())
+        if args.json:
+            _out(json.dumps(specs, indent=2))
+        else:
+            width = max((len(s["name"]) for s in specs), default=4)
+            for s in specs:
+                _out(f"{s['name']:<{width}}  {s['description']}")
+        return 0
+    if not args.spec:
+        raise UsageError(f"protocol {args.action}: name a spec (see `ccsim protocol list`) or a path")
+    if args.action == "generate":
+        text, stats = _native.protocol_generate(args.spec)
+        _out(stats if args.json else text.rstrip("\n"))
+        return 0
+    if args.action == "check":
+        report_json, text, verified = _native.protocol_check(args.spec, args.max_states)
+        _out(json.dumps(json.loads(report_json), indent=2) if args.json else text.rstrip("\n"))
+        # 1 means: the check ran and found a violation (or could not finish).
+        return 0 if verified else ViolationFound.exit_code
+    formats = [f for f in ("json", "dot", "sv", "murphi") if getattr(args, f if f == "json" else f"fmt_{f}")]
+    if len(formats) != 1:
+        raise UsageError("protocol export: choose exactly one of --json, --dot, --sv, --murphi")
+    text = _native.protocol_export(args.spec, formats[0])
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ccsim", description="Simulate CPU-accelerator interconnects and compare with the papers.")
+    parser.add_argument("--version", action="version", version=f"ccsim {_native.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    r = sub.add_parser("reproduce", help="run experiments and compare them with the papers")
+    r.add_argument("names", nargs="*", metavar="NAME", help="experiment names or paths to experiment TOML files")
+    r.add_argument("--all", action="store_true", help="run every shipped experiment")
+    r.add_argument("--list", action="store_true", help="list the shipped experiments")
+    r.add_argument("--quick", action="store_true", help="run the reduced sweep (for CI)")
+    r.add_argument("--json", action="store_true", help="print a machine-readable summary to stdout")
+    r.add_argument("--out", default="results", help="output directory (default: results/)")
+    r.add_argument("--seed", type=int, default=0, help="simulation seed (default: 0)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="platform override, like pcie.lanes=8 or cohet:pcie.lanes=8 (repeatable)")
+    r.add_argument("--jobs", type=int, default=1, help="run points in N processes (default: 1)")
+    r.add_argument("--trace", action="store_true", help="also write a Chrome trace JSON per point")
+    r.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    r.set_defaults(func=cmd_reproduce)
+
+    i = sub.add_parser("info", help="list component types and workloads")
+    i.add_argument("component", nargs="?", help="show only this component type or workload")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("platform", help="show a platform's parameters with provenance")
+    p.add_argument("name", nargs="?", help="shipped platform name or path to a TOML file")
+    p.add_argument("--list", action="store_true", help="list the shipped platforms")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_platform)
+
+    v = sub.add_parser("validate", help="check platform or experiment TOML files")
+    v.add_argument("files", nargs="+", metavar="FILE")
+    v.set_defaults(func=cmd_validate)
+
+    b = sub.add_parser("bench", help="benchmarks")
+    b.add_argument("what", choices=["kernel"], help="what to benchmark")
+    b.add_argument("--events", type=int, default=20_000_000, help="events per loop (default: 20M)")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bench)
+
+    pr = sub.add_parser("protocol", help="protocol toolkit: list, generate, check, export")
+    pr.add_argument("action", choices=["list", "generate", "check", "export"])
+    pr.add_argument("spec", nargs="?", help="shipped spec name (see `protocol list`) or path to a spec TOML")
+    pr.add_argument("--json", action="store_true", help="JSON output (list, generate, check); export: the table IR")
+    pr.add_argument("--max-states", type=int, default=0, help="check: stop after N states (0: default limit)")
+    for f, what in (("dot", "Graphviz"), ("sv", "SystemVerilog ROM"), ("murphi", "Murphi model")):
+        pr.add_argument(f"--{f}", dest=f"fmt_{f}", action="store_true", help=f"export: {what}")
+    pr.add_argument("-o", "--output", help="export: write to this file instead of stdout")
+    pr.set_defaults(func=cmd_protocol)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``ccsim`` console script; returns the exit code."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help(sys.stderr)
+            return 2
+        return int(args.func(args))
+    except CcsimError as e:
+        sys.stderr.write(f"error: {e}\n")
+        return e.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted: finished points are kept in points.jsonl; rerun to resume\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

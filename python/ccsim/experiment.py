@@ -1,0 +1,414 @@
+"""Running experiments: sweeps, resuming, and the result object.
+
+An experiment (``experiments/<name>.toml``) is a set of series -- a workload
+on a platform reporting one metric -- swept over one x variable, plus
+reference points from a paper. :func:`reproduce` runs every (series, x)
+point through the Rust simulator and returns an :class:`ExperimentResult`.
+
+Points are independent and deterministic: a point is a pure function of the
+experiment, the platform (with overrides), the seed and x. That is what
+makes two things safe:
+
+* **resuming** -- with an output directory, each finished point is appended
+  to ``points.jsonl`` together with a fingerprint of everything it depends
+  on; a rerun skips points whose fingerprint matches, and a changed config,
+  override or seed invalidates them;
+* **fanning out** -- ``jobs > 1`` runs points in a process pool. The native
+  handles pickle by rebuilding from their config, so the same code can later
+  hand points to Ray.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from . import _native
+from .errors import UsageError
+
+POINTS_FILE = "points.jsonl"
+
+Overrides = Mapping[str, Any]
+TextOverrides = Sequence[Tuple[str, str]]
+
+
+def _scoped(overrides, platform: str):
+    """The overrides that apply to ``platform``.
+
+    A key ``pcie.lanes`` applies to every platform of the experiment; a key
+    ``cohet:pcie.lanes`` only to platform ``cohet``.
+    """
+    if overrides is None:
+        return None
+    items = overrides.items() if isinstance(overrides, Mapping) else overrides
+    out = []
+    for key, value in items:
+        if ":" in key:
+            only, key = key.split(":", 1)
+            if only != platform:
+                continue
+        out.append((key, value))
+    return out
+
+
+def _platform(name: str, overrides, text_overrides) -> _native.Platform:
+    typed = _scoped(overrides, name)
+    text = _scoped(text_overrides, name)
+    return _native.Platform.load(name, dict(typed) if typed else None, text or None)
+
+
+def _canonical(value: Any) -> Any:
+    """JSON-safe, order-stable form of configs for fingerprints."""
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def fingerprint(experiment: _native.Experiment, seed: int, overrides=None, text_overrides=None) -> str:
+    """SHA-256 over everything a point depends on: the validated experiment,
+    every platform's resolved parameters (with overrides), the seed and the
+    ccsim version."""
+    config = experiment.to_dict()
+    config.pop("source", None)
+    platforms = {}
+    for s in config["series"]:
+        p = _platform(s["platform"], overrides, text_overrides)
+        platforms[s["platform"]] = {"components": p.components(), "overrides": p.overrides}
+    blob = json.dumps(
+        _canonical({"experiment": config, "platforms": platforms, "seed": seed, "version": _native.__version__}),
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _run_one(experiment: _native.Experiment, series: str, platform: str, x: float, seed: int,
+             overrides, text_overrides, trace: bool) -> Dict[str, Any]:
+    """Runs one point (also the process-pool task: every argument pickles)."""
+    typed = _scoped(overrides, platform)
+    text = _scoped(text_overrides, platform)
+    r = _native.run_point(experiment, series, x, seed, dict(typed) if typed else None, text or None, trace)
+    return {"series": series, "x": x, **r}
+
+
+def _x_key(x: float) -> str:
+    return repr(float(x))
+
+
+class _PointLog:
+    """``points.jsonl``: one finished point per line, each with the config
+    fingerprint. Lines of another fingerprint, or torn by an interrupt, are
+    dropped when the file is opened."""
+
+    def __init__(self, directory: Path, fp: str) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / POINTS_FILE
+        self.fp = fp
+        self.done: Dict[Tuple[str, str], Dict[str, Any]] = {}
+        kept: List[str] = []
+        stale = False
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    stale = True  # a line torn by an interrupt
+                    continue
+                if rec.get("fingerprint") != fp:
+                    stale = True
+                    continue
+                self.done[(rec["series"], _x_key(rec["x"]))] = rec
+                kept.append(line)
+        if stale:
+            self.path.write_text("".join(k + "\n" for k in kept))
+
+    def append(self, point: Dict[str, Any]) -> None:
+        rec = {"fingerprint": self.fp, **{k: v for k, v in point.items() if k != "trace_json"}}
+        with self.path.open("a") as f:
+            f.write(json.dumps(rec, sort_keys=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int = 0,
+               overrides: Optional[Overrides] = None, text_overrides: Optional[TextOverrides] = None,
+               out_dir: Optional[Path] = None, progress: Optional[bool] = None, jobs: int = 1,
+               trace_dir: Optional[Path] = None) -> List[Dict[str, Any]]:
+    """Runs every (series, x) point of ``experiment`` and returns them in
+    series-then-x order. See the module docs for resuming and ``jobs``."""
+    from tqdm import tqdm
+
+    if jobs < 1:
+        raise UsageError(f"jobs must be at least 1, got {jobs}")
+    cfg = experiment.to_dict()
+    xs = cfg["quick"] if quick else cfg["sweep"]
+    todo = [(s["name"], s["platform"], float(x)) for s in cfg["series"] for x in xs]
+    # Validate every platform and override before running anything.
+    for name in sorted({p for _, p, _ in todo}):
+        _platform(name, overrides, text_overrides)
+    fp = fingerprint(experiment, seed, overrides, text_overrides)
+    log = _PointLog(out_dir, fp) if out_dir is not None else None
+    results: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    pending = []
+    for series, platform, x in todo:
+        key = (series, _x_key(x))
+        if log is not None and key in log.done and trace_dir is None:
+            results[key] = log.done[key]
+        else:
+            pending.append((series, platform, x))
+    trace = trace_dir is not None
+    bar = tqdm(total=len(todo), initial=len(todo) - len(pending), desc=cfg["name"], unit="pt",
+               disable=(None if progress is None else not progress), leave=False)
+
+    def finish(point: Dict[str, Any]) -> None:
+        results[(point["series"], _x_key(point["x"]))] = point
+        if trace_dir is not None and point.get("trace_json") is not None:
+            trace_dir.mkdir(parents=True, exist_ok=True)
+            name = f"{point['series']}_{_fmt_x(point['x'])}.json"
+            (trace_dir / name).write_text(point["trace_json"])
+        point.pop("trace_json", None)
+        if log is not None:
+            log.append(point)
+        bar.update(1)
+
+    try:
+        if jobs == 1 or len(pending) <= 1:
+            for series, platform, x in pending:
+                finish(_run_one(experiment, series, platform, x, seed, overrides, text_overrides, trace))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = [pool.submit(_run_one, experiment, s, p, x, seed, _plain(overrides),
+                                       _plain(text_overrides), trace) for s, p, x in pending]
+                for fut in futures:  # submission order keeps the log deterministic
+                    finish(fut.result())
+    finally:
+        bar.close()
+    return [results[(s, _x_key(x))] for s, _, x in todo]
+
+
+def _plain(overrides):
+    if overrides is None:
+        return None
+    return list(overrides.items()) if isinstance(overrides, Mapping) else list(overrides)
+
+
+def _fmt_x(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def error_pct(sim: Optional[float], paper: Optional[float]) -> Optional[float]:
+    """Signed error of the simulation against the paper, in percent."""
+    if sim is None or paper is None or paper == 0 or not math.isfinite(sim):
+        return None
+    return (sim - paper) / abs(paper) * 100.0
+
+
+class ExperimentResult:
+    """The outcome of :func:`reproduce`: every simulated point, compared with
+    the paper's reference points.
+
+    * ``df`` -- one row per simulated point (and per reference at that point);
+    * ``plot(path=None)`` -- the figure with paper points overlaid;
+    * ``report()`` -- the sim-vs-paper table as Markdown;
+    * ``to_json()`` -- the machine-readable summary;
+    * ``save(dir)`` -- Parquet, CSV, PNG and Markdown files.
+
+    A result pickles as its config plus its points; unpickling re-validates
+    the experiment.
+    """
+
+    def __init__(self, experiment: _native.Experiment, points: List[Dict[str, Any]], *, seed: int = 0,
+                 quick: bool = False, overrides: Optional[Overrides] = None,
+                 text_overrides: Optional[TextOverrides] = None) -> None:
+        self.experiment = experiment
+        self.config = experiment.to_dict()
+        self.points = points
+        self.seed = seed
+        self.quick = quick
+        self.overrides = dict(overrides) if isinstance(overrides, Mapping) else list(overrides or [])
+        self.text_overrides = list(text_overrides or [])
+
+    def __reduce__(self):
+        return (_rebuild_result, (self.experiment.origin, self.points, self.seed, self.quick,
+                                  self.overrides, self.text_overrides))
+
+    def __repr__(self) -> str:
+        return f"ExperimentResult({self.name!r}, {len(self.points)} points, seed={self.seed})"
+
+    @property
+    def name(self) -> str:
+        """The experiment's name."""
+        return self.config["name"]
+
+    def comparisons(self) -> List[Dict[str, Any]]:
+        """One record per simulated point and reference: experiment, series,
+        x, sim, paper, role, error_pct, citation (None where no reference)."""
+        metric = {s["name"]: s["metric"] for s in self.config["series"]}
+        refs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+        for r in self.config["references"]:
+            refs.setdefault((r["series"], _x_key(r["x"])), []).append(r)
+        out = []
+        for p in self.points:
+            sim = p["metrics"].get(metric[p["series"]])
+            for r in refs.get((p["series"], _x_key(p["x"])), [None]):
+                paper = None if r is None else r["value"]
+                out.append({
+                    "experiment": self.name,
+                    "series": p["series"],
+                    "x": p["x"],
+                    "sim": sim,
+                    "paper": paper,
+                    "role": None if r is None else r["role"],
+                    "error_pct": error_pct(sim, paper),
+                    "citation": None if r is None else r["citation"],
+                })
+        return out
+
+    @property
+    def df(self):
+        """A pandas DataFrame: experiment, series, label, platform, workload,
+        metric, x, sim, paper, role, error_pct, citation, trace_hash, and one
+        ``metric.<name>`` column per reported metric."""
+        import pandas as pd
+
+        series = {s["name"]: s for s in self.config["series"]}
+        by_point = {(p["series"], _x_key(p["x"])): p for p in self.points}
+        rows = []
+        for c in self.comparisons():
+            s = series[c["series"]]
+            p = by_point[(c["series"], _x_key(c["x"]))]
+            row = {
+                "experiment": c["experiment"], "series": c["series"], "label": s["label"],
+                "platform": s["platform"], "workload": s["workload"], "metric": s["metric"],
+                "x": float(c["x"]), "sim": c["sim"], "paper": c["paper"], "role": c["role"],
+                "error_pct": c["error_pct"], "citation": c["citation"],
+                "seed": self.seed, "trace_hash": p.get("trace_hash"),
+            }
+            for k, v in sorted(p["metrics"].items()):
+                row[f"metric.{k}"] = v
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        for col in ("sim", "paper", "error_pct"):
+            if col in df:
+                df[col] = df[col].astype("float64")
+        return df
+
+    def error_summary(self) -> Dict[str, Dict[str, Any]]:
+        """Per role: the number of compared points and the mean and max
+        absolute error in percent."""
+        out: Dict[str, Dict[str, Any]] = {}
+        for role in ("calibration", "prediction"):
+            errs = [abs(c["error_pct"]) for c in self.comparisons()
+                    if c["role"] == role and c["error_pct"] is not None]
+            out[role] = {
+                "n": len(errs),
+                "mean_abs_error_pct": (sum(errs) / len(errs)) if errs else None,
+                "max_abs_error_pct": max(errs) if errs else None,
+            }
+        return out
+
+    def summary(self) -> Dict[str, Any]:
+        """The machine-readable summary printed by ``ccsim reproduce --json``."""
+        return {
+            "experiment": self.name,
+            "title": self.config["title"],
+            "seed": self.seed,
+            "quick": self.quick,
+            "calibrated_on": self.config["calibrated_on"],
+            "errors": self.error_summary(),
+            "points": [{k: c[k] for k in ("experiment", "series", "x", "sim", "paper", "role", "error_pct")}
+                       for c in self.comparisons()],
+        }
+
+    def to_json(self) -> str:
+        """:meth:`summary` as a JSON string."""
+        return json.dumps(self.summary(), indent=2)
+
+    def report(self) -> str:
+        """The sim-vs-paper report as Markdown."""
+        from .report import render_report
+
+        return render_report(self)
+
+    def plot(self, path: Optional[os.PathLike] = None):
+        """Draws the experiment (one panel per metric group) with the paper's
+        points overlaid; saves a PNG when ``path`` is given. Returns the
+        matplotlib Figure."""
+        from .plot import plot_result
+
+        return plot_result(self, path)
+
+    def save(self, directory: os.PathLike) -> Dict[str, Path]:
+        """Writes results.parquet, results.csv, plot.png and report.md into
+        ``directory`` and returns their paths."""
+        import matplotlib.pyplot as plt
+
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        df = self.df
+        paths = {
+            "parquet": d / "results.parquet",
+            "csv": d / "results.csv",
+            "plot": d / "plot.png",
+            "report": d / "report.md",
+        }
+        df.to_parquet(paths["parquet"], index=False)
+        df.to_csv(paths["csv"], index=False)
+        fig = self.plot(paths["plot"])
+        plt.close(fig)
+        paths["report"].write_text(self.report())
+        return paths
+
+
+def _rebuild_result(origin, points, seed, quick, overrides, text_overrides) -> ExperimentResult:
+    return ExperimentResult(_native.Experiment.load(origin), points, seed=seed, quick=quick,
+                            overrides=overrides, text_overrides=text_overrides)
+
+
+def reproduce(name: str, quick: bool = False, seed: int = 0, overrides: Optional[Overrides] = None, *,
+              text_overrides: Optional[TextOverrides] = None, out: Optional[os.PathLike] = None,
+              progress: Optional[bool] = False, jobs: int = 1, trace: bool = False) -> ExperimentResult:
+    """Runs experiment ``name`` (a shipped name or a path to a TOML file).
+
+    ``overrides`` are dotted platform keys (``{"pcie.lanes": 8}``, or
+    ``{"cohet:pcie.lanes": 8}`` for one platform only). With ``out``, the
+    outputs are written to ``out/<name>/`` and an interrupted sweep resumes
+    from ``points.jsonl``; ``trace=True`` also writes a Chrome trace per
+    point under ``traces/``.
+    """
+    experiment = _native.Experiment.load(str(name))
+    exp_dir = Path(out) / experiment.name if out is not None else None
+    trace_dir = None
+    if trace:
+        if exp_dir is None:
+            raise UsageError("trace=True needs an output directory (out=...)")
+        trace_dir = exp_dir / "traces"
+    points = run_points(experiment, quick=quick, seed=seed, overrides=overrides, text_overrides=text_overrides,
+                        out_dir=exp_dir, progress=progress, jobs=jobs, trace_dir=trace_dir)
+    result = ExperimentResult(experiment, points, seed=seed, quick=quick, overrides=overrides,
+                              text_overrides=text_overrides)
+    if exp_dir is not None:
+        result.save(exp_dir)
+    return result
+
+
+def experiments() -> List[str]:
+    """Names of the shipped experiments."""
+    return list(_native.list_experiments())
+
+
+def describe_experiments(names: Optional[Iterable[str]] = None) -> List[Dict[str, Any]]:
+    """Name, title, figures and series count of each experiment."""
+    out = []
+    for n in names if names is not None else experiments():
+        d = _native.Experiment.load(n).to_dict()
+        out.append({"name": d["name"], "title": d["title"], "figures": d["figures"],
+                    "series": [s["name"] for s in d["series"]],
+                    "platforms": sorted({s["platform"] for s in d["series"]})})
+    return out

@@ -1,0 +1,79 @@
+"""Plots of experiment results with the paper's points overlaid.
+
+One panel per ``[[panels]]`` entry of the experiment; each series is a line
+with markers. Paper points are drawn in the series' colour: *calibration*
+points as large filled diamonds with a black edge, *prediction* points as
+hollow circles, so a reader sees at once which agreement was fitted and
+which was predicted.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .experiment import ExperimentResult
+
+
+def plot_result(result: "ExperimentResult", path: Optional[os.PathLike] = None):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
+    cfg = result.config
+    panels = cfg["panels"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    color = {s["name"]: colors[i % len(colors)] for i, s in enumerate(cfg["series"])}
+    comps = result.comparisons()
+    for ax, panel in zip(axes[0], panels):
+        for s in (s for s in cfg["series"] if s["panel"] == panel["name"]):
+            pts = sorted((c["x"], c["sim"]) for c in comps if c["series"] == s["name"] and c["sim"] is not None)
+            pts = list(dict(pts).items())
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", marker=".", color=color[s["name"]],
+                        label=s["label"] if "sim" in s["label"] else f"{s['label']} (sim)")
+            for role, style in (("calibration", dict(marker="D", s=64, edgecolors="black", linewidths=1.0)),
+                                ("prediction", dict(marker="o", s=56, facecolors="none", linewidths=1.5))):
+                refs = [r for r in cfg["references"] if r["series"] == s["name"] and r["role"] == role]
+                if refs:
+                    kw = dict(style)
+                    if role == "calibration":
+                        kw["color"] = color[s["name"]]
+                    else:
+                        kw["edgecolors"] = color[s["name"]]
+                    ax.scatter([r["x"] for r in refs], [r["value"] for r in refs], zorder=3, **kw)
+        if cfg["x"]["log"]:
+            ax.set_xscale("log", base=2)
+        if cfg["x"]["name"].endswith("bytes"):
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _bytes(v)))
+        if panel["ylog"]:
+            ax.set_yscale("log")
+        ax.set_xlabel(cfg["x"]["label"])
+        ax.set_ylabel(panel["ylabel"])
+        ax.grid(True, which="major", alpha=0.3)
+        handles, _ = ax.get_legend_handles_labels()
+        handles += [
+            Line2D([], [], marker="D", color="gray", markeredgecolor="black", linestyle="none",
+                   label="paper (calibration)"),
+            Line2D([], [], marker="o", color="gray", markerfacecolor="none", linestyle="none",
+                   label="paper (prediction)"),
+        ]
+        ax.legend(handles=handles, fontsize=8)
+    fig.suptitle(f"{cfg['name']}: {cfg['title']}" + (f"\n{cfg['figures']}" if cfg["figures"] else ""), fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def _bytes(v: float) -> str:
+    """Tick labels for sizes: 64, 4K, 256K, 1M."""
+    for unit, size in (("M", 1 << 20), ("K", 1 << 10)):
+        if v >= size and float(v / size).is_integer():
+            return f"{int(v // size)}{unit}"
+    return f"{v:g}"

@@ -1,0 +1,114 @@
+"""The sim-vs-paper report (Markdown) of an experiment result.
+
+The report says what was reproduced, on which platforms, which facts the
+platform parameters were calibrated on (and which parameters were fitted),
+and then compares every simulated point with the paper where the paper gives
+a value, marking each comparison as *calibration* (used for fitting) or
+*prediction* (not used), with the error of each and per-role summaries.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, List, Optional
+
+from . import _native
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .experiment import ExperimentResult
+
+
+def fmt_num(v: Optional[float]) -> str:
+    """Numbers for tables: 4 significant digits, integers without a fraction."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if float(v).is_integer():
+        return f"{int(v)}"
+    return f"{v:.4g}"
+
+
+def fmt_pct(v: Optional[float]) -> str:
+    return "—" if v is None else f"{v:+.1f}%"
+
+
+def _table(header: List[str], rows: List[List[Any]]) -> List[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def render_report(result: "ExperimentResult") -> str:
+    cfg = result.config
+    lines: List[str] = [f"# {cfg['name']}: {cfg['title']}", ""]
+    if cfg["figures"]:
+        lines.append(f"Reproduces: {cfg['figures']}" + (f" ({', '.join(cfg['paper'])})" if cfg["paper"] else ""))
+    lines.append(f"Run: seed {result.seed}, {'quick' if result.quick else 'full'} sweep over "
+                 f"{cfg['x']['label']}, ccsim {_native.__version__}.")
+    overrides: List[Any] = (list(result.overrides.items()) if isinstance(result.overrides, dict)
+                            else list(result.overrides))
+    overrides += list(result.text_overrides)
+    if overrides:
+        lines.append("Overrides: " + ", ".join(f"`{k}={v}`" for k, v in overrides) + ".")
+    lines.append("")
+
+    lines += ["## Platforms", ""]
+    fitted: List[List[str]] = []
+    for name in sorted({s["platform"] for s in cfg["series"]}):
+        from .experiment import _platform
+
+        p = _platform(name, result.overrides, result.text_overrides)
+        lines.append(f"- **{p.name}**: {p.description} (`{p.source}`)")
+        for inst, c in p.components().items():
+            for param, (value, prov) in c["params"].items():
+                if prov.startswith("calibrated"):
+                    fitted.append([p.name, f"`{inst}.{param}`", fmt_value(value), prov])
+    lines.append("")
+
+    lines += ["## Calibration", ""]
+    if cfg["calibrated_on"]:
+        lines.append("The platform parameters were calibrated on these facts from the paper:")
+        lines.append("")
+        lines += [f"- {fact}" for fact in cfg["calibrated_on"]]
+    else:
+        lines.append("No calibration facts are declared for this experiment.")
+    lines.append("")
+    if fitted:
+        lines.append("Parameters fitted to them:")
+        lines.append("")
+        lines += _table(["platform", "parameter", "value", "provenance"], fitted)
+        lines.append("")
+    lines.append("Points marked *calibration* were used to fit the parameters, so their error shows the "
+                 "quality of the fit; points marked *prediction* were not used, so their error is a test "
+                 "of the model.")
+    lines.append("")
+
+    lines += ["## Simulation vs paper", ""]
+    series = {s["name"]: s for s in cfg["series"]}
+    rows = []
+    for comp in result.comparisons():
+        s = series[comp["series"]]
+        rows.append([comp["series"], fmt_num(comp["x"]), s["metric"], fmt_num(comp["sim"]), fmt_num(comp["paper"]),
+                     fmt_pct(comp["error_pct"]), comp["role"] or "—", comp["citation"] or ""])
+    lines += _table(["series", cfg["x"]["name"], "metric", "sim", "paper", "error", "role", "source"], rows)
+    lines.append("")
+
+    lines += ["## Error by role", ""]
+    rows = []
+    for role, e in result.error_summary().items():
+        rows.append([role, e["n"], fmt_pct(e["mean_abs_error_pct"]).lstrip("+"),
+                     fmt_pct(e["max_abs_error_pct"]).lstrip("+")])
+    lines += _table(["role", "points", "mean abs error", "max abs error"], rows)
+    lines.append("")
+    if cfg["notes"]:
+        lines += ["## Notes", ""] + [f"- {n}" for n in cfg["notes"]] + [""]
+    return "\n".join(lines)
+
+
+def fmt_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float):
+        return fmt_num(v)
+    return str(v)

@@ -1,0 +1,139 @@
+"""The command line, driven as a user drives it (subprocess, real exit codes)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+
+def one_line_error(r, code=2):
+    assert r.returncode == code, (r.stdout, r.stderr)
+    assert r.stderr.startswith("error: "), r.stderr
+    assert r.stderr.count("\n") == 1, f"expected one line, got {r.stderr!r}"
+    assert "Traceback" not in r.stderr
+    return r.stderr.strip()
+
+
+def test_unknown_experiment_is_one_line_exit_2():
+    msg = one_line_error(run_cli("reproduce", "no-such-experiment"))
+    assert msg.startswith("error: no-such-experiment: no shipped experiment of this name and no such file")
+
+
+def test_unknown_platform_is_one_line_exit_2():
+    msg = one_line_error(run_cli("platform", "no-such-platform"))
+    assert msg.startswith("error: no-such-platform: no shipped platform of this name and no such file")
+
+
+def test_usage_errors_are_one_line_exit_2():
+    assert one_line_error(run_cli("reproduce")) == "error: reproduce: name an experiment, or use --all or --list"
+    msg = one_line_error(run_cli("frobnicate"))
+    assert msg.startswith("error: ccsim: argument COMMAND: invalid choice: 'frobnicate'")
+    msg = one_line_error(run_cli("reproduce", "--seed", "abc", "x"))
+    assert "invalid int value: 'abc'" in msg
+    assert one_line_error(run_cli("reproduce", "x", "--set", "nokey")) == \
+        "error: --set nokey: expected KEY=VALUE, like pcie.lanes=8"
+
+
+def test_missing_file_is_one_line_exit_2(tmp_path):
+    msg = one_line_error(run_cli("validate", str(tmp_path / "nope.toml")))
+    assert msg.startswith(f"error: {tmp_path / 'nope.toml'}: cannot read platform file: ")
+
+
+def test_protocol_list_check_and_export(tmp_path):
+    from ccsim import _native
+
+    r = run_cli("protocol", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [s["name"] for s in json.loads(r.stdout)] == [s["name"] for s in _native.protocol_list()]
+    r = run_cli("protocol", "check", "eci-dc", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["verified"] is True and report["violations"] == []
+    assert report["reachable_states"] > 0
+    r = run_cli("protocol", "export", "eci-dc", "--sv", "-o", tmp_path / "dc.sv")
+    assert r.returncode == 0, r.stderr
+    assert "module dc_rom" in (tmp_path / "dc.sv").read_text()
+
+
+def test_a_protocol_violation_exits_1_with_the_counterexample():
+    r = run_cli("protocol", "check", "invocation-shared-dcu", "--json")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    assert report["verified"] is False
+    assert report["violations"] and report["violations"][0]["trace"]
+
+
+def test_protocol_bad_input_is_one_line_exit_2():
+    msg = one_line_error(run_cli("protocol", "check", "no-such-spec"))
+    assert msg.startswith("error: no-such-spec: cannot read spec")
+    msg = one_line_error(run_cli("protocol", "export", "eci-dc"))
+    assert msg == "error: protocol export: choose exactly one of --json, --dot, --sv, --murphi"
+
+
+def test_reproduce_list_names_every_shipped_experiment():
+    from ccsim import _native
+
+    r = run_cli("reproduce", "--list", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [row["name"] for row in rows] == list(_native.list_experiments())
+
+
+def test_info_lists_components_and_workloads_as_json():
+    from ccsim import _native
+
+    r = run_cli("info", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [c["type"] for c in doc["components"]] == [c["type"] for c in _native.component_types()]
+    assert [w["name"] for w in doc["workloads"]] == [w["name"] for w in _native.workloads()]
+    for c in doc["components"]:
+        assert c["description"]
+        for p in c["params"]:
+            assert set(p) == {"name", "kind", "choices", "default", "required", "unit", "description"}
+            assert p["description"], f"{c['type']}.{p['name']} has no description"
+        for s in c["ports"] + c["stats"]:
+            assert s["description"]
+
+
+def test_info_of_an_unknown_component_is_one_line_exit_2():
+    msg = one_line_error(run_cli("info", "flux_capacitor"))
+    assert msg.startswith("error: info: no component type or workload 'flux_capacitor'")
+
+
+def test_info_of_one_component_shows_params_ports_and_stats():
+    from ccsim import _native
+
+    types = _native.component_types()
+    assert types, "ccsim-models registers component types"
+    t = next(t for t in types if t["type"] == "pcie_link")
+    r = run_cli("info", t["type"])
+    assert r.returncode == 0, r.stderr
+    assert f"{t['type']}: {t['description']}" in r.stdout
+    for p in t["params"]:
+        assert f"    {p['name']} ({p['kind']}" in r.stdout
+    for s in t["stats"]:
+        assert f"    {s['name']} ({s['kind']}" in r.stdout
+    assert "Component types (1):" in r.stdout
+
+
+def test_bench_kernel_json_shape():
+    r = run_cli("bench", "kernel", "--events", "20000", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    for key in ("events", "seconds", "events_per_sec", "bare_events_per_sec", "ratio"):
+        assert key in doc
+    assert doc["events"] >= 20000
+    assert doc["events_per_sec"] > 0 and doc["bare_events_per_sec"] > 0
+    assert doc["ratio"] == pytest.approx(doc["bare_events_per_sec"] / doc["events_per_sec"])
+
+
+def test_version():
+    import ccsim
+
+    r = run_cli("--version")
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"ccsim {ccsim.__version__}"

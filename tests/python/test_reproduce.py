@@ -1,0 +1,151 @@
+"""End-to-end experiments through the CLI and the API: outputs, the --json
+shape, resuming, determinism and pickling of results."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pandas as pd
+import pytest
+
+import ccsim
+from conftest import run_cli
+
+EXPERIMENT = "cohet-dma"
+
+
+@pytest.fixture
+def experiment():
+    assert EXPERIMENT in ccsim.experiments()
+    return EXPERIMENT
+
+
+def test_reproduce_quick_json_and_outputs(experiment, tmp_path):
+    r = run_cli("reproduce", experiment, "--quick", "--json", "--out", tmp_path, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert set(doc) == {"ccsim_version", "seed", "quick", "experiments", "points"}
+    assert doc["quick"] is True and doc["seed"] == 0
+    cfg = ccsim.Experiment.load(experiment).to_dict()
+    assert len(doc["points"]) >= len(cfg["series"]) * len(cfg["quick"])
+    for p in doc["points"]:
+        assert set(p) == {"experiment", "series", "x", "sim", "paper", "role", "error_pct"}
+        assert p["experiment"] == experiment
+        assert isinstance(p["sim"], float)
+        assert p["role"] in (None, "calibration", "prediction")
+        if p["paper"] is None:
+            assert p["role"] is None and p["error_pct"] is None
+        else:
+            assert p["error_pct"] == pytest.approx((p["sim"] - p["paper"]) / abs(p["paper"]) * 100)
+    out = tmp_path / experiment
+    for f in ("results.parquet", "results.csv", "plot.png", "report.md", "points.jsonl", "summary.json"):
+        assert (out / f).is_file(), f
+    assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (out / "report.md").read_text()
+    for fact in cfg["calibrated_on"]:
+        assert fact in report
+    assert "| series |" in report and "## Error by role" in report
+    df = pd.read_parquet(out / "results.parquet")
+    assert len(df) == len(doc["points"])
+    assert df["sim"].tolist() == [p["sim"] for p in doc["points"]]
+
+
+def test_calibration_points_are_within_5_percent(experiment):
+    r = ccsim.reproduce(experiment, quick=True)
+    calib = [c for c in r.comparisons() if c["role"] == "calibration"]
+    assert calib, "the quick sweep includes calibration points"
+    for c in calib:
+        assert abs(c["error_pct"]) <= 5.0, c
+
+
+def test_interrupted_sweeps_resume_and_a_new_seed_invalidates(experiment, tmp_path):
+    run = lambda *extra: run_cli("reproduce", experiment, "--quick", "--json", "--out", tmp_path,  # noqa: E731
+                                 "--no-progress", *extra)
+    first = run()
+    assert first.returncode == 0, first.stderr
+    log = tmp_path / experiment / "points.jsonl"
+    lines = log.read_text().splitlines()
+    # Simulate an interrupt after the first point, with a torn last line, and
+    # mark the kept point so a rerun shows whether it was reused.
+    kept = json.loads(lines[0])
+    metric = ccsim.Experiment.load(experiment).to_dict()["series"][0]["metric"]
+    kept["metrics"][metric] = 12345.0
+    log.write_text(json.dumps(kept) + "\n" + lines[1][: len(lines[1]) // 2])
+    second = run()
+    assert second.returncode == 0, second.stderr
+    sims = [p["sim"] for p in json.loads(second.stdout)["points"]]
+    assert 12345.0 in sims, "the finished point was reused, not rerun"
+    assert len(log.read_text().splitlines()) == len(lines), "the rest was run and appended"
+    third = run("--seed", "1")
+    assert 12345.0 not in [p["sim"] for p in json.loads(third.stdout)["points"]], "a new seed reruns everything"
+
+
+def test_same_seed_gives_identical_results_and_traces(experiment, tmp_path):
+    a = ccsim.reproduce(experiment, quick=True, seed=7)
+    b = ccsim.reproduce(experiment, quick=True, seed=7)
+    pd.testing.assert_frame_equal(a.df, b.df)
+    assert a.df["trace_hash"].notna().all()
+    cfg = ccsim.Experiment.load(experiment).to_dict()
+    s, x = cfg["series"][0]["name"], cfg["quick"][0]
+    t1 = ccsim.run_point(experiment, s, x, seed=7, trace=True)
+    t2 = ccsim.run_point(experiment, s, x, seed=7, trace=True)
+    assert t1["trace_hash"] == t2["trace_hash"]
+    assert t1["trace_json"] == t2["trace_json"] and t1["trace_json"]
+    json.loads(t1["trace_json"])
+
+
+def test_parallel_jobs_give_the_same_results(experiment):
+    a = ccsim.reproduce(experiment, quick=True)
+    b = ccsim.reproduce(experiment, quick=True, jobs=2)
+    pd.testing.assert_frame_equal(a.df, b.df)
+
+
+def test_results_pickle_and_render(experiment, tmp_path):
+    r = ccsim.reproduce(experiment, quick=True)
+    q = pickle.loads(pickle.dumps(r))
+    pd.testing.assert_frame_equal(q.df, r.df)
+    assert q.report() == r.report()
+    assert json.loads(r.to_json())["experiment"] == experiment
+    fig = r.plot(tmp_path / "p.png")
+    assert (tmp_path / "p.png").stat().st_size > 1000
+    assert len(fig.axes) >= 1
+
+
+def test_bad_override_on_reproduce_is_one_line_exit_2(experiment, tmp_path):
+    r = run_cli("reproduce", experiment, "--quick", "--out", tmp_path, "--set", "no_such_instance.lanes=8")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: overrides: platform.no_such_instance.lanes: no component instance")
+    assert r.stderr.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_reproduce_all_full_sweeps(tmp_path):
+    r = run_cli("reproduce", "--all", "--json", "--out", tmp_path, "--no-progress", timeout=3000)
+    assert r.returncode == 0, r.stderr
+    names = {e["experiment"] for e in json.loads(r.stdout)["experiments"]}
+    assert names == set(ccsim.experiments())
+
+
+def test_a_user_written_experiment_runs_from_a_path(tmp_path):
+    exp = tmp_path / "my-dma.toml"
+    exp.write_text(
+        '[experiment]\n'
+        'name = "my-dma"\n'
+        'title = "DMA latency on an x8 link"\n'
+        'x = { name = "message_bytes", log = true }\n'
+        'sweep = [64, 4096]\n'
+        '[[series]]\n'
+        'name = "latency"\n'
+        'platform = "cohet"\n'
+        'workload = "dma_read"\n'
+        'params = { mode = "latency" }\n'
+        'metric = "latency_ns"\n'
+    )
+    r = run_cli("reproduce", exp, "--json", "--out", tmp_path / "out", "--set", "pcie.lanes=8")
+    assert r.returncode == 0, r.stderr
+    points = json.loads(r.stdout)["points"]
+    assert [(p["series"], p["x"]) for p in points] == [("latency", 64.0), ("latency", 4096.0)]
+    assert all(p["paper"] is None and p["role"] is None for p in points)
+    assert (tmp_path / "out" / "my-dma" / "report.md").read_text().startswith("# my-dma: DMA latency on an x8 link")
+    assert "Overrides: `pcie.lanes=8`." in (tmp_path / "out" / "my-dma" / "report.md").read_text()
