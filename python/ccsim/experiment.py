@@ -229,6 +229,7 @@ class ExperimentResult:
         self.experiment = experiment
         self.config = experiment.to_dict()
         self.points = points
+        self.derived_points = _derive(self.config, points)
         self.seed = seed
         self.quick = quick
         self.overrides = dict(overrides) if isinstance(overrides, Mapping) else list(overrides or [])
@@ -240,6 +241,11 @@ class ExperimentResult:
 
     def __repr__(self) -> str:
         return f"ExperimentResult({self.name!r}, {len(self.points)} points, seed={self.seed})"
+
+    @property
+    def all_points(self) -> List[Dict[str, Any]]:
+        """Simulated points followed by the points of derived series."""
+        return self.points + self.derived_points
 
     @property
     def name(self) -> str:
@@ -254,7 +260,7 @@ class ExperimentResult:
         for r in self.config["references"]:
             refs.setdefault((r["series"], _x_key(r["x"])), []).append(r)
         out = []
-        for p in self.points:
+        for p in self.all_points:
             sim = p["metrics"].get(metric[p["series"]])
             for r in refs.get((p["series"], _x_key(p["x"])), [None]):
                 paper = None if r is None else r["value"]
@@ -278,7 +284,7 @@ class ExperimentResult:
         import pandas as pd
 
         series = {s["name"]: s for s in self.config["series"]}
-        by_point = {(p["series"], _x_key(p["x"])): p for p in self.points}
+        by_point = {(p["series"], _x_key(p["x"])): p for p in self.all_points}
         rows = []
         for c in self.comparisons():
             s = series[c["series"]]
@@ -366,6 +372,32 @@ class ExperimentResult:
         return paths
 
 
+def _derive(config: Dict[str, Any], points: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Computes the points of the experiment's ``[[derived]]`` series (e.g. the
+    ratio of two platforms' latencies at each x) and registers each derived
+    series in ``config["series"]`` so tables and plots treat it like any other.
+    A derived point exists where both operands were simulated."""
+    metric = {s["name"]: s["metric"] for s in config["series"]}
+    by_key = {(p["series"], _x_key(p["x"])): p for p in points}
+    out = []
+    for d in config.get("derived", []):
+        config["series"].append({
+            "name": d["name"], "label": d["label"], "platform": "", "workload": f"derived:{d['op']}",
+            "params": {}, "metric": d["op"], "panel": d["panel"], "derived": True,
+        })
+        for p in points:
+            if p["series"] != d["numerator"]:
+                continue
+            q = by_key.get((d["denominator"], _x_key(p["x"])))
+            num = p["metrics"].get(metric[d["numerator"]])
+            den = None if q is None else q["metrics"].get(metric[d["denominator"]])
+            if num is None or den is None:
+                continue
+            value = num / den if den else float("nan")
+            out.append({"series": d["name"], "x": p["x"], "metrics": {d["op"]: value}, "trace_hash": None})
+    return out
+
+
 def _rebuild_result(origin, points, seed, quick, overrides, text_overrides) -> ExperimentResult:
     return ExperimentResult(_native.Experiment.load(origin), points, seed=seed, quick=quick,
                             overrides=overrides, text_overrides=text_overrides)
@@ -410,5 +442,5 @@ def describe_experiments(names: Optional[Iterable[str]] = None) -> List[Dict[str
         d = _native.Experiment.load(n).to_dict()
         out.append({"name": d["name"], "title": d["title"], "figures": d["figures"],
                     "series": [s["name"] for s in d["series"]],
-                    "platforms": sorted({s["platform"] for s in d["series"]})})
+                    "platforms": sorted({s["platform"] for s in d["series"] if not s.get("derived")})})
     return out

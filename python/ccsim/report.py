@@ -55,7 +55,7 @@ def render_report(result: "ExperimentResult") -> str:
 
     lines += ["## Platforms", ""]
     fitted: List[List[str]] = []
-    for name in sorted({s["platform"] for s in cfg["series"]}):
+    for name in sorted({s["platform"] for s in cfg["series"] if not s.get("derived")}):
         from .experiment import _platform
 
         p = _platform(name, result.overrides, result.text_overrides)

@@ -51,12 +51,30 @@ def test_reproduce_quick_json_and_outputs(experiment, tmp_path):
     assert df["sim"].tolist() == [p["sim"] for p in doc["points"]]
 
 
-def test_calibration_points_are_within_5_percent(experiment):
-    r = ccsim.reproduce(experiment, quick=True)
+@pytest.mark.parametrize("name", ["cohet-dma", "pio-pcie"])
+def test_calibration_points_are_within_5_percent(name):
+    r = ccsim.reproduce(name, quick=True)
     calib = [c for c in r.comparisons() if c["role"] == "calibration"]
     assert calib, "the quick sweep includes calibration points"
     for c in calib:
         assert abs(c["error_pct"]) <= 5.0, c
+
+
+def test_derived_ratio_series_carry_the_papers_ratio_facts():
+    # pio-pcie states "the PC is about 3x faster for XDMA" as a ratio of two
+    # simulated series; the ratio must equal the quotient of the two points.
+    r = ccsim.reproduce("pio-pcie", quick=True)
+    df = r.df
+    ratio = df[(df.series == "xdma_speedup_pc") & (df.x == 64)].iloc[0]
+    enzian = df[(df.series == "xdma_enzian_poll") & (df.x == 64)].iloc[0]
+    pc = df[(df.series == "xdma_pc_poll") & (df.x == 64)].iloc[0]
+    assert ratio["sim"] == pytest.approx(enzian["sim"] / pc["sim"])
+    assert ratio["paper"] == 3.0 and ratio["role"] == "calibration"
+    assert ratio["platform"] == "" and ratio["workload"] == "derived:ratio"
+    assert "xdma_speedup_pc" in r.report()
+    # Derived points are recomputed on unpickling, not stored twice.
+    again = pickle.loads(pickle.dumps(r))
+    assert again.df["sim"].tolist() == df["sim"].tolist()
 
 
 def test_interrupted_sweeps_resume_and_a_new_seed_invalidates(experiment, tmp_path):

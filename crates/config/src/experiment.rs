@@ -114,6 +114,25 @@ impl Role {
     }
 }
 
+/// A series computed from two simulated series at each x, e.g. the
+/// speed-up of one platform over another. Papers often state such ratios
+/// ("the PC is about 3x faster") rather than absolute values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    /// Unique name among series and derived series.
+    pub name: String,
+    /// Legend label (defaults to the name).
+    pub label: String,
+    /// The operation; only `ratio` (numerator / denominator) exists.
+    pub op: String,
+    /// The series whose metric is divided.
+    pub numerator: String,
+    /// The series whose metric divides.
+    pub denominator: String,
+    /// The panel it is drawn in.
+    pub panel: String,
+}
+
 /// A published value to compare against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reference {
@@ -154,6 +173,8 @@ pub struct Experiment {
     pub series: Vec<Series>,
     /// The plot panels.
     pub panels: Vec<Panel>,
+    /// Series computed from other series.
+    pub derived: Vec<Derived>,
     /// Paper values.
     pub references: Vec<Reference>,
     /// The file it was read from.
@@ -211,11 +232,12 @@ impl Experiment {
             file,
             "",
             &table,
-            &["experiment", "series", "panels", "reference"],
+            &["experiment", "series", "panels", "derived", "reference"],
         )?;
         let header = top.req_table("experiment")?;
         let series_raw = top.opt_array("series")?;
         let panels_raw = top.opt_array("panels")?;
+        let derived_raw = top.opt_array("derived")?;
         let refs_raw = top.opt_array("reference")?;
         top.finish()?;
 
@@ -329,13 +351,71 @@ impl Experiment {
             }
         }
 
+        let mut derived: Vec<Derived> = Vec::new();
+        for (path, t) in tables(file, "derived", derived_raw)? {
+            let mut f = Fields::with_keys(
+                file,
+                path.clone(),
+                t,
+                &["name", "label", "op", "numerator", "denominator", "panel"],
+            )?;
+            let dname = f.req_str("name")?;
+            if series.iter().any(|o| o.name == dname) || derived.iter().any(|o| o.name == dname) {
+                return Err(f.err("name", format!("duplicate series {dname:?}")));
+            }
+            let label = f.opt_str("label")?.unwrap_or_else(|| dname.clone());
+            let op = f.req_str("op")?;
+            if op != "ratio" {
+                return Err(f.err("op", format!("expected one of ratio, got {op:?}")));
+            }
+            let mut operand = |key: &str| -> Result<String> {
+                let n = f.req_str(key)?;
+                if !series.iter().any(|o| o.name == n) {
+                    let hint = suggest(&n, series.iter().map(|o| o.name.as_str()));
+                    return Err(f.err(key, format!("unknown series {n:?}{hint}")));
+                }
+                Ok(n)
+            };
+            let numerator = operand("numerator")?;
+            let denominator = operand("denominator")?;
+            let panel = match f.opt_str("panel")? {
+                Some(p) if panels.iter().any(|q| q.name == p) => p,
+                Some(p) => {
+                    let hint = suggest(&p, panels.iter().map(|q| q.name.as_str()));
+                    return Err(f.err("panel", format!("unknown panel {p:?}{hint}")));
+                }
+                // Without a panel, a derived series gets one of its own.
+                None => {
+                    panels.push(Panel {
+                        name: dname.clone(),
+                        ylabel: format!("{numerator} / {denominator}"),
+                        ylog: false,
+                    });
+                    dname.clone()
+                }
+            };
+            f.finish()?;
+            derived.push(Derived {
+                name: dname,
+                label,
+                op,
+                numerator,
+                denominator,
+                panel,
+            });
+        }
+
         let mut references = Vec::new();
         for (path, t) in tables(file, "reference", refs_raw)? {
             let mut f =
                 Fields::with_keys(file, path, t, &["series", "x", "value", "role", "citation"])?;
             let s = f.req_str("series")?;
-            if !series.iter().any(|o| o.name == s) {
-                let hint = suggest(&s, series.iter().map(|o| o.name.as_str()));
+            if !series.iter().any(|o| o.name == s) && !derived.iter().any(|o| o.name == s) {
+                let names = series
+                    .iter()
+                    .map(|o| o.name.as_str())
+                    .chain(derived.iter().map(|o| o.name.as_str()));
+                let hint = suggest(&s, names);
                 return Err(f.err("series", format!("unknown series {s:?}{hint}")));
             }
             let x = f.req_f64("x")?;
@@ -382,6 +462,7 @@ impl Experiment {
             quick,
             series,
             panels,
+            derived,
             references,
             source: file.to_string(),
             origin: file.to_string(),

@@ -437,3 +437,41 @@ fn platforms_load_from_a_path() {
     assert_eq!(p.origin, path.to_str().unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Two series and a ratio of them, with a reference on the ratio.
+fn with_derived(derived: &str) -> String {
+    let second = EXPERIMENT.replace("[[panels]]", "[[series]]\nname = \"latency_b\"\nplatform = \"toy\"\nworkload = \"dma_read\"\nparams = { mode = \"latency\" }\nmetric = \"latency_ns\"\npanel = \"lat\"\n\n[[panels]]");
+    format!("{second}\n[[derived]]\n{derived}\n\n[[reference]]\nseries = \"speedup\"\nx = 64\nvalue = 3.0\nrole = \"calibration\"\ncitation = \"a ratio fact\"\n")
+}
+
+#[test]
+fn derived_series_are_validated_and_take_references() {
+    let text = with_derived(
+        "name = \"speedup\"\nop = \"ratio\"\nnumerator = \"latency\"\ndenominator = \"latency_b\"",
+    );
+    let e = Experiment::from_toml_str("experiments/toy-dma.toml", &text, &workloads()).unwrap();
+    assert_eq!(e.derived.len(), 1);
+    assert_eq!(e.derived[0].numerator, "latency");
+    // Without a panel the derived series gets one of its own.
+    assert_eq!(e.derived[0].panel, "speedup");
+    assert!(e.panels.iter().any(|p| p.name == "speedup"));
+    assert_eq!(e.references.last().unwrap().series, "speedup");
+
+    let golden = [
+        (
+            "name = \"speedup\"\nop = \"ratio\"\nnumerator = \"latncy\"\ndenominator = \"latency_b\"",
+            "experiments/toy-dma.toml: derived[0].numerator: unknown series \"latncy\"; did you mean \"latency\"?",
+        ),
+        (
+            "name = \"speedup\"\nop = \"product\"\nnumerator = \"latency\"\ndenominator = \"latency_b\"",
+            "experiments/toy-dma.toml: derived[0].op: expected one of ratio, got \"product\"",
+        ),
+        (
+            "name = \"latency\"\nop = \"ratio\"\nnumerator = \"latency\"\ndenominator = \"latency_b\"",
+            "experiments/toy-dma.toml: derived[0].name: duplicate series \"latency\"",
+        ),
+    ];
+    for (derived, message) in golden {
+        assert_eq!(exp_err(&with_derived(derived)), message);
+    }
+}

@@ -322,6 +322,18 @@ impl PyExperiment {
             panels.append(pd)?;
         }
         d.set_item("panels", panels)?;
+        let derived = PyList::empty(py);
+        for v in &e.derived {
+            let vd = PyDict::new(py);
+            vd.set_item("name", &v.name)?;
+            vd.set_item("label", &v.label)?;
+            vd.set_item("op", &v.op)?;
+            vd.set_item("numerator", &v.numerator)?;
+            vd.set_item("denominator", &v.denominator)?;
+            vd.set_item("panel", &v.panel)?;
+            derived.append(vd)?;
+        }
+        d.set_item("derived", derived)?;
         let refs = PyList::empty(py);
         for r in &e.references {
             let rd = PyDict::new(py);
