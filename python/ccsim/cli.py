@@ -116,7 +116,8 @@ def cmd_info(args) -> int:
     if args.json:
         _out(json.dumps({"components": types, "workloads": workloads}, indent=2))
         return 0
-    _out(f"Component types ({len(types)}):")
+    if types:
+        _out(f"Component types ({len(types)}):")
     for t in types:
         _out(f"\n{t['type']}: {t['description']}")
         _out("  params:")
@@ -135,7 +136,8 @@ def cmd_info(args) -> int:
             _out(f"    {s['name']} ({s['kind']}, {s['unit']}): {s['description']}")
         if not t["stats"]:
             _out("    (none)")
-    _out(f"\nWorkloads ({len(workloads)}):")
+    if workloads:
+        _out(f"\nWorkloads ({len(workloads)}):")
     for w in workloads:
         _out(f"\n{w['name']}: {w['description']}")
         _out("  params:")

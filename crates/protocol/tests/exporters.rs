@@ -234,3 +234,38 @@ fn simulator_lookup_from_json() {
     );
     assert_eq!(dc.lookup(i, dc.event("HAKD").unwrap()), None);
 }
+
+/// Graphviz accepts the dot export of every machine.
+#[test]
+fn dot_renders_with_graphviz() {
+    if !tool("dot") && Command::new("dot").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: graphviz not installed (CI installs it via apt)");
+        return;
+    }
+    let spec = load_spec("eci-dc").unwrap();
+    let (ir, _) = generate(&spec).unwrap();
+    for m in ir.machines() {
+        let mut child = Command::new("dot")
+            .arg("-Tsvg")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(ccsim_protocol::export::export_dot_machine(m).as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            m.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
+    }
+}
