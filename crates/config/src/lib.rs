@@ -79,8 +79,7 @@ mod embedded {
 
 pub use error::{ConfigError, Result};
 pub use experiment::{
-    Derived,
-    list_experiments, Experiment, Panel, Reference, Role, Series, WorkloadDecl, XAxis,
+    list_experiments, Derived, Experiment, Panel, Reference, Role, Series, WorkloadDecl, XAxis,
 };
 pub use platform::{list_platforms, ComponentConfig, Platform, OVERRIDE};
 pub use value::parse_text;
