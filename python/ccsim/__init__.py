@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, List
 
-from . import _native
+from . import _native, protocol
 from .errors import (
     CcsimError,
     ConfigError,
@@ -73,6 +73,7 @@ __all__ = [
     "describe_experiments",
     "experiments",
     "platforms",
+    "protocol",
     "reproduce",
     "run_point",
     "workloads",

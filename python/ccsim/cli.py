@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
-from . import _native
+from . import _native, protocol
 from .errors import CcsimError, UsageError, ViolationFound
 
 
@@ -211,7 +211,7 @@ def cmd_bench(args) -> int:
 
 def cmd_protocol(args) -> int:
     if args.action == "list":
-        specs = list(_native.protocol_list())
+        specs = protocol.specs()
         if args.json:
             _out(json.dumps(specs, indent=2))
         else:
@@ -222,18 +222,18 @@ def cmd_protocol(args) -> int:
     if not args.spec:
         raise UsageError(f"protocol {args.action}: name a spec (see `ccsim protocol list`) or a path")
     if args.action == "generate":
-        text, stats = _native.protocol_generate(args.spec)
-        _out(stats if args.json else text.rstrip("\n"))
+        gen = protocol.generate(args.spec)
+        _out(json.dumps(gen.stats, indent=2) if args.json else gen.text.rstrip("\n"))
         return 0
     if args.action == "check":
-        report_json, text, verified = _native.protocol_check(args.spec, args.max_states)
-        _out(json.dumps(json.loads(report_json), indent=2) if args.json else text.rstrip("\n"))
+        result = protocol.check(args.spec, args.max_states)
+        _out(result.to_json() if args.json else result.text.rstrip("\n"))
         # 1 means: the check ran and found a violation (or could not finish).
-        return 0 if verified else ViolationFound.exit_code
-    formats = [f for f in ("json", "dot", "sv", "murphi") if getattr(args, f if f == "json" else f"fmt_{f}")]
+        return 0 if result.verified else ViolationFound.exit_code
+    formats = [f for f in protocol.EXPORT_FORMATS if getattr(args, f if f == "json" else f"fmt_{f}")]
     if len(formats) != 1:
         raise UsageError("protocol export: choose exactly one of --json, --dot, --sv, --murphi")
-    text = _native.protocol_export(args.spec, formats[0])
+    text = protocol.export(args.spec, formats[0])
     if args.output:
         Path(args.output).write_text(text)
     else:
