@@ -29,8 +29,7 @@ fn calibration_points_are_within_5_percent() {
         let simulate = |name: &str, x: f64| -> f64 {
             let s = e.series(name).unwrap();
             let platform = Platform::load(&s.platform).unwrap();
-            let res =
-                run_point(&s.workload, &platform, &e.x.name, x, &s.params, 0, false).unwrap();
+            let res = run_point(&s.workload, &platform, &e.x.name, x, &s.params, 0, false).unwrap();
             res.metrics[&s.metric]
         };
         for r in e.references.iter().filter(|r| r.role == Role::Calibration) {
