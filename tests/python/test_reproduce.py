@@ -51,7 +51,7 @@ def test_reproduce_quick_json_and_outputs(experiment, tmp_path):
     assert df["sim"].tolist() == [p["sim"] for p in doc["points"]]
 
 
-@pytest.mark.parametrize("name", ["cohet-dma", "pio-pcie"])
+@pytest.mark.parametrize("name", ["cohet-dma", "pio-pcie", "cckit-dc-latency"])
 def test_calibration_points_are_within_5_percent(name):
     r = ccsim.reproduce(name, quick=True)
     calib = [c for c in r.comparisons() if c["role"] == "calibration"]

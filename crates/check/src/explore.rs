@@ -8,6 +8,14 @@
 //! up with the end. Counterexample traces are rebuilt from the parent indices
 //! (re-deriving the action between each parent and child), so they are
 //! shortest traces.
+//!
+//! With [`CheckOptions::progress`] the explorer also records, for every
+//! expanded state, the indices of the successors reached by helping actions
+//! ([`Model::is_helping`]) in one compressed successor array. After a
+//! complete exploration it inverts that array and searches backwards from
+//! the quiescent states; every state the search does not reach cannot get
+//! back to quiescence, and the first such state in BFS order (hence one with
+//! a shortest trace) is reported as [`ViolationKind::NoProgress`].
 
 use std::hash::BuildHasher;
 use std::time::Instant;
@@ -38,6 +46,15 @@ pub struct CheckOptions {
     /// Report reachable states with no enabled action (that the model does
     /// not call quiescent) as deadlocks. Default `true`.
     pub check_deadlock: bool,
+    /// Check progress (`AG EF quiescent`): from every reachable state some
+    /// state that [`Model::is_quiescent`] accepts must be reachable through
+    /// actions that [`Model::is_helping`] allows. A violation is reported as
+    /// [`ViolationKind::NoProgress`]. The check runs after a complete
+    /// exploration (not after one stopped by a limit). It keeps one `u32`
+    /// per helping transition and one `usize` per state while exploring, and
+    /// about as much again for the final backward search; default `false`
+    /// (no extra memory or time).
+    pub progress: bool,
 }
 
 impl Default for CheckOptions {
@@ -46,6 +63,7 @@ impl Default for CheckOptions {
             max_states: None,
             max_violations: 1,
             check_deadlock: true,
+            progress: false,
         }
     }
 }
@@ -87,14 +105,20 @@ pub enum ViolationKind {
     Invariant(String),
     /// The last state of the trace has no enabled action and is not quiescent.
     Deadlock,
+    /// No quiescent state is reachable from the last state of the trace
+    /// through helping actions, although actions may still be enabled (a
+    /// livelock, or a deadlock of some agents while others keep taking
+    /// steps). Only reported with [`CheckOptions::progress`].
+    NoProgress,
 }
 
 impl ViolationKind {
-    /// The invariant's name, or `deadlock`.
+    /// The invariant's name, `deadlock` or `no-progress`.
     pub fn name(&self) -> &str {
         match self {
             ViolationKind::Invariant(n) => n,
             ViolationKind::Deadlock => "deadlock",
+            ViolationKind::NoProgress => "no-progress",
         }
     }
 }
@@ -146,7 +170,8 @@ pub struct Violation {
     /// Which property is violated.
     #[serde(flatten)]
     pub kind: ViolationKind,
-    /// The invariant's explanation, or a description of the deadlock.
+    /// The invariant's explanation, or a description of the deadlock or
+    /// missing progress.
     pub explanation: String,
     /// Index of the violating state in discovery order (for
     /// [`Explorer::path_to`]).
@@ -182,6 +207,7 @@ impl Violation {
                 format!("invariant {n} violated: {}", self.explanation)
             }
             ViolationKind::Deadlock => format!("deadlock: {}", self.explanation),
+            ViolationKind::NoProgress => format!("no progress: {}", self.explanation),
         }
     }
 }
@@ -279,7 +305,7 @@ pub struct Explorer<'m, M: Model> {
 /// Result of trying to add a state to the visited set.
 enum Insert {
     New(u32),
-    Seen,
+    Seen(u32),
     Full,
 }
 
@@ -334,7 +360,7 @@ impl<'m, M: Model> Explorer<'m, M> {
             |&i| states[i as usize] == state,
             |&i| hasher.hash_one(&states[i as usize]),
         ) {
-            Entry::Occupied(_) => Insert::Seen,
+            Entry::Occupied(o) => Insert::Seen(*o.get()),
             Entry::Vacant(v) => {
                 if states.len() >= limit {
                     return Insert::Full;
@@ -387,7 +413,7 @@ impl<'m, M: Model> Explorer<'m, M> {
                         }
                     }
                 }
-                Insert::Seen => {}
+                Insert::Seen(_) => {}
                 Insert::Full => {
                     outcome = Outcome::StateLimit;
                     break 'init;
@@ -395,6 +421,15 @@ impl<'m, M: Model> Explorer<'m, M> {
             }
         }
         let initial_states = self.states.len() as u64;
+
+        // The helping-successor graph for the progress check, in compressed
+        // form: the successors of state `i` are
+        // `helping[helping_end[i - 1]..helping_end[i]]` (from 0 for `i == 0`).
+        let progress_on = self.options.progress;
+        let mut helping: Vec<u32> = Vec::new();
+        let mut helping_end: Vec<usize> = Vec::new();
+        // States already reported (not reported again for missing progress).
+        let mut reported: Vec<u32> = violations.iter().map(|v| v.state_id).collect();
 
         let mut actions: Vec<M::Action> = Vec::new();
         let mut next: usize = 0;
@@ -410,6 +445,9 @@ impl<'m, M: Model> Explorer<'m, M> {
                 });
             }
             if !bad.is_empty() && bad.contains(&id) {
+                if progress_on {
+                    helping_end.push(helping.len());
+                }
                 continue;
             }
             let state = self.states[id as usize].clone();
@@ -423,13 +461,21 @@ impl<'m, M: Model> Explorer<'m, M> {
                 fired += 1;
                 transitions += 1;
                 match self.insert(succ, id, limit) {
-                    Insert::Seen => {}
+                    Insert::Seen(to) => {
+                        if progress_on && model.is_helping(&state, a) {
+                            helping.push(to);
+                        }
+                    }
                     Insert::New(new_id) => {
+                        if progress_on && model.is_helping(&state, a) {
+                            helping.push(new_id);
+                        }
                         if invariants.is_empty() {
                             continue;
                         }
                         if let Some(v) = self.check_invariants(&invariants, new_id) {
                             bad.insert(new_id);
+                            reported.push(new_id);
                             violations.push(v);
                             if violations.len() >= self.options.max_violations {
                                 outcome = Outcome::ViolationLimit;
@@ -442,6 +488,9 @@ impl<'m, M: Model> Explorer<'m, M> {
                         break 'bfs;
                     }
                 }
+            }
+            if progress_on {
+                helping_end.push(helping.len());
             }
             if fired == 0 && self.options.check_deadlock && !model.is_quiescent(&state) {
                 let explanation = if actions.is_empty() {
@@ -459,9 +508,18 @@ impl<'m, M: Model> Explorer<'m, M> {
                     state_id: id,
                     trace: self.trace_to(id),
                 });
+                reported.push(id);
                 if violations.len() >= self.options.max_violations {
                     outcome = Outcome::ViolationLimit;
                     break 'bfs;
+                }
+            }
+        }
+        if progress_on && outcome == Outcome::Complete {
+            if let Some(v) = self.progress_violation(&helping, &helping_end, &reported) {
+                violations.push(v);
+                if violations.len() >= self.options.max_violations {
+                    outcome = Outcome::ViolationLimit;
                 }
             }
         }
@@ -481,6 +539,77 @@ impl<'m, M: Model> Explorer<'m, M> {
             outcome,
             violations,
         }
+    }
+
+    /// The progress check on the helping-successor graph of a complete
+    /// exploration: a backward search from the quiescent states marks every
+    /// state that can still reach one; the first unmarked state (lowest
+    /// index, so shortest trace) is the violation. States already `reported`
+    /// (invariant violations, which are not expanded, and deadlocks) seed the
+    /// search as if quiescent, so their ancestors are not blamed a second
+    /// time for the same bug.
+    fn progress_violation(
+        &self,
+        helping: &[u32],
+        helping_end: &[usize],
+        reported: &[u32],
+    ) -> Option<Violation> {
+        let n = self.states.len();
+        debug_assert_eq!(helping_end.len(), n);
+        // Invert the successor lists into predecessor lists (counting sort).
+        let mut pred_start = vec![0usize; n + 1];
+        for &t in helping {
+            pred_start[t as usize + 1] += 1;
+        }
+        for i in 0..n {
+            pred_start[i + 1] += pred_start[i];
+        }
+        let mut fill = pred_start.clone();
+        let mut pred = vec![0u32; helping.len()];
+        let mut begin = 0;
+        for (s, &end) in helping_end.iter().enumerate() {
+            for &t in &helping[begin..end] {
+                pred[fill[t as usize]] = s as u32;
+                fill[t as usize] += 1;
+            }
+            begin = end;
+        }
+        drop(fill);
+        let mut can_settle = vec![false; n];
+        let mut stack: Vec<u32> = Vec::new();
+        for (i, s) in self.states.iter().enumerate() {
+            if self.model.is_quiescent(s) {
+                can_settle[i] = true;
+                stack.push(i as u32);
+            }
+        }
+        for &i in reported {
+            if !can_settle[i as usize] {
+                can_settle[i as usize] = true;
+                stack.push(i);
+            }
+        }
+        let mut settled = stack.len();
+        while let Some(t) = stack.pop() {
+            for &p in &pred[pred_start[t as usize]..pred_start[t as usize + 1]] {
+                if !can_settle[p as usize] {
+                    can_settle[p as usize] = true;
+                    settled += 1;
+                    stack.push(p);
+                }
+            }
+        }
+        let stuck = n - settled;
+        let first = (0..n as u32).find(|&i| !can_settle[i as usize])?;
+        Some(Violation {
+            kind: ViolationKind::NoProgress,
+            explanation: format!(
+                "no quiescent state is reachable from this state through helping actions \
+                 ({stuck} of {n} reachable states cannot reach one)"
+            ),
+            state_id: first,
+            trace: self.trace_to(first),
+        })
     }
 
     fn check_invariants(&self, invariants: &[Invariant<M>], id: u32) -> Option<Violation> {

@@ -5,8 +5,9 @@
 //! rule instances enabled in a state, the successor each produces, and named
 //! invariants. [`check`] (or [`Explorer`]) explores every reachable state
 //! breadth-first, checks every invariant in every state, detects deadlocks,
-//! and returns a [`CheckReport`] with shortest counterexample traces that
-//! render as message sequence charts ([`msc`]).
+//! optionally checks progress (a quiescent state stays reachable), and
+//! returns a [`CheckReport`] with shortest counterexample traces that render
+//! as message sequence charts ([`msc`]).
 //!
 //! # How the exploration works
 //!
@@ -33,6 +34,19 @@
 //!   this is rumur's `--deadlock-detection stuck`, not CMurphi's default
 //!   "stuttering" notion (where a state whose every successor is itself also
 //!   counts).
+//! - **Progress** ([`CheckOptions::progress`], off by default): from every
+//!   reachable state some quiescent state ([`Model::is_quiescent`]) must be
+//!   reachable through *helping* actions ([`Model::is_helping`]; by default
+//!   every action helps) — `AG EF quiescent`. This catches what the dead-end
+//!   check cannot: livelocks, agents stuck while unrelated ones keep taking
+//!   steps, and (when starting a new transaction is declared non-helping)
+//!   transactions that only finish if someone else starts another. While
+//!   exploring, the explorer records the helping successors of every state
+//!   (one `u32` per helping transition); after a complete exploration it
+//!   searches backwards from the quiescent states, and reports the first
+//!   state in BFS order that the search did not reach as
+//!   [`ViolationKind::NoProgress`], with a shortest trace. Used by
+//!   `ccsim-protocol` for every generated protocol.
 //! - **Traces.** A violation's trace is rebuilt from the parent indices: the
 //!   path from an initial state, re-deriving for each edge the first action
 //!   that leads from parent to child. Since BFS finds every state at its
@@ -102,6 +116,45 @@
 //! assert_eq!((report.states, report.transitions), (4, 6));
 //! assert_eq!(report.outcome, Outcome::Complete);
 //! assert_eq!(report.violations.len(), 1);
+//! ```
+//!
+//! The progress check: a client takes a lock and can retry forever while
+//! holding it, so no state is a dead end, yet once the lock is taken the
+//! system never gets back to its quiescent start.
+//!
+//! ```
+//! use ccsim_check::{check, CheckOptions, Invariant, Model, ViolationKind};
+//!
+//! struct SpinForever;
+//!
+//! impl Model for SpinForever {
+//!     type State = bool; // lock taken
+//!     type Action = &'static str;
+//!
+//!     fn init_states(&self) -> Vec<bool> {
+//!         vec![false]
+//!     }
+//!     fn actions(&self, taken: &bool, out: &mut Vec<&'static str>) {
+//!         out.push(if *taken { "retry" } else { "take" });
+//!     }
+//!     fn next_state(&self, _taken: &bool, _a: &&'static str) -> Option<bool> {
+//!         Some(true)
+//!     }
+//!     fn invariants(&self) -> Vec<Invariant<Self>> {
+//!         Vec::new()
+//!     }
+//!     fn is_quiescent(&self, taken: &bool) -> bool {
+//!         !*taken
+//!     }
+//! }
+//!
+//! assert!(check(&SpinForever, &CheckOptions::default()).passed()); // no dead end
+//! let opts = CheckOptions { progress: true, ..CheckOptions::default() };
+//! let report = check(&SpinForever, &opts);
+//! let v = &report.violations[0];
+//! assert_eq!(v.kind, ViolationKind::NoProgress);
+//! assert_eq!(v.trace.steps[0].action, "\"take\"");
+//! assert!(v.msc_text().contains("!! no progress:"));
 //! ```
 //!
 //! # Modules

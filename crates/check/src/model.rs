@@ -5,7 +5,9 @@
 //! successor a rule produces. Properties are named invariants over states.
 //! Deadlock freedom is checked by the explorer itself: a reachable state with no
 //! enabled rule that the model does not call [`Model::is_quiescent`] is a
-//! deadlock.
+//! deadlock. With [`CheckOptions::progress`](crate::CheckOptions::progress)
+//! the explorer also checks that a quiescent state stays reachable from every
+//! reachable state through the actions [`Model::is_helping`] allows.
 
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -54,9 +56,24 @@ pub trait Model {
     fn invariants(&self) -> Vec<Invariant<Self>>;
 
     /// Whether a state with no enabled action is an acceptable end (nothing
-    /// pending). The default treats every such state as a deadlock.
+    /// pending), and, for the progress check, a state the system must always
+    /// be able to get back to. The default treats every state with no enabled
+    /// action as a deadlock.
     fn is_quiescent(&self, _state: &Self::State) -> bool {
         false
+    }
+
+    /// Whether `action` taken from `state` helps the system towards a
+    /// quiescent state, for the progress check
+    /// ([`CheckOptions::progress`](crate::CheckOptions::progress)): only
+    /// helping actions are followed when asking whether a quiescent state is
+    /// still reachable. A protocol model answers `true` for message
+    /// deliveries and steps of agents already in a transaction and `false`
+    /// for an agent starting a new one, so that a transaction that only
+    /// finishes if someone else starts another counts as stuck. The default
+    /// lets every action help.
+    fn is_helping(&self, _state: &Self::State, _action: &Self::Action) -> bool {
+        true
     }
 
     /// How `action` taken from `state` appears in a message sequence chart.

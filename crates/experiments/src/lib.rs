@@ -24,6 +24,8 @@
 //! * `pio_invoke` — the same invocation by programmed I/O: write-combined
 //!   MMIO stores of x bytes to BAR1, a barrier, uncached MMIO loads of x
 //!   bytes back.
+//! * `coherent_read` — CCKit Table 2 on the coherent Enzian platform
+//!   (x = accesses): see [`coherent`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
@@ -40,6 +42,8 @@
 //!                                          &Params::new(), 4, false).unwrap();
 //! assert_eq!(r.trace_hash, again.trace_hash);
 //! ```
+
+pub mod coherent;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -189,7 +193,13 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
 
 /// Every workload, sorted by name.
 pub fn workloads() -> Vec<&'static WorkloadInfo> {
-    vec![&DMA_READ, &LINK_PINGPONG, &PIO_INVOKE, &XDMA_INVOKE]
+    vec![
+        &coherent::COHERENT_READ,
+        &DMA_READ,
+        &LINK_PINGPONG,
+        &PIO_INVOKE,
+        &XDMA_INVOKE,
+    ]
 }
 
 /// The workloads as the config crate's validator wants them.
@@ -234,6 +244,10 @@ pub fn run_point(
             names.join(", ")
         )));
     };
+    if workload == coherent::COHERENT_READ.name {
+        let params = with_defaults(info, params)?;
+        return coherent::run(platform, x_name, x, &params, seed, trace);
+    }
     if x_name != "message_bytes" {
         return Err(werr(format!(
             "workload {workload} sweeps message_bytes, not {x_name:?}"

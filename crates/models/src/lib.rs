@@ -55,6 +55,7 @@
 //! assert_eq!(stats.counter("system.core.mmio_read_msgs"), Some(16));
 //! ```
 
+pub mod coherent;
 pub mod core;
 pub mod dma;
 pub mod driver;
@@ -78,6 +79,11 @@ pub fn registry() -> Vec<&'static ComponentSpec> {
         &pcie::ping::TLP_ECHO,
         &dma::XDMA_ENGINE,
         &driver::DMA_DRIVER,
+        &coherent::cpu::COHERENT_CPU,
+        &coherent::dc::DIRECTORY_CONTROLLER,
+        &coherent::link::ECI_LINK,
+        &coherent::memory::COHERENT_BRAM,
+        &coherent::memory::DDR_CONTROLLER,
     ];
     specs.sort_by_key(|s| s.type_name);
     specs

@@ -405,24 +405,15 @@ pub fn check_invocation_ir(
         path: "invocation".into(),
         message: e,
     })?;
-    let r = crate::explore::explore(&m, &crate::explore::ExploreOptions::default());
-    let violation = r.violation.as_ref().map(|v| {
-        let steps: Vec<ChartStep> = v
-            .actions
-            .iter()
-            .zip(&v.states)
-            .map(|(a, s)| m.chart_step(s, a))
-            .collect();
-        let agents = m.agents();
-        let last = v.states.last().expect("non-empty");
-        crate::ViolationReport {
-            property: v.property.clone(),
-            message: v.message.clone(),
-            trace: steps
-                .iter()
-                .map(|s| format!("{} -> {}: {}", s.from, s.to, s.label))
-                .collect(),
-            final_state: format!(
+    // Every action of the closed invocation system helps (the trait's
+    // default `is_helping`): the programs run to their end on their own.
+    let mut explorer = ccsim_check::Explorer::new(&m, crate::explore_options(0));
+    let r = explorer.run();
+    let violation = r.violations.first().map(|v| {
+        let last = &explorer.states()[v.state_id as usize];
+        crate::ViolationReport::new(
+            v,
+            format!(
                 "{}; cpu program round {} pc {}; app round {} pc {}",
                 m.sys.describe(&last.sys),
                 last.cpu_round,
@@ -430,15 +421,13 @@ pub fn check_invocation_ir(
                 last.app_round,
                 last.app_pc
             ),
-            chart: crate::explore::chart_text(&agents, &steps),
-            mermaid: crate::explore::chart_mermaid(&agents, &steps),
-        }
+        )
     });
     Ok(InvocationReport {
         config: cfg.clone(),
-        reachable_states: r.states,
-        transitions: r.transitions,
-        verified: r.complete && violation.is_none(),
+        reachable_states: r.states as usize,
+        transitions: r.transitions as usize,
+        verified: r.passed(),
         violation,
     })
 }

@@ -15,6 +15,7 @@
 //!   CPU table + generated DC table      (rumur agrees on      (verilator lint)
 //!   + app table + unordered network     the state count)
 //!   + DCUs, explored breadth-first
+//!   by ccsim_check (with its progress check)
 //! ```
 //!
 //! The checker interprets the *same* table it exports as JSON, which the
@@ -65,12 +66,10 @@
 //! * [`generate`](mod@generate): state-equations → table (§4.2's passes);
 //! * [`ir`]: the table IR;
 //! * [`system`](mod@system): the composed system (`ccsim_check::Model`);
-//! * [`explore`]: BFS with the progress check, message sequence charts;
 //! * [`invocation`]: the two-line invocation protocol (PIO paper Fig. 5);
 //! * [`mutate`]: single-row mutants of a generated table;
 //! * [`export`]: JSON, dot, SystemVerilog, Murphi.
 
-pub mod explore;
 pub mod export;
 pub mod generate;
 pub mod invocation;
@@ -179,6 +178,63 @@ pub struct ViolationReport {
     pub mermaid: String,
 }
 
+/// The states the checker explores at most when [`CheckOptions::max_states`]
+/// is 0.
+pub const DEFAULT_MAX_STATES: usize = 5_000_000;
+
+/// The explorer options every check of this crate uses: stop at the first
+/// violation, report dead ends, and check progress (`AG EF quiescent` over
+/// [`System::helps`] actions), within `max_states` states (0:
+/// [`DEFAULT_MAX_STATES`]).
+pub(crate) fn explore_options(max_states: usize) -> ccsim_check::CheckOptions {
+    ccsim_check::CheckOptions {
+        max_states: Some(if max_states == 0 {
+            DEFAULT_MAX_STATES
+        } else {
+            max_states
+        }),
+        max_violations: 1,
+        check_deadlock: true,
+        progress: true,
+    }
+}
+
+impl ViolationReport {
+    /// The report of a violation `ccsim_check` found, with `final_state`
+    /// describing the violating state. Both kinds of stuck state are reported
+    /// as the property `deadlock`: a dead end (no action enabled while a
+    /// transaction is pending) and a state from which no quiescent state is
+    /// reachable by helping actions ([`ccsim_check::ViolationKind::NoProgress`]).
+    pub(crate) fn new(v: &ccsim_check::Violation, final_state: String) -> Self {
+        use ccsim_check::ViolationKind;
+        let (property, message) = match &v.kind {
+            ViolationKind::Invariant(name) => (name.clone(), v.explanation.clone()),
+            ViolationKind::Deadlock => (
+                "deadlock".to_string(),
+                "no action is enabled but a transaction is pending".to_string(),
+            ),
+            ViolationKind::NoProgress => (
+                "deadlock".to_string(),
+                "from this state no quiescent state (all agents stable, network empty) is \
+                 reachable by delivering messages and finishing open work"
+                    .to_string(),
+            ),
+        };
+        let steps = v.trace.chart_steps();
+        ViolationReport {
+            property,
+            message,
+            trace: steps
+                .iter()
+                .map(|s| format!("{} -> {}: {}", s.from, s.to, s.label))
+                .collect(),
+            final_state,
+            chart: v.trace.msc_text(),
+            mermaid: v.trace.msc_mermaid(),
+        }
+    }
+}
+
 /// What `ccsim protocol check --json` prints.
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckReport {
@@ -200,7 +256,8 @@ pub struct CheckReport {
     pub reachable_states: usize,
     /// System transitions fired.
     pub system_transitions: usize,
-    /// Whether the exploration finished.
+    /// Whether the exploration finished: not cut off by the state limit
+    /// (stopping at the first violation counts as finished).
     pub complete: bool,
     /// Seconds spent exploring.
     pub seconds: f64,
@@ -312,18 +369,12 @@ pub fn check_ir(
     use ccsim_check::model::Model;
     let name = ir.name.clone();
     let sys = system(ir, cfg.clone())?;
-    let mut eo = explore::ExploreOptions {
-        keep_states: true,
-        ..Default::default()
-    };
-    if max_states > 0 {
-        eo.max_states = max_states;
-    }
-    let r = explore::explore_filtered(&sys, &eo, &|s, a| sys.helps(s, a));
+    let mut explorer = ccsim_check::Explorer::new(&sys, explore_options(max_states));
+    let r = explorer.run();
     // Row coverage of the generated machine.
     let mut fired = std::collections::BTreeSet::new();
     let mut acts = Vec::new();
-    for s in &r.reachable {
+    for s in explorer.states() {
         acts.clear();
         sys.actions(s, &mut acts);
         for a in &acts {
@@ -345,27 +396,11 @@ pub fn check_ir(
         .map(|t| format!("{}/{}", t.state, t.event))
         .collect();
     let violations = r
-        .violation
+        .violations
         .iter()
         .map(|v| {
-            let steps: Vec<_> = v
-                .actions
-                .iter()
-                .zip(&v.states)
-                .map(|(a, s)| sys.chart_step(s, a))
-                .collect();
-            let agents = sys.agents();
-            ViolationReport {
-                property: v.property.clone(),
-                message: v.message.clone(),
-                trace: steps
-                    .iter()
-                    .map(|s| format!("{} -> {}: {}", s.from, s.to, s.label))
-                    .collect(),
-                final_state: sys.describe(v.states.last().expect("non-empty trace")),
-                chart: explore::chart_text(&agents, &steps),
-                mermaid: explore::chart_mermaid(&agents, &steps),
-            }
+            let last = &explorer.states()[v.state_id as usize];
+            ViolationReport::new(v, sys.describe(last))
         })
         .collect::<Vec<_>>();
     Ok(CheckReport {
@@ -376,11 +411,13 @@ pub fn check_ir(
         messages: stats.messages,
         generator: stats,
         config: cfg,
-        reachable_states: r.states,
-        system_transitions: r.transitions,
-        complete: r.complete,
+        reachable_states: r.states as usize,
+        system_transitions: r.transitions as usize,
+        // As before the port to ccsim_check: "finished" means not cut off by
+        // the state limit (stopping at the first violation still counts).
+        complete: r.outcome != ccsim_check::Outcome::StateLimit,
         seconds: r.seconds,
-        verified: r.complete && violations.is_empty(),
+        verified: r.passed(),
         violations,
         unexercised,
         variants: Vec::new(),

@@ -20,8 +20,9 @@
 //!   other lines on the same unit wait (CCKit §4.3: serial, blocking DCUs).
 //!
 //! Properties: SWMR, data-value, no unspecified reception, network bound,
-//! and (in the explorer) progress: from every reachable state a quiescent
-//! state (all agents stable, network empty) is reachable.
+//! and progress (`ccsim_check`'s `CheckOptions::progress`): from every
+//! reachable state a quiescent state (all agents stable, network empty) is
+//! reachable through helping actions ([`System::helps`]).
 
 use crate::ir::{Access, Action, IndexedOutcome, MachineIndex, MsgClass, ProtocolIr};
 use ccsim_check::model::{ChartStep, Invariant, Model};
@@ -260,7 +261,8 @@ impl System {
     }
 
     /// Whether an action only finishes open work: a delivery, or a local
-    /// event of an agent in a transient state (used by the progress check).
+    /// event of an agent in a transient state (the progress check's
+    /// [`Model::is_helping`]).
     pub fn helps(&self, s: &SysState, a: &SysAction) -> bool {
         match *a {
             SysAction::Deliver { .. } => true,
@@ -735,6 +737,10 @@ impl Model for System {
 
     fn is_quiescent(&self, s: &SysState) -> bool {
         self.quiescent(s)
+    }
+
+    fn is_helping(&self, s: &SysState, a: &SysAction) -> bool {
+        self.helps(s, a)
     }
 
     fn chart_step(&self, _s: &SysState, a: &SysAction) -> ChartStep {

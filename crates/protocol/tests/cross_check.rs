@@ -1,6 +1,7 @@
-//! The composed system run through `ccsim-check`'s generic explorer gives
-//! the same counts as this crate's explorer (and as rumur, see
-//! `exporters.rs`): three independent explorations agree.
+//! `ccsim_protocol::check` runs `ccsim-check`'s explorer with the progress
+//! check on; the plain explorer (progress off, as for the reference models)
+//! gives the same counts (which rumur also reports, see `exporters.rs`), so
+//! the progress option changes what is checked, never what is explored.
 
 use ccsim_check::{check as generic_check, CheckOptions, Outcome};
 use ccsim_protocol::{check, generate, load_spec, system, CheckOptions as Opts};

@@ -97,3 +97,32 @@ fn cc_every_exercised_mutation_is_caught() {
     let n = run("eci-cc", 1);
     assert!(n >= 60, "ran {n}");
 }
+
+/// A mutant only the progress check catches: the DC's clean of an idle line
+/// forgets to acknowledge it, so the local agent waits forever while the CPU
+/// can still load and store (no dead end). `check` reports it as a deadlock
+/// one step in; the plain explorer (dead ends only) passes it.
+#[test]
+fn lost_ack_is_caught_only_by_the_progress_check() {
+    let spec = load_spec("eci-dc").unwrap();
+    let (ir, stats) = generate(&spec).unwrap();
+    let m = mutants(&ir)
+        .into_iter()
+        .find(|m| m.description == "drop-action (I, LCL_CLEAN): send LCL_ACK")
+        .expect("mutant exists");
+    let r = check_ir(m.ir.clone(), stats, (&spec.check).into(), 0).unwrap();
+    assert!(!r.verified && r.complete);
+    let v = &r.violations[0];
+    assert_eq!(v.property, "deadlock");
+    assert!(
+        v.message.starts_with("from this state no quiescent state"),
+        "{}",
+        v.message
+    );
+    assert_eq!(v.trace.len(), 1, "{:?}", v.trace);
+
+    let sys = ccsim_protocol::system(m.ir, (&spec.check).into()).unwrap();
+    let plain = ccsim_check::check(&sys, &ccsim_check::CheckOptions::default());
+    assert!(plain.passed(), "{}", plain.summary());
+    assert_eq!(plain.states as usize, r.reachable_states);
+}

@@ -1,0 +1,181 @@
+//! Coherent workloads on the Enzian platform (issue 4).
+//!
+//! * `coherent_read` — CCKit Table 2: the core reads `x = accesses` distinct
+//!   lines, one at a time (one MSHR, no prefetch), sequentially or at random
+//!   in a `region_mib` region, through one of three homes:
+//!   - `llc_ddr`: the native 2-socket ThunderX-1 over CCPI (instances `ccpi`,
+//!     `thunderx_home`, `thunderx_ddr`): the same protocol table executed by
+//!     a pipelined 2 GHz home;
+//!   - `dc_bram`: ECI (`eci`) to the FPGA DC (`dc`) with BRAM (`dc_bram`);
+//!   - `dc_ddr`: the same DC with a MIG-like DDR controller (`dc_ddr`).
+//!
+//!   Every load's bytes are checked against what memory holds. Metric:
+//!   mean round-trip read latency (`latency_ns`).
+//!
+//! ```
+//! use ccsim_config::Platform;
+//! use ccsim_kernel::prelude::*;
+//! let enzian = Platform::load("enzian").unwrap();
+//! let p = Params::new().with("config", ParamValue::Str("dc_bram".into()), "doc");
+//! let r = ccsim_experiments::run_point("coherent_read", &enzian, "accesses", 64.0, &p, 1, false).unwrap();
+//! assert!((r.metrics["latency_ns"] - 454.0).abs() < 454.0 * 0.05);
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use ccsim_config::Platform;
+use ccsim_kernel::prelude::*;
+use ccsim_models::coherent::cpu::CpuOp;
+use ccsim_models::coherent::initial_line;
+use ccsim_models::coherent::system::{CoherentParams, CoherentSystem, HomeMemory};
+
+use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+
+/// Declaration of `coherent_read`.
+pub static COHERENT_READ: WorkloadInfo = WorkloadInfo {
+    name: "coherent_read",
+    description: "CCKit Table 2: x = accesses distinct cache lines read one at a time (sequential or random) by the CPU through LLC+DDR (2-socket ThunderX-1 over CCPI), DC+BRAM or DC+DDR over ECI; every table is the generated eci-dc protocol.",
+    params: &[
+        ParamSpec { name: "pattern", kind: ParamKind::Enum(&["seq", "rand"]), default: ParamDefault::Str("seq"), unit: "", description: "seq: consecutive lines; rand: distinct uniformly random lines of the region." },
+        ParamSpec { name: "config", kind: ParamKind::Enum(&["llc_ddr", "dc_bram", "dc_ddr"]), default: ParamDefault::Str("dc_bram"), unit: "", description: "The home: native CCPI home with DDR, or the FPGA DC with BRAM or DDR." },
+        ParamSpec { name: "region_mib", kind: ParamKind::Int, default: ParamDefault::Int(1024), unit: "MiB", description: "Region the random lines are drawn from (CCKit: 1 GiB)." },
+    ],
+    metrics: &[
+        MetricSpec { name: "latency_ns", unit: "ns", description: "Mean issue-to-data latency of a read." },
+        MetricSpec { name: "p99_ns", unit: "ns", description: "99th percentile of the read latency." },
+    ],
+};
+
+/// Largest x.
+const MAX_ACCESSES: f64 = 1_000_000.0;
+
+fn params_of(platform: &Platform, instance: &str) -> Result<Params, RunError> {
+    platform
+        .components
+        .get(instance)
+        .map(|c| c.params.clone())
+        .ok_or_else(|| {
+            werr(format!(
+                "platform {} has no component instance `{instance}`, which workload coherent_read needs",
+                platform.name
+            ))
+        })
+}
+
+/// Runs one point of `coherent_read`.
+pub(crate) fn run(
+    platform: &Platform,
+    x_name: &str,
+    x: f64,
+    params: &Params,
+    seed: u64,
+    trace: bool,
+) -> Result<PointResult, RunError> {
+    let trace = if trace {
+        TraceMode::Full
+    } else {
+        TraceMode::Hash
+    };
+    if x_name != "accesses" {
+        return Err(werr(format!(
+            "workload coherent_read sweeps accesses, not {x_name:?}"
+        )));
+    }
+    if !((1.0..=MAX_ACCESSES).contains(&x) && x.fract() == 0.0) {
+        return Err(werr(format!(
+            "accesses = {x}: must be a whole number from 1 to {MAX_ACCESSES}"
+        )));
+    }
+    let n = x as u64;
+    let region = params.int("region_mib");
+    if region <= 0 {
+        return Err(werr(format!(
+            "coherent_read.region_mib: must be positive, got {region}"
+        )));
+    }
+    let region_lines = region as u64 * (1 << 20) / 128;
+    if n > region_lines {
+        return Err(werr(format!(
+            "coherent_read: {n} distinct lines do not fit in {region} MiB"
+        )));
+    }
+    let config = params.str("config");
+    let (link, home, mem_inst, memory) = match config {
+        "llc_ddr" => ("ccpi", "thunderx_home", "thunderx_ddr", HomeMemory::Ddr),
+        "dc_ddr" => ("eci", "dc", "dc_ddr", HomeMemory::Ddr),
+        _ => ("eci", "dc", "dc_bram", HomeMemory::Bram),
+    };
+    let mut p = CoherentParams {
+        link: params_of(platform, link)?,
+        cpu: params_of(platform, "llc")?,
+        dc: params_of(platform, home)?,
+        ..Default::default()
+    };
+    match memory {
+        HomeMemory::Bram => p.bram = params_of(platform, mem_inst)?,
+        HomeMemory::Ddr => p.ddr = params_of(platform, mem_inst)?,
+    }
+    // One access per line, serialized (CCKit §5.2: no prefetching).
+    p.cpu.set(
+        "mshrs",
+        ParamValue::Int(1),
+        "coherent_read: one access at a time",
+    );
+    let lines: Vec<u64> = if params.str("pattern") == "rand" {
+        let mut rng = SimRng::for_path(seed, "coherent_read.lines");
+        let mut seen = BTreeSet::new();
+        let mut v = Vec::with_capacity(n as usize);
+        while (v.len() as u64) < n {
+            let l = rng.below(region_lines);
+            if seen.insert(l) {
+                v.push(l);
+            }
+        }
+        v
+    } else {
+        (0..n).collect()
+    };
+    let program = lines.iter().map(|&line| CpuOp::Load { line }).collect();
+    let model = |m: String| werr(format!("platform {}: {m}", platform.name));
+    let mut sys =
+        CoherentSystem::build_with(&p, memory, program, Vec::new(), seed, trace).map_err(model)?;
+    sys.run()
+        .map_err(|e| werr(format!("coherent_read ({config}): {e}")))?;
+    let cpu = sys.cpu();
+    for c in &cpu.completed {
+        let line = lines[c.op];
+        if c.data != initial_line(line) {
+            return Err(werr(format!(
+                "coherent_read: the read of line {line:#x} returned bytes other than memory holds"
+            )));
+        }
+    }
+    let mut lat: Vec<f64> = cpu
+        .completed
+        .iter()
+        .map(|c| c.latency_ps as f64 / 1000.0)
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    let mean = lat.iter().sum::<f64>() / lat.len() as f64;
+    let p99 = lat[((lat.len() as f64 * 0.99).ceil() as usize).clamp(1, lat.len()) - 1];
+    let mut metrics = BTreeMap::new();
+    metrics.insert("latency_ns".to_string(), mean);
+    metrics.insert("p99_ns".to_string(), p99);
+    let mut stats = sys.sim.stats().flatten();
+    stats.insert("sim.events".to_string(), sys.sim.events_processed() as f64);
+    stats.insert("sim.end_ps".to_string(), sys.sim.now() as f64);
+    stats.insert(
+        "check.transitions".to_string(),
+        sys.checker.borrow().checked as f64,
+    );
+    Ok(PointResult {
+        metrics,
+        stats,
+        trace_json: if trace == TraceMode::Full {
+            sys.sim.trace_json()
+        } else {
+            None
+        },
+        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
+    })
+}

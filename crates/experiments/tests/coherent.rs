@@ -1,0 +1,65 @@
+//! `coherent_read` on the Enzian platform: CCKit Table 2.
+
+use ccsim_config::Platform;
+use ccsim_kernel::prelude::*;
+
+fn point(config: &str, pattern: &str, n: f64) -> f64 {
+    let enzian = Platform::load("enzian").unwrap();
+    let p = Params::new()
+        .with("config", ParamValue::Str(config.into()), "test")
+        .with("pattern", ParamValue::Str(pattern.into()), "test");
+    let r = ccsim_experiments::run_point("coherent_read", &enzian, "accesses", n, &p, 1, false)
+        .unwrap_or_else(|e| panic!("{config}/{pattern}: {e}"));
+    assert!(r.stats["check.transitions"] >= 4.0 * n);
+    r.metrics["latency_ns"]
+}
+
+/// Calibration points within 5%; predictions within 10% (their errors are
+/// reported by `ccsim reproduce cckit-dc-latency`).
+#[test]
+fn table2_calibration_and_predictions() {
+    let cases = [
+        ("llc_ddr", "seq", 268.0, 0.05),
+        ("dc_bram", "seq", 454.0, 0.05),
+        ("dc_ddr", "seq", 591.0, 0.05),
+        ("llc_ddr", "rand", 271.0, 0.10),
+        ("dc_bram", "rand", 444.0, 0.10),
+        ("dc_ddr", "rand", 601.0, 0.10),
+    ];
+    for (c, pat, paper, tol) in cases {
+        let sim = point(c, pat, 512.0);
+        eprintln!(
+            "{c} {pat}: sim {sim:.1} ns, paper {paper} ns, error {:+.1}%",
+            (sim / paper - 1.0) * 100.0
+        );
+        assert!(
+            (sim / paper - 1.0).abs() < tol,
+            "{c} {pat}: sim {sim} vs paper {paper}"
+        );
+    }
+}
+
+#[test]
+fn random_ddr_is_slower_than_sequential_and_runs_are_deterministic() {
+    let seq = point("dc_ddr", "seq", 256.0);
+    let rnd = point("dc_ddr", "rand", 256.0);
+    assert!(rnd > seq + 10.0, "seq {seq} rand {rnd}");
+    assert_eq!(point("dc_ddr", "rand", 256.0), rnd);
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let enzian = Platform::load("enzian").unwrap();
+    let p = Params::new();
+    let e =
+        ccsim_experiments::run_point("coherent_read", &enzian, "message_bytes", 4.0, &p, 1, false)
+            .unwrap_err();
+    assert!(e.to_string().contains("sweeps accesses"), "{e}");
+    let e = ccsim_experiments::run_point("coherent_read", &enzian, "accesses", 0.5, &p, 1, false)
+        .unwrap_err();
+    assert!(e.to_string().contains("accesses = 0.5"), "{e}");
+    let pc = Platform::load("pc-vcu118").unwrap();
+    let e = ccsim_experiments::run_point("coherent_read", &pc, "accesses", 4.0, &p, 1, false)
+        .unwrap_err();
+    assert!(e.to_string().contains("no component instance `eci`"), "{e}");
+}

@@ -1,0 +1,273 @@
+//! Online checks: SWMR and data-value on every transition, message tracking
+//! and the stuck-transaction report of the watchdog.
+//!
+//! Both agents report every transition of a line (new state, and for the
+//! cache its copy, for the home its memory) to one shared [`Checker`]. The
+//! checker keeps a per-line mirror of the three agents' states and a ghost
+//! "latest write" and asserts, exactly as the protocol checker's invariants
+//! do:
+//!
+//! * **SWMR**: at most one agent with write access, and none with read
+//!   access beside it;
+//! * **data-value**: every agent with access holds the latest write; if no
+//!   agent holds write access and no write-back is in flight, memory holds
+//!   it; every `check` action (a program read) reads it.
+//!
+//! Messages are tracked from send to handling (a message waiting or stalled
+//! in a DCU queue is still pending), so [`Checker::stuck_report`] can list,
+//! for every line with open work, its states and pending messages.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use ccsim_kernel::prelude::*;
+use ccsim_protocol::ir::Access;
+
+use super::{initial_line, Line, Tables, GENERATED, LOCAL, PEER};
+
+#[derive(Debug, Clone)]
+struct LineView {
+    state: [usize; 3],
+    copy: Option<Box<Line>>,
+    mem: Option<Box<Line>>,
+}
+
+/// The shared online checker.
+#[derive(Debug)]
+pub struct Checker {
+    tables: Arc<Tables>,
+    /// Whether SWMR and data-value are asserted (test/debug mode); message
+    /// tracking is always on (the watchdog needs it).
+    pub enabled: bool,
+    views: HashMap<u64, LineView>,
+    ghost: HashMap<u64, Box<Line>>,
+    pending: BTreeMap<(u64, u16), u32>,
+    writebacks: HashMap<u64, u32>,
+    /// Violations found, in order; the first one stops the run.
+    pub violations: Vec<String>,
+    /// Transitions checked.
+    pub checked: u64,
+}
+
+impl Checker {
+    /// A checker for `tables`.
+    pub fn new(tables: Arc<Tables>, enabled: bool) -> Checker {
+        Checker {
+            tables,
+            enabled,
+            views: HashMap::new(),
+            ghost: HashMap::new(),
+            pending: BTreeMap::new(),
+            writebacks: HashMap::new(),
+            violations: Vec::new(),
+            checked: 0,
+        }
+    }
+
+    fn view(&mut self, line: u64) -> &mut LineView {
+        let init = self.tables.initial;
+        self.views.entry(line).or_insert_with(|| LineView {
+            state: init,
+            copy: None,
+            mem: None,
+        })
+    }
+
+    /// Records a violation.
+    pub fn violation(&mut self, now: Tick, text: String) {
+        self.violations
+            .push(format!("t={:.1} ns: {text}", now as f64 / 1000.0));
+    }
+
+    fn is_writeback(&self, msg: u16) -> bool {
+        let m = &self.tables.msgs[msg as usize];
+        m.data && m.from == self.tables.cache_role && m.to == self.tables.mem_role
+    }
+
+    /// A message was sent.
+    pub fn sent(&mut self, line: u64, msg: u16) {
+        *self.pending.entry((line, msg)).or_default() += 1;
+        if self.is_writeback(msg) {
+            *self.writebacks.entry(line).or_default() += 1;
+        }
+    }
+
+    /// A message was handled by its receiver's table.
+    pub fn handled(&mut self, line: u64, msg: u16) {
+        if let Some(c) = self.pending.get_mut(&(line, msg)) {
+            *c -= 1;
+            if *c == 0 {
+                self.pending.remove(&(line, msg));
+            }
+        }
+        if self.is_writeback(msg) {
+            if let Some(c) = self.writebacks.get_mut(&line) {
+                *c = c.saturating_sub(1);
+            }
+        }
+    }
+
+    /// The ghost latest write of `line`.
+    pub fn latest(&self, line: u64) -> Line {
+        self.ghost
+            .get(&line)
+            .map(|b| **b)
+            .unwrap_or_else(|| initial_line(line))
+    }
+
+    /// A `store` action wrote `data` to `line`.
+    pub fn store(&mut self, line: u64, data: &Line) {
+        if self.enabled {
+            self.ghost.insert(line, Box::new(*data));
+        }
+    }
+
+    /// A `check` action (a program read) read `data` from `line` at `who`.
+    pub fn check_read(&mut self, now: Tick, line: u64, role: usize, data: &Line) {
+        if self.enabled && *data != self.latest(line) {
+            let who = self.tables.agent(role).to_string();
+            self.violation(
+                now,
+                format!(
+                    "data-value: {who} read line {line:#x} but it differs from the latest write"
+                ),
+            );
+        }
+    }
+
+    /// `role`'s state of `line` changed; `copy` is the cache's copy (peer)
+    /// and `mem` the home's memory (generated) after the transition.
+    pub fn transition(
+        &mut self,
+        now: Tick,
+        line: u64,
+        role: usize,
+        state: usize,
+        copy: Option<&Line>,
+        mem: Option<&Line>,
+    ) {
+        let enabled = self.enabled;
+        let v = self.view(line);
+        v.state[role] = state;
+        if enabled {
+            if role == PEER {
+                v.copy = copy.map(|c| Box::new(*c));
+            }
+            if let Some(m) = mem {
+                v.mem = Some(Box::new(*m));
+            }
+        }
+        if enabled {
+            self.checked += 1;
+            if let Err(e) = self.check_line(line) {
+                self.violation(now, e);
+            }
+        }
+    }
+
+    fn check_line(&self, line: u64) -> Result<(), String> {
+        let t = &self.tables;
+        let Some(v) = self.views.get(&line) else {
+            return Ok(());
+        };
+        let acc: Vec<Access> = (0..3).map(|r| t.access[r][v.state[r]]).collect();
+        let writers = acc.iter().filter(|a| **a == Access::Write).count();
+        let readers = acc.iter().filter(|a| **a == Access::Read).count();
+        if writers > 1 || (writers == 1 && readers > 0) {
+            return Err(format!(
+                "SWMR violated on line {line:#x}: {}",
+                self.describe_states(line)
+            ));
+        }
+        let ghost = self.latest(line);
+        let mem = v
+            .mem
+            .as_deref()
+            .copied()
+            .unwrap_or_else(|| initial_line(line));
+        for (r, a) in acc.iter().enumerate() {
+            if *a == Access::None {
+                continue;
+            }
+            let val = if r == t.cache_role {
+                v.copy.as_deref().copied()
+            } else {
+                Some(mem)
+            };
+            if val != Some(ghost) {
+                return Err(format!(
+                    "data-value violated on line {line:#x}: {} in {} holds a value other than the latest write ({})",
+                    t.agent(r),
+                    t.state_name(r, v.state[r]),
+                    self.describe_states(line)
+                ));
+            }
+        }
+        let wb = self.writebacks.get(&line).copied().unwrap_or(0) > 0;
+        if writers == 0 && !wb && mem != ghost {
+            return Err(format!(
+                "data-value violated on line {line:#x}: memory does not hold the latest write and no agent holds it ({})",
+                self.describe_states(line)
+            ));
+        }
+        Ok(())
+    }
+
+    /// `dc=.. cpu=.. app=..` of a line.
+    pub fn describe_states(&self, line: u64) -> String {
+        let t = &self.tables;
+        let s = self.views.get(&line).map(|v| v.state).unwrap_or(t.initial);
+        format!(
+            "{}={} {}={} {}={}",
+            t.agent(GENERATED),
+            t.state_name(GENERATED, s[GENERATED]),
+            t.agent(PEER),
+            t.state_name(PEER, s[PEER]),
+            t.agent(LOCAL),
+            t.state_name(LOCAL, s[LOCAL])
+        )
+    }
+
+    /// Pending messages of a line, e.g. `RLDD, HAKI x2`.
+    pub fn pending_of(&self, line: u64) -> Vec<String> {
+        self.pending
+            .range((line, 0)..=(line, u16::MAX))
+            .map(|(&(_, m), &c)| {
+                let n = &self.tables.msgs[m as usize].name;
+                if c > 1 {
+                    format!("{n} x{c}")
+                } else {
+                    n.to_string()
+                }
+            })
+            .collect()
+    }
+
+    /// Every line with open work (a transient state or a pending message),
+    /// one per line, sorted by line, plus `extra` lines the caller knows
+    /// are waiting (e.g. the core's outstanding misses).
+    pub fn stuck_report(&self, extra: &[u64]) -> Vec<String> {
+        let t = &self.tables;
+        let mut lines: Vec<u64> = self
+            .views
+            .iter()
+            .filter(|(_, v)| (0..3).any(|r| !t.stable[r][v.state[r]]))
+            .map(|(l, _)| *l)
+            .chain(self.pending.keys().map(|(l, _)| *l))
+            .chain(extra.iter().copied())
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+            .into_iter()
+            .map(|l| {
+                let p = self.pending_of(l);
+                format!(
+                    "line {l:#x}: {}; pending messages: [{}]",
+                    self.describe_states(l),
+                    p.join(", ")
+                )
+            })
+            .collect()
+    }
+}

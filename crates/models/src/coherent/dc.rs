@@ -1,0 +1,739 @@
+//! The directory controller (CCKit §4.3, Figs. 3-4): an even and an odd
+//! slice of serial, blocking DCUs that **execute the generated DC table**,
+//! the device-local machine (application interface and AXI side), and the
+//! memory behind it.
+//!
+//! * **Routing.** Line `l` goes to slice `l % 2` (the ECI link it came on)
+//!   and to DCU `(l / 2) % dcus_per_slice` of that slice.
+//! * **A DCU is serial and blocking.** It handles one event at a time
+//!   (`event_cycles` each: header decode, table lookup, actions). While its
+//!   current line is in a transient state it only takes events of that line
+//!   (at most one coherence transaction, hence one AXI read and one write,
+//!   outstanding). Per-line state lives in a sparse map (absent = initial).
+//! * **Scheduling.** Each dispatch round visits the slice's DCUs round
+//!   robin; an idle DCU takes the first event it can handle, responses before
+//!   requests. An event the table stalls, or one for another line while the
+//!   DCU is busy, stays queued and the DCU tries the next one.
+//! * **Header and payload are separated.** A data message's payload goes to
+//!   the DCU's buffer (and memory, functionally, at `write_mem`), and the
+//!   AXI write carries it from there.
+//! * **AXI side.** `AXI_RD`/`AXI_WR` go to the device-local machine, whose
+//!   table answers `AXI_RD_DONE`/`AXI_WR_DONE` when the memory timing model
+//!   ([`MemTiming`]: BRAM or DDR) completes the access.
+//! * **Application interface.** [`AppOp`]s (clean, clean-invalidate, lock,
+//!   unlock, and reads/writes while locked) are local events of `ir.local`;
+//!   every read, write and state change is reported as a [`DcEvent`] to the
+//!   optional observer and counted.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ccsim_kernel::prelude::*;
+use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
+
+use super::check::Checker;
+use super::link::EciLink;
+use super::memory::{LineStore, MemTiming};
+use super::{CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
+use crate::util::{complete, non_negative, non_negative_f, positive};
+
+/// Declaration of `directory_controller`.
+pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
+    type_name: "directory_controller",
+    description: "A home agent executing the generated directory table: even/odd slices of serial blocking DCUs, round-robin, responses first, stall-and-try-another; AXI to BRAM or DDR.",
+    params: &[
+        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(322.0), unit: "MHz", description: "DC clock." },
+        ParamSpec { name: "dcus_per_slice", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "DCUs", description: "DCUs in each of the two slices." },
+        ParamSpec { name: "ingress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", description: "From the link to a DCU queue (transport, header/payload split, routing)." },
+        ParamSpec { name: "event_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", description: "One event in a DCU: table lookup and actions (the DCU is busy meanwhile)." },
+        ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", description: "From a DCU's send to the link (merge of header and payload, arbitration)." },
+        ParamSpec { name: "axi_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", description: "AXI interconnect, each way, between a DCU and the memory." },
+        ParamSpec { name: "checks", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", description: "Assert SWMR and data-value on every transition (test/debug mode)." },
+    ],
+    ports: &[
+        PortSpec { name: "eci0", description: "Even lines.", required: true },
+        PortSpec { name: "eci1", description: "Odd lines.", required: true },
+    ],
+    stats: &[
+        StatSpec { name: "events", kind: StatKind::Counter, unit: "events", description: "Events handled by DCUs." },
+        StatSpec { name: "stalls", kind: StatKind::Counter, unit: "tries", description: "Times a DCU skipped a queued event the table stalls." },
+        StatSpec { name: "axi_reads", kind: StatKind::Counter, unit: "lines", description: "AXI reads." },
+        StatSpec { name: "axi_writes", kind: StatKind::Counter, unit: "lines", description: "AXI writes." },
+    ],
+};
+
+const ST_EVENTS: usize = 0;
+const ST_STALLS: usize = 1;
+const ST_AXI_RD: usize = 2;
+const ST_AXI_WR: usize = 3;
+
+const TOK_INBOX: u64 = 0;
+const TOK_OUTBOX: u64 = 1;
+const TOK_LOCAL: u64 = 2;
+const TOK_APP: u64 = 3;
+const TOK_SLICE: u64 = 8;
+
+/// Items due at later ticks, popped in (tick, insertion) order.
+#[derive(Debug)]
+pub(crate) struct Timed<T> {
+    q: BTreeMap<(Tick, u64), T>,
+    seq: u64,
+    token: u64,
+}
+
+impl<T> Timed<T> {
+    pub(crate) fn new(token: u64) -> Self {
+        Timed {
+            q: BTreeMap::new(),
+            seq: 0,
+            token,
+        }
+    }
+    pub(crate) fn push<M: Message>(&mut self, ctx: &mut Ctx<'_, M>, at: Tick, item: T) {
+        let at = at.max(ctx.now());
+        self.q.insert((at, self.seq), item);
+        self.seq += 1;
+        ctx.wake_at(at, self.token);
+    }
+    pub(crate) fn pop_due(&mut self, now: Tick) -> Option<T> {
+        let (&(t, _), _) = self.q.first_key_value()?;
+        if t > now {
+            return None;
+        }
+        self.q.pop_first().map(|(_, v)| v)
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.q.len()
+    }
+}
+
+/// A request of the FPGA application: a local event of `ir.local` on a line
+/// (`clean`, `clinv`, `lock`, `unlock`, `read`, `write`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppOp {
+    /// Event name in the local table.
+    pub event: String,
+    /// Line.
+    pub line: u64,
+    /// Data for `write`.
+    pub data: Option<Box<Line>>,
+    /// Not issued before this tick (application think time).
+    pub not_before: Tick,
+}
+
+impl AppOp {
+    /// Event `event` on `line`, issued as soon as the previous op completed.
+    pub fn new(event: &str, line: u64) -> AppOp {
+        AppOp {
+            event: event.to_string(),
+            line,
+            data: None,
+            not_before: 0,
+        }
+    }
+    /// With the data of a `write`.
+    pub fn with_data(mut self, data: Line) -> AppOp {
+        self.data = Some(Box::new(data));
+        self
+    }
+    /// Not before tick `at`.
+    pub fn at(mut self, at: Tick) -> AppOp {
+        self.not_before = at;
+        self
+    }
+}
+
+/// What the application interface reports.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DcEvent {
+    /// A DC transition of `line`.
+    Transition {
+        /// Line.
+        line: u64,
+        /// Event name.
+        event: String,
+        /// State before.
+        from: String,
+        /// State after.
+        to: String,
+    },
+    /// The DC read a line from memory (AXI read).
+    Read {
+        /// Line.
+        line: u64,
+    },
+    /// The DC wrote a line to memory.
+    Write {
+        /// Line.
+        line: u64,
+    },
+    /// An application op completed.
+    AppDone {
+        /// The op's event.
+        event: String,
+        /// Line.
+        line: u64,
+        /// Issue to completion (ps).
+        latency_ps: Tick,
+    },
+}
+
+/// An observer of the application interface.
+pub type Observer = Box<dyn FnMut(Tick, &DcEvent)>;
+
+#[derive(Debug, Default)]
+struct Dcu {
+    line: Option<u64>,
+    responses: VecDeque<CohMsg>,
+    requests: VecDeque<CohMsg>,
+    busy_until: Tick,
+    buffer: Option<Box<Line>>,
+}
+
+/// The `directory_controller` component.
+pub struct DirectoryController {
+    tables: Arc<Tables>,
+    checker: Rc<RefCell<Checker>>,
+    period: Tick,
+    ingress: Tick,
+    event: Tick,
+    egress: Tick,
+    axi: Tick,
+    per_slice: usize,
+    links: u64,
+    link: EciLink,
+    state: HashMap<u64, u8>,
+    app_state: HashMap<u64, u8>,
+    /// The memory's real bytes.
+    pub mem: LineStore,
+    timing: MemTiming,
+    dcus: Vec<Dcu>,
+    rr: [usize; 2],
+    scheduled: [Tick; 2],
+    inbox: Timed<CohMsg>,
+    outbox: Timed<CohMsg>,
+    local_in: Timed<CohMsg>,
+    app_ops: VecDeque<AppOp>,
+    app_current: Option<(AppOp, Tick)>,
+    app_start: Tick,
+    observer: Option<Observer>,
+    /// Counts of application-interface events: transitions, reads, writes,
+    /// completed app ops.
+    pub observed: [u64; 4],
+    /// Application ops the local table refused, with the reason.
+    pub app_errors: Vec<String>,
+    /// Application writes in the order they took effect: (tick, line, data).
+    pub store_log: Vec<(Tick, u64, Line)>,
+}
+
+impl DirectoryController {
+    /// From `directory_controller` parameters.
+    pub fn from_params(
+        p: &Params,
+        tables: Arc<Tables>,
+        checker: Rc<RefCell<Checker>>,
+        timing: MemTiming,
+        link: &EciLink,
+    ) -> Result<Self, String> {
+        let p = complete(&DIRECTORY_CONTROLLER, p)?;
+        let t = DIRECTORY_CONTROLLER.type_name;
+        let mhz = non_negative_f(&p, t, "clock_mhz")?;
+        if mhz <= 0.0 {
+            return Err(format!("{t}.clock_mhz: must be positive, got {mhz}"));
+        }
+        if link.links != 2 {
+            return Err(format!(
+                "{t}: the DC has an even and an odd slice and needs exactly 2 links, got {}",
+                link.links
+            ));
+        }
+        let clock = Clock::from_mhz(mhz);
+        let cyc = |n: &str| non_negative(&p, t, n).map(|c| clock.cycles(c));
+        let per_slice = positive(&p, t, "dcus_per_slice")? as usize;
+        Ok(DirectoryController {
+            period: clock.period(),
+            ingress: cyc("ingress_cycles")?,
+            event: cyc("event_cycles")?.max(1),
+            egress: cyc("egress_cycles")?,
+            axi: cyc("axi_cycles")?,
+            per_slice,
+            links: link.links,
+            link: link.clone(),
+            state: HashMap::new(),
+            app_state: HashMap::new(),
+            mem: LineStore::default(),
+            timing,
+            dcus: (0..2 * per_slice).map(|_| Dcu::default()).collect(),
+            rr: [0; 2],
+            scheduled: [Tick::MAX; 2],
+            inbox: Timed::new(TOK_INBOX),
+            outbox: Timed::new(TOK_OUTBOX),
+            local_in: Timed::new(TOK_LOCAL),
+            app_ops: VecDeque::new(),
+            app_current: None,
+            app_start: 0,
+            observer: None,
+            observed: [0; 4],
+            app_errors: Vec::new(),
+            store_log: Vec::new(),
+            tables,
+            checker,
+        })
+    }
+
+    /// Queues application ops, issued one at a time from tick 0.
+    pub fn push_app_ops(&mut self, ops: impl IntoIterator<Item = AppOp>) {
+        self.app_ops.extend(ops);
+    }
+
+    /// Delays the first application op to `at`.
+    pub fn set_app_start(&mut self, at: Tick) {
+        self.app_start = at;
+    }
+
+    /// Sets the observer of reads, writes, state changes and app completions.
+    pub fn set_observer(&mut self, o: Observer) {
+        self.observer = Some(o);
+    }
+
+    /// The DC state name of a line.
+    pub fn line_state(&self, line: u64) -> &str {
+        self.tables.state_name(GENERATED, self.st(line))
+    }
+
+    /// Application ops not yet completed.
+    pub fn app_pending(&self) -> usize {
+        self.app_ops.len() + usize::from(self.app_current.is_some())
+    }
+
+    fn st(&self, line: u64) -> usize {
+        self.state
+            .get(&line)
+            .map(|&s| s as usize)
+            .unwrap_or(self.tables.initial[GENERATED])
+    }
+
+    fn app_st(&self, line: u64) -> usize {
+        self.app_state
+            .get(&line)
+            .map(|&s| s as usize)
+            .unwrap_or(self.tables.initial[LOCAL])
+    }
+
+    fn dcu_of(&self, line: u64) -> usize {
+        let slice = (line % 2) as usize;
+        slice * self.per_slice + ((line / 2) % self.per_slice as u64) as usize
+    }
+
+    fn observe(&mut self, now: Tick, e: DcEvent) {
+        let k = match e {
+            DcEvent::Transition { .. } => 0,
+            DcEvent::Read { .. } => 1,
+            DcEvent::Write { .. } => 2,
+            DcEvent::AppDone { .. } => 3,
+        };
+        self.observed[k] += 1;
+        if let Some(o) = self.observer.as_mut() {
+            o(now, &e);
+        }
+    }
+
+    fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
+        self.checker.borrow_mut().violation(ctx.now(), text);
+        ctx.stop();
+    }
+
+    fn schedule(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize, at: Tick) {
+        if self.scheduled[slice] != at {
+            self.scheduled[slice] = at;
+            ctx.wake_at(at, TOK_SLICE + slice as u64);
+        }
+    }
+
+    fn enqueue(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+        let d = self.dcu_of(m.line);
+        let class = self.tables.msgs[m.msg as usize].class;
+        if class == MsgClass::Request {
+            self.dcus[d].requests.push_back(m);
+        } else {
+            self.dcus[d].responses.push_back(m);
+        }
+        let now = ctx.now();
+        self.schedule(ctx, d / self.per_slice, now);
+    }
+
+    /// The first event DCU `d` can handle: (queue, position). Errors are
+    /// unspecified receptions.
+    fn pick(&self, d: usize) -> Result<(Option<(usize, usize)>, u64), String> {
+        let dcu = &self.dcus[d];
+        let t = &self.tables;
+        let mut stalls = 0;
+        for (qi, q) in [&dcu.responses, &dcu.requests].into_iter().enumerate() {
+            for (pos, m) in q.iter().enumerate() {
+                if dcu.line.is_some_and(|l| l != m.line) {
+                    continue;
+                }
+                let st = self.st(m.line);
+                let name = &t.msgs[m.msg as usize].name;
+                let Some(ev) = t.msg_event[GENERATED][m.msg as usize] else {
+                    return Err(format!("the dc table has no event for message {name}"));
+                };
+                match t.idx[GENERATED].lookup(st, ev) {
+                    None => {
+                        return Err(format!(
+                            "unspecified reception: {name} for line {:#x} arrived at the dc in state {} and the table has no transition or stall for it",
+                            m.line,
+                            t.state_name(GENERATED, st)
+                        ))
+                    }
+                    Some(IndexedOutcome::Stall) => stalls += 1,
+                    Some(IndexedOutcome::Go { .. }) => return Ok((Some((qi, pos)), stalls)),
+                }
+            }
+        }
+        Ok((None, stalls))
+    }
+
+    fn dispatch(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize) {
+        let now = ctx.now();
+        let mut next: Option<Tick> = None;
+        for k in 0..self.per_slice {
+            let d = slice * self.per_slice + (self.rr[slice] + k) % self.per_slice;
+            let dcu = &self.dcus[d];
+            if dcu.responses.is_empty() && dcu.requests.is_empty() {
+                continue;
+            }
+            if dcu.busy_until > now {
+                next = Some(next.map_or(dcu.busy_until, |n| n.min(dcu.busy_until)));
+                continue;
+            }
+            match self.pick(d) {
+                Err(e) => return self.fail(ctx, e),
+                Ok((found, stalls)) => {
+                    if stalls > 0 {
+                        ctx.count(ST_STALLS, stalls);
+                    }
+                    if let Some((qi, pos)) = found {
+                        let dcu = &mut self.dcus[d];
+                        let m = if qi == 0 {
+                            dcu.responses.remove(pos)
+                        } else {
+                            dcu.requests.remove(pos)
+                        }
+                        .expect("picked");
+                        dcu.busy_until = now + self.event;
+                        let until = dcu.busy_until;
+                        next = Some(next.map_or(until, |n| n.min(until)));
+                        self.execute(ctx, d, m);
+                    }
+                }
+            }
+        }
+        self.rr[slice] = (self.rr[slice] + 1) % self.per_slice;
+        if let Some(t) = next {
+            self.schedule(ctx, slice, t);
+        }
+    }
+
+    /// Runs one table row of the DC for message `m` in DCU `d`.
+    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: CohMsg) {
+        let now = ctx.now();
+        let tables = self.tables.clone();
+        let line = m.line;
+        let st = self.st(line);
+        let ev = tables.msg_event[GENERATED][m.msg as usize].expect("picked");
+        let Some(IndexedOutcome::Go { next, actions }) = tables.idx[GENERATED].lookup(st, ev)
+        else {
+            unreachable!("picked a Go row")
+        };
+        ctx.count(ST_EVENTS, 1);
+        let done = now + self.event;
+        for a in actions {
+            match a {
+                Action::Send(x) => {
+                    let mi = tables.msg(x).expect("validated");
+                    let meta = &tables.msgs[mi as usize];
+                    let data = meta.data.then(|| Box::new(self.mem.read(line)));
+                    let out = tables.make(mi, line, data);
+                    self.checker.borrow_mut().sent(line, mi);
+                    if meta.to == PEER {
+                        self.outbox.push(ctx, done + self.egress, out);
+                    } else {
+                        self.send_local(ctx, d, done, out);
+                    }
+                }
+                Action::WriteMem => match m.data.as_deref() {
+                    Some(v) => {
+                        self.mem.write(line, v);
+                        self.dcus[d].buffer = Some(Box::new(*v));
+                        self.observe(now, DcEvent::Write { line });
+                    }
+                    None => {
+                        return self.fail(ctx, format!("dc: write_mem on {} without data", m.name))
+                    }
+                },
+                Action::Store => {
+                    if let Some(v) = m.data.as_deref() {
+                        self.mem.write(line, v);
+                        self.checker.borrow_mut().store(line, v);
+                    }
+                }
+                Action::Check => {
+                    let v = self.mem.read(line);
+                    self.checker
+                        .borrow_mut()
+                        .check_read(now, line, GENERATED, &v);
+                }
+                Action::Fill => {
+                    return self.fail(
+                        ctx,
+                        "dc: the table fills a cache the dc does not have".into(),
+                    )
+                }
+            }
+        }
+        let next = *next;
+        // Sparse: a line back in the initial state costs nothing.
+        if next == tables.initial[GENERATED] {
+            self.state.remove(&line);
+        } else {
+            self.state.insert(line, next as u8);
+        }
+        self.dcus[d].line = if tables.stable[GENERATED][next] {
+            self.dcus[d].buffer = None;
+            None
+        } else {
+            Some(line)
+        };
+        {
+            let mut c = self.checker.borrow_mut();
+            c.handled(line, m.msg);
+            let mem = c.enabled.then(|| self.mem.read(line));
+            c.transition(now, line, GENERATED, next, None, mem.as_ref());
+            if !c.violations.is_empty() {
+                ctx.stop();
+            }
+        }
+        if self.observer.is_none() {
+            self.observed[0] += 1;
+        } else {
+            let e = DcEvent::Transition {
+                line,
+                event: m.name.to_string(),
+                from: tables.state_name(GENERATED, st).to_string(),
+                to: tables.state_name(GENERATED, next).to_string(),
+            };
+            self.observe(now, e);
+        }
+    }
+
+    /// A DC message to the device-local machine: AXI through the memory
+    /// timing model, completions to the application.
+    fn send_local(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, at: Tick, m: CohMsg) {
+        let name = &*m.name;
+        let line = m.line;
+        let arrive = if name.starts_with("AXI_RD") {
+            ctx.count(ST_AXI_RD, 1);
+            self.observe(at, DcEvent::Read { line });
+            let v = self.mem.read(line);
+            self.dcus[d].buffer = Some(Box::new(v));
+            self.timing.access(at + self.axi, line, false) + self.axi
+        } else if name.starts_with("AXI_WR") {
+            ctx.count(ST_AXI_WR, 1);
+            self.dcus[d].buffer = None;
+            self.timing.access(at + self.axi, line, true) + self.axi
+        } else {
+            at + self.period
+        };
+        self.local_in.push(ctx, arrive, m);
+    }
+
+    /// The local machine handles a message (an AXI request or a completion).
+    fn local_message(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+        let tables = self.tables.clone();
+        let Some(ev) = tables.msg_event[LOCAL][m.msg as usize] else {
+            return self.fail(ctx, format!("the app table has no event for {}", m.name));
+        };
+        self.checker.borrow_mut().handled(m.line, m.msg);
+        self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), true);
+    }
+
+    /// Runs the local table's row for event `ev` on `line`.
+    fn local_event(
+        &mut self,
+        ctx: &mut Ctx<'_, CohMsg>,
+        line: u64,
+        ev: usize,
+        data: Option<Line>,
+        message: bool,
+    ) -> bool {
+        let tables = self.tables.clone();
+        let now = ctx.now();
+        let st = self.app_st(line);
+        let (next, actions) = match tables.idx[LOCAL].lookup(st, ev) {
+            Some(IndexedOutcome::Go { next, actions }) => (*next, actions),
+            other => {
+                let what = if other.is_none() {
+                    "has no transition"
+                } else {
+                    "stalls"
+                };
+                let e = format!(
+                    "app: event {} on line {line:#x} in state {}: the table {what}",
+                    tables.ir.local.events[ev].name,
+                    tables.state_name(LOCAL, st)
+                );
+                if message {
+                    self.fail(ctx, e);
+                } else {
+                    self.app_errors.push(e);
+                }
+                return false;
+            }
+        };
+        for a in actions {
+            match a {
+                Action::Send(x) => {
+                    let mi = tables.msg(x).expect("validated");
+                    let out = tables.make(mi, line, None);
+                    self.checker.borrow_mut().sent(line, mi);
+                    // AXI completions and app requests reach the DCU a cycle later.
+                    self.inbox.push(ctx, now + self.period, out);
+                }
+                Action::Store => {
+                    let v = data.unwrap_or_else(|| self.mem.read(line));
+                    self.mem.write(line, &v);
+                    self.checker.borrow_mut().store(line, &v);
+                    self.store_log.push((now, line, v));
+                    self.observe(now, DcEvent::Write { line });
+                }
+                Action::Check => {
+                    let v = self.mem.read(line);
+                    self.checker.borrow_mut().check_read(now, line, LOCAL, &v);
+                    self.observe(now, DcEvent::Read { line });
+                }
+                Action::WriteMem | Action::Fill => {
+                    self.fail(ctx, format!("app: unsupported action {a}"));
+                    return false;
+                }
+            }
+        }
+        if next == tables.initial[LOCAL] {
+            self.app_state.remove(&line);
+        } else {
+            self.app_state.insert(line, next as u8);
+        }
+        let mut c = self.checker.borrow_mut();
+        let mem = c.enabled.then(|| self.mem.read(line));
+        c.transition(now, line, LOCAL, next, None, mem.as_ref());
+        if !c.violations.is_empty() {
+            ctx.stop();
+        }
+        drop(c);
+        // An app op completes when its event sends nothing (read/write while
+        // locked) or when the completion (a message) brings the app back.
+        let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
+        if let Some((op, t0)) = self.app_current.clone() {
+            if op.line == line && !sends {
+                self.app_current = None;
+                self.observe(
+                    now,
+                    DcEvent::AppDone {
+                        event: op.event.clone(),
+                        line,
+                        latency_ps: now - t0,
+                    },
+                );
+                ctx.wake_at(now + self.period, TOK_APP);
+            }
+        }
+        true
+    }
+
+    fn issue_app(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+        while self.app_current.is_none() {
+            let Some(op) = self.app_ops.pop_front() else {
+                return;
+            };
+            if op.not_before > ctx.now() {
+                ctx.wake_at(op.not_before, TOK_APP);
+                self.app_ops.push_front(op);
+                return;
+            }
+            let Some(ev) = self.tables.local_event(LOCAL, &op.event) else {
+                self.app_errors
+                    .push(format!("app: unknown event {:?}", op.event));
+                continue;
+            };
+            self.app_current = Some((op.clone(), ctx.now()));
+            if !self.local_event(ctx, op.line, ev, op.data.as_deref().copied(), false) {
+                self.app_current = None;
+            }
+        }
+    }
+}
+
+impl Component<CohMsg> for DirectoryController {
+    fn spec(&self) -> &'static ComponentSpec {
+        &DIRECTORY_CONTROLLER
+    }
+
+    fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+        if !self.app_ops.is_empty() {
+            ctx.wake_at(self.app_start, TOK_APP);
+        }
+    }
+
+    fn on_message(&mut self, _port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+        let at = ctx.now() + self.ingress + self.link.jitter_of(ctx);
+        self.inbox.push(ctx, at, m);
+    }
+
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
+        let now = ctx.now();
+        match token {
+            TOK_INBOX => {
+                while let Some(m) = self.inbox.pop_due(now) {
+                    self.enqueue(ctx, m);
+                }
+            }
+            TOK_OUTBOX => {
+                while let Some(m) = self.outbox.pop_due(now) {
+                    let meta = &self.tables.msgs[m.msg as usize];
+                    let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                    let port = (m.line % self.links) as PortId;
+                    ctx.send(port, m, bytes, vc);
+                }
+            }
+            TOK_LOCAL => {
+                while let Some(m) = self.local_in.pop_due(now) {
+                    self.local_message(ctx, m);
+                }
+            }
+            TOK_APP => self.issue_app(ctx),
+            t if t >= TOK_SLICE => {
+                let s = (t - TOK_SLICE) as usize;
+                if self.scheduled[s] == now {
+                    self.scheduled[s] = Tick::MAX;
+                }
+                self.dispatch(ctx, s);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl DirectoryController {
+    /// Messages queued in DCUs (waiting or stalled) and in the pipelines.
+    pub fn queued(&self) -> usize {
+        self.dcus
+            .iter()
+            .map(|d| d.requests.len() + d.responses.len())
+            .sum::<usize>()
+            + self.inbox.len()
+            + self.outbox.len()
+            + self.local_in.len()
+    }
+}

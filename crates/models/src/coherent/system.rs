@@ -1,0 +1,184 @@
+//! Wiring a coherent system: a [`CoherentCpu`] and a home
+//! ([`DirectoryController`] with BRAM or DDR) over two ECI links, sharing
+//! one [`Checker`].
+//!
+//! [`CoherentSystem::run`] runs to the end and turns every failure into a
+//! report instead of a hang: a violation of SWMR, data-value or an
+//! unspecified reception; the watchdog; or a drained event queue with work
+//! left (a deadlock), each listing the stuck lines with their states and
+//! pending messages.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ccsim_kernel::prelude::*;
+
+use super::check::Checker;
+use super::cpu::{CoherentCpu, CpuOp};
+use super::dc::{AppOp, DirectoryController};
+use super::link::EciLink;
+use super::memory::{Bram, Ddr, MemTiming};
+use super::{CohMsg, Tables};
+
+/// The memory behind the home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HomeMemory {
+    /// `coherent_bram` (fixed latency).
+    Bram,
+    /// `ddr_controller`.
+    Ddr,
+}
+
+/// Parameters of every part of a coherent system.
+#[derive(Debug, Clone, Default)]
+pub struct CoherentParams {
+    /// `eci_link`.
+    pub link: Params,
+    /// `coherent_cpu`.
+    pub cpu: Params,
+    /// `directory_controller`.
+    pub dc: Params,
+    /// `coherent_bram`.
+    pub bram: Params,
+    /// `ddr_controller`.
+    pub ddr: Params,
+    /// The protocol; `None` is the shipped `eci-dc`.
+    pub tables: Option<Arc<Tables>>,
+}
+
+/// A built coherent system.
+pub struct CoherentSystem {
+    /// The runnable simulation.
+    pub sim: Simulation<CohMsg>,
+    /// The CPU (core + LLC).
+    pub cpu: ComponentId,
+    /// The home (DC).
+    pub dc: ComponentId,
+    /// The shared online checker.
+    pub checker: Rc<RefCell<Checker>>,
+}
+
+/// Simulated-time limit of a run.
+pub const TIME_LIMIT: Tick = SEC;
+
+impl CoherentSystem {
+    /// Builds the system with the core running `program`.
+    pub fn build(
+        p: &CoherentParams,
+        memory: HomeMemory,
+        program: Vec<CpuOp>,
+        seed: u64,
+    ) -> Result<CoherentSystem, String> {
+        Self::build_with(p, memory, program, Vec::new(), seed, TraceMode::Hash)
+    }
+
+    /// Like [`CoherentSystem::build`] with application ops at the DC and a
+    /// trace mode.
+    pub fn build_with(
+        p: &CoherentParams,
+        memory: HomeMemory,
+        program: Vec<CpuOp>,
+        app: Vec<AppOp>,
+        seed: u64,
+        trace: TraceMode,
+    ) -> Result<CoherentSystem, String> {
+        let tables = match &p.tables {
+            Some(t) => t.clone(),
+            None => Tables::eci_dc()?,
+        };
+        let link = EciLink::from_params(&p.link)?;
+        let timing = match memory {
+            HomeMemory::Bram => MemTiming::Bram(Bram::from_params(&p.bram)?),
+            HomeMemory::Ddr => MemTiming::Ddr(Ddr::from_params(&p.ddr)?),
+        };
+        let checks =
+            p.dc.get("checks")
+                .map(|(v, _)| *v != ParamValue::Bool(false))
+                .unwrap_or(true);
+        let checker = Rc::new(RefCell::new(Checker::new(tables.clone(), checks)));
+        let cpu =
+            CoherentCpu::from_params(&p.cpu, tables.clone(), checker.clone(), &link, program)?;
+        let mut dc =
+            DirectoryController::from_params(&p.dc, tables, checker.clone(), timing, &link)?;
+        dc.push_app_ops(app);
+        let mut b = SystemBuilder::new("system", seed);
+        b.trace(trace);
+        let c = b.add("cpu", cpu);
+        let d = b.add("dc", dc);
+        for port in ["eci0", "eci1"] {
+            b.connect(c, port, d, port, link.params());
+        }
+        let sim = b.build().map_err(|e| e.to_string())?;
+        Ok(CoherentSystem {
+            sim,
+            cpu: c,
+            dc: d,
+            checker,
+        })
+    }
+
+    /// The CPU.
+    pub fn cpu(&self) -> &CoherentCpu {
+        self.sim.component::<CoherentCpu>(self.cpu).expect("cpu")
+    }
+
+    /// The DC.
+    pub fn dc(&self) -> &DirectoryController {
+        self.sim
+            .component::<DirectoryController>(self.dc)
+            .expect("dc")
+    }
+
+    /// The DC, mutably (to set an observer or queue app ops before the run).
+    pub fn dc_mut(&mut self) -> &mut DirectoryController {
+        self.sim
+            .component_mut::<DirectoryController>(self.dc)
+            .expect("dc")
+    }
+
+    /// Runs to the end. `Err` carries a multi-line report: the violation,
+    /// the watchdog's findings, or the deadlock with every stuck line.
+    pub fn run(&mut self) -> Result<(), String> {
+        let outcome = self.sim.run_until(TIME_LIMIT);
+        let violations = self.checker.borrow().violations.clone();
+        if !violations.is_empty() {
+            let mut r = vec![format!("coherence check failed: {}", violations[0])];
+            r.extend(self.stuck_lines());
+            return Err(r.join("\n  "));
+        }
+        if let Some(s) = &self.cpu().stuck {
+            return Err(s.join("\n  "));
+        }
+        let done = self.cpu().finished() && self.dc().app_pending() == 0;
+        if !done {
+            let why = match outcome {
+                RunOutcome::Drained => "deadlock: no event left but work is outstanding",
+                RunOutcome::TimeLimit => "time limit reached with work outstanding",
+                RunOutcome::Stopped => "stopped with work outstanding",
+            };
+            let mut r = vec![format!(
+                "{why} ({} of {} cpu ops done, {} app ops pending, {} messages queued at the dc)",
+                self.cpu().completed.len(),
+                self.cpu().completed.len() + self.cpu().outstanding_lines().len(),
+                self.dc().app_pending(),
+                self.dc().queued()
+            )];
+            r.extend(self.stuck_lines());
+            return Err(r.join("\n  "));
+        }
+        if !self.dc().app_errors.is_empty() {
+            return Err(format!(
+                "application ops refused by the table: {}",
+                self.dc().app_errors.join("; ")
+            ));
+        }
+        Ok(())
+    }
+
+    fn stuck_lines(&self) -> Vec<String> {
+        self.checker
+            .borrow()
+            .stuck_report(&self.cpu().outstanding_lines())
+    }
+}
