@@ -26,6 +26,8 @@
 //!   bytes back.
 //! * `coherent_read` — CCKit Table 2 on the coherent Enzian platform
 //!   (x = accesses): see [`coherent`].
+//! * `coherent_invoke` — the two-line invocation over ECI (PIO Fig. 6,
+//!   CCKit Fig. 10; x = percentile): see [`invocation`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
@@ -44,6 +46,7 @@
 //! ```
 
 pub mod coherent;
+pub mod invocation;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -194,6 +197,7 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
 /// Every workload, sorted by name.
 pub fn workloads() -> Vec<&'static WorkloadInfo> {
     vec![
+        &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
         &DMA_READ,
         &LINK_PINGPONG,
@@ -247,6 +251,10 @@ pub fn run_point(
     if workload == coherent::COHERENT_READ.name {
         let params = with_defaults(info, params)?;
         return coherent::run(platform, x_name, x, &params, seed, trace);
+    }
+    if workload == invocation::COHERENT_INVOKE.name {
+        let params = with_defaults(info, params)?;
+        return invocation::run(platform, x_name, x, &params, seed);
     }
     if x_name != "message_bytes" {
         return Err(werr(format!(

@@ -180,7 +180,13 @@ pub struct CoherentCpu {
     pub stuck: Option<Vec<String>>,
     /// Program stores in the order they took effect: (tick, line, word, value).
     pub store_log: Vec<(Tick, u64, u8, u64)>,
+    driver: Option<Driver>,
 }
+
+/// Software on the core that reacts to completed operations (a spin loop,
+/// an invocation client): called with each completed op; the ops it returns
+/// are appended to the program.
+pub type Driver = Box<dyn FnMut(&Completed) -> Vec<CpuOp>>;
 
 impl CoherentCpu {
     /// From `coherent_cpu` parameters.
@@ -243,9 +249,15 @@ impl CoherentCpu {
             completed: Vec::new(),
             stuck: None,
             store_log: Vec::new(),
+            driver: None,
             tables,
             checker,
         })
+    }
+
+    /// Sets the software that extends the program as operations complete.
+    pub fn set_driver(&mut self, d: Driver) {
+        self.driver = Some(d);
     }
 
     /// Whether every operation completed.
@@ -650,12 +662,16 @@ impl Component<CohMsg> for CoherentCpu {
                 while let Some((i, data)) = self.done.pop_due(now) {
                     if let Some(t0) = self.outstanding.remove(&i) {
                         ctx.record(ST_LAT, now - t0);
-                        self.completed.push(Completed {
+                        let c = Completed {
                             op: i,
                             issued: t0,
                             latency_ps: now - t0,
                             data,
-                        });
+                        };
+                        if let Some(d) = self.driver.as_mut() {
+                            self.program.extend(d(&c));
+                        }
+                        self.completed.push(c);
                     }
                     self.try_issue(ctx);
                 }

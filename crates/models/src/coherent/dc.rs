@@ -183,6 +183,15 @@ pub enum DcEvent {
 /// An observer of the application interface.
 pub type Observer = Box<dyn FnMut(Tick, &DcEvent)>;
 
+/// Device logic behind the application interface: called after the
+/// device-local machine handled a message from the DC (a notification such
+/// as the invocation protocol's `LCL_RDREQ`, or a completion such as
+/// `LCL_ACK`) with (now, message name, line, the DC's memory); returns
+/// application ops to queue. This is how an application *holds* a CPU
+/// request: the protocol table keeps the request's line transient until an
+/// op the device queues later answers it (see [`super::invocation`]).
+pub type Device = Box<dyn FnMut(Tick, &str, u64, &LineStore) -> Vec<AppOp>>;
+
 #[derive(Debug, Default)]
 struct Dcu {
     line: Option<u64>,
@@ -219,6 +228,7 @@ pub struct DirectoryController {
     app_current: Option<(AppOp, Tick)>,
     app_start: Tick,
     observer: Option<Observer>,
+    device: Option<Device>,
     /// Counts of application-interface events: transitions, reads, writes,
     /// completed app ops.
     pub observed: [u64; 4],
@@ -275,6 +285,7 @@ impl DirectoryController {
             app_current: None,
             app_start: 0,
             observer: None,
+            device: None,
             observed: [0; 4],
             app_errors: Vec::new(),
             store_log: Vec::new(),
@@ -296,6 +307,12 @@ impl DirectoryController {
     /// Sets the observer of reads, writes, state changes and app completions.
     pub fn set_observer(&mut self, o: Observer) {
         self.observer = Some(o);
+    }
+
+    /// Sets the device logic that reacts to messages reaching the
+    /// application port by queueing app ops.
+    pub fn set_device(&mut self, d: Device) {
+        self.device = Some(d);
     }
 
     /// The DC state name of a line.
@@ -557,7 +574,16 @@ impl DirectoryController {
             return self.fail(ctx, format!("the app table has no event for {}", m.name));
         };
         self.checker.borrow_mut().handled(m.line, m.msg);
-        self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), true);
+        if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), true) {
+            if let Some(dev) = self.device.as_mut() {
+                let ops = dev(ctx.now(), &m.name, m.line, &self.mem);
+                if !ops.is_empty() {
+                    // The application reacts a cycle later, as it issues ops.
+                    self.app_ops.extend(ops);
+                    ctx.wake_at(ctx.now() + self.period, TOK_APP);
+                }
+            }
+        }
     }
 
     /// Runs the local table's row for event `ev` on `line`.
@@ -633,10 +659,13 @@ impl DirectoryController {
         }
         drop(c);
         // An app op completes when its event sends nothing (read/write while
-        // locked) or when the completion (a message) brings the app back.
+        // locked) or when the completion (a message) brings the app back. An
+        // op whose own row sends and lands in a stable state (the invocation
+        // protocol's grants) expects no completion and is done at once.
         let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
+        let posted = !message && tables.stable[LOCAL][next];
         if let Some((op, t0)) = self.app_current.clone() {
-            if op.line == line && !sends {
+            if op.line == line && (!sends || posted) {
                 self.app_current = None;
                 self.observe(
                     now,

@@ -44,6 +44,7 @@
 pub mod check;
 pub mod cpu;
 pub mod dc;
+pub mod invocation;
 pub mod link;
 pub mod memory;
 pub mod system;

@@ -123,6 +123,13 @@ impl CoherentSystem {
         self.sim.component::<CoherentCpu>(self.cpu).expect("cpu")
     }
 
+    /// The CPU, mutably (to set a driver before the run).
+    pub fn cpu_mut(&mut self) -> &mut CoherentCpu {
+        self.sim
+            .component_mut::<CoherentCpu>(self.cpu)
+            .expect("cpu")
+    }
+
     /// The DC.
     pub fn dc(&self) -> &DirectoryController {
         self.sim

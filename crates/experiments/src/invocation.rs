@@ -1,0 +1,208 @@
+//! `coherent_invoke` — the two-cache-line invocation over ECI (PIO paper §5,
+//! Figs. 5a and 6; CCKit §5.7, Fig. 10) on the coherent Enzian platform.
+//!
+//! The core (instance `llc`) calls a checksum function on the FPGA over the
+//! DC (`dc`, link `eci`) running the checked `invocation` protocol tables:
+//! `calls` invocations, the two lines swapping roles every call, each
+//! result's bytes verified by the client (see
+//! [`ccsim_models::coherent::invocation`]). The x axis is a **percentile**
+//! of the per-call latency distribution (x = 50: the median), so one series
+//! gives a CDF. With x = **message_bytes** the metric is the median latency
+//! of calls with an x-byte request and response, each `ceil(x / 128)`
+//! one-line exchanges back to back (PIO Fig. 7). Seeded link jitter (`jitter_ns`, a uniform extra delay per
+//! message) spreads the distribution.
+//!
+//! ```
+//! use ccsim_config::Platform;
+//! use ccsim_kernel::prelude::*;
+//! let enzian = Platform::load("enzian").unwrap();
+//! let p = Params::new().with("calls", ParamValue::Int(20), "doc");
+//! let r = ccsim_experiments::run_point("coherent_invoke", &enzian, "percentile", 50.0, &p, 1, false).unwrap();
+//! assert!(r.metrics["latency_ns"] > 500.0 && r.metrics["latency_ns"] < 1500.0);
+//! assert_eq!(r.stats["invoke.verified"], 20.0);
+//! ```
+
+use std::collections::BTreeMap;
+
+use ccsim_config::Platform;
+use ccsim_kernel::prelude::*;
+use ccsim_models::coherent::invocation::{run_fastforward, run_invocation, InvocationConfig};
+use ccsim_models::coherent::system::{CoherentParams, HomeMemory};
+use ccsim_models::coherent::LINE_BYTES;
+
+use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+
+/// Declaration of `coherent_invoke`.
+pub static COHERENT_INVOKE: WorkloadInfo = WorkloadInfo {
+    name: "coherent_invoke",
+    description: "PIO Fig. 5a/6, CCKit Fig. 10: the CPU invokes a checksum function on the FPGA through two cache lines over ECI (invocation protocol tables on the DC), E- or S-return; x = percentile of the per-call latency.",
+    params: &[
+        ParamSpec { name: "mechanism", kind: ParamKind::Enum(&["two_line", "fastforward"]), default: ParamDefault::Str("two_line"), unit: "", description: "two_line: the invocation protocol over ECI to the FPGA DC; fastforward: the software baseline between the two ThunderX-1 sockets over CCPI (client spins on a response line, server on the home socket spins on the request line)." },
+        ParamSpec { name: "initiator", kind: ParamKind::Enum(&["cpu", "device"]), default: ParamDefault::Str("cpu"), unit: "", description: "cpu: PIO Fig. 5a (latency seen by the CPU: request stored to result loaded); device: Fig. 5b (latency seen by the device: work item handed out to the CPU's response fetched)." },
+        ParamSpec { name: "return_state", kind: ParamKind::Enum(&["exclusive", "shared"]), default: ParamDefault::Str("exclusive"), unit: "", description: "The device answers the held read Exclusive (E-return) or Shared (S-return)." },
+        ParamSpec { name: "signal", kind: ParamKind::Enum(&["load", "store"]), default: ParamDefault::Str("load"), unit: "", description: "How the CPU signals: a load of G (RLDD, PIO Fig. 5a) or a store to a reserved word of G (load-exclusive RLDX, CCKit §5.7)." },
+        ParamSpec { name: "calls", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "calls", description: "Measured invocations (two one-line calls more warm up); with x = message_bytes, each is ceil(x / 128) line exchanges." },
+        ParamSpec { name: "compute_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", description: "Device time from request to result (0: null call)." },
+        ParamSpec { name: "timeout_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", description: "Answer 'not ready yet' when the result is not ready this long after the read arrived (0: never)." },
+        ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", description: "Seeded uniform extra delay per ECI message (overrides eci.jitter_ns), for the distribution." },
+    ],
+    metrics: &[
+        MetricSpec { name: "latency_ns", unit: "ns", description: "The x-th percentile of the per-call latency (request store issued to verified result loaded)." },
+        MetricSpec { name: "not_ready", unit: "answers", description: "'Not ready yet' answers per call (fastforward: spin loads that saw no new value, per call)." },
+    ],
+};
+
+const WARMUP: usize = 2;
+/// Largest payload (bytes).
+const MAX_PAYLOAD: f64 = (1u64 << 20) as f64;
+
+fn params_of(platform: &Platform, instance: &str) -> Result<Params, RunError> {
+    platform
+        .components
+        .get(instance)
+        .map(|c| c.params.clone())
+        .ok_or_else(|| {
+            werr(format!(
+                "platform {} has no component instance `{instance}`, which workload coherent_invoke needs",
+                platform.name
+            ))
+        })
+}
+
+/// The `p`-th percentile (nearest rank) of sorted `v`.
+pub(crate) fn percentile(v: &[f64], p: f64) -> f64 {
+    let k = ((v.len() as f64 * p / 100.0).ceil() as usize).clamp(1, v.len());
+    v[k - 1]
+}
+
+/// Runs one point of `coherent_invoke`.
+pub(crate) fn run(
+    platform: &Platform,
+    x_name: &str,
+    x: f64,
+    params: &Params,
+    seed: u64,
+) -> Result<PointResult, RunError> {
+    // x = percentile: the x-th percentile of one-line calls. x =
+    // message_bytes: the median of x-byte calls, each ceil(x / 128)
+    // one-line exchanges back to back (PIO §6.1, Fig. 7).
+    let (pct, lines_per_call) = match x_name {
+        "percentile" if x > 0.0 && x <= 100.0 => (x, 1),
+        "percentile" => return Err(werr(format!("percentile = {x}: must be in (0, 100]"))),
+        "message_bytes" if (1.0..=MAX_PAYLOAD).contains(&x) && x.fract() == 0.0 => {
+            (50.0, (x as usize).div_ceil(LINE_BYTES))
+        }
+        "message_bytes" => {
+            return Err(werr(format!(
+                "message_bytes = {x}: must be a whole number of bytes from 1 to {MAX_PAYLOAD}"
+            )))
+        }
+        _ => {
+            return Err(werr(format!(
+                "workload coherent_invoke sweeps percentile or message_bytes, not {x_name:?}"
+            )))
+        }
+    };
+    let calls = params.int("calls");
+    if !(1..=1_000_000).contains(&calls) {
+        return Err(werr(format!(
+            "coherent_invoke.calls: must be from 1 to 1000000, got {calls}"
+        )));
+    }
+    let f = |n: &str| -> Result<f64, RunError> {
+        let v = params.float(n);
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(werr(format!(
+                "coherent_invoke.{n}: must be a non-negative number, got {v}"
+            )))
+        }
+    };
+    let (compute, timeout, jitter) = (f("compute_ns")?, f("timeout_ns")?, f("jitter_ns")?);
+    let fastforward = params.str("mechanism") == "fastforward";
+    let (link, home) = if fastforward {
+        ("ccpi", "thunderx_home")
+    } else {
+        ("eci", "dc")
+    };
+    let mut p = CoherentParams {
+        link: params_of(platform, link)?,
+        cpu: params_of(platform, "llc")?,
+        dc: params_of(platform, home)?,
+        ..Default::default()
+    };
+    if fastforward {
+        p.ddr = params_of(platform, "thunderx_ddr")?;
+    } else {
+        p.bram = params_of(platform, "dc_bram")?;
+    }
+    p.link.set(
+        "jitter_ns",
+        ParamValue::Float(jitter),
+        "coherent_invoke.jitter_ns",
+    );
+    p.cpu.set(
+        "mshrs",
+        ParamValue::Int(1),
+        "coherent_invoke: the barrier orders the request stores before the load",
+    );
+    let signal_store = params.str("signal") == "store";
+    let exclusive_return = params.str("return_state") == "exclusive";
+    let device_initiated = params.str("initiator") == "device";
+    if fastforward
+        && (signal_store || !exclusive_return || device_initiated || compute > 0.0 || timeout > 0.0)
+    {
+        return Err(werr(
+            "coherent_invoke: mechanism = fastforward takes none of signal = store, return_state = shared, initiator = device, compute_ns, timeout_ns",
+        ));
+    }
+    if device_initiated && lines_per_call > 1 {
+        return Err(werr(
+            "coherent_invoke: initiator = device runs one-line work items (x = percentile or message_bytes up to 128)",
+        ));
+    }
+    let cfg = InvocationConfig {
+        exclusive_return,
+        calls: calls as usize * lines_per_call + WARMUP,
+        warmup: WARMUP,
+        compute_ns: compute,
+        timeout_ns: (timeout > 0.0).then_some(timeout),
+        signal_store,
+        device_initiated,
+        ..Default::default()
+    };
+    let r = if fastforward {
+        run_fastforward(&p, HomeMemory::Ddr, &cfg, seed)
+    } else {
+        run_invocation(&p, &cfg, seed)
+    }
+    .map_err(|e| werr(format!("platform {}: coherent_invoke: {e}", platform.name)))?;
+    // One latency per call of lines_per_call back-to-back line exchanges.
+    let mut lat: Vec<f64> = r.spans[WARMUP..]
+        .chunks(lines_per_call)
+        .map(|c| (c[c.len() - 1].1 - c[0].0) as f64 / 1000.0)
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    let mut metrics = BTreeMap::new();
+    metrics.insert("latency_ns".to_string(), percentile(&lat, pct));
+    metrics.insert(
+        "not_ready".to_string(),
+        r.not_ready as f64 / (cfg.calls - WARMUP) as f64 * lines_per_call as f64,
+    );
+    let mut stats = r.stats;
+    stats.insert("sim.events".to_string(), r.events as f64);
+    stats.insert(
+        "invoke.verified".to_string(),
+        r.verified.saturating_sub(WARMUP) as f64,
+    );
+    stats.insert("invoke.p50_ns".to_string(), percentile(&lat, 50.0));
+    stats.insert("invoke.p99_ns".to_string(), percentile(&lat, 99.0));
+    stats.insert("invoke.not_ready".to_string(), r.not_ready as f64);
+    Ok(PointResult {
+        metrics,
+        stats,
+        trace_json: None,
+        trace_hash: r.trace_hash,
+    })
+}
