@@ -8,6 +8,7 @@
     ccsim platform cohet [--set ...]  # a platform's parameters with provenance
     ccsim validate FILE.toml ...      # check platform or experiment files
     ccsim bench kernel [--json]
+    ccsim bench coherent [--json] [--reads N] [--memory-lines N]
     ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
 
 Exit codes: 0 ok; 2 bad input (one line on stderr naming the file and
@@ -194,8 +195,10 @@ def cmd_validate(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    if args.what == "coherent":
+        return _bench_coherent(args)
     if args.what != "kernel":
-        raise UsageError(f"bench: unknown benchmark {args.what!r} (known: kernel)")
+        raise UsageError(f"bench: unknown benchmark {args.what!r} (known: kernel, coherent)")
     if args.events < 1:
         raise UsageError("bench: --events must be at least 1")
     report = json.loads(_native.kernel_bench_json(args.events))
@@ -206,6 +209,28 @@ def cmd_bench(args) -> int:
              f"{report['seconds']:.3f} s)")
         _out(f"bare binary-heap loop: {report['bare_events_per_sec'] / 1e6:.1f} M events/s")
         _out(f"ratio (bare / kernel): {report['ratio']:.2f}x")
+    return 0
+
+
+def _bench_coherent(args) -> int:
+    if args.reads < 1:
+        raise UsageError("bench coherent: --reads must be at least 1")
+    if args.memory_lines < 1:
+        raise UsageError("bench coherent: --memory-lines must be at least 1")
+    report = json.loads(_native.coherent_bench_json(args.reads, args.memory_lines))
+    if args.json:
+        _out(json.dumps(report, indent=2))
+        return 0
+    _out(f"coherent, sequential reads through the DC: {report['transactions_per_sec'] / 1e3:.1f} k "
+         f"transactions/s checks off ({report['events_per_sec'] / 1e6:.2f} M events/s, "
+         f"{report['events_per_transaction']:.1f} events/transaction, {report['reads']} reads)")
+    _out(f"  with online checks: {report['checked_transactions_per_sec'] / 1e3:.1f} k transactions/s")
+    for m in report["memory"]:
+        rss = m["rss_delta_bytes"]
+        rss_text = "n/a" if rss is None else f"{rss / 2**20:.1f} MiB"
+        _out(f"  {m['lines']} lines over {m['region_bytes'] / 2**20:.0f} MiB: resident memory +{rss_text}")
+    ratio = report["memory_ratio"]
+    _out(f"  ratio (1 GiB / 64 MiB): {'n/a' if ratio is None else f'{ratio:.2f}x'}")
     return 0
 
 
@@ -278,8 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
 
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("what", choices=["kernel"], help="what to benchmark")
-    b.add_argument("--events", type=int, default=20_000_000, help="events per loop (default: 20M)")
+    b.add_argument("what", choices=["kernel", "coherent"], help="what to benchmark")
+    b.add_argument("--events", type=int, default=20_000_000, help="kernel: events per loop (default: 20M)")
+    b.add_argument("--reads", type=int, default=200_000,
+                   help="coherent: sequential reads per speed run (default: 200000)")
+    b.add_argument("--memory-lines", type=int, default=100_000,
+                   help="coherent: lines read over 64 MiB and over 1 GiB (default: 100000)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 

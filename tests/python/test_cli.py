@@ -131,6 +131,25 @@ def test_bench_kernel_json_shape():
     assert doc["ratio"] == pytest.approx(doc["bare_events_per_sec"] / doc["events_per_sec"])
 
 
+def test_bench_coherent_json_shape():
+    r = run_cli("bench", "coherent", "--reads", "500", "--memory-lines", "200", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["reads"] == 500
+    assert doc["transactions_per_sec"] > 0 and doc["checked_transactions_per_sec"] > 0
+    assert doc["transactions_per_sec"] == pytest.approx(doc["reads"] / doc["seconds"])
+    assert doc["events_per_transaction"] > 1
+    assert [m["region_bytes"] for m in doc["memory"]] == [64 << 20, 1 << 30]
+    assert all(m["lines"] == 200 for m in doc["memory"])
+    assert "memory_ratio" in doc
+
+
+def test_bench_coherent_rejects_zero_reads():
+    r = run_cli("bench", "coherent", "--reads", "0")
+    assert r.returncode == 2
+    assert "--reads" in r.stderr
+
+
 def test_version():
     import ccsim
 

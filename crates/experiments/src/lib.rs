@@ -26,6 +26,9 @@
 //!   bytes back.
 //! * `coherent_read` — CCKit Table 2 on the coherent Enzian platform
 //!   (x = accesses): see [`coherent`].
+//! * `clean_invalidate` — CCKit Table 3: the FPGA application
+//!   clean-invalidates x MiB the CPU holds Shared (x = region_mib): see
+//!   [`clean_invalidate`].
 //! * `coherent_invoke` — the two-line invocation over ECI (PIO Fig. 6,
 //!   CCKit Fig. 10; x = percentile): see [`invocation`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
@@ -45,6 +48,7 @@
 //! assert_eq!(r.trace_hash, again.trace_hash);
 //! ```
 
+pub mod clean_invalidate;
 pub mod coherent;
 pub mod invocation;
 
@@ -197,6 +201,7 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
 /// Every workload, sorted by name.
 pub fn workloads() -> Vec<&'static WorkloadInfo> {
     vec![
+        &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
         &DMA_READ,
@@ -251,6 +256,10 @@ pub fn run_point(
     if workload == coherent::COHERENT_READ.name {
         let params = with_defaults(info, params)?;
         return coherent::run(platform, x_name, x, &params, seed, trace);
+    }
+    if workload == clean_invalidate::CLEAN_INVALIDATE.name {
+        let params = with_defaults(info, params)?;
+        return clean_invalidate::run(platform, x_name, x, &params, seed, trace);
     }
     if workload == invocation::COHERENT_INVOKE.name {
         let params = with_defaults(info, params)?;

@@ -540,6 +540,18 @@ fn kernel_bench_json(py: Python<'_>, events: u64) -> PyResult<String> {
     serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Runs the coherent-simulator benchmark (`reads` sequential reads through
+/// the DC with checks off and on; `memory_lines` reads over 64 MiB and over
+/// 1 GiB) and returns its report as JSON (see
+/// `ccsim_models::coherent::bench::CoherentBenchReport`).
+#[pyfunction]
+fn coherent_bench_json(py: Python<'_>, reads: u64, memory_lines: u64) -> PyResult<String> {
+    let report = py
+        .allow_threads(|| ccsim_models::coherent::bench::coherent_bench(reads, memory_lines))
+        .map_err(PyValueError::new_err)?;
+    serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The `ccsim._native` module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -553,6 +565,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_experiments, m)?)?;
     m.add_function(wrap_pyfunction!(shipped_text, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_bench_json, m)?)?;
+    m.add_function(wrap_pyfunction!(coherent_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_list, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_generate, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_check, m)?)?;

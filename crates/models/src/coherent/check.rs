@@ -17,11 +17,11 @@
 //! in a DCU queue is still pending), so [`Checker::stuck_report`] can list,
 //! for every line with open work, its states and pending messages.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::Access;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{initial_line, Line, Tables, GENERATED, LOCAL, PEER};
 
@@ -41,7 +41,9 @@ pub struct Checker {
     pub enabled: bool,
     views: HashMap<u64, LineView>,
     ghost: HashMap<u64, Box<Line>>,
-    pending: BTreeMap<(u64, u16), u32>,
+    /// In-flight messages by (line, message): few at a time, so reports
+    /// scan and sort them; hashed because every send and receipt updates it.
+    pending: HashMap<(u64, u16), u32>,
     writebacks: HashMap<u64, u32>,
     /// Violations found, in order; the first one stops the run.
     pub violations: Vec<String>,
@@ -55,10 +57,10 @@ impl Checker {
         Checker {
             tables,
             enabled,
-            views: HashMap::new(),
-            ghost: HashMap::new(),
-            pending: BTreeMap::new(),
-            writebacks: HashMap::new(),
+            views: HashMap::default(),
+            ghost: HashMap::default(),
+            pending: HashMap::default(),
+            writebacks: HashMap::default(),
             violations: Vec::new(),
             checked: 0,
         }
@@ -230,9 +232,16 @@ impl Checker {
 
     /// Pending messages of a line, e.g. `RLDD, HAKI x2`.
     pub fn pending_of(&self, line: u64) -> Vec<String> {
-        self.pending
-            .range((line, 0)..=(line, u16::MAX))
-            .map(|(&(_, m), &c)| {
+        let mut of_line: Vec<(u16, u32)> = self
+            .pending
+            .iter()
+            .filter(|(&(l, _), _)| l == line)
+            .map(|(&(_, m), &c)| (m, c))
+            .collect();
+        of_line.sort_unstable();
+        of_line
+            .into_iter()
+            .map(|(m, c)| {
                 let n = &self.tables.msgs[m as usize].name;
                 if c > 1 {
                     format!("{n} x{c}")

@@ -21,9 +21,11 @@
 //!   stops the run with a report of every stuck line.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::{Access, Action, IndexedOutcome};
@@ -71,6 +73,33 @@ const TOK_ISSUE: u64 = 1;
 const TOK_DONE: u64 = 2;
 const TOK_WATCHDOG: u64 = 3;
 const TOK_INBOX: u64 = 4;
+
+/// The local (non-message) events of the peer table the LLC raises, resolved
+/// to table indices once so a core operation costs no name lookup.
+#[derive(Clone, Copy, Debug)]
+enum LocalEv {
+    Load,
+    Store,
+    Getx,
+    EvictDirty,
+    EvictClean,
+    Drop,
+    Downgrade,
+}
+
+/// Table event names of [`LocalEv`], in its order.
+const LOCAL_EV_NAMES: [&str; 7] = [
+    "load",
+    "store",
+    "getx",
+    "evict_dirty",
+    "evict_clean",
+    "drop",
+    "downgrade",
+];
+
+/// The eviction rows tried in order: write back dirty, then clean, then drop.
+const EVICTIONS: [LocalEv; 3] = [LocalEv::EvictDirty, LocalEv::EvictClean, LocalEv::Drop];
 
 /// A core operation.
 #[derive(Clone, Debug, PartialEq)]
@@ -152,6 +181,8 @@ struct LlcLine {
 pub struct CoherentCpu {
     tables: Arc<Tables>,
     checker: Rc<RefCell<Checker>>,
+    /// Peer-table event index of each [`LocalEv`] (`None`: no such event).
+    local_ids: [Option<usize>; 7],
     issue: Tick,
     hit: Tick,
     miss: Tick,
@@ -242,14 +273,15 @@ impl CoherentCpu {
             next: 0,
             outstanding: BTreeMap::new(),
             waiting: BTreeMap::new(),
-            llc: HashMap::new(),
-            lru: HashMap::new(),
+            llc: HashMap::default(),
+            lru: HashMap::default(),
             outbox: Timed::new(TOK_OUTBOX),
             done: Timed::new(TOK_DONE),
             completed: Vec::new(),
             stuck: None,
             store_log: Vec::new(),
             driver: None,
+            local_ids: LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n)),
             tables,
             checker,
         })
@@ -320,12 +352,12 @@ impl CoherentCpu {
         &mut self,
         ctx: &mut Ctx<'_, CohMsg>,
         line: u64,
-        ev: &str,
+        ev: LocalEv,
         store: Option<(u8, u64)>,
         delay: Tick,
     ) -> Option<bool> {
         let tables = self.tables.clone();
-        let e = tables.local_event(PEER, ev)?;
+        let e = self.local_ids[ev as usize]?;
         let st = self.st(line);
         match tables.idx[PEER].lookup(st, e) {
             Some(IndexedOutcome::Go { next, actions }) => {
@@ -356,7 +388,10 @@ impl CoherentCpu {
             CpuOp::Wait { .. } => unreachable!("handled above"),
             CpuOp::PrefetchExclusive { .. } => {
                 acc == Access::Write || {
-                    if self.local(ctx, line, "getx", None, self.miss).is_some() {
+                    if self
+                        .local(ctx, line, LocalEv::Getx, None, self.miss)
+                        .is_some()
+                    {
                         ctx.count(ST_MISS, 1);
                     }
                     false
@@ -365,18 +400,18 @@ impl CoherentCpu {
             CpuOp::Evict { .. } => {
                 stable
                     && (acc == Access::None
-                        || ["evict_dirty", "evict_clean", "drop"]
+                        || EVICTIONS
                             .iter()
-                            .any(|ev| self.local(ctx, line, ev, None, 0).is_some()))
+                            .any(|&ev| self.local(ctx, line, ev, None, 0).is_some()))
             }
             CpuOp::Downgrade { .. } => {
                 stable && {
                     // Nothing to do when the line is not held writable.
-                    let _ = self.local(ctx, line, "downgrade", None, 0);
+                    let _ = self.local(ctx, line, LocalEv::Downgrade, None, 0);
                     true
                 }
             }
-            CpuOp::Load { .. } => match self.local(ctx, line, "load", None, self.miss) {
+            CpuOp::Load { .. } => match self.local(ctx, line, LocalEv::Load, None, self.miss) {
                 Some(false) => true,
                 Some(true) => {
                     ctx.count(ST_MISS, 1);
@@ -387,12 +422,15 @@ impl CoherentCpu {
             CpuOp::Store { word, value, .. } => {
                 if acc == Access::Write
                     && self
-                        .local(ctx, line, "store", Some((word, value)), 0)
+                        .local(ctx, line, LocalEv::Store, Some((word, value)), 0)
                         .is_some()
                 {
                     true
                 } else {
-                    if self.local(ctx, line, "getx", None, self.miss).is_some() {
+                    if self
+                        .local(ctx, line, LocalEv::Getx, None, self.miss)
+                        .is_some()
+                    {
                         ctx.count(ST_MISS, 1);
                     }
                     false
@@ -540,9 +578,9 @@ impl CoherentCpu {
             let Some(victim) = victim else {
                 return;
             };
-            let evicted = ["evict_dirty", "evict_clean", "drop"]
+            let evicted = EVICTIONS
                 .iter()
-                .any(|ev| self.local(ctx, victim, ev, None, 0).is_some());
+                .any(|&ev| self.local(ctx, victim, ev, None, 0).is_some());
             if !evicted {
                 return;
             }

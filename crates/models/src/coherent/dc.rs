@@ -26,9 +26,11 @@
 //!   optional observer and counted.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
@@ -76,33 +78,66 @@ const TOK_APP: u64 = 3;
 const TOK_SLICE: u64 = 8;
 
 /// Items due at later ticks, popped in (tick, insertion) order.
+///
+/// A binary heap keyed by (tick, insertion number): the same order as a
+/// sorted map, without a tree node allocation per item.
 #[derive(Debug)]
 pub(crate) struct Timed<T> {
-    q: BTreeMap<(Tick, u64), T>,
+    q: BinaryHeap<TimedEntry<T>>,
     seq: u64,
     token: u64,
+}
+
+/// One item of [`Timed`], ordered so that the max-heap pops the earliest
+/// (tick, insertion number) first.
+#[derive(Debug)]
+struct TimedEntry<T> {
+    at: Tick,
+    seq: u64,
+    item: T,
+}
+
+impl<T> PartialEq for TimedEntry<T> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl<T> Eq for TimedEntry<T> {}
+impl<T> PartialOrd for TimedEntry<T> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<T> Ord for TimedEntry<T> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        // Reversed: the smallest key is the heap's maximum.
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
 }
 
 impl<T> Timed<T> {
     pub(crate) fn new(token: u64) -> Self {
         Timed {
-            q: BTreeMap::new(),
+            q: BinaryHeap::new(),
             seq: 0,
             token,
         }
     }
     pub(crate) fn push<M: Message>(&mut self, ctx: &mut Ctx<'_, M>, at: Tick, item: T) {
         let at = at.max(ctx.now());
-        self.q.insert((at, self.seq), item);
+        self.q.push(TimedEntry {
+            at,
+            seq: self.seq,
+            item,
+        });
         self.seq += 1;
         ctx.wake_at(at, self.token);
     }
     pub(crate) fn pop_due(&mut self, now: Tick) -> Option<T> {
-        let (&(t, _), _) = self.q.first_key_value()?;
-        if t > now {
+        if self.q.peek()?.at > now {
             return None;
         }
-        self.q.pop_first().map(|(_, v)| v)
+        self.q.pop().map(|e| e.item)
     }
     pub(crate) fn len(&self) -> usize {
         self.q.len()
@@ -220,6 +255,9 @@ pub struct DirectoryController {
     timing: MemTiming,
     dcus: Vec<Dcu>,
     rr: [usize; 2],
+    /// DCUs of each slice with a queued message (so a dispatch round stops
+    /// once it has visited them all instead of scanning every DCU).
+    nonempty: [usize; 2],
     scheduled: [Tick; 2],
     inbox: Timed<CohMsg>,
     outbox: Timed<CohMsg>,
@@ -271,12 +309,13 @@ impl DirectoryController {
             per_slice,
             links: link.links,
             link: link.clone(),
-            state: HashMap::new(),
-            app_state: HashMap::new(),
+            state: HashMap::default(),
+            app_state: HashMap::default(),
             mem: LineStore::default(),
             timing,
             dcus: (0..2 * per_slice).map(|_| Dcu::default()).collect(),
             rr: [0; 2],
+            nonempty: [0; 2],
             scheduled: [Tick::MAX; 2],
             inbox: Timed::new(TOK_INBOX),
             outbox: Timed::new(TOK_OUTBOX),
@@ -372,6 +411,9 @@ impl DirectoryController {
     fn enqueue(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
         let d = self.dcu_of(m.line);
         let class = self.tables.msgs[m.msg as usize].class;
+        if self.dcus[d].responses.is_empty() && self.dcus[d].requests.is_empty() {
+            self.nonempty[d / self.per_slice] += 1;
+        }
         if class == MsgClass::Request {
             self.dcus[d].requests.push_back(m);
         } else {
@@ -416,12 +458,17 @@ impl DirectoryController {
     fn dispatch(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize) {
         let now = ctx.now();
         let mut next: Option<Tick> = None;
+        let mut to_visit = self.nonempty[slice];
         for k in 0..self.per_slice {
+            if to_visit == 0 {
+                break;
+            }
             let d = slice * self.per_slice + (self.rr[slice] + k) % self.per_slice;
             let dcu = &self.dcus[d];
             if dcu.responses.is_empty() && dcu.requests.is_empty() {
                 continue;
             }
+            to_visit -= 1;
             if dcu.busy_until > now {
                 next = Some(next.map_or(dcu.busy_until, |n| n.min(dcu.busy_until)));
                 continue;
@@ -440,6 +487,9 @@ impl DirectoryController {
                             dcu.requests.remove(pos)
                         }
                         .expect("picked");
+                        if dcu.responses.is_empty() && dcu.requests.is_empty() {
+                            self.nonempty[slice] -= 1;
+                        }
                         dcu.busy_until = now + self.event;
                         let until = dcu.busy_until;
                         next = Some(next.map_or(until, |n| n.min(until)));

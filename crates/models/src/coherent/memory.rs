@@ -20,7 +20,7 @@
 //! assert!(second < first && far > first);
 //! ```
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
 

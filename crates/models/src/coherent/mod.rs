@@ -41,6 +41,7 @@
 //! assert!(cpu.completed[0].latency_ps > 230_000);
 //! ```
 
+pub mod bench;
 pub mod check;
 pub mod cpu;
 pub mod dc;
@@ -140,7 +141,8 @@ pub struct Tables {
     pub mem_role: usize,
     /// Role holding a cached copy.
     pub cache_role: usize,
-    msg_ids: BTreeMap<String, u16>,
+    /// Name to index; hashed (looked up on every send), never iterated.
+    msg_ids: rustc_hash::FxHashMap<String, u16>,
 }
 
 fn role_index(r: &str) -> Result<usize, String> {
