@@ -70,6 +70,7 @@ pub static CLEAN_INVALIDATE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "latency_ns", unit: "ns", description: "Mean issue-to-completion time of one clean-invalidate (in throughput mode: issue to the DC's final transition, queueing included)." },
         MetricSpec { name: "throughput_mcls", unit: "1e6 CL/s", description: "Lines invalidated per second over the whole region, first issue to last completion." },
     ],
+    run,
 };
 
 /// Largest region: the 16 MiB LLC (more would evict during the fill).
@@ -115,11 +116,7 @@ pub(crate) fn run(
     seed: u64,
     trace: bool,
 ) -> Result<PointResult, RunError> {
-    let trace = if trace {
-        TraceMode::Full
-    } else {
-        TraceMode::Hash
-    };
+    let trace = crate::trace_mode(trace);
     if x_name != "region_mib" {
         return Err(werr(format!(
             "workload clean_invalidate sweeps region_mib, not {x_name:?}"

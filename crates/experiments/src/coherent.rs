@@ -44,6 +44,7 @@ pub static COHERENT_READ: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "latency_ns", unit: "ns", description: "Mean issue-to-data latency of a read." },
         MetricSpec { name: "p99_ns", unit: "ns", description: "99th percentile of the read latency." },
     ],
+    run,
 };
 
 /// Largest x.
@@ -71,11 +72,7 @@ pub(crate) fn run(
     seed: u64,
     trace: bool,
 ) -> Result<PointResult, RunError> {
-    let trace = if trace {
-        TraceMode::Full
-    } else {
-        TraceMode::Hash
-    };
+    let trace = crate::trace_mode(trace);
     if x_name != "accesses" {
         return Err(werr(format!(
             "workload coherent_read sweeps accesses, not {x_name:?}"

@@ -50,6 +50,7 @@ pub static COHERENT_INVOKE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "latency_ns", unit: "ns", description: "The x-th percentile of the per-call latency (request store issued to verified result loaded)." },
         MetricSpec { name: "not_ready", unit: "answers", description: "'Not ready yet' answers per call (fastforward: spin loads that saw no new value, per call)." },
     ],
+    run,
 };
 
 const WARMUP: usize = 2;
@@ -82,6 +83,7 @@ pub(crate) fn run(
     x: f64,
     params: &Params,
     seed: u64,
+    _trace: bool,
 ) -> Result<PointResult, RunError> {
     // x = percentile: the x-th percentile of one-line calls. x =
     // message_bytes: the median of x-byte calls, each ceil(x / 128)

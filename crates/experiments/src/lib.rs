@@ -87,6 +87,23 @@ pub struct WorkloadInfo {
     pub params: &'static [ParamSpec],
     /// Metrics of each point.
     pub metrics: &'static [MetricSpec],
+    /// Runs one point (parameters already completed with their defaults).
+    pub run: RunFn,
+}
+
+/// How a workload runs one point: `(platform, x name, x, parameters with
+/// defaults filled in, seed, keep a full trace)`. Each workload checks that
+/// it knows the x name it is swept over.
+pub type RunFn = fn(&Platform, &str, f64, &Params, u64, bool) -> Result<PointResult, RunError>;
+
+/// The trace a point keeps: everything when asked for, else only the hash
+/// that determinism tests compare.
+pub(crate) fn trace_mode(full: bool) -> TraceMode {
+    if full {
+        TraceMode::Full
+    } else {
+        TraceMode::Hash
+    }
 }
 
 /// The outcome of one point.
@@ -151,6 +168,7 @@ static DMA_READ: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "latency_ns", unit: "ns", description: "Driver call to completion seen by the core (the whole batch in bandwidth mode)." },
         MetricSpec { name: "bandwidth_gbps", unit: "GB/s", description: "Bandwidth mode: steady-state rate of descriptor completions at the engine times x; latency mode: x / latency." },
     ],
+    run: |p, xn, x, params, seed, tr| bytes_point(dma_read, "dma_read", (p, xn, x, params, seed, tr)),
 };
 
 static XDMA_INVOKE: WorkloadInfo = WorkloadInfo {
@@ -162,6 +180,7 @@ static XDMA_INVOKE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "h2c_ns", unit: "ns", description: "The host-to-card call." },
         MetricSpec { name: "c2h_ns", unit: "ns", description: "The card-to-host call." },
     ],
+    run: |p, xn, x, params, seed, tr| bytes_point(xdma_invoke, "xdma_invoke", (p, xn, x, params, seed, tr)),
 };
 
 static PIO_INVOKE: WorkloadInfo = WorkloadInfo {
@@ -173,6 +192,7 @@ static PIO_INVOKE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "write_ns", unit: "ns", description: "Issuing the stores and the barrier." },
         MetricSpec { name: "read_ns", unit: "ns", description: "The uncached loads." },
     ],
+    run: |p, xn, x, params, seed, tr| bytes_point(pio_invoke, "pio_invoke", (p, xn, x, params, seed, tr)),
 };
 
 static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
@@ -196,6 +216,9 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
             description: "TLP bytes on the downstream wire.",
         },
     ],
+    run: |p, xn, x, params, seed, tr| {
+        bytes_point(link_pingpong, "link_pingpong", (p, xn, x, params, seed, tr))
+    },
 };
 
 /// Every workload, sorted by name.
@@ -253,18 +276,17 @@ pub fn run_point(
             names.join(", ")
         )));
     };
-    if workload == coherent::COHERENT_READ.name {
-        let params = with_defaults(info, params)?;
-        return coherent::run(platform, x_name, x, &params, seed, trace);
-    }
-    if workload == clean_invalidate::CLEAN_INVALIDATE.name {
-        let params = with_defaults(info, params)?;
-        return clean_invalidate::run(platform, x_name, x, &params, seed, trace);
-    }
-    if workload == invocation::COHERENT_INVOKE.name {
-        let params = with_defaults(info, params)?;
-        return invocation::run(platform, x_name, x, &params, seed);
-    }
+    let params = with_defaults(info, params)?;
+    (info.run)(platform, x_name, x, &params, seed, trace)
+}
+
+/// A PCIe workload's point: x must be `message_bytes`, a whole number of
+/// bytes in range.
+fn bytes_point(
+    run: fn(&Platform, u64, &Params, u64, TraceMode) -> Result<PointResult, RunError>,
+    workload: &str,
+    (platform, x_name, x, params, seed, trace): (&Platform, &str, f64, &Params, u64, bool),
+) -> Result<PointResult, RunError> {
     if x_name != "message_bytes" {
         return Err(werr(format!(
             "workload {workload} sweeps message_bytes, not {x_name:?}"
@@ -275,20 +297,7 @@ pub fn run_point(
             "message_bytes = {x}: must be a whole number of bytes from 1 to {MAX_BYTES}"
         )));
     }
-    let params = with_defaults(info, params)?;
-    let bytes = x as u64;
-    let mode = if trace {
-        TraceMode::Full
-    } else {
-        TraceMode::Hash
-    };
-    match workload {
-        "dma_read" => dma_read(platform, bytes, &params, seed, mode),
-        "xdma_invoke" => xdma_invoke(platform, bytes, &params, seed, mode),
-        "pio_invoke" => pio_invoke(platform, bytes, &params, seed, mode),
-        "link_pingpong" => link_pingpong(platform, bytes, seed, mode),
-        _ => unreachable!("listed above"),
-    }
+    run(platform, x as u64, params, seed, trace_mode(trace))
 }
 
 fn with_defaults(info: &WorkloadInfo, params: &Params) -> Result<Params, RunError> {
@@ -602,6 +611,7 @@ fn pio_invoke(
 fn link_pingpong(
     platform: &Platform,
     x: u64,
+    _params: &Params,
     seed: u64,
     trace: TraceMode,
 ) -> Result<PointResult, RunError> {
