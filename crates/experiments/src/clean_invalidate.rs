@@ -53,7 +53,7 @@ use ccsim_config::Platform;
 use ccsim_kernel::prelude::*;
 use ccsim_models::coherent::cpu::CpuOp;
 use ccsim_models::coherent::dc::{AppOp, DcEvent};
-use ccsim_models::coherent::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_models::coherent::system::CoherentSystem;
 use ccsim_models::coherent::{initial_line, Tables, LINE_BYTES, LOCAL};
 
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
@@ -81,19 +81,6 @@ const FILL_BOUND_PER_LINE: Tick = 2 * US;
 /// Local state of the `eci-dc` app machine waiting for a clean-invalidate's
 /// completion.
 const WAIT_STATE: &str = "WClinv";
-
-fn params_of(platform: &Platform, instance: &str) -> Result<Params, RunError> {
-    platform
-        .components
-        .get(instance)
-        .map(|c| c.params.clone())
-        .ok_or_else(|| {
-            werr(format!(
-                "platform {} has no component instance `{instance}`, which workload clean_invalidate needs",
-                platform.name
-            ))
-        })
-}
 
 /// The `eci-dc` tables with the application not blocking on a pending
 /// clean-invalidate (see the module docs).
@@ -131,20 +118,7 @@ pub(crate) fn run(
     let n = bytes as u64 / LINE_BYTES as u64;
     let throughput_mode = params.str("mode") == "throughput";
     let config = params.str("config");
-    let (mem_inst, memory) = match config {
-        "dc_ddr" => ("dc_ddr", HomeMemory::Ddr),
-        _ => ("dc_bram", HomeMemory::Bram),
-    };
-    let mut p = CoherentParams {
-        link: params_of(platform, "eci")?,
-        cpu: params_of(platform, "llc")?,
-        dc: params_of(platform, "dc")?,
-        ..Default::default()
-    };
-    match memory {
-        HomeMemory::Bram => p.bram = params_of(platform, mem_inst)?,
-        HomeMemory::Ddr => p.ddr = params_of(platform, mem_inst)?,
-    }
+    let (mut p, memory) = crate::coherent::coherent_params(platform, config, "clean_invalidate")?;
     let model = |m: String| werr(format!("platform {}: {m}", platform.name));
     if throughput_mode {
         p.tables = Some(pipelined_tables().map_err(model)?);

@@ -50,17 +50,55 @@ pub static COHERENT_READ: WorkloadInfo = WorkloadInfo {
 /// Largest x.
 const MAX_ACCESSES: f64 = 1_000_000.0;
 
-fn params_of(platform: &Platform, instance: &str) -> Result<Params, RunError> {
+/// The parameters of the platform's component instance `instance`.
+pub(crate) fn instance_params(
+    platform: &Platform,
+    instance: &str,
+    workload: &str,
+) -> Result<Params, RunError> {
     platform
         .components
         .get(instance)
         .map(|c| c.params.clone())
         .ok_or_else(|| {
             werr(format!(
-                "platform {} has no component instance `{instance}`, which workload coherent_read needs",
+                "platform {} has no component instance `{instance}`, which workload {workload} needs",
                 platform.name
             ))
         })
+}
+
+/// The coherent system of one of CCKit Fig. 5's configurations, from the
+/// platform's instances: `llc_ddr` is the native CCPI home (`ccpi`,
+/// `thunderx_home`, `thunderx_ddr`); `dc_bram` and `dc_ddr` are ECI (`eci`)
+/// to the FPGA DC (`dc`) with `dc_bram` or `dc_ddr` behind it. The CPU is
+/// always `llc`.
+pub(crate) fn coherent_params(
+    platform: &Platform,
+    config: &str,
+    workload: &str,
+) -> Result<(CoherentParams, HomeMemory), RunError> {
+    let (link, home, mem_inst, memory) = match config {
+        "llc_ddr" => ("ccpi", "thunderx_home", "thunderx_ddr", HomeMemory::Ddr),
+        "dc_ddr" => ("eci", "dc", "dc_ddr", HomeMemory::Ddr),
+        "dc_bram" => ("eci", "dc", "dc_bram", HomeMemory::Bram),
+        other => {
+            return Err(werr(format!(
+                "{workload}: unknown configuration {other:?} (llc_ddr, dc_bram or dc_ddr)"
+            )))
+        }
+    };
+    let mut p = CoherentParams {
+        link: instance_params(platform, link, workload)?,
+        cpu: instance_params(platform, "llc", workload)?,
+        dc: instance_params(platform, home, workload)?,
+        ..Default::default()
+    };
+    match memory {
+        HomeMemory::Bram => p.bram = instance_params(platform, mem_inst, workload)?,
+        HomeMemory::Ddr => p.ddr = instance_params(platform, mem_inst, workload)?,
+    }
+    Ok((p, memory))
 }
 
 /// Runs one point of `coherent_read`.
@@ -97,21 +135,7 @@ pub(crate) fn run(
         )));
     }
     let config = params.str("config");
-    let (link, home, mem_inst, memory) = match config {
-        "llc_ddr" => ("ccpi", "thunderx_home", "thunderx_ddr", HomeMemory::Ddr),
-        "dc_ddr" => ("eci", "dc", "dc_ddr", HomeMemory::Ddr),
-        _ => ("eci", "dc", "dc_bram", HomeMemory::Bram),
-    };
-    let mut p = CoherentParams {
-        link: params_of(platform, link)?,
-        cpu: params_of(platform, "llc")?,
-        dc: params_of(platform, home)?,
-        ..Default::default()
-    };
-    match memory {
-        HomeMemory::Bram => p.bram = params_of(platform, mem_inst)?,
-        HomeMemory::Ddr => p.ddr = params_of(platform, mem_inst)?,
-    }
+    let (mut p, memory) = coherent_params(platform, config, "coherent_read")?;
     // One access per line, serialized (CCKit §5.2: no prefetching).
     p.cpu.set(
         "mshrs",

@@ -29,6 +29,8 @@
 //! * `clean_invalidate` — CCKit Table 3: the FPGA application
 //!   clean-invalidates x MiB the CPU holds Shared (x = region_mib): see
 //!   [`clean_invalidate`].
+//! * `coherent_stream` — CCKit Fig. 6: read and write throughput over
+//!   1 GiB (x = streamed_mib): see [`stream`].
 //! * `coherent_invoke` — the two-line invocation over ECI (PIO Fig. 6,
 //!   CCKit Fig. 10; x = percentile): see [`invocation`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
@@ -51,6 +53,7 @@
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod invocation;
+pub mod stream;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -227,6 +230,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
+        &stream::COHERENT_STREAM,
         &DMA_READ,
         &LINK_PINGPONG,
         &PIO_INVOKE,

@@ -183,10 +183,16 @@ impl Ddr {
         let ch = &mut self.channels[(line % nch) as usize];
         let local = line / nch;
         let nb = ch.banks.len() as u64;
-        // Column bits lowest, then bank, then row: sequential lines share a row.
-        let col_row = local / self.lines_per_row;
-        let bank_i = (col_row % nb) as usize;
-        let row = col_row / nb;
+        // Open page: column bits lowest, then bank, then row, so sequential
+        // lines share an open row. Closed page: bank bits lowest, so
+        // sequential lines spread over the banks (the usual address map of
+        // a closed-page controller: no row to share, so interleave banks).
+        let (bank_i, row) = if self.open_page {
+            let col_row = local / self.lines_per_row;
+            ((col_row % nb) as usize, col_row / nb)
+        } else {
+            ((local % nb) as usize, local / nb / self.lines_per_row)
+        };
         let bank = &mut ch.banks[bank_i];
         let start = (now + self.controller).max(bank.ready_at);
         let (array, kind) = match bank.open_row {
@@ -199,7 +205,10 @@ impl Ddr {
         let done = data_start + self.burst;
         ch.bus_free = done;
         bank.open_row = if self.open_page { Some(row) } else { None };
-        bank.ready_at = data_start;
+        // The bank takes its next column command one burst after this one
+        // (tCCD): row hits pipeline, they do not wait a whole CAS latency.
+        let column_command = data_start - self.t_cl;
+        bank.ready_at = column_command + self.burst;
         done
     }
 }
