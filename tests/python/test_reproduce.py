@@ -207,3 +207,19 @@ def test_a_user_written_experiment_runs_from_a_path(tmp_path):
     assert all(p["paper"] is None and p["role"] is None for p in points)
     assert (tmp_path / "out" / "my-dma" / "report.md").read_text().startswith("# my-dma: DMA latency on an x8 link")
     assert "Overrides: `pcie.lanes=8`." in (tmp_path / "out" / "my-dma" / "report.md").read_text()
+
+
+def test_dc_throughput_runs_every_bar_with_the_papers_orderings(tmp_path):
+    # CCKit Fig. 6 through the CLI: twelve bars (3 homes x seq/rand x
+    # read/write), no paper values (the bars are not in the text), and the
+    # text's orderings: DC+BRAM sequential reads slightly above LLC+DDR,
+    # nothing above the ~20 GiB/s ECI achieves, writes below reads.
+    r = run_cli("reproduce", "cckit-dc-throughput", "--quick", "--json", "--out", tmp_path, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    points = {p["series"]: p["sim"] for p in json.loads(r.stdout)["points"]}
+    assert len(points) == 12
+    assert points["llc_ddr_seq_read"] < points["dc_bram_seq_read"] <= 20.1
+    assert points["dc_bram_seq_read"] < points["llc_ddr_seq_read"] * 1.15
+    assert max(points.values()) <= 20.1
+    assert points["dc_ddr_seq_write"] < points["dc_ddr_seq_read"]
+    assert (tmp_path / "cckit-dc-throughput" / "report.md").exists()
