@@ -31,6 +31,9 @@
 //!   [`clean_invalidate`].
 //! * `coherent_invoke` — the two-line invocation over ECI (PIO Fig. 6,
 //!   CCKit Fig. 10; x = percentile): see [`invocation`].
+//! * `nic_loopback` — PIO §6.3: x-byte frames through a 100 Gb/s NIC on the
+//!   FPGA in loopback, by PCIe DMA, PCIe PIO or ECI PIO; RX/TX latency
+//!   percentiles: see [`nic`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
@@ -51,6 +54,7 @@
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod invocation;
+pub mod nic;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -229,6 +233,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &coherent::COHERENT_READ,
         &DMA_READ,
         &LINK_PINGPONG,
+        &nic::NIC_LOOPBACK,
         &PIO_INVOKE,
         &XDMA_INVOKE,
     ]
