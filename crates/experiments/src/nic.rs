@@ -27,12 +27,18 @@
 //! interface to the software holding the whole frame (DMA: loaded from the
 //! host buffer; PIO: the last MMIO load done; ECI: the last line loaded).
 //!
-//! **Sources of variation** between frames: the think time (uniform in
-//! `[0, think_ns)`, seeded) moves each ping's phase against the 250 MHz NIC
-//! clock, the 250 MHz XDMA clock and the core clock, and therefore against
-//! polling loops (the DMA status write-back poll, the PIO status-register
-//! poll). The simulated platform has no OS noise, caches or DRAM refresh,
-//! so its tails are only these phase effects.
+//! **Sources of variation** between frames, all seeded: the think time
+//! (uniform in `[0, think_ns)`) moves each ping's phase against the 250 MHz
+//! NIC clock, the 250 MHz XDMA clock and the core clock (a few ns: the
+//! loopback ping is otherwise a deterministic chain, so the receive polling
+//! loops meet the frame at the same phase every time). With
+//! `echo_delay_ns > 0` each frame comes back a uniform extra delay later,
+//! as from a remote echo peer: the arrival then falls at a random phase of
+//! the PIO status-polling loop (one ~1 us non-posted read per iteration)
+//! and of the DMA write-back poll, and before or after the DMA `read()` has
+//! posted its descriptor; the ECI CPU waits in a held load and has no
+//! polling phase. The simulated platform has no OS noise, caches or DRAM
+//! refresh.
 
 use std::collections::BTreeMap;
 
@@ -65,6 +71,7 @@ pub static NIC_LOOPBACK: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "design", kind: ParamKind::Enum(&["pcie_dma", "pcie_pio", "eci_pio"]), default: ParamDefault::Str("eci_pio"), unit: "", description: "NIC design of PIO Fig. 8: (a) pcie_dma, (b) pcie_pio, (c) eci_pio." },
         ParamSpec { name: "packets", kind: ParamKind::Int, default: ParamDefault::Int(200), unit: "frames", description: "Frames sent and received (percentiles over these)." },
         ParamSpec { name: "think_ns", kind: ParamKind::Float, default: ParamDefault::Float(2000.0), unit: "ns", description: "Bound of the seeded uniform software think time before each frame (sets each ping's clock and polling phase)." },
+        ParamSpec { name: "echo_delay_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", description: "Bound of a seeded uniform extra delay before each frame comes back: 0 is the paper's near-end loopback; above 0 a remote echo peer, which moves each arrival's phase against the receive path (polling loops, DMA descriptor posting)." },
         COMPLETION,
     ],
     metrics: &[
@@ -124,6 +131,17 @@ fn run(
     let think: Vec<Tick> = (0..packets)
         .map(|_| if think_ps > 0 { rng.below(think_ps) } else { 0 })
         .collect();
+    let echo_ns = params.float("echo_delay_ns");
+    if !(echo_ns.is_finite() && echo_ns >= 0.0) {
+        return Err(werr(format!(
+            "nic_loopback.echo_delay_ns: must be a non-negative number, got {echo_ns}"
+        )));
+    }
+    let echo_ps = (echo_ns * 1000.0) as u64;
+    let mut rng = SimRng::for_path(seed, "nic_loopback.echo");
+    let echo: Vec<Tick> = (0..packets)
+        .map(|_| if echo_ps > 0 { rng.below(echo_ps) } else { 0 })
+        .collect();
     let frames: Vec<Vec<u8>> = (0..packets as u64).map(|i| pattern(n, 100 + i)).collect();
     let mode = trace_mode(trace);
     let (tx, rx, mut stats, trace_json, trace_hash) = match params.str("design") {
@@ -161,7 +179,7 @@ fn run(
                 ParamValue::Float(1e6),
                 "nic_loopback: watchdog beyond the run (the run's own time limit catches hangs)",
             );
-            let r = run_eci_nic(&p, &mac, &frames, &think, seed, mode)
+            let r = run_eci_nic(&p, &mac, &frames, &think, &echo, seed, mode)
                 .map_err(|e| werr(format!("platform {}: nic_loopback: {e}", platform.name)))?;
             let mut stats = r.stats;
             stats.insert("sim.events".into(), r.events as f64);
@@ -174,7 +192,7 @@ fn run(
             design == "pcie_dma",
             params,
             &frames,
-            &think,
+            (&think, &echo),
             seed,
             mode,
         )?,
@@ -211,7 +229,7 @@ fn run_pcie(
     dma: bool,
     params: &Params,
     frames: &[Vec<u8>],
-    think: &[Tick],
+    (think, echo): (&[Tick], &[Tick]),
     seed: u64,
     trace: TraceMode,
 ) -> Result<Outcome, RunError> {
@@ -295,8 +313,9 @@ fn run_pcie(
         program.push(Op::Mark(2 * i as u32 + 1));
     }
     let nic_params = component(platform, "nic_mac", "nic_loopback")?;
-    let mut sys = NicPcieSystem::build(&sp, nic_params, program, seed, trace, |_| {})
-        .map_err(model_err(platform))?;
+    let mut sys =
+        NicPcieSystem::build(&sp, nic_params, echo.to_vec(), program, seed, trace, |_| {})
+            .map_err(model_err(platform))?;
     sys.sim.run_until(NIC_TIME_LIMIT);
     if !sys.core().finished() {
         return Err(werr(format!(

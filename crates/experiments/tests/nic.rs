@@ -137,3 +137,29 @@ fn the_experiment_file_loads_and_its_reference_is_a_lower_bound_met() {
         sim.metrics[&s.metric]
     );
 }
+
+#[test]
+fn an_echo_peer_spreads_polling_receivers_but_not_the_held_eci_load() {
+    let enzian = Platform::load("enzian").unwrap();
+    let run = |design: &str, echo: f64| {
+        let p = Params::new()
+            .with("design", ParamValue::Str(design.into()), "test")
+            .with("packets", ParamValue::Int(40), "test")
+            .with("echo_delay_ns", ParamValue::Float(echo), "test");
+        run_point("nic_loopback", &enzian, "message_bytes", 64.0, &p, 2, false).unwrap()
+    };
+    let spread = |r: &PointResult| m(r, "rx_p100_ns") - r.stats["nic.rx_min_ns"];
+    // Loopback: a deterministic chain; only clock phases differ.
+    for design in ["pcie_dma", "pcie_pio", "eci_pio"] {
+        assert!(spread(&run(design, 0.0)) < 20.0, "{design}");
+    }
+    // Echo peer: the PIO status poll is met at a random phase of its ~1 us
+    // iteration; DMA is fast when read() posted its descriptor in time.
+    let pio = run("pcie_pio", 20_000.0);
+    assert!((500.0..1300.0).contains(&spread(&pio)), "{}", spread(&pio));
+    let dma = run("pcie_dma", 20_000.0);
+    assert!(dma.stats["nic.rx_min_ns"] * 2.0 < m(&dma, "rx_p100_ns"));
+    // TX does not depend on when frames come back.
+    let tx_loopback = m(&run("pcie_pio", 0.0), "tx_p50_ns");
+    assert!((m(&pio, "tx_p50_ns") - tx_loopback).abs() < 10.0);
+}

@@ -203,6 +203,8 @@ struct NicDevice {
     looped: Vec<u8>,
     rx_last: Tick,
     port_free: Tick,
+    /// Extra return delay per frame (an echo peer).
+    echo: Vec<Tick>,
     last_sent: Line,
     /// The frames the CPU sends, to verify what arrived.
     expect: Vec<Vec<u8>>,
@@ -253,7 +255,8 @@ impl NicDevice {
                             self.mac
                                 .egress(now + self.mac.sram, self.port_free, self.frame_bytes);
                         self.port_free = last;
-                        self.rx_last = last + self.mac.loopback;
+                        let echo = self.echo.get(self.frame).copied().unwrap_or(0);
+                        self.rx_last = last + self.mac.loopback + echo;
                         log.tx_last_beat.push(last);
                         log.rx_last_beat.push(self.rx_last);
                         drop(log);
@@ -309,12 +312,15 @@ pub struct EciNicRun {
 }
 
 /// Sends and receives every frame of `frames` (all the same length) through
-/// the ECI NIC in loopback, waiting `think[i]` before frame `i`.
+/// the ECI NIC in loopback, waiting `think[i]` before frame `i`; frame `i`
+/// comes back `echo[i]` after the loopback alone would return it (empty:
+/// none).
 pub fn run_eci_nic(
     p: &CoherentParams,
     mac: &MacTiming,
     frames: &[Vec<u8>],
     think: &[Tick],
+    echo: &[Tick],
     seed: u64,
     trace: TraceMode,
 ) -> Result<EciNicRun, String> {
@@ -361,6 +367,7 @@ pub fn run_eci_nic(
         looped: Vec::new(),
         rx_last: 0,
         port_free: 0,
+        echo: echo.to_vec(),
         last_sent: [0; LINE_BYTES],
         expect: frames.to_vec(),
         frame: 0,
@@ -413,6 +420,7 @@ mod tests {
             &mac,
             &frames,
             &[0, 1000, 0],
+            &[],
             1,
             TraceMode::Hash,
         )

@@ -186,6 +186,8 @@ pub struct PacketBuffer {
     pub rx_last_beat: BTreeMap<u64, (Tick, u64)>,
     /// Reads of RX slots whose frame is not back yet: (slot, port, request).
     held: Vec<(u64, PortId, u64, u64, u32)>,
+    /// Extra return delay of frame `i` beyond the loopback (an echo peer).
+    echo: Vec<Tick>,
     out: DelayLine,
 }
 
@@ -200,8 +202,16 @@ impl PacketBuffer {
             tx_last_beat: BTreeMap::new(),
             rx_last_beat: BTreeMap::new(),
             held: Vec::new(),
+            echo: Vec::new(),
             out: DelayLine::new(0),
         })
+    }
+
+    /// Frame `i` comes back `delays[i]` later than the loopback alone would
+    /// bring it (a remote echo peer: network and peer time); 0 or missing:
+    /// the near-end loopback of the paper.
+    pub fn set_echo_delays(&mut self, delays: Vec<Tick>) {
+        self.echo = delays;
     }
 
     /// Frames whose status-register update has happened by `now`.
@@ -247,7 +257,8 @@ impl PacketBuffer {
         ctx.count(0, 1);
         // Near-end loopback: the same bytes come back into RX slot `slot`.
         let frame = self.data.read(base + TX_FRAME, len as usize);
-        let rx_last = last + self.mac.loopback;
+        let echo = self.echo.get(slot as usize).copied().unwrap_or(0);
+        let rx_last = last + self.mac.loopback + echo;
         self.data.write(RX_BASE + slot * SLOT_BYTES, &frame);
         self.rx_last_beat.insert(slot, (rx_last, len));
         ctx.count(1, 1);
@@ -349,11 +360,14 @@ impl NicPcieSystem {
     }
 
     /// Builds the system with the core running `program`; `nic` are the
-    /// `nic_mac` parameters (`p.device_memory` is not used); `setup`
-    /// preloads host memory.
+    /// `nic_mac` parameters (`p.device_memory` is not used), `echo` the
+    /// per-frame extra return delays ([`PacketBuffer::set_echo_delays`]);
+    /// `setup` preloads host memory.
+    #[allow(clippy::too_many_arguments)]
     pub fn build(
         p: &PcieSystemParams,
         nic: &Params,
+        echo: Vec<Tick>,
         program: Vec<Op>,
         seed: u64,
         trace: TraceMode,
@@ -368,7 +382,8 @@ impl NicPcieSystem {
         let mut engine = XdmaEngine::from_params(&p.xdma_engine, &link_cfg)?;
         engine.set_msi_address(rc.msi_address());
         let (bar0, bar1) = (engine.bar0(), engine.bar1());
-        let buffer = PacketBuffer::from_params(nic)?;
+        let mut buffer = PacketBuffer::from_params(nic)?;
+        buffer.set_echo_delays(echo);
 
         let mut b = SystemBuilder::new("system", seed);
         b.trace(trace);
