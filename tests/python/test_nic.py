@@ -39,7 +39,7 @@ def test_reproduce_pio_nic_quick_through_the_cli(tmp_path):
     # §6.3: small packets are received much faster by PIO than by DMA, and ECI
     # beats PCIe PIO; PCIe PIO receive degrades with size (non-posted reads).
     assert sim[("rx_eci_p50", 64)] < sim[("rx_pio_p50", 64)] < sim[("rx_dma_p50", 64)]
-    assert sim[("rx_pio_p50", 9600)] > 10 * sim[("rx_eci_p50", 9600)]
+    assert sim[("rx_pio_p50", 9600)] > 5 * sim[("rx_eci_p50", 9600)]
     # DMA receive latency is fairly stable across packet sizes.
     assert sim[("rx_dma_p50", 9600)] < 2 * sim[("rx_dma_p50", 64)]
     # Transmit: both PIO designs beat DMA for small packets; ECI is slightly
