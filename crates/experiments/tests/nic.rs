@@ -163,3 +163,20 @@ fn an_echo_peer_spreads_polling_receivers_but_not_the_held_eci_load() {
     let tx_loopback = m(&run("pcie_pio", 0.0), "tx_p50_ns");
     assert!((m(&pio, "tx_p50_ns") - tx_loopback).abs() < 10.0);
 }
+
+#[test]
+fn dma_interrupt_completion_costs_little() {
+    // PIO §6.3: polled and interrupt-driven XDMA differ little.
+    let enzian = Platform::load("enzian").unwrap();
+    let run = |c: &str| {
+        let p = Params::new()
+            .with("design", ParamValue::Str("pcie_dma".into()), "test")
+            .with("packets", ParamValue::Int(4), "test")
+            .with("completion", ParamValue::Str(c.into()), "test");
+        run_point("nic_loopback", &enzian, "message_bytes", 64.0, &p, 1, false).unwrap()
+    };
+    let (poll, irq) = (run("poll"), run("interrupt"));
+    assert_eq!(irq.stats["nic.rx_verified"], 4.0);
+    let (p, i) = (m(&poll, "rx_p50_ns"), m(&irq, "rx_p50_ns"));
+    assert!(i > p && i < 1.3 * p, "poll {p} ns, interrupt {i} ns");
+}
