@@ -76,7 +76,7 @@ fn pcie_pio_receive_grows_with_16_byte_reads() {
 
 #[test]
 fn same_seed_same_trace() {
-    for design in ["pcie_pio", "eci_pio"] {
+    for design in ["pcie_dma", "pcie_pio", "eci_pio"] {
         let a = point(design, 100.0, 4, 7);
         let b = point(design, 100.0, 4, 7);
         let c = point(design, 100.0, 4, 8);
