@@ -33,6 +33,9 @@
 //!   1 GiB (x = streamed_mib): see [`stream`].
 //! * `coherent_invoke` — the two-line invocation over ECI (PIO Fig. 6,
 //!   CCKit Fig. 10; x = percentile): see [`invocation`].
+//! * `nic_loopback` — PIO §6.3: x-byte frames through a 100 Gb/s NIC on the
+//!   FPGA in loopback, by PCIe DMA, PCIe PIO or ECI PIO; RX/TX latency
+//!   percentiles: see [`nic`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
@@ -53,6 +56,7 @@
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod invocation;
+pub mod nic;
 pub mod stream;
 
 use std::collections::BTreeMap;
@@ -233,6 +237,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &stream::COHERENT_STREAM,
         &DMA_READ,
         &LINK_PINGPONG,
+        &nic::NIC_LOOPBACK,
         &PIO_INVOKE,
         &XDMA_INVOKE,
     ]

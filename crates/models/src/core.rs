@@ -83,6 +83,18 @@ pub enum Op {
         /// Instructions per loop iteration besides the load.
         loop_instructions: u64,
     },
+    /// Spin on a little-endian `u32` in **device** space (a status register
+    /// behind the root complex) until it equals `value`; each iteration is
+    /// one uncached MMIO read (a non-posted round trip) plus
+    /// `loop_instructions`.
+    PollMmioU32 {
+        /// Device address polled.
+        addr: u64,
+        /// Value that ends the loop.
+        value: u32,
+        /// Instructions per loop iteration besides the read.
+        loop_instructions: u64,
+    },
     /// Sleep until an interrupt with this vector arrives (or has arrived).
     WaitInterrupt(u32),
     /// Record the current tick under this id in [`Core::marks`].
@@ -133,6 +145,8 @@ enum State {
     MmioReading,
     /// Waiting for a poll load.
     Polling,
+    /// Waiting for a poll MMIO read.
+    PollingMmio,
     /// Sleeping until an interrupt.
     Sleeping(u32),
     /// Program finished.
@@ -331,6 +345,19 @@ impl Core {
     }
 
     fn poll_load(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+        if let Some(Op::PollMmioU32 { addr, .. }) = self.program.get(self.pc).cloned() {
+            ctx.count(3, 1);
+            ctx.count(2, 1);
+            self.send_io(
+                ctx,
+                SysMsg::MmioRead {
+                    id: POLL_ID,
+                    addr,
+                    len: 4,
+                },
+            );
+            return;
+        }
         let Some(Op::PollU32 { addr, .. }) = self.program.get(self.pc).cloned() else {
             return;
         };
@@ -429,6 +456,12 @@ impl Core {
                 self.state = State::Polling;
                 self.poll_load(ctx);
             }
+            Op::PollMmioU32 { .. } => {
+                // Device reads must observe earlier device writes.
+                self.flush_wc(ctx);
+                self.state = State::PollingMmio;
+                self.poll_load(ctx);
+            }
             Op::WaitInterrupt(v) => {
                 if let Some(i) = self.pending_irqs.iter().position(|x| *x == v) {
                     self.pending_irqs.remove(i);
@@ -484,6 +517,23 @@ impl Component<SysMsg> for Core {
                     State::NeedSlot => self.step(ctx),
                     State::Fencing if self.outstanding == 0 => self.retire(ctx, self.issue),
                     _ => {}
+                }
+            }
+            SysMsg::MmioData { id: POLL_ID, data } => {
+                let Some(Op::PollMmioU32 {
+                    value,
+                    loop_instructions,
+                    ..
+                }) = self.program.get(self.pc).cloned()
+                else {
+                    return;
+                };
+                let got = u32::from_le_bytes(data[..4].try_into().expect("4 bytes"));
+                if got == value {
+                    self.retire(ctx, self.issue);
+                } else {
+                    let t = self.instructions_time(loop_instructions);
+                    ctx.wake_after(t, WAKE_POLL);
                 }
             }
             SysMsg::MmioData { id, data } => {

@@ -61,6 +61,7 @@ pub mod dma;
 pub mod driver;
 pub mod memory;
 pub mod msg;
+pub mod nic;
 pub mod pcie;
 pub mod system;
 pub mod util;
@@ -84,6 +85,7 @@ pub fn registry() -> Vec<&'static ComponentSpec> {
         &coherent::link::ECI_LINK,
         &coherent::memory::COHERENT_BRAM,
         &coherent::memory::DDR_CONTROLLER,
+        &nic::NIC_MAC,
     ];
     specs.sort_by_key(|s| s.type_name);
     specs

@@ -1,0 +1,381 @@
+//! `nic_loopback` — the PIO paper's NIC experiment (§6.3, Figs. 8–10,
+//! Table 1): RX and TX latency percentiles of x-byte frames on three 100
+//! Gb/s NIC designs on Enzian, with the MAC in near-end loopback as in the
+//! paper.
+//!
+//! Each run sends `packets` frames one at a time (a ping): the software
+//! waits a seeded random think time, has frame `i` (its own byte pattern) in
+//! registers, **transmits** it, and then **receives** the same frame when the
+//! MAC loops it back; the received bytes are compared with the sent ones.
+//!
+//! * `pcie_dma` (Fig. 8a): TX copies the frame behind a 64-byte header into
+//!   a DMA buffer and makes a `write()` on the XDMA H2C channel (the
+//!   `dma_driver` model: real descriptors in host memory, a doorbell, a
+//!   polled status write-back); RX makes a `read()` on the C2H channel into
+//!   a host buffer and loads it. The C2H read of the NIC's RX FIFO waits for
+//!   the frame's bytes, as the XDMA stream interface does.
+//! * `pcie_pio` (Fig. 8b): TX is write-combined MMIO stores of the frame into
+//!   the FPGA SRAM, a fence, and the header store as the doorbell; RX polls
+//!   the RX status register with uncached MMIO reads (one non-posted round
+//!   trip each) and then loads the frame with uncached 16-byte MMIO reads.
+//! * `eci_pio` (Fig. 8c): the two-line protocol of Fig. 5b, one 128-byte
+//!   line per exchange, over the simulated DC (see
+//!   [`ccsim_models::nic::eci`]).
+//!
+//! **Latencies** (PIO §6.3): TX = frame in registers to its last beat on
+//! the MAC's egress streaming interface; RX = its last beat on the ingress
+//! interface to the software holding the whole frame (DMA: loaded from the
+//! host buffer; PIO: the last MMIO load done; ECI: the last line loaded).
+//!
+//! **Sources of variation** between frames, all seeded: the think time
+//! (uniform in `[0, think_ns)`) moves each ping's phase against the 250 MHz
+//! NIC clock, the 250 MHz XDMA clock and the core clock (a few ns: the
+//! loopback ping is otherwise a deterministic chain, so the receive polling
+//! loops meet the frame at the same phase every time). With
+//! `echo_delay_ns > 0` each frame comes back a uniform extra delay later,
+//! as from a remote echo peer: the arrival then falls at a random phase of
+//! the PIO status-polling loop (one ~1 us non-posted read per iteration)
+//! and of the DMA write-back poll, and before or after the DMA `read()` has
+//! posted its descriptor; the ECI CPU waits in a held load and has no
+//! polling phase. The simulated platform has no OS noise, caches or DRAM
+//! refresh.
+
+use std::collections::BTreeMap;
+
+use ccsim_config::Platform;
+use ccsim_kernel::prelude::*;
+use ccsim_models::coherent::system::CoherentParams;
+use ccsim_models::core::Op;
+use ccsim_models::dma::{C2H, H2C};
+use ccsim_models::driver::{DriverLayout, Transfer};
+use ccsim_models::nic::eci::run_eci_nic;
+use ccsim_models::nic::{
+    tx_header, MacTiming, NicPcieSystem, MAX_FRAME, MAX_FRAMES, RX_BASE, RX_STATUS, SLOT_BYTES,
+    TX_BASE, TX_FRAME,
+};
+
+use crate::invocation::percentile;
+use crate::{
+    completion_of, component, driver_for, model_err, pattern, system_params, trace_mode, werr,
+    MetricSpec, PointResult, RunError, WorkloadInfo, COMPLETION, RING, WRITEBACK,
+};
+
+const PCT_METRICS: [(&str, f64); 4] =
+    [("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p100", 100.0)];
+
+/// Declaration of `nic_loopback`.
+pub static NIC_LOOPBACK: WorkloadInfo = WorkloadInfo {
+    name: "nic_loopback",
+    description: "PIO §6.3, Figs. 8-10, Table 1: x-byte frames (x = message_bytes) sent and received one at a time through a 100 Gb/s NIC on the FPGA with its MAC in loopback, by PCIe DMA with descriptor rings, PCIe PIO from FPGA SRAM, or ECI PIO (Fig. 5b variant); RX and TX latency percentiles.",
+    params: &[
+        ParamSpec { name: "design", kind: ParamKind::Enum(&["pcie_dma", "pcie_pio", "eci_pio"]), default: ParamDefault::Str("eci_pio"), unit: "", description: "NIC design of PIO Fig. 8: (a) pcie_dma, (b) pcie_pio, (c) eci_pio." },
+        ParamSpec { name: "packets", kind: ParamKind::Int, default: ParamDefault::Int(200), unit: "frames", description: "Frames sent and received (percentiles over these)." },
+        ParamSpec { name: "think_ns", kind: ParamKind::Float, default: ParamDefault::Float(2000.0), unit: "ns", description: "Bound of the seeded uniform software think time before each frame (sets each ping's clock and polling phase)." },
+        ParamSpec { name: "echo_delay_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", description: "Bound of a seeded uniform extra delay before each frame comes back: 0 is the paper's near-end loopback; above 0 a remote echo peer, which moves each arrival's phase against the receive path (polling loops, DMA descriptor posting)." },
+        COMPLETION,
+    ],
+    metrics: &[
+        MetricSpec { name: "rx_p50_ns", unit: "ns", description: "Median RX latency: last ingress beat at the MAC to the whole frame in the software's hands." },
+        MetricSpec { name: "rx_p95_ns", unit: "ns", description: "95th percentile RX latency." },
+        MetricSpec { name: "rx_p99_ns", unit: "ns", description: "99th percentile RX latency." },
+        MetricSpec { name: "rx_p100_ns", unit: "ns", description: "Largest RX latency." },
+        MetricSpec { name: "tx_p50_ns", unit: "ns", description: "Median TX latency: frame in the software's registers to its last egress beat at the MAC." },
+        MetricSpec { name: "tx_p95_ns", unit: "ns", description: "95th percentile TX latency." },
+        MetricSpec { name: "tx_p99_ns", unit: "ns", description: "99th percentile TX latency." },
+        MetricSpec { name: "tx_p100_ns", unit: "ns", description: "Largest TX latency." },
+    ],
+    run,
+};
+
+/// Host DMA buffers, one slot per frame.
+const TX_BUF: u64 = 0x2_0000_0000;
+const RX_BUF: u64 = 0x3_0000_0000;
+/// Simulated-time limit (PIO RX of jumbo frames costs ~0.6 ms a frame).
+const NIC_TIME_LIMIT: Tick = 20 * SEC;
+
+fn run(
+    platform: &Platform,
+    x_name: &str,
+    x: f64,
+    params: &Params,
+    seed: u64,
+    trace: bool,
+) -> Result<PointResult, RunError> {
+    if x_name != "message_bytes" {
+        return Err(werr(format!(
+            "workload nic_loopback sweeps message_bytes, not {x_name:?}"
+        )));
+    }
+    if !((1.0..=MAX_FRAME as f64).contains(&x) && x.fract() == 0.0) {
+        return Err(werr(format!(
+            "message_bytes = {x}: must be a whole number of bytes from 1 to {MAX_FRAME}"
+        )));
+    }
+    let n = x as u64;
+    let packets = params.int("packets");
+    if !(1..=MAX_FRAMES as i64).contains(&packets) {
+        return Err(werr(format!(
+            "nic_loopback.packets: must be from 1 to {MAX_FRAMES}, got {packets}"
+        )));
+    }
+    let think_ns = params.float("think_ns");
+    if !(think_ns.is_finite() && think_ns >= 0.0) {
+        return Err(werr(format!(
+            "nic_loopback.think_ns: must be a non-negative number, got {think_ns}"
+        )));
+    }
+    let mac_params = component(platform, "nic_mac", "nic_loopback")?;
+    let mac = MacTiming::from_params(mac_params).map_err(model_err(platform))?;
+    let mut rng = SimRng::for_path(seed, "nic_loopback.think");
+    let think_ps = (think_ns * 1000.0) as u64;
+    let think: Vec<Tick> = (0..packets)
+        .map(|_| if think_ps > 0 { rng.below(think_ps) } else { 0 })
+        .collect();
+    let echo_ns = params.float("echo_delay_ns");
+    if !(echo_ns.is_finite() && echo_ns >= 0.0) {
+        return Err(werr(format!(
+            "nic_loopback.echo_delay_ns: must be a non-negative number, got {echo_ns}"
+        )));
+    }
+    let echo_ps = (echo_ns * 1000.0) as u64;
+    let mut rng = SimRng::for_path(seed, "nic_loopback.echo");
+    let echo: Vec<Tick> = (0..packets)
+        .map(|_| if echo_ps > 0 { rng.below(echo_ps) } else { 0 })
+        .collect();
+    let frames: Vec<Vec<u8>> = (0..packets as u64).map(|i| pattern(n, 100 + i)).collect();
+    let mode = trace_mode(trace);
+    let (tx, rx, mut stats, trace_json, trace_hash) = match params.str("design") {
+        "eci_pio" => {
+            let inst = |name: &str| -> Result<Params, RunError> {
+                platform
+                    .components
+                    .get(name)
+                    .map(|c| c.params.clone())
+                    .ok_or_else(|| {
+                        werr(format!(
+                            "platform {} has no component instance `{name}`, which nic_loopback (eci_pio) needs",
+                            platform.name
+                        ))
+                    })
+            };
+            let mut p = CoherentParams {
+                link: inst("eci")?,
+                cpu: inst("llc")?,
+                dc: inst("dc")?,
+                bram: inst("dc_bram")?,
+                ..Default::default()
+            };
+            p.cpu.set(
+                "mshrs",
+                ParamValue::Int(1),
+                "nic_loopback: a barrier orders each exchange's stores before its load",
+            );
+            // Every issue with no op outstanding arms a watchdog wake that
+            // re-arms while any op is outstanding; with one op always in
+            // flight those chains pile up over thousands of exchanges (events
+            // quadratic in the run). A 1 s watchdog lies beyond the run.
+            p.cpu.set(
+                "watchdog_us",
+                ParamValue::Float(1e6),
+                "nic_loopback: watchdog beyond the run (the run's own time limit catches hangs)",
+            );
+            let r = run_eci_nic(&p, &mac, &frames, &think, &echo, seed, mode)
+                .map_err(|e| werr(format!("platform {}: nic_loopback: {e}", platform.name)))?;
+            let mut stats = r.stats;
+            stats.insert("sim.events".into(), r.events as f64);
+            stats.insert("nic.rx_verified".into(), r.rx_verified as f64);
+            stats.insert("nic.tx_verified".into(), r.tx_verified as f64);
+            (r.tx_ps, r.rx_ps, stats, None, r.trace_hash)
+        }
+        design => run_pcie(
+            platform,
+            design == "pcie_dma",
+            params,
+            &frames,
+            (&think, &echo),
+            seed,
+            mode,
+        )?,
+    };
+    let mut metrics = BTreeMap::new();
+    for (dir, v) in [("tx", tx), ("rx", rx)] {
+        let mut v: Vec<f64> = v.iter().map(|t| *t as f64 / 1000.0).collect();
+        v.sort_by(f64::total_cmp);
+        for (name, p) in PCT_METRICS {
+            metrics.insert(format!("{dir}_{name}_ns"), percentile(&v, p));
+        }
+        stats.insert(format!("nic.{dir}_min_ns"), v[0]);
+    }
+    Ok(PointResult {
+        metrics,
+        stats,
+        trace_json,
+        trace_hash,
+    })
+}
+
+type Outcome = (
+    Vec<Tick>,
+    Vec<Tick>,
+    BTreeMap<String, f64>,
+    Option<String>,
+    String,
+);
+
+/// The two PCIe designs: one core program of `frames.len()` pings.
+#[allow(clippy::too_many_arguments)]
+fn run_pcie(
+    platform: &Platform,
+    dma: bool,
+    params: &Params,
+    frames: &[Vec<u8>],
+    (think, echo): (&[Tick], &[Tick]),
+    seed: u64,
+    trace: TraceMode,
+) -> Result<Outcome, RunError> {
+    let sp = system_params(platform, "nic_loopback")?;
+    let driver = driver_for(platform, "nic_loopback")?;
+    let poll_loop = component(platform, "dma_driver", "nic_loopback")?
+        .get("poll_loop_instructions")
+        .and_then(|(v, _)| match v {
+            ParamValue::Int(i) => Some(*i as u64),
+            _ => None,
+        })
+        .unwrap_or(20);
+    let (bar0, bar1) = NicPcieSystem::bars(&sp).map_err(model_err(platform))?;
+    let layout = DriverLayout {
+        bar0,
+        ring: RING,
+        writeback: WRITEBACK,
+    };
+    let completion = completion_of(params);
+    let mut program = Vec::new();
+    for (i, f) in frames.iter().enumerate() {
+        let (i, n) = (i as u64, f.len() as u64);
+        let slot = i * SLOT_BYTES;
+        let mut header = tx_header(n, i);
+        header.resize(TX_FRAME as usize, 0);
+        program.push(Op::Compute(think[i as usize]));
+        program.push(Op::Mark(2 * i as u32));
+        if dma {
+            // write(): copy the frame behind its header into the DMA buffer,
+            // then one H2C transfer of header + frame.
+            let mut buf = header;
+            buf.extend_from_slice(f);
+            program.push(Op::Store {
+                addr: TX_BUF + slot,
+                data: buf,
+            });
+            let tx = Transfer {
+                channel: H2C,
+                host: TX_BUF + slot,
+                card: TX_BASE + slot,
+                len: TX_FRAME + n,
+            };
+            program.extend(driver.transfer(&[tx], &layout, completion, 0));
+            // read(): one C2H transfer from the RX FIFO into a host buffer,
+            // then the frame is loaded from it.
+            let rx = Transfer {
+                channel: C2H,
+                host: RX_BUF + slot,
+                card: RX_BASE + slot,
+                len: n,
+            };
+            program.extend(driver.transfer(&[rx], &layout, completion, 1));
+            program.push(Op::Load {
+                addr: RX_BUF + slot,
+                len: n as u32,
+            });
+            program.push(Op::Fence);
+        } else {
+            program.push(Op::MmioWrite {
+                addr: bar1 + TX_BASE + slot + TX_FRAME,
+                data: f.clone(),
+                wc: true,
+            });
+            program.push(Op::Fence);
+            // The doorbell: the header, uncached, after the frame.
+            program.push(Op::MmioWrite {
+                addr: bar1 + TX_BASE + slot,
+                data: tx_header(n, i),
+                wc: false,
+            });
+            program.push(Op::PollMmioU32 {
+                addr: bar1 + RX_STATUS,
+                value: i as u32 + 1,
+                loop_instructions: poll_loop,
+            });
+            program.push(Op::MmioRead {
+                addr: bar1 + RX_BASE + slot,
+                len: n as u32,
+            });
+        }
+        program.push(Op::Mark(2 * i as u32 + 1));
+    }
+    let nic_params = component(platform, "nic_mac", "nic_loopback")?;
+    let mut sys =
+        NicPcieSystem::build(&sp, nic_params, echo.to_vec(), program, seed, trace, |_| {})
+            .map_err(model_err(platform))?;
+    sys.sim.run_until(NIC_TIME_LIMIT);
+    if !sys.core().finished() {
+        return Err(werr(format!(
+            "nic_loopback: the core's program did not finish within {} s of simulated time (a hang)",
+            NIC_TIME_LIMIT / SEC
+        )));
+    }
+    let (core, nic) = (sys.core(), sys.nic());
+    let (mut tx, mut rx) = (Vec::new(), Vec::new());
+    let (mut tx_ok, mut rx_ok) = (0, 0);
+    for (i, f) in frames.iter().enumerate() {
+        let slot = i as u64 * SLOT_BYTES;
+        let sent = nic.data.read(TX_BASE + slot + TX_FRAME, f.len());
+        tx_ok += usize::from(&sent == f);
+        let got = if dma {
+            core.loads
+                .iter()
+                .find(|(a, _)| *a == RX_BUF + slot)
+                .map(|(_, d)| d)
+        } else {
+            core.mmio_loads.get(i).map(|(_, d)| d)
+        };
+        rx_ok += usize::from(got == Some(f));
+        let (Some(start), Some(end), Some(last), Some((arrived, _))) = (
+            core.mark(2 * i as u32),
+            core.mark(2 * i as u32 + 1),
+            nic.tx_last_beat.get(&(i as u64)),
+            nic.rx_last_beat.get(&(i as u64)),
+        ) else {
+            return Err(werr(format!(
+                "nic_loopback: frame {i} was not sent and received"
+            )));
+        };
+        tx.push(last - start);
+        rx.push(end.checked_sub(*arrived).ok_or_else(|| {
+            werr(format!(
+                "nic_loopback: frame {i} received before it arrived"
+            ))
+        })?);
+    }
+    if tx_ok != frames.len() || rx_ok != frames.len() {
+        return Err(werr(format!(
+            "nic_loopback: {tx_ok} of {} frames reached the MAC intact and {rx_ok} came back intact",
+            frames.len()
+        )));
+    }
+    let mut stats = sys.sim.stats().flatten();
+    stats.insert("sim.events".into(), sys.sim.events_processed() as f64);
+    stats.insert("nic.rx_verified".into(), rx_ok as f64);
+    stats.insert("nic.tx_verified".into(), tx_ok as f64);
+    let json = if trace == TraceMode::Full {
+        sys.sim.trace_json()
+    } else {
+        None
+    };
+    Ok((
+        tx,
+        rx,
+        stats,
+        json,
+        sys.sim.trace_hash().unwrap_or_default(),
+    ))
+}
