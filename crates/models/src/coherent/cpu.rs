@@ -30,7 +30,7 @@
 //!   With the L1 off, the L1 lookup of a miss is folded into `miss_ns`, so a
 //!   cold single-core load costs the same either way.
 //! * **Write buffer** (`write_buffer_bytes > 0`; ThunderX-1: 3 KiB per core,
-//!   CCKit §4.4). A store commits when it enters the buffer ("a write
+//!   CCKit §5.2). A store commits when it enters the buffer ("a write
 //!   instruction commits once it hits the write buffer", CCKit §5.2) after
 //!   `l1_hit_ns`; stores to a line already buffered merge into its entry.
 //!   The buffer drains oldest entry first into the LLC, obtaining write
