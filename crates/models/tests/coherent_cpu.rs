@@ -447,3 +447,34 @@ fn the_scrambler_spreads_sequential_lines_over_tads_deterministically() {
     let bad = cpu(&[("tads", int(6)), ("scrambler", ParamValue::Bool(true))]);
     assert!(CoherentSystem::build(&bad, HomeMemory::Bram, vec![], 1).is_err());
 }
+
+#[test]
+fn the_scrambler_breaks_up_a_strided_pattern_that_fills_one_tad() {
+    // 64 loads with a stride of 8 lines over 8 TADs: `line % 8` sends them
+    // all to TAD 0 (48 wait for a slot); the XOR fold spreads them 8 per TAD.
+    let run_with = |scrambler: bool| {
+        let mut p = cpu(&[
+            ("tads", int(8)),
+            ("mshrs", int(64)),
+            ("issue_ns", ParamValue::Float(0.1)),
+            ("scrambler", ParamValue::Bool(scrambler)),
+        ]);
+        p.dc = Params::new().with("dcus_per_slice", ParamValue::Int(64), "test");
+        let loads: Vec<CpuOp> = (0..64).map(|k| CpuOp::Load { line: k * 8 }).collect();
+        let sys = run(&p, vec![loads]);
+        let waits = sys.sim.stats().counter("system.cpu.tad_waits").unwrap();
+        let last = sys.cpu().completed.iter().map(done_at).max().unwrap();
+        (sys.cpu().tad_peak().to_vec(), waits, last)
+    };
+    let (peak, waits, slow) = run_with(false);
+    assert_eq!(peak, [16, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(waits, 48);
+    let (peak, waits, fast) = run_with(true);
+    assert_eq!(peak, [8; 8]);
+    assert_eq!(waits, 0);
+    eprintln!("strided: scrambled {fast} ps, unscrambled {slow} ps");
+    assert!(
+        fast + 200_000 < slow,
+        "scrambled {fast} ps, unscrambled {slow} ps"
+    );
+}
