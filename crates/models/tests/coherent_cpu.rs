@@ -83,20 +83,23 @@ fn the_l1_is_inclusive_an_llc_eviction_invalidates_it() {
     // Without back-invalidation the third load would hit the L1 in 1.5 ns.
     assert!(op(&sys, 0, 2).latency_ps > 230_000);
     assert_eq!(sys.sim.stats().counter("system.cpu.misses"), Some(2));
-    // Refilled into the LLC (by a prefetch, which does not fill the L1), the
-    // line is an LLC hit, not an L1 hit: the eviction removed the L1 copy.
+    // Refilled into the LLC by another core, the line is an LLC hit for
+    // core 0, not an L1 hit: the eviction removed core 0's L1 copy.
+    let two = cpu(&[("l1_bytes", int(32 * 1024)), ("cores", int(2))]);
     let refill = run(
-        &p,
-        vec![vec![
-            CpuOp::Load { line: 5 },
-            CpuOp::Evict { line: 5 },
-            CpuOp::Prefetch { line: 5 },
-            CpuOp::Wait { ps: 2_000_000 },
-            CpuOp::Load { line: 5 },
-        ]],
+        &two,
+        vec![
+            vec![
+                CpuOp::Load { line: 5 },
+                CpuOp::Evict { line: 5 },
+                CpuOp::Wait { ps: 4_000_000 },
+                CpuOp::Load { line: 5 },
+            ],
+            vec![CpuOp::Wait { ps: 2_000_000 }, CpuOp::Load { line: 5 }],
+        ],
     );
     assert_eq!(refill.cpu().line(5).0, "S");
-    assert_eq!(op(&refill, 0, 4).latency_ps, 10_000);
+    assert_eq!(op(&refill, 0, 3).latency_ps, 10_000);
     // Core 1 never loaded the line: only core 0's L1 holds it.
     let two = run(
         &cpu(&[("l1_bytes", int(32 * 1024)), ("cores", int(2))]),
@@ -323,17 +326,21 @@ fn clean_writes_back_and_keeps_the_line() {
 }
 
 #[test]
-fn a_read_prefetch_completes_at_issue_and_fills_the_llc() {
+fn a_read_prefetch_completes_at_issue_and_fills_the_caches() {
     let prog = vec![
         CpuOp::Prefetch { line: 6 },
         CpuOp::Wait { ps: 2_000_000 },
         CpuOp::Load { line: 6 },
     ];
-    let sys = run(&CoherentParams::default(), vec![prog]);
+    let sys = run(&CoherentParams::default(), vec![prog.clone()]);
     assert_eq!(op(&sys, 0, 0).latency_ps, 500);
     assert_eq!(op(&sys, 0, 2).latency_ps, 10_000);
     assert_eq!(op(&sys, 0, 2).data, initial_line(6));
     assert_eq!(sys.sim.stats().counter("system.cpu.misses"), Some(1));
+    // PLDL1KEEP: with an L1, the prefetched line lands there.
+    let l1 = run(&cpu(&[("l1_bytes", int(32 * 1024))]), vec![prog]);
+    assert_eq!(op(&l1, 0, 2).latency_ps, 1_500);
+    assert_eq!(op(&l1, 0, 2).data, initial_line(6));
 }
 
 #[test]

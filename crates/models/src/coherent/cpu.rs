@@ -47,7 +47,8 @@
 //!   the write buffer is empty; nothing issues after a fence until then.
 //! * **Prefetches**: [`CpuOp::Prefetch`] (PRFM PLDL1KEEP) completes at issue
 //!   and starts the `load` row if the line is not readable (taking a TAD
-//!   slot; dropped, as a hint may be, when the TAD has none free);
+//!   slot; dropped, as a hint may be, when the TAD has none free); the line
+//!   goes into the core's L1 once readable;
 //!   [`CpuOp::PrefetchExclusive`] waits until the line is writable.
 //! * **Cache maintenance**: [`CpuOp::Evict`] (DC CIVAC) writes back and
 //!   invalidates by the `evict_dirty`, `evict_clean` or `drop` row;
@@ -78,8 +79,8 @@
 //!   stops the run with a report of every stuck line.
 //!
 //! Known simplifications: a load delayed behind a full TAD may see a younger
-//! store of its own core that drained meanwhile; prefetches fill the LLC,
-//! not the L1; the write buffer drains one entry at a time.
+//! store of its own core that drained meanwhile; the write buffer drains one
+//! entry at a time.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -322,6 +323,8 @@ enum Waiter {
     Op(usize, usize),
     /// The write buffer of a core, draining its oldest entry.
     Drain(usize),
+    /// A read prefetch of a core: fill its L1 once the line is readable.
+    L1Fill(usize),
 }
 
 /// How a table row run by [`CoherentCpu::local`] went.
@@ -888,10 +891,16 @@ impl CoherentCpu {
                 return self.complete_at(ctx, now + extra + self.l1_hit, done(data, None));
             }
             CpuOp::Prefetch { .. } => {
-                if acc == Access::None && stable {
-                    // A hint: dropped when the TAD is full.
+                if acc != Access::None {
+                    self.fill_l1(c, line);
+                } else if stable {
+                    // A hint: dropped when the TAD is full; once the line
+                    // arrives it is filled into the core's L1.
                     if self.local(ctx, line, LocalEv::Load, None, self.miss) == Row::Ran(true) {
                         ctx.count(ST_MISS, 1);
+                        if self.cores[c].l1.is_some() {
+                            self.wait_for(line, Waiter::L1Fill(c));
+                        }
                     }
                 }
                 return self.complete_at(ctx, now + self.issue, done([0; LINE_BYTES], None));
@@ -976,9 +985,7 @@ impl CoherentCpu {
             ctx.count(ST_HIT, 1);
             self.touch(line);
             if matches!(op, CpuOp::Load { .. }) && acc != Access::None {
-                if let Some(l1) = self.cores[c].l1.as_mut() {
-                    l1.fill(line);
-                }
+                self.fill_l1(c, line);
             }
             let data = self.view(c, i, line);
             self.complete_at(ctx, now + extra + self.hit, done(data, old));
@@ -1100,12 +1107,28 @@ impl CoherentCpu {
         }
     }
 
-    fn resume(&mut self, ctx: &mut Ctx<'_, CohMsg>, w: Waiter, extra: Tick) {
+    /// Puts `line` into core `c`'s L1 (if it has one).
+    fn fill_l1(&mut self, c: usize, line: u64) {
+        if let Some(l1) = self.cores[c].l1.as_mut() {
+            l1.fill(line);
+        }
+    }
+
+    /// Retries `w`, waiting on `line` (`None`: from a TAD queue).
+    fn resume(&mut self, ctx: &mut Ctx<'_, CohMsg>, w: Waiter, line: Option<u64>, extra: Tick) {
         match w {
             Waiter::Op(c, i) => self.attempt(ctx, c, i, extra),
             Waiter::Drain(c) => {
                 self.cores[c].drain = DrainState::Idle;
                 self.drain(ctx, c);
+            }
+            // Nothing more to do when the line was taken away first.
+            Waiter::L1Fill(c) => {
+                if let Some(line) = line {
+                    if self.tables.access[PEER][self.st(line)] != Access::None {
+                        self.fill_l1(c, line);
+                    }
+                }
             }
         }
     }
@@ -1293,7 +1316,7 @@ impl CoherentCpu {
                 // time is added to their completion.
                 if let Some(ws) = self.waiting.remove(&line) {
                     for w in ws {
-                        self.resume(ctx, w, self.fill);
+                        self.resume(ctx, w, Some(line), self.fill);
                     }
                 }
                 self.serve_tads(ctx);
@@ -1321,7 +1344,7 @@ impl CoherentCpu {
                 let Some(w) = self.tad_queue[t].pop_front() else {
                     break;
                 };
-                self.resume(ctx, w, 0);
+                self.resume(ctx, w, None, 0);
             }
         }
     }
