@@ -166,6 +166,36 @@ fn loads_do_not_see_younger_buffered_stores() {
 }
 
 #[test]
+fn a_merged_younger_store_waits_for_an_older_load_of_its_line() {
+    // The older store's drain has the line coming in Exclusive; the load
+    // waits for the same grant, and a younger store merges into the entry.
+    // The grant arrives: the load must read the older store only.
+    let p = cpu(&[("write_buffer_bytes", int(3 * 1024)), ("mshrs", int(4))]);
+    let prog = vec![
+        CpuOp::Store {
+            line: 7,
+            word: 0,
+            value: 1,
+        },
+        CpuOp::Load { line: 7 },
+        CpuOp::Store {
+            line: 7,
+            word: 0,
+            value: 2,
+        },
+    ];
+    let sys = run(&p, vec![prog]);
+    assert_eq!(word(&op(&sys, 0, 1).data, 0), 1);
+    assert!(
+        op(&sys, 0, 1).latency_ps > 230_000,
+        "the load waited for the grant"
+    );
+    assert_eq!(word(&sys.cpu().line(7).1.unwrap(), 0), 2);
+    let log: Vec<u64> = sys.cpu().store_log.iter().map(|s| s.3).collect();
+    assert_eq!(log, [1, 2]);
+}
+
+#[test]
 fn a_full_write_buffer_stalls_the_core() {
     // Two entries; stores to three lines: the third waits for a drain.
     let p = cpu(&[("write_buffer_bytes", int(256)), ("mshrs", int(8))]);

@@ -78,9 +78,10 @@
 //! * **Watchdog.** An operation outstanding for longer than `watchdog_us`
 //!   stops the run with a report of every stuck line.
 //!
-//! Known simplifications: a load delayed behind a full TAD may see a younger
-//! store of its own core that drained meanwhile; the write buffer drains one
-//! entry at a time.
+//! A buffered entry holding a store younger than a load of the same core to
+//! the same line that has not read yet waits for that load, so a load never
+//! sees a store that follows it in program order. The write buffer drains
+//! one entry at a time.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -393,6 +394,10 @@ enum DrainState {
     Running,
     /// Waiting for the head entry's line or a TAD slot.
     Waiting,
+    /// The head entry holds a store younger than a load of the core to the
+    /// same line that has not read it yet: applying it now would let the
+    /// load see a later store. Resumes when such a load reads.
+    Deferred,
 }
 
 /// One core: its program, MSHRs, L1 and write buffer.
@@ -411,6 +416,9 @@ struct Core {
     blocking: Option<usize>,
     /// Ops waiting for buffered stores to their line to drain.
     wb_waiters: Vec<usize>,
+    /// Outstanding ops that already read their data (their completion is
+    /// on its way).
+    captured: Vec<usize>,
 }
 
 /// An op's completion on its way to the core.
@@ -580,6 +588,7 @@ impl CoherentCpu {
                 stalled_store: None,
                 blocking: None,
                 wb_waiters: Vec::new(),
+                captured: Vec::new(),
             })
             .collect();
         Ok(CoherentCpu {
@@ -827,7 +836,23 @@ impl CoherentCpu {
     }
 
     fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, d: Done) {
+        let (c, i) = (d.core, d.op);
         self.done.push(ctx, at, d);
+        let core = &mut self.cores[c];
+        core.captured.push(i);
+        if core.drain == DrainState::Deferred && matches!(core.program[i], CpuOp::Load { .. }) {
+            core.drain = DrainState::Idle;
+            self.drain(ctx, c);
+        }
+    }
+
+    /// Whether core `c` has a load of `line` older than op `upto` that has
+    /// not read its data yet.
+    fn older_load_pending(&self, c: usize, line: u64, upto: usize) -> bool {
+        let core = &self.cores[c];
+        core.outstanding
+            .range(..upto)
+            .any(|(&j, _)| core.program[j] == CpuOp::Load { line } && !core.captured.contains(&j))
     }
 
     /// Tries op `i` of core `c`: completes it (`extra` later than an
@@ -1049,6 +1074,11 @@ impl CoherentCpu {
         while let Some(line) = self.cores[c].wb.front().map(|e| e.line) {
             let st = self.st(line);
             if self.tables.access[PEER][st] == Access::Write && self.has_row(line, LocalEv::Store) {
+                let newest = self.cores[c].wb[0].stores.last().map_or(0, |s| s.0);
+                if self.older_load_pending(c, line, newest) {
+                    self.cores[c].drain = DrainState::Deferred;
+                    return;
+                }
                 let e = self.cores[c].wb.pop_front().expect("front");
                 for (_, w, v) in e.stores {
                     let _ = self.local(ctx, line, LocalEv::Store, Some((w, v)), 0);
@@ -1428,6 +1458,7 @@ impl Component<CohMsg> for CoherentCpu {
                     if let Some(t0) = self.cores[c].outstanding.remove(&d.op) {
                         ctx.record(ST_LAT, now - t0);
                         let core = &mut self.cores[c];
+                        core.captured.retain(|&j| j != d.op);
                         core.done += 1;
                         if core.blocking == Some(d.op) {
                             core.blocking = None;
