@@ -15,17 +15,9 @@ fn gibps_on(enzian: &Platform, config: &str, pattern: &str, op: &str, mib: f64) 
         .with("config", ParamValue::Str(config.into()), "test")
         .with("pattern", ParamValue::Str(pattern.into()), "test")
         .with("op", ParamValue::Str(op.into()), "test");
-    run_point(
-        "coherent_stream",
-        enzian,
-        "streamed_mib",
-        mib,
-        &p,
-        3,
-        false,
-    )
-    .unwrap()
-    .metrics["gibps"]
+    run_point("coherent_stream", enzian, "streamed_mib", mib, &p, 3, false)
+        .unwrap()
+        .metrics["gibps"]
 }
 
 #[test]
@@ -56,7 +48,7 @@ fn writes_past_the_llc_write_back_and_are_slower_than_reads() {
     // release-mode experiment runs that).
     let small_llc = Platform::load("enzian")
         .unwrap()
-        .with_overrides(&[("llc.llc_lines".to_string(), ParamValue::Int(16384))])
+        .with_overrides(&[("thunderx_cpu.llc_lines".to_string(), ParamValue::Int(16384))])
         .unwrap();
     let w = gibps_on(&small_llc, "dc_ddr", "seq", "write", 4.0);
     let r = gibps("dc_ddr", "seq", "read", 4.0);

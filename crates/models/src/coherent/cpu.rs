@@ -1,24 +1,88 @@
-//! The CPU side: a core issuing loads and stores to an LLC that is the ECI
-//! remote agent and **executes the peer table** (`ir.peer`) with real data.
+//! The CPU side: cores with L1 caches and write buffers in front of a shared
+//! LLC that is the ECI remote agent and **executes the peer table**
+//! (`ir.peer`) with real data.
 //!
-//! * The core issues its program in order with at most `mshrs` operations
-//!   outstanding (1 serializes accesses, as Table 2 of CCKit measures).
-//! * A load hits when the table's `load` row in the line's state sends
-//!   nothing (its `check` action reads the copy); otherwise the row's
-//!   request goes out (after `miss_ns`) and the load waits until the line
-//!   reaches a state where it hits. A store needs a state with write access
-//!   and a `store` row; otherwise it issues the `getx` row. An operation on a
-//!   line in a transient state waits (the MSHR merges it).
-//! * Forwards are answered by the table (`snoop_ns` later); data comes from
-//!   the LLC's copy.
+//! ```text
+//!   core 0 ─ L1 (write-through) ─ write buffer ─┐
+//!   core 1 ─ L1 (write-through) ─ write buffer ─┼─ LLC: TAD 0..n (XOR scrambled)
+//!   ...                                         ┘     peer table → eci0 / eci1
+//! ```
+//!
+//! * **Cores.** `cores` cores each run their own program in order with at
+//!   most `mshrs` operations outstanding (1 serializes accesses, as Table 2
+//!   of CCKit measures). Core 0 runs the program given at construction (the
+//!   single-core API of the experiments); [`CoherentCpu::set_program`] gives
+//!   the others theirs.
+//! * **The LLC runs the table.** A load hits when the table's `load` row in
+//!   the line's state sends nothing (its `check` action reads the copy);
+//!   otherwise the row's request goes out (after `miss_ns`) and the load
+//!   waits until the line reaches a state where it hits. A store needs a
+//!   state with write access and a `store` row; otherwise it issues the
+//!   `getx` row. An operation on a line in a transient state waits (the MSHR
+//!   merges it). Forwards are answered by the table (`snoop_ns` later); data
+//!   comes from the LLC's copy.
+//! * **L1** (`l1_bytes > 0`; ThunderX-1: 32 KiB, 32-way, write-through, PIO
+//!   §3). Presence only: being write-through and inclusive, an L1 line always
+//!   equals the LLC's copy, so the data lives once, in the LLC. A load that
+//!   hits the L1 completes after `l1_hit_ns` without touching the LLC; a load
+//!   served by the LLC fills the L1. When the LLC loses read access to a line
+//!   (forward, invalidation, eviction) every core's L1 copy is invalidated.
+//!   With the L1 off, the L1 lookup of a miss is folded into `miss_ns`, so a
+//!   cold single-core load costs the same either way.
+//! * **Write buffer** (`write_buffer_bytes > 0`; ThunderX-1: 3 KiB per core,
+//!   CCKit §5.2). A store commits when it enters the buffer ("a write
+//!   instruction commits once it hits the write buffer", CCKit §5.2) after
+//!   `l1_hit_ns`; stores to a line already buffered merge into its entry.
+//!   The buffer drains oldest entry first into the LLC, obtaining write
+//!   access by the table's `getx` row and then running its `store` row once
+//!   per buffered store; while the head waits, the other entries' lines are
+//!   asked for too (ARMv8 is weakly ordered), so their round trips overlap. A store that finds the buffer full stalls the core
+//!   until an entry drains. Loads see the core's own older buffered stores
+//!   (store-to-load forwarding, overlaid on the line they return).
+//! * **Atomics** (CAS, fetch-add, swap; ThunderX-1 is ARMv8.0, so these are
+//!   LDXR/STXR loops, modelled as one read-modify-write at the LLC while it
+//!   holds the line with write access). An atomic waits until the core's
+//!   buffered stores to its line have drained, completes with the old value
+//!   in [`Completed::old`], and blocks later issue until it completes.
+//! * **Fences** (DMB): complete once every earlier operation completed and
+//!   the write buffer is empty; nothing issues after a fence until then.
+//! * **Prefetches**: [`CpuOp::Prefetch`] (PRFM PLDL1KEEP) completes at issue
+//!   and starts the `load` row if the line is not readable (taking a TAD
+//!   slot; dropped, as a hint may be, when the TAD has none free); the line
+//!   goes into the core's L1 once readable;
+//!   [`CpuOp::PrefetchExclusive`] waits until the line is writable.
+//! * **Cache maintenance**: [`CpuOp::Evict`] (DC CIVAC) writes back and
+//!   invalidates by the `evict_dirty`, `evict_clean` or `drop` row;
+//!   [`CpuOp::Clean`] (DC CVAC) writes back a dirty line and keeps it. The
+//!   ECI peer table has no clean-but-keep row, so Clean runs the `downgrade`
+//!   row (VICS: data home, line kept Shared) when the line is dirty, which
+//!   the table tells by having an `evict_dirty` row in the line's state.
+//!   Maintenance waits for the core's buffered stores to its line.
+//! * **TADs** (`tads > 0`). The LLC is split into TADs, each admitting
+//!   `tad_transactions` outstanding transactions (16 on ThunderX-1, PIO
+//!   §5). A transaction is a line's stay in a transient state: it starts
+//!   when the `load` / `getx` row leaves a stable state and ends when the
+//!   line is stable again. A miss whose TAD is full waits in that TAD's
+//!   FIFO and is served first when a slot frees.
+//! * **XOR address scrambler** (`scrambler = true`). ThunderX-1 scrambles
+//!   addresses to break up pathological patterns (CCKit §4.3); the hash is
+//!   not public, so ours is a documented XOR fold ([`xor_fold`]): the TAD of
+//!   a line is the XOR of all `log2(tads)`-bit chunks of its line index, its
+//!   set the XOR of all `log2(sets)`-bit chunks. Both are permutations of
+//!   each aligned block of consecutive lines, so sequential lines spread
+//!   over all TADs and sets; without it, `set = line % sets` and `tad = line
+//!   % tads`.
 //! * **Capacity.** Line state and data live in a sparse map (memory grows
 //!   with the lines touched, never with the address space). With
-//!   `llc_lines > 0` the LLC is set-associative (`llc_ways` ways,
-//!   `set = line % sets`, LRU) and evicts by the table's `evict_dirty`,
-//!   `evict_clean` or `drop` row. The TADs and the ThunderX-1 XOR address
-//!   scrambler are not modelled yet.
+//!   `llc_lines > 0` the LLC is set-associative (`llc_ways` ways, LRU) and
+//!   evicts by the table's `evict_dirty`, `evict_clean` or `drop` row.
 //! * **Watchdog.** An operation outstanding for longer than `watchdog_us`
 //!   stops the run with a report of every stuck line.
+//!
+//! A buffered entry holding a store younger than a load of the same core to
+//! the same line that has not read yet waits for that load, so a load never
+//! sees a store that follows it in program order. The write buffer drains
+//! one entry at a time.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -33,22 +97,30 @@ use ccsim_protocol::ir::{Access, Action, IndexedOutcome};
 use super::check::Checker;
 use super::dc::Timed;
 use super::link::EciLink;
-use super::{CohMsg, Line, Tables, PEER};
+use super::{CohMsg, Line, Tables, LINE_BYTES, PEER};
 use crate::util::{complete, non_negative, non_negative_f, ns_to_ps, positive};
 
 /// Declaration of `coherent_cpu`.
 pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
     type_name: "coherent_cpu",
-    description: "A core and its LLC acting as the ECI remote agent: executes the peer table of the protocol with real line data; MSHR limit; watchdog.",
+    description: "Cores with L1s and write buffers sharing an LLC that acts as the ECI remote agent: executes the peer table of the protocol with real line data; MSHRs, TADs with an XOR scrambler; watchdog.",
     params: &[
-        ParamSpec { name: "mshrs", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "ops", description: "Operations outstanding at once." },
+        ParamSpec { name: "cores", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cores", description: "Cores sharing the LLC, each with its own program, MSHRs, L1 and write buffer." },
+        ParamSpec { name: "mshrs", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "ops", description: "Operations outstanding at once per core." },
         ParamSpec { name: "issue_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.5), unit: "ns", description: "Core time between issuing two operations." },
         ParamSpec { name: "hit_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", description: "Load-to-use latency of an LLC hit." },
         ParamSpec { name: "miss_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", description: "From the core's access to the request leaving the LLC on a miss (L1 and LLC lookups)." },
         ParamSpec { name: "fill_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", description: "From the grant arriving to the data reaching the core." },
         ParamSpec { name: "snoop_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", description: "From a forward arriving to its answer leaving." },
         ParamSpec { name: "llc_lines", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "lines", description: "Valid lines the LLC holds before evicting (0: unlimited)." },
-        ParamSpec { name: "llc_ways", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "ways", description: "Associativity: llc_lines / llc_ways sets, set = line % sets, LRU within a set (0: fully associative)." },
+        ParamSpec { name: "llc_ways", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "ways", description: "Associativity: llc_lines / llc_ways sets, LRU within a set (0: fully associative)." },
+        ParamSpec { name: "l1_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "bytes", description: "Per-core write-through L1 data cache (0: none; the L1 lookup is then folded into hit_ns / miss_ns)." },
+        ParamSpec { name: "l1_ways", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "ways", description: "L1 associativity (set = line % sets, LRU)." },
+        ParamSpec { name: "l1_hit_ns", kind: ParamKind::Float, default: ParamDefault::Float(1.5), unit: "ns", description: "Load-to-use latency of an L1 hit; also the time a store takes to commit into the write buffer." },
+        ParamSpec { name: "write_buffer_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "bytes", description: "Per-core write buffer, in whole lines (0: none; a store completes once performed at the LLC)." },
+        ParamSpec { name: "tads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "TADs", description: "LLC tag-and-data units, each with its own transaction limit (0: no limit)." },
+        ParamSpec { name: "tad_transactions", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "transactions", description: "Outstanding transactions (lines in a transient state) per TAD." },
+        ParamSpec { name: "scrambler", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", description: "XOR-fold the line index to choose TAD and set (needs powers of two)." },
         ParamSpec { name: "watchdog_us", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "us", description: "An operation outstanding this long is reported as stuck." },
     ],
     ports: &[
@@ -60,6 +132,9 @@ pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
         StatSpec { name: "misses", kind: StatKind::Counter, unit: "requests", description: "Requests sent to the home." },
         StatSpec { name: "hits", kind: StatKind::Counter, unit: "ops", description: "Operations completed by the LLC (directly or once the line arrived)." },
         StatSpec { name: "evictions", kind: StatKind::Counter, unit: "lines", description: "Capacity evictions." },
+        StatSpec { name: "l1_hits", kind: StatKind::Counter, unit: "loads", description: "Loads served by the L1." },
+        StatSpec { name: "wb_stalls", kind: StatKind::Counter, unit: "stores", description: "Stores that found the write buffer full." },
+        StatSpec { name: "tad_waits", kind: StatKind::Counter, unit: "requests", description: "Misses that waited for a TAD slot." },
     ],
 };
 
@@ -67,7 +142,11 @@ const ST_LAT: usize = 0;
 const ST_MISS: usize = 1;
 const ST_HIT: usize = 2;
 const ST_EVICT: usize = 3;
+const ST_L1_HIT: usize = 4;
+const ST_WB_STALL: usize = 5;
+const ST_TAD_WAIT: usize = 6;
 
+// Wake tokens: the low byte is the kind, the rest the core (issue only).
 const TOK_OUTBOX: u64 = 0;
 const TOK_ISSUE: u64 = 1;
 const TOK_DONE: u64 = 2;
@@ -76,7 +155,7 @@ const TOK_INBOX: u64 = 4;
 
 /// The local (non-message) events of the peer table the LLC raises, resolved
 /// to table indices once so a core operation costs no name lookup.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum LocalEv {
     Load,
     Store,
@@ -101,6 +180,34 @@ const LOCAL_EV_NAMES: [&str; 7] = [
 /// The eviction rows tried in order: write back dirty, then clean, then drop.
 const EVICTIONS: [LocalEv; 3] = [LocalEv::EvictDirty, LocalEv::EvictClean, LocalEv::Drop];
 
+/// A read-modify-write on one 64-bit word.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AtomicOp {
+    /// Compare-and-swap: writes `new` if the word equals `expected`.
+    Cas {
+        /// Value compared with.
+        expected: u64,
+        /// Value written on success.
+        new: u64,
+    },
+    /// Adds (wrapping).
+    FetchAdd(u64),
+    /// Writes the value.
+    Swap(u64),
+}
+
+impl AtomicOp {
+    /// The value to write given the `old` one (`None`: a failed CAS writes
+    /// nothing).
+    pub fn apply(&self, old: u64) -> Option<u64> {
+        match *self {
+            AtomicOp::Cas { expected, new } => (old == expected).then_some(new),
+            AtomicOp::FetchAdd(d) => Some(old.wrapping_add(d)),
+            AtomicOp::Swap(v) => Some(v),
+        }
+    }
+}
+
 /// A core operation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CpuOp {
@@ -118,14 +225,39 @@ pub enum CpuOp {
         /// Value.
         value: u64,
     },
-    /// Cache maintenance: write back (if dirty) and invalidate the line
-    /// (the table's `evict_dirty`, `evict_clean` or `drop` row; posted).
+    /// Atomic read-modify-write of a word (LDXR/STXR on ARMv8.0); completes
+    /// with the old value in [`Completed::old`].
+    Atomic {
+        /// Line index.
+        line: u64,
+        /// Word index (0..16).
+        word: u8,
+        /// The operation.
+        op: AtomicOp,
+    },
+    /// Barrier (DMB): completes when every earlier op completed and the
+    /// write buffer drained; later ops issue after it.
+    Fence,
+    /// Cache maintenance (DC CIVAC): write back (if dirty) and invalidate the
+    /// line (the table's `evict_dirty`, `evict_clean` or `drop` row; posted).
     Evict {
+        /// Line index.
+        line: u64,
+    },
+    /// Cache maintenance (DC CVAC): write back a dirty line and keep it (the
+    /// table's `downgrade` row when dirty; posted).
+    Clean {
         /// Line index.
         line: u64,
     },
     /// Voluntary downgrade to Shared (the table's `downgrade` row; posted).
     Downgrade {
+        /// Line index.
+        line: u64,
+    },
+    /// Prefetch for reading (`PRFM PLDL1KEEP`): completes at issue; starts
+    /// the `load` row if the line is not readable.
+    Prefetch {
         /// Line index.
         line: u64,
     },
@@ -145,15 +277,18 @@ pub enum CpuOp {
 }
 
 impl CpuOp {
-    /// The op's line (`None` for [`CpuOp::Wait`]).
+    /// The op's line (`None` for [`CpuOp::Wait`] and [`CpuOp::Fence`]).
     pub fn line(&self) -> Option<u64> {
         match self {
             CpuOp::Load { line }
             | CpuOp::Store { line, .. }
+            | CpuOp::Atomic { line, .. }
             | CpuOp::Evict { line }
+            | CpuOp::Clean { line }
             | CpuOp::Downgrade { line }
+            | CpuOp::Prefetch { line }
             | CpuOp::PrefetchExclusive { line } => Some(*line),
-            CpuOp::Wait { .. } => None,
+            CpuOp::Wait { .. } | CpuOp::Fence => None,
         }
     }
 }
@@ -161,20 +296,139 @@ impl CpuOp {
 /// A completed operation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Completed {
-    /// Index in the program.
+    /// The core that ran it.
+    pub core: usize,
+    /// Index in the core's program.
     pub op: usize,
     /// Issue tick.
     pub issued: Tick,
     /// Issue to completion.
     pub latency_ps: Tick,
-    /// The line's bytes the op saw (after a store: with it).
+    /// The line's bytes the op saw, with the core's own older buffered
+    /// stores (after a store: with it; for a buffered store, the LLC's copy
+    /// if it has one, else zeros, under the buffered words).
     pub data: Line,
+    /// The word's value before an atomic.
+    pub old: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
 struct LlcLine {
     state: u8,
     data: Option<Box<Line>>,
+}
+
+/// Who waits for a line to settle or a TAD slot to free.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Waiter {
+    /// Op `1` of core `0`.
+    Op(usize, usize),
+    /// The write buffer of a core, draining its oldest entry.
+    Drain(usize),
+    /// A read prefetch of a core: fill its L1 once the line is readable.
+    L1Fill(usize),
+}
+
+/// How a table row run by [`CoherentCpu::local`] went.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Row {
+    /// No row for this event in this state.
+    Missing,
+    /// The row ran; whether it sent something.
+    Ran(bool),
+    /// The row would start a transaction but the line's TAD is full.
+    NoSlot,
+}
+
+/// A set-associative LRU directory of line presence (the L1).
+#[derive(Debug, Default)]
+struct PresenceCache {
+    sets: u64,
+    ways: usize,
+    /// Lines per set, least recently used first.
+    lru: HashMap<u64, VecDeque<u64>>,
+}
+
+impl PresenceCache {
+    fn hit(&mut self, line: u64) -> bool {
+        let Some(q) = self.lru.get_mut(&(line % self.sets)) else {
+            return false;
+        };
+        let Some(pos) = q.iter().position(|&l| l == line) else {
+            return false;
+        };
+        q.remove(pos);
+        q.push_back(line);
+        true
+    }
+    fn fill(&mut self, line: u64) {
+        if self.hit(line) {
+            return;
+        }
+        let q = self.lru.entry(line % self.sets).or_default();
+        q.push_back(line);
+        if q.len() > self.ways {
+            q.pop_front();
+        }
+    }
+    fn invalidate(&mut self, line: u64) {
+        if let Some(q) = self.lru.get_mut(&(line % self.sets)) {
+            q.retain(|&l| l != line);
+        }
+    }
+}
+
+/// One write-buffer entry: a line and its buffered stores in program order
+/// (op index, word, value). Merged stores share the entry.
+#[derive(Debug, Clone)]
+struct WbEntry {
+    line: u64,
+    stores: Vec<(usize, u8, u64)>,
+}
+
+/// Whether a core's write buffer is draining.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum DrainState {
+    /// Not inside a drain and not waiting.
+    Idle,
+    /// Inside [`CoherentCpu::drain`] (re-entry is a no-op).
+    Running,
+    /// Waiting for the head entry's line or a TAD slot.
+    Waiting,
+    /// The head entry holds a store younger than a load of the core to the
+    /// same line that has not read it yet: applying it now would let the
+    /// load see a later store. Resumes when such a load reads.
+    Deferred,
+}
+
+/// One core: its program, MSHRs, L1 and write buffer.
+struct Core {
+    program: Vec<CpuOp>,
+    next: usize,
+    done: usize,
+    /// Outstanding ops: index to issue tick.
+    outstanding: BTreeMap<usize, Tick>,
+    l1: Option<PresenceCache>,
+    wb: VecDeque<WbEntry>,
+    drain: DrainState,
+    /// A store waiting for a free write-buffer entry (stalls issue).
+    stalled_store: Option<usize>,
+    /// A fence or atomic that later ops may not pass.
+    blocking: Option<usize>,
+    /// Ops waiting for buffered stores to their line to drain.
+    wb_waiters: Vec<usize>,
+    /// Outstanding ops that already read their data (their completion is
+    /// on its way).
+    captured: Vec<usize>,
+}
+
+/// An op's completion on its way to the core.
+#[derive(Debug)]
+struct Done {
+    core: usize,
+    op: usize,
+    data: Line,
+    old: Option<u64>,
 }
 
 /// The `coherent_cpu` component.
@@ -188,39 +442,88 @@ pub struct CoherentCpu {
     miss: Tick,
     fill: Tick,
     snoop: Tick,
+    l1_hit: Tick,
     mshrs: usize,
+    wb_entries: usize,
     capacity: usize,
     ways: usize,
     sets: u64,
+    scrambler: bool,
+    tad_limit: u32,
+    /// Transactions open per TAD (empty: TADs not modelled).
+    tad_busy: Vec<u32>,
+    /// Highest occupancy each TAD reached.
+    tad_peak: Vec<u32>,
+    /// Misses waiting for a slot, per TAD.
+    tad_queue: Vec<VecDeque<Waiter>>,
+    /// TADs that freed a slot since they were last served.
+    tad_freed: Vec<usize>,
     watchdog: Tick,
     links: u64,
     link: EciLink,
     inbox: Timed<CohMsg>,
-    program: Vec<CpuOp>,
-    next: usize,
-    outstanding: BTreeMap<usize, Tick>,
-    waiting: BTreeMap<u64, Vec<usize>>,
+    cores: Vec<Core>,
+    waiting: BTreeMap<u64, Vec<Waiter>>,
     llc: HashMap<u64, LlcLine>,
     /// Valid lines per set, least recently used first.
     lru: HashMap<u64, VecDeque<u64>>,
     outbox: Timed<CohMsg>,
-    done: Timed<(usize, Line)>,
-    /// Completed operations in completion order.
+    done: Timed<Done>,
+    /// Completed operations of all cores in completion order.
     pub completed: Vec<Completed>,
     /// The watchdog's report, when it fired.
     pub stuck: Option<Vec<String>>,
-    /// Program stores in the order they took effect: (tick, line, word, value).
+    /// Stores in the order they took effect at the LLC: (tick, line, word, value).
     pub store_log: Vec<(Tick, u64, u8, u64)>,
     driver: Option<Driver>,
 }
 
-/// Software on the core that reacts to completed operations (a spin loop,
+/// Software on the cores that reacts to completed operations (a spin loop,
 /// an invocation client): called with each completed op; the ops it returns
-/// are appended to the program.
+/// are appended to the program of the op's core.
 pub type Driver = Box<dyn FnMut(&Completed) -> Vec<CpuOp>>;
 
+/// XOR of all `bits`-wide chunks of `x` (0 when `bits` is 0): the address
+/// scrambler's hash. For a fixed upper part it permutes the low `bits` bits,
+/// so each aligned block of `2^bits` consecutive lines covers every index.
+pub fn xor_fold(x: u64, bits: u32) -> u64 {
+    if bits == 0 {
+        return 0;
+    }
+    let mask = (1u64 << bits) - 1;
+    let (mut h, mut v) = (0, x);
+    while v != 0 {
+        h ^= v & mask;
+        v = v.checked_shr(bits).unwrap_or(0);
+    }
+    h
+}
+
+fn check_words(ops: &[CpuOp], what: &str) -> Result<(), String> {
+    for (i, op) in ops.iter().enumerate() {
+        if let CpuOp::Store { word, .. } | CpuOp::Atomic { word, .. } = op {
+            if *word >= 16 {
+                return Err(format!(
+                    "{what}[{i}]: word {word} is outside the 16-word line"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn put_word(l: &mut Line, w: u8, v: u64) {
+    let o = w as usize * 8;
+    l[o..o + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+fn word_of(l: &Line, w: u8) -> u64 {
+    let o = w as usize * 8;
+    u64::from_le_bytes(l[o..o + 8].try_into().expect("8 bytes"))
+}
+
 impl CoherentCpu {
-    /// From `coherent_cpu` parameters.
+    /// From `coherent_cpu` parameters; core 0 runs `program`.
     pub fn from_params(
         p: &Params,
         tables: Arc<Tables>,
@@ -231,15 +534,7 @@ impl CoherentCpu {
         let p = complete(&COHERENT_CPU, p)?;
         let t = COHERENT_CPU.type_name;
         let f = |n: &str| non_negative_f(&p, t, n).map(ns_to_ps);
-        for (i, op) in program.iter().enumerate() {
-            if let CpuOp::Store { word, .. } = op {
-                if *word >= 16 {
-                    return Err(format!(
-                        "program[{i}]: store word {word} is outside the 16-word line"
-                    ));
-                }
-            }
-        }
+        check_words(&program, "program")?;
         let capacity = non_negative(&p, t, "llc_lines")? as usize;
         let ways = match non_negative(&p, t, "llc_ways")? as usize {
             0 => capacity,
@@ -255,23 +550,71 @@ impl CoherentCpu {
         } else {
             (capacity / ways) as u64
         };
+        let scrambler = p
+            .get("scrambler")
+            .map(|(v, _)| *v == ParamValue::Bool(true))
+            .unwrap_or(false);
+        let tads = non_negative(&p, t, "tads")? as usize;
+        if scrambler && (!sets.is_power_of_two() || (tads > 0 && !tads.is_power_of_two())) {
+            return Err(format!(
+                "{t}: the XOR scrambler needs a power-of-two number of sets ({sets}) and tads ({tads})"
+            ));
+        }
+        let l1_lines = non_negative(&p, t, "l1_bytes")? / LINE_BYTES as u64;
+        let l1_ways = positive(&p, t, "l1_ways")?;
+        let l1 = if l1_lines == 0 {
+            None
+        } else if l1_lines % l1_ways != 0 {
+            return Err(format!(
+                "{t}: l1_bytes / 128 ({l1_lines} lines) must be a multiple of l1_ways ({l1_ways})"
+            ));
+        } else {
+            Some((l1_lines / l1_ways, l1_ways as usize))
+        };
+        let cores = positive(&p, t, "cores")? as usize;
+        let mut program = Some(program);
+        let cores = (0..cores)
+            .map(|_| Core {
+                program: program.take().unwrap_or_default(),
+                next: 0,
+                done: 0,
+                outstanding: BTreeMap::new(),
+                l1: l1.map(|(sets, ways)| PresenceCache {
+                    sets,
+                    ways,
+                    lru: HashMap::default(),
+                }),
+                wb: VecDeque::new(),
+                drain: DrainState::Idle,
+                stalled_store: None,
+                blocking: None,
+                wb_waiters: Vec::new(),
+                captured: Vec::new(),
+            })
+            .collect();
         Ok(CoherentCpu {
             issue: f("issue_ns")?,
             hit: f("hit_ns")?,
             miss: f("miss_ns")?,
             fill: f("fill_ns")?,
             snoop: f("snoop_ns")?,
+            l1_hit: f("l1_hit_ns")?,
             mshrs: positive(&p, t, "mshrs")? as usize,
+            wb_entries: non_negative(&p, t, "write_buffer_bytes")? as usize / LINE_BYTES,
             capacity,
             ways,
             sets,
+            scrambler,
+            tad_limit: positive(&p, t, "tad_transactions")? as u32,
+            tad_busy: vec![0; tads],
+            tad_peak: vec![0; tads],
+            tad_queue: vec![VecDeque::new(); tads],
+            tad_freed: Vec::new(),
             watchdog: f("watchdog_us")?.saturating_mul(1000).max(1),
             links: link.links,
             link: link.clone(),
             inbox: Timed::new(TOK_INBOX),
-            program,
-            next: 0,
-            outstanding: BTreeMap::new(),
+            cores,
             waiting: BTreeMap::new(),
             llc: HashMap::default(),
             lru: HashMap::default(),
@@ -287,23 +630,48 @@ impl CoherentCpu {
         })
     }
 
-    /// Sets the software that extends the program as operations complete.
+    /// Sets the program of `core` (before the run).
+    pub fn set_program(&mut self, core: usize, program: Vec<CpuOp>) -> Result<(), String> {
+        check_words(&program, &format!("core {core} program"))?;
+        let n = self.cores.len();
+        let c = self
+            .cores
+            .get_mut(core)
+            .ok_or_else(|| format!("core {core} does not exist ({n} cores)"))?;
+        c.program = program;
+        Ok(())
+    }
+
+    /// Sets the software that extends the programs as operations complete.
     pub fn set_driver(&mut self, d: Driver) {
         self.driver = Some(d);
     }
 
-    /// Whether every operation completed.
-    pub fn finished(&self) -> bool {
-        self.completed.len() == self.program.len()
+    /// Op `i` of `core`'s program.
+    pub fn program_op(&self, core: usize, i: usize) -> Option<&CpuOp> {
+        self.cores.get(core)?.program.get(i)
     }
 
-    /// Lines with operations outstanding.
+    /// Number of cores.
+    pub fn cores(&self) -> usize {
+        self.cores.len()
+    }
+
+    /// Whether every operation of every core completed and every write
+    /// buffer drained.
+    pub fn finished(&self) -> bool {
+        self.cores
+            .iter()
+            .all(|c| c.done == c.program.len() && c.wb.is_empty())
+    }
+
+    /// Lines with operations outstanding or stores buffered.
     pub fn outstanding_lines(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self
-            .outstanding
-            .keys()
-            .filter_map(|&i| self.program[i].line())
-            .collect();
+        let mut v: Vec<u64> = Vec::new();
+        for c in &self.cores {
+            v.extend(c.outstanding.keys().filter_map(|&i| c.program[i].line()));
+            v.extend(c.wb.iter().map(|e| e.line));
+        }
         v.sort_unstable();
         v.dedup();
         v
@@ -318,6 +686,39 @@ impl CoherentCpu {
         )
     }
 
+    /// Whether `core`'s L1 holds `line`.
+    pub fn in_l1(&self, core: usize, line: u64) -> bool {
+        self.cores[core].l1.as_ref().is_some_and(|l1| {
+            l1.lru
+                .get(&(line % l1.sets))
+                .is_some_and(|q| q.contains(&line))
+        })
+    }
+
+    /// The TAD of a line (0 when TADs are not modelled).
+    pub fn tad_of(&self, line: u64) -> usize {
+        let n = self.tad_busy.len() as u64;
+        match n {
+            0 => 0,
+            _ if self.scrambler => xor_fold(line, n.trailing_zeros()) as usize,
+            _ => (line % n) as usize,
+        }
+    }
+
+    /// The LLC set of a line.
+    pub fn set_of(&self, line: u64) -> u64 {
+        if self.scrambler {
+            xor_fold(line, self.sets.trailing_zeros())
+        } else {
+            line % self.sets
+        }
+    }
+
+    /// The highest number of transactions each TAD held at once.
+    pub fn tad_peak(&self) -> &[u32] {
+        &self.tad_peak
+    }
+
     fn st(&self, line: u64) -> usize {
         self.llc
             .get(&line)
@@ -330,24 +731,32 @@ impl CoherentCpu {
         ctx.stop();
     }
 
-    fn try_issue(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn try_issue(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
         let now = ctx.now();
-        if self.next < self.program.len() && self.outstanding.len() < self.mshrs {
-            let i = self.next;
-            self.next += 1;
-            if self.outstanding.is_empty() {
+        let mshrs = self.mshrs;
+        let can = |k: &Core| {
+            k.next < k.program.len()
+                && k.outstanding.len() < mshrs
+                && k.stalled_store.is_none()
+                && k.blocking.is_none()
+        };
+        if can(&self.cores[c]) {
+            if self.cores.iter().all(|k| k.outstanding.is_empty()) {
                 ctx.wake_after(self.watchdog, TOK_WATCHDOG);
             }
-            self.outstanding.insert(i, now);
-            self.attempt(ctx, i, 0);
-            if self.next < self.program.len() && self.outstanding.len() < self.mshrs {
-                ctx.wake_after(self.issue.max(1), TOK_ISSUE);
+            let core = &mut self.cores[c];
+            let i = core.next;
+            core.next += 1;
+            core.outstanding.insert(i, now);
+            self.attempt(ctx, c, i, 0);
+            if can(&self.cores[c]) {
+                ctx.wake_after(self.issue.max(1), TOK_ISSUE | (c as u64) << 8);
             }
         }
     }
 
-    /// Runs the table row of local event `ev` on `line`; returns whether it
-    /// was a `Go` row and whether it sent something.
+    /// Runs the table row of local event `ev` on `line`. A `load` or `getx`
+    /// row that starts a transaction first needs a slot in the line's TAD.
     fn local(
         &mut self,
         ctx: &mut Ctx<'_, CohMsg>,
@@ -355,46 +764,181 @@ impl CoherentCpu {
         ev: LocalEv,
         store: Option<(u8, u64)>,
         delay: Tick,
-    ) -> Option<bool> {
+    ) -> Row {
         let tables = self.tables.clone();
-        let e = self.local_ids[ev as usize]?;
+        let Some(e) = self.local_ids[ev as usize] else {
+            return Row::Missing;
+        };
         let st = self.st(line);
         match tables.idx[PEER].lookup(st, e) {
             Some(IndexedOutcome::Go { next, actions }) => {
+                if !self.tad_busy.is_empty()
+                    && tables.stable[PEER][st]
+                    && !tables.stable[PEER][*next]
+                    && self.tad_busy[self.tad_of(line)] >= self.tad_limit
+                {
+                    return Row::NoSlot;
+                }
                 let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
                 self.apply(ctx, line, st, *next, actions, None, store, delay);
-                Some(sends)
+                Row::Ran(sends)
             }
-            _ => None,
+            _ => Row::Missing,
         }
     }
 
-    /// Tries op `i`: completes it (`extra` later than an ordinary hit),
-    /// sends its request, or leaves it waiting.
-    fn attempt(&mut self, ctx: &mut Ctx<'_, CohMsg>, i: usize, extra: Tick) {
+    /// Whether the table has a row for `ev` in the line's state.
+    fn has_row(&self, line: u64, ev: LocalEv) -> bool {
+        self.local_ids[ev as usize].is_some_and(|e| {
+            matches!(
+                self.tables.idx[PEER].lookup(self.st(line), e),
+                Some(IndexedOutcome::Go { .. })
+            )
+        })
+    }
+
+    /// Sends a miss's request row (`load` or `getx`) and makes `w` wait for
+    /// the line, or queues `w` at the line's TAD when it is full.
+    fn request(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64, ev: LocalEv, w: Waiter) {
+        match self.local(ctx, line, ev, None, self.miss) {
+            Row::NoSlot => {
+                ctx.count(ST_TAD_WAIT, 1);
+                let t = self.tad_of(line);
+                self.tad_queue[t].push_back(w);
+            }
+            r => {
+                if r == Row::Ran(true) {
+                    ctx.count(ST_MISS, 1);
+                }
+                self.wait_for(line, w);
+            }
+        }
+    }
+
+    fn wait_for(&mut self, line: u64, w: Waiter) {
+        let q = self.waiting.entry(line).or_default();
+        if !q.contains(&w) {
+            q.push(w);
+        }
+    }
+
+    /// The line as core `c` sees it for op `i`: the LLC's copy (zeros if
+    /// none) under the core's own buffered stores older than `i`.
+    fn view(&self, c: usize, i: usize, line: u64) -> Line {
+        let mut v = self.line(line).1.unwrap_or([0; LINE_BYTES]);
+        for e in self.cores[c].wb.iter().filter(|e| e.line == line) {
+            for &(op, w, val) in &e.stores {
+                if op <= i {
+                    put_word(&mut v, w, val);
+                }
+            }
+        }
+        v
+    }
+
+    fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, d: Done) {
+        let (c, i) = (d.core, d.op);
+        self.done.push(ctx, at, d);
+        let core = &mut self.cores[c];
+        core.captured.push(i);
+        if core.drain == DrainState::Deferred && matches!(core.program[i], CpuOp::Load { .. }) {
+            core.drain = DrainState::Idle;
+            self.drain(ctx, c);
+        }
+    }
+
+    /// Whether core `c` has a load of `line` older than op `upto` that has
+    /// not read its data yet.
+    fn older_load_pending(&self, c: usize, line: u64, upto: usize) -> bool {
+        let core = &self.cores[c];
+        core.outstanding
+            .range(..upto)
+            .any(|(&j, _)| core.program[j] == CpuOp::Load { line } && !core.captured.contains(&j))
+    }
+
+    /// Tries op `i` of core `c`: completes it (`extra` later than an
+    /// ordinary hit), sends its request, or leaves it waiting.
+    fn attempt(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize, i: usize, extra: Tick) {
         let now = ctx.now();
-        let op = self.program[i].clone();
+        let op = self.cores[c].program[i].clone();
+        let done = |data, old| Done {
+            core: c,
+            op: i,
+            data,
+            old,
+        };
         let Some(line) = op.line() else {
-            let CpuOp::Wait { ps } = op else {
-                unreachable!("only waits have no line")
-            };
-            self.done.push(ctx, now + ps, (i, [0; 128]));
+            match op {
+                CpuOp::Wait { ps } => self.complete_at(ctx, now + ps, done([0; LINE_BYTES], None)),
+                _ => {
+                    self.cores[c].blocking = Some(i);
+                    self.check_fence(ctx, c);
+                }
+            }
             return;
         };
+        let buffered = self.cores[c].wb.iter().any(|e| e.line == line);
+        let wb_on = self.wb_entries > 0;
+        // Maintenance and atomics act on the LLC after the core's own
+        // buffered stores to the line.
+        if buffered
+            && matches!(
+                op,
+                CpuOp::Atomic { .. }
+                    | CpuOp::Evict { .. }
+                    | CpuOp::Clean { .. }
+                    | CpuOp::Downgrade { .. }
+            )
+        {
+            if matches!(op, CpuOp::Atomic { .. }) {
+                self.cores[c].blocking = Some(i);
+            }
+            self.cores[c].wb_waiters.push(i);
+            return;
+        }
         let st = self.st(line);
         let acc = self.tables.access[PEER][st];
         let stable = self.tables.stable[PEER][st];
+        let mut old = None;
         let hit = match op {
-            CpuOp::Wait { .. } => unreachable!("handled above"),
+            CpuOp::Wait { .. } | CpuOp::Fence => unreachable!("handled above"),
+            CpuOp::Store { word, value, .. } if wb_on => {
+                return self.buffer_store(ctx, c, i, line, word, value, extra)
+            }
+            CpuOp::Load { .. }
+                if acc != Access::None
+                    && self.cores[c].l1.as_mut().is_some_and(|l1| l1.hit(line)) =>
+            {
+                // Inclusive write-through L1: its copy is the LLC's.
+                let copy = self.line(line).1.unwrap_or([0; LINE_BYTES]);
+                self.checker.borrow_mut().check_read(now, line, PEER, &copy);
+                ctx.count(ST_L1_HIT, 1);
+                let data = self.view(c, i, line);
+                return self.complete_at(ctx, now + extra + self.l1_hit, done(data, None));
+            }
+            CpuOp::Prefetch { .. } => {
+                if acc != Access::None {
+                    self.fill_l1(c, line);
+                } else if stable {
+                    // A hint: dropped when the TAD is full; once the line
+                    // arrives it is filled into the core's L1.
+                    if self.local(ctx, line, LocalEv::Load, None, self.miss) == Row::Ran(true) {
+                        ctx.count(ST_MISS, 1);
+                        if self.cores[c].l1.is_some() {
+                            self.wait_for(line, Waiter::L1Fill(c));
+                        }
+                    }
+                }
+                return self.complete_at(ctx, now + self.issue, done([0; LINE_BYTES], None));
+            }
             CpuOp::PrefetchExclusive { .. } => {
                 acc == Access::Write || {
-                    if self
-                        .local(ctx, line, LocalEv::Getx, None, self.miss)
-                        .is_some()
-                    {
-                        ctx.count(ST_MISS, 1);
+                    if stable {
+                        self.request(ctx, line, LocalEv::Getx, Waiter::Op(c, i));
+                    } else {
+                        self.wait_for(line, Waiter::Op(c, i));
                     }
-                    false
+                    return;
                 }
             }
             CpuOp::Evict { .. } => {
@@ -402,7 +946,15 @@ impl CoherentCpu {
                     && (acc == Access::None
                         || EVICTIONS
                             .iter()
-                            .any(|&ev| self.local(ctx, line, ev, None, 0).is_some()))
+                            .any(|&ev| self.local(ctx, line, ev, None, 0) != Row::Missing))
+            }
+            CpuOp::Clean { .. } => {
+                stable && {
+                    if self.has_row(line, LocalEv::EvictDirty) {
+                        let _ = self.local(ctx, line, LocalEv::Downgrade, None, 0);
+                    }
+                    true
+                }
             }
             CpuOp::Downgrade { .. } => {
                 stable && {
@@ -411,27 +963,45 @@ impl CoherentCpu {
                     true
                 }
             }
-            CpuOp::Load { .. } => match self.local(ctx, line, LocalEv::Load, None, self.miss) {
-                Some(false) => true,
-                Some(true) => {
-                    ctx.count(ST_MISS, 1);
-                    false
+            CpuOp::Load { .. } => {
+                if stable && acc == Access::None {
+                    self.request(ctx, line, LocalEv::Load, Waiter::Op(c, i));
+                    return;
                 }
-                None => false,
-            },
+                match self.local(ctx, line, LocalEv::Load, None, self.miss) {
+                    Row::Ran(false) => true,
+                    Row::Ran(true) => {
+                        ctx.count(ST_MISS, 1);
+                        false
+                    }
+                    _ => false,
+                }
+            }
             CpuOp::Store { word, value, .. } => {
                 if acc == Access::Write
-                    && self
-                        .local(ctx, line, LocalEv::Store, Some((word, value)), 0)
-                        .is_some()
+                    && self.local(ctx, line, LocalEv::Store, Some((word, value)), 0) != Row::Missing
                 {
                     true
                 } else {
-                    if self
-                        .local(ctx, line, LocalEv::Getx, None, self.miss)
-                        .is_some()
-                    {
-                        ctx.count(ST_MISS, 1);
+                    if stable {
+                        return self.request(ctx, line, LocalEv::Getx, Waiter::Op(c, i));
+                    }
+                    false
+                }
+            }
+            CpuOp::Atomic { word, op: rmw, .. } => {
+                self.cores[c].blocking = Some(i);
+                if acc == Access::Write && self.has_row(line, LocalEv::Store) {
+                    let v = self.line(line).1.unwrap_or([0; LINE_BYTES]);
+                    let was = word_of(&v, word);
+                    if let Some(new) = rmw.apply(was) {
+                        let _ = self.local(ctx, line, LocalEv::Store, Some((word, new)), 0);
+                    }
+                    old = Some(was);
+                    true
+                } else {
+                    if stable {
+                        return self.request(ctx, line, LocalEv::Getx, Waiter::Op(c, i));
                     }
                     false
                 }
@@ -440,12 +1010,176 @@ impl CoherentCpu {
         if hit {
             ctx.count(ST_HIT, 1);
             self.touch(line);
-            let data = self.line(line).1.unwrap_or([0; 128]);
-            self.done.push(ctx, now + extra + self.hit, (i, data));
+            if matches!(op, CpuOp::Load { .. }) && acc != Access::None {
+                self.fill_l1(c, line);
+            }
+            let data = self.view(c, i, line);
+            self.complete_at(ctx, now + extra + self.hit, done(data, old));
         } else {
-            let w = self.waiting.entry(line).or_default();
-            if !w.contains(&i) {
-                w.push(i);
+            self.wait_for(line, Waiter::Op(c, i));
+        }
+    }
+
+    /// Commits store `i` of core `c` into its write buffer (merging with an
+    /// entry for the line), or stalls the core when the buffer is full.
+    #[allow(clippy::too_many_arguments)]
+    fn buffer_store(
+        &mut self,
+        ctx: &mut Ctx<'_, CohMsg>,
+        c: usize,
+        i: usize,
+        line: u64,
+        word: u8,
+        value: u64,
+        extra: Tick,
+    ) {
+        let now = ctx.now();
+        let cap = self.wb_entries;
+        let core = &mut self.cores[c];
+        if let Some(e) = core.wb.iter_mut().find(|e| e.line == line) {
+            e.stores.push((i, word, value));
+        } else if core.wb.len() < cap {
+            core.wb.push_back(WbEntry {
+                line,
+                stores: vec![(i, word, value)],
+            });
+        } else {
+            if core.stalled_store.is_none() {
+                ctx.count(ST_WB_STALL, 1);
+            }
+            core.stalled_store = Some(i);
+            return;
+        }
+        let data = self.view(c, i, line);
+        self.complete_at(
+            ctx,
+            now + extra + self.l1_hit,
+            Done {
+                core: c,
+                op: i,
+                data,
+                old: None,
+            },
+        );
+        self.drain(ctx, c);
+    }
+
+    /// Drains core `c`'s write buffer, oldest entry first, for as long as
+    /// the LLC holds the head's line writable; otherwise asks for it (getx)
+    /// and waits.
+    fn drain(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+        if self.cores[c].drain != DrainState::Idle {
+            return;
+        }
+        self.cores[c].drain = DrainState::Running;
+        while let Some(line) = self.cores[c].wb.front().map(|e| e.line) {
+            let st = self.st(line);
+            if self.tables.access[PEER][st] == Access::Write && self.has_row(line, LocalEv::Store) {
+                let newest = self.cores[c].wb[0].stores.last().map_or(0, |s| s.0);
+                if self.older_load_pending(c, line, newest) {
+                    self.cores[c].drain = DrainState::Deferred;
+                    return;
+                }
+                let e = self.cores[c].wb.pop_front().expect("front");
+                for (_, w, v) in e.stores {
+                    let _ = self.local(ctx, line, LocalEv::Store, Some((w, v)), 0);
+                }
+                self.touch(line);
+                self.after_drain(ctx, c);
+                continue;
+            }
+            self.cores[c].drain = DrainState::Waiting;
+            if self.tables.stable[PEER][st] {
+                self.request(ctx, line, LocalEv::Getx, Waiter::Drain(c));
+            } else {
+                self.wait_for(line, Waiter::Drain(c));
+            }
+            self.own_ahead(ctx, c);
+            return;
+        }
+        self.cores[c].drain = DrainState::Idle;
+    }
+
+    /// While the head of core `c`'s buffer waits for write access, asks for
+    /// write access (the `getx` row) to every other buffered line that is
+    /// stable and not yet writable, so their round trips overlap (ARMv8 is
+    /// weakly ordered; entries still retire oldest first). Like a prefetch
+    /// hint, a request whose TAD has no free slot is dropped: the entry asks
+    /// again when it reaches the head.
+    fn own_ahead(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+        for k in 1..self.cores[c].wb.len() {
+            let line = self.cores[c].wb[k].line;
+            let st = self.st(line);
+            if self.tables.stable[PEER][st]
+                && self.tables.access[PEER][st] != Access::Write
+                && self.local(ctx, line, LocalEv::Getx, None, self.miss) == Row::Ran(true)
+            {
+                ctx.count(ST_MISS, 1);
+            }
+        }
+    }
+
+    /// After an entry of core `c`'s buffer drained: the stalled store takes
+    /// the free entry, ops waiting for buffered stores retry, a fence may
+    /// complete.
+    fn after_drain(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+        if let Some(i) = self.cores[c].stalled_store.take() {
+            self.attempt(ctx, c, i, 0);
+        }
+        for i in std::mem::take(&mut self.cores[c].wb_waiters) {
+            self.attempt(ctx, c, i, 0);
+        }
+        self.check_fence(ctx, c);
+    }
+
+    /// Completes core `c`'s fence once it is its only outstanding op and the
+    /// write buffer is empty.
+    fn check_fence(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+        let core = &self.cores[c];
+        let Some(f) = core.blocking else {
+            return;
+        };
+        if core.program[f] == CpuOp::Fence
+            && core.wb.is_empty()
+            && core.outstanding.len() == 1
+            && self.cores[c].stalled_store.is_none()
+        {
+            let now = ctx.now();
+            self.complete_at(
+                ctx,
+                now,
+                Done {
+                    core: c,
+                    op: f,
+                    data: [0; LINE_BYTES],
+                    old: None,
+                },
+            );
+        }
+    }
+
+    /// Puts `line` into core `c`'s L1 (if it has one).
+    fn fill_l1(&mut self, c: usize, line: u64) {
+        if let Some(l1) = self.cores[c].l1.as_mut() {
+            l1.fill(line);
+        }
+    }
+
+    /// Retries `w`, waiting on `line` (`None`: from a TAD queue).
+    fn resume(&mut self, ctx: &mut Ctx<'_, CohMsg>, w: Waiter, line: Option<u64>, extra: Tick) {
+        match w {
+            Waiter::Op(c, i) => self.attempt(ctx, c, i, extra),
+            Waiter::Drain(c) => {
+                self.cores[c].drain = DrainState::Idle;
+                self.drain(ctx, c);
+            }
+            // Nothing more to do when the line was taken away first.
+            Waiter::L1Fill(c) => {
+                if let Some(line) = line {
+                    if self.tables.access[PEER][self.st(line)] != Access::None {
+                        self.fill_l1(c, line);
+                    }
+                }
             }
         }
     }
@@ -487,8 +1221,7 @@ impl CoherentCpu {
                     if let Some(d) = input {
                         v = *d;
                     } else if let Some((w, val)) = store {
-                        let o = w as usize * 8;
-                        v[o..o + 8].copy_from_slice(&val.to_le_bytes());
+                        put_word(&mut v, w, val);
                         self.store_log.push((now, line, w, val));
                     }
                     self.checker.borrow_mut().store(line, &v);
@@ -529,17 +1262,36 @@ impl CoherentCpu {
                 ctx.stop();
             }
         }
+        if !self.tad_busy.is_empty() {
+            // A transaction is a line's stay in transient states.
+            let t = self.tad_of(line);
+            match (tables.stable[PEER][st], tables.stable[PEER][next]) {
+                (true, false) => {
+                    self.tad_busy[t] += 1;
+                    self.tad_peak[t] = self.tad_peak[t].max(self.tad_busy[t]);
+                }
+                (false, true) => {
+                    self.tad_busy[t] -= 1;
+                    self.tad_freed.push(t);
+                }
+                _ => {}
+            }
+        }
+        let set = self.set_of(line);
         match (had, has) {
             (false, true) => {
-                self.lru
-                    .entry(line % self.sets)
-                    .or_default()
-                    .push_back(line);
-                self.enforce_capacity(ctx, line % self.sets);
+                self.lru.entry(set).or_default().push_back(line);
+                self.enforce_capacity(ctx, set);
             }
             (true, false) => {
-                if let Some(q) = self.lru.get_mut(&(line % self.sets)) {
+                if let Some(q) = self.lru.get_mut(&set) {
                     q.retain(|&l| l != line);
+                }
+                // Inclusion: the L1s lose what the LLC loses.
+                for core in &mut self.cores {
+                    if let Some(l1) = core.l1.as_mut() {
+                        l1.invalidate(line);
+                    }
                 }
             }
             _ => {}
@@ -548,7 +1300,8 @@ impl CoherentCpu {
 
     /// Marks `line` most recently used.
     fn touch(&mut self, line: u64) {
-        if let Some(q) = self.lru.get_mut(&(line % self.sets)) {
+        let set = self.set_of(line);
+        if let Some(q) = self.lru.get_mut(&set) {
             if let Some(pos) = q.iter().position(|&l| l == line) {
                 q.remove(pos);
                 q.push_back(line);
@@ -580,7 +1333,7 @@ impl CoherentCpu {
             };
             let evicted = EVICTIONS
                 .iter()
-                .any(|&ev| self.local(ctx, victim, ev, None, 0).is_some());
+                .any(|&ev| self.local(ctx, victim, ev, None, 0) != Row::Missing);
             if !evicted {
                 return;
             }
@@ -612,11 +1365,12 @@ impl CoherentCpu {
                 // the line away again (forward progress, as an LLC holds a
                 // refilled line for the miss that asked for it); the refill
                 // time is added to their completion.
-                if let Some(ops) = self.waiting.remove(&line) {
-                    for i in ops {
-                        self.attempt(ctx, i, self.fill);
+                if let Some(ws) = self.waiting.remove(&line) {
+                    for w in ws {
+                        self.resume(ctx, w, Some(line), self.fill);
                     }
                 }
+                self.serve_tads(ctx);
             }
             other => {
                 let what = if other.is_none() {
@@ -634,17 +1388,38 @@ impl CoherentCpu {
         }
     }
 
+    /// Hands freed TAD slots to the misses queued for them, oldest first.
+    fn serve_tads(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+        while let Some(t) = self.tad_freed.pop() {
+            while self.tad_busy[t] < self.tad_limit {
+                let Some(w) = self.tad_queue[t].pop_front() else {
+                    break;
+                };
+                self.resume(ctx, w, None, 0);
+            }
+        }
+    }
+
     fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
-        let Some((&i, &t0)) = self.outstanding.iter().min_by_key(|(_, &t)| t) else {
+        let oldest = self
+            .cores
+            .iter()
+            .enumerate()
+            .flat_map(|(c, k)| k.outstanding.iter().map(move |(&i, &t)| (t, c, i)))
+            .min();
+        let Some((t0, c, i)) = oldest else {
             return;
         };
         if now - t0 >= self.watchdog {
             let mut report = vec![format!(
                 "watchdog: op {i} ({:?}) outstanding for {:.1} us",
-                self.program[i],
+                self.cores[c].program[i],
                 (now - t0) as f64 / 1e6
             )];
+            if self.cores.len() > 1 {
+                report[0] = format!("{} on core {c}", report[0]);
+            }
             report.extend(
                 self.checker
                     .borrow()
@@ -664,8 +1439,10 @@ impl Component<CohMsg> for CoherentCpu {
     }
 
     fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
-        if !self.program.is_empty() {
-            ctx.wake_at(0, TOK_ISSUE);
+        for (c, core) in self.cores.iter().enumerate() {
+            if !core.program.is_empty() {
+                ctx.wake_at(0, TOK_ISSUE | (c as u64) << 8);
+            }
         }
     }
 
@@ -681,7 +1458,7 @@ impl Component<CohMsg> for CoherentCpu {
 
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
-        match token {
+        match token & 0xFF {
             TOK_OUTBOX => {
                 while let Some(m) = self.outbox.pop_due(now) {
                     let meta = &self.tables.msgs[m.msg as usize];
@@ -690,28 +1467,39 @@ impl Component<CohMsg> for CoherentCpu {
                     ctx.send(port, m, bytes, vc);
                 }
             }
-            TOK_ISSUE => self.try_issue(ctx),
+            TOK_ISSUE => self.try_issue(ctx, (token >> 8) as usize),
             TOK_INBOX => {
                 while let Some(m) = self.inbox.pop_due(now) {
                     self.receive(ctx, m);
                 }
             }
             TOK_DONE => {
-                while let Some((i, data)) = self.done.pop_due(now) {
-                    if let Some(t0) = self.outstanding.remove(&i) {
+                while let Some(d) = self.done.pop_due(now) {
+                    let c = d.core;
+                    if let Some(t0) = self.cores[c].outstanding.remove(&d.op) {
                         ctx.record(ST_LAT, now - t0);
-                        let c = Completed {
-                            op: i,
+                        let core = &mut self.cores[c];
+                        core.captured.retain(|&j| j != d.op);
+                        core.done += 1;
+                        if core.blocking == Some(d.op) {
+                            core.blocking = None;
+                        }
+                        let done = Completed {
+                            core: c,
+                            op: d.op,
                             issued: t0,
                             latency_ps: now - t0,
-                            data,
+                            data: d.data,
+                            old: d.old,
                         };
-                        if let Some(d) = self.driver.as_mut() {
-                            self.program.extend(d(&c));
+                        if let Some(drv) = self.driver.as_mut() {
+                            let more = drv(&done);
+                            self.cores[c].program.extend(more);
                         }
-                        self.completed.push(c);
+                        self.completed.push(done);
                     }
-                    self.try_issue(ctx);
+                    self.check_fence(ctx, c);
+                    self.try_issue(ctx, c);
                 }
             }
             TOK_WATCHDOG => self.watchdog_fire(ctx),

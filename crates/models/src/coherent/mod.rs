@@ -3,7 +3,8 @@
 //! peer table
 //!
 //! ```text
-//!   CoherentCpu (core + LLC = ECI remote agent, table ir.peer)
+//!   CoherentCpu (cores with L1s and write buffers + shared LLC = ECI
+//!                remote agent, table ir.peer; TADs, XOR scrambler)
 //!     ├─eci0── kernel link, 5 VCs (even lines) ──┐
 //!     └─eci1── kernel link, 5 VCs (odd lines)  ──┤
 //!                          DirectoryController: even / odd slice,

@@ -1,4 +1,5 @@
-//! Wiring a coherent system: a [`CoherentCpu`] and a home
+//! Wiring a coherent system: a [`CoherentCpu`] (one or more cores sharing
+//! an LLC) and a home
 //! ([`DirectoryController`] with BRAM or DDR) over two ECI links, sharing
 //! one [`Checker`].
 //!
@@ -83,6 +84,25 @@ impl CoherentSystem {
         seed: u64,
         trace: TraceMode,
     ) -> Result<CoherentSystem, String> {
+        Self::build_cores(p, memory, vec![program], app, seed, trace)
+    }
+
+    /// Like [`CoherentSystem::build_with`] with one program per core
+    /// (`programs[k]` runs on core `k`; at most `cores` programs, missing
+    /// ones are empty).
+    pub fn build_cores(
+        p: &CoherentParams,
+        memory: HomeMemory,
+        mut programs: Vec<Vec<CpuOp>>,
+        app: Vec<AppOp>,
+        seed: u64,
+        trace: TraceMode,
+    ) -> Result<CoherentSystem, String> {
+        let program = if programs.is_empty() {
+            Vec::new()
+        } else {
+            programs.remove(0)
+        };
         let tables = match &p.tables {
             Some(t) => t.clone(),
             None => Tables::eci_dc()?,
@@ -97,8 +117,18 @@ impl CoherentSystem {
                 .map(|(v, _)| *v != ParamValue::Bool(false))
                 .unwrap_or(true);
         let checker = Rc::new(RefCell::new(Checker::new(tables.clone(), checks)));
-        let cpu =
+        let mut cpu =
             CoherentCpu::from_params(&p.cpu, tables.clone(), checker.clone(), &link, program)?;
+        if programs.len() >= cpu.cores() {
+            return Err(format!(
+                "{} programs for {} cores (coherent_cpu.cores)",
+                programs.len() + 1,
+                cpu.cores()
+            ));
+        }
+        for (k, prog) in programs.into_iter().enumerate() {
+            cpu.set_program(k + 1, prog)?;
+        }
         let mut dc =
             DirectoryController::from_params(&p.dc, tables, checker.clone(), timing, &link)?;
         dc.push_app_ops(app);
