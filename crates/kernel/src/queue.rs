@@ -4,9 +4,9 @@
 //! and priority pop in the order they were scheduled. That makes every run
 //! with the same inputs pop the same events in the same order, which is the
 //! determinism contract of the kernel.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//!
+//! The heap orders small keys and the events wait in a slab beside it: a
+//! pop moves 24-byte keys down the tree, never the (possibly large) events.
 
 use crate::time::Tick;
 
@@ -29,36 +29,37 @@ pub enum Priority {
     Observe = 3,
 }
 
-/// Bits of the key holding the insertion sequence; 2^56 events is beyond any
-/// run length we care about.
+/// Bits of the order word holding the insertion sequence; 2^56 events is
+/// beyond any run length we care about.
 const SEQ_BITS: u32 = 56;
 
-struct Entry<E> {
-    key: u128,
-    event: E,
+/// What the heap orders: the tick, then `priority << 56 | seq`, and where
+/// the event itself waits. Entries are small and `Copy`, so sifting moves 24
+/// bytes per level whatever the size of the event type (a message with a
+/// payload would otherwise be copied at every level of every push and pop).
+#[derive(Clone, Copy)]
+struct Key {
+    tick: Tick,
+    order: u64,
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed so that std's max-heap pops the smallest key first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+impl Key {
+    #[inline]
+    fn before(&self, other: &Key) -> bool {
+        (self.tick, self.order) < (other.tick, other.order)
     }
 }
 
 /// A priority queue of events of type `E`.
+///
+/// A binary min-heap of [`Key`]s; the events sit in a slab (`slots`) whose
+/// free entries are recycled, so a run allocates only while its number of
+/// pending events grows.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Vec<Key>,
+    slots: Vec<Option<E>>,
+    free: Vec<u32>,
     next_seq: u64,
 }
 
@@ -72,7 +73,9 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: Vec::with_capacity(1024),
+            slots: Vec::with_capacity(1024),
+            free: Vec::with_capacity(1024),
             next_seq: 0,
         }
     }
@@ -82,17 +85,71 @@ impl<E> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         debug_assert!(seq < 1 << SEQ_BITS);
-        let key = ((tick as u128) << 64) | ((priority as u128) << SEQ_BITS) | seq as u128;
-        self.heap.push(Entry { key, event });
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(event);
+                s
+            }
+            None => {
+                self.slots.push(Some(event));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let key = Key {
+            tick,
+            order: ((priority as u64) << SEQ_BITS) | seq,
+            slot,
+        };
+        // Sift up: move parents down into the hole until `key` fits.
+        let mut hole = self.heap.len();
+        self.heap.push(key);
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if !key.before(&self.heap[parent]) {
+                break;
+            }
+            self.heap[hole] = self.heap[parent];
+            hole = parent;
+        }
+        self.heap[hole] = key;
     }
     /// Removes and returns the earliest event with its tick.
     #[inline]
     pub fn pop(&mut self) -> Option<(Tick, E)> {
-        self.heap.pop().map(|e| ((e.key >> 64) as Tick, e.event))
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("not empty");
+        let n = self.heap.len();
+        if n > 0 {
+            // Sift down: move the smaller child up into the hole until the
+            // former last entry fits.
+            let mut hole = 0;
+            loop {
+                let left = 2 * hole + 1;
+                if left >= n {
+                    break;
+                }
+                let right = left + 1;
+                let child = if right < n && self.heap[right].before(&self.heap[left]) {
+                    right
+                } else {
+                    left
+                };
+                if !self.heap[child].before(&last) {
+                    break;
+                }
+                self.heap[hole] = self.heap[child];
+                hole = child;
+            }
+            self.heap[hole] = last;
+        }
+        let event = self.slots[top.slot as usize].take().expect("queued slot");
+        self.free.push(top.slot);
+        Some((top.tick, event))
     }
     /// The tick of the earliest event.
+    #[inline]
     pub fn peek_tick(&self) -> Option<Tick> {
-        self.heap.peek().map(|e| (e.key >> 64) as Tick)
+        self.heap.first().map(|k| k.tick)
     }
     /// Number of pending events.
     pub fn len(&self) -> usize {
@@ -127,5 +184,38 @@ mod tests {
                 (10, "wake@10"),
             ]
         );
+    }
+
+    #[test]
+    fn matches_a_sorted_order_under_interleaved_pushes_and_pops() {
+        // A deterministic mix of pushes and pops against a reference that
+        // sorts by (tick, priority, insertion).
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Tick, u8, u64)> = Vec::new();
+        let mut x: u64 = 1;
+        let mut seq = 0;
+        for step in 0..5000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if x >> 62 != 0 || reference.is_empty() {
+                let tick = (x >> 20) % 50 + step / 10;
+                let prio =
+                    [Priority::Credit, Priority::Deliver, Priority::Wake][(x >> 8) as usize % 3];
+                q.push(tick, prio, seq);
+                reference.push((tick, prio as u8, seq));
+                seq += 1;
+            } else {
+                reference.sort_unstable();
+                let (t, _, s) = reference.remove(0);
+                assert_eq!(q.pop(), Some((t, s)));
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        reference.sort_unstable();
+        for (t, _, s) in reference {
+            assert_eq!(q.pop(), Some((t, s)));
+        }
+        assert!(q.is_empty());
     }
 }
