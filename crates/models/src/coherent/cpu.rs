@@ -21,7 +21,7 @@
 //!   stops the run with a report of every stuck line.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -179,7 +179,11 @@ struct LlcLine {
 
 /// The `coherent_cpu` component.
 pub struct CoherentCpu {
-    tables: Arc<Tables>,
+    /// The shared tables behind an `Rc`, so that a handler holding them
+    /// while it mutates `self` clones a plain counter, not an atomic one.
+    // The second pointer is the point: cloning an `Rc` is a plain add.
+    #[allow(clippy::redundant_allocation)]
+    tables: Rc<Arc<Tables>>,
     checker: Rc<RefCell<Checker>>,
     /// Peer-table event index of each [`LocalEv`] (`None`: no such event).
     local_ids: [Option<usize>; 7],
@@ -198,8 +202,12 @@ pub struct CoherentCpu {
     inbox: Timed<CohMsg>,
     program: Vec<CpuOp>,
     next: usize,
-    outstanding: BTreeMap<usize, Tick>,
-    waiting: BTreeMap<u64, Vec<usize>>,
+    /// Issue tick of each outstanding op by program index; hashed (touched
+    /// on every issue and completion), and never iterated in hash order
+    /// where the order could show (see `watchdog_fire`, `outstanding_lines`).
+    outstanding: HashMap<usize, Tick>,
+    /// Ops waiting for each line; hashed, never iterated.
+    waiting: HashMap<u64, Vec<usize>>,
     llc: HashMap<u64, LlcLine>,
     /// Valid lines per set, least recently used first.
     lru: HashMap<u64, VecDeque<u64>>,
@@ -271,8 +279,8 @@ impl CoherentCpu {
             inbox: Timed::new(TOK_INBOX),
             program,
             next: 0,
-            outstanding: BTreeMap::new(),
-            waiting: BTreeMap::new(),
+            outstanding: HashMap::default(),
+            waiting: HashMap::default(),
             llc: HashMap::default(),
             lru: HashMap::default(),
             outbox: Timed::new(TOK_OUTBOX),
@@ -282,7 +290,7 @@ impl CoherentCpu {
             store_log: Vec::new(),
             driver: None,
             local_ids: LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n)),
-            tables,
+            tables: Rc::new(tables),
             checker,
         })
     }
@@ -652,7 +660,8 @@ impl CoherentCpu {
 
     fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
-        let Some((&i, &t0)) = self.outstanding.iter().min_by_key(|(_, &t)| t) else {
+        // The oldest op; among ops issued at the same tick, the first issued.
+        let Some((&i, &t0)) = self.outstanding.iter().min_by_key(|(&i, &t)| (t, i)) else {
             return;
         };
         if now - t0 >= self.watchdog {

@@ -210,7 +210,11 @@ struct Dcu {
 
 /// The `directory_controller` component.
 pub struct DirectoryController {
-    tables: Arc<Tables>,
+    /// The shared tables behind an `Rc`, so that a handler holding them
+    /// while it mutates `self` clones a plain counter, not an atomic one.
+    // The second pointer is the point: cloning an `Rc` is a plain add.
+    #[allow(clippy::redundant_allocation)]
+    tables: Rc<Arc<Tables>>,
     checker: Rc<RefCell<Checker>>,
     period: Tick,
     ingress: Tick,
@@ -300,7 +304,7 @@ impl DirectoryController {
             observed: [0; 4],
             app_errors: Vec::new(),
             store_log: Vec::new(),
-            tables,
+            tables: Rc::new(tables),
             checker,
         })
     }
@@ -431,11 +435,20 @@ impl DirectoryController {
         let now = ctx.now();
         let mut next: Option<Tick> = None;
         let mut to_visit = self.nonempty[slice];
-        for k in 0..self.per_slice {
+        // Visit the slice's DCUs from the round-robin pointer, wrapping once.
+        let first = slice * self.per_slice;
+        let mut d = first + self.rr[slice];
+        for _ in 0..self.per_slice {
             if to_visit == 0 {
                 break;
             }
-            let d = slice * self.per_slice + (self.rr[slice] + k) % self.per_slice;
+            let this = d;
+            d = if d + 1 == first + self.per_slice {
+                first
+            } else {
+                d + 1
+            };
+            let d = this;
             let dcu = &self.dcus[d];
             if dcu.responses.is_empty() && dcu.requests.is_empty() {
                 continue;
