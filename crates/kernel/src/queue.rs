@@ -8,6 +8,9 @@
 //! The heap orders small keys and the events wait in a slab beside it: a
 //! pop moves 24-byte keys down the tree, never the (possibly large) events.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use crate::time::Tick;
 
 /// Why events at the same tick are ordered the way they are. Lower runs first.
@@ -45,19 +48,38 @@ struct Key {
 }
 
 impl Key {
+    /// `(tick, order)` as one number, for a single comparison.
     #[inline]
-    fn before(&self, other: &Key) -> bool {
-        (self.tick, self.order) < (other.tick, other.order)
+    fn rank(&self) -> u128 {
+        ((self.tick as u128) << 64) | self.order as u128
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank() == other.rank()
+    }
+}
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    // Reversed so that std's max-heap pops the smallest key first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.rank().cmp(&self.rank())
     }
 }
 
 /// A priority queue of events of type `E`.
 ///
-/// A binary min-heap of [`Key`]s; the events sit in a slab (`slots`) whose
+/// A binary heap of [`Key`]s; the events sit in a slab (`slots`) whose
 /// free entries are recycled, so a run allocates only while its number of
 /// pending events grows.
 pub struct EventQueue<E> {
-    heap: Vec<Key>,
+    heap: BinaryHeap<Key>,
     slots: Vec<Option<E>>,
     free: Vec<u32>,
     next_seq: u64,
@@ -73,7 +95,7 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heap: Vec::with_capacity(1024),
+            heap: BinaryHeap::with_capacity(1024),
             slots: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             next_seq: 0,
@@ -100,48 +122,12 @@ impl<E> EventQueue<E> {
             order: ((priority as u64) << SEQ_BITS) | seq,
             slot,
         };
-        // Sift up: move parents down into the hole until `key` fits.
-        let mut hole = self.heap.len();
         self.heap.push(key);
-        while hole > 0 {
-            let parent = (hole - 1) / 2;
-            if !key.before(&self.heap[parent]) {
-                break;
-            }
-            self.heap[hole] = self.heap[parent];
-            hole = parent;
-        }
-        self.heap[hole] = key;
     }
     /// Removes and returns the earliest event with its tick.
     #[inline]
     pub fn pop(&mut self) -> Option<(Tick, E)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("not empty");
-        let n = self.heap.len();
-        if n > 0 {
-            // Sift down: move the smaller child up into the hole until the
-            // former last entry fits.
-            let mut hole = 0;
-            loop {
-                let left = 2 * hole + 1;
-                if left >= n {
-                    break;
-                }
-                let right = left + 1;
-                let child = if right < n && self.heap[right].before(&self.heap[left]) {
-                    right
-                } else {
-                    left
-                };
-                if !self.heap[child].before(&last) {
-                    break;
-                }
-                self.heap[hole] = self.heap[child];
-                hole = child;
-            }
-            self.heap[hole] = last;
-        }
+        let top = self.heap.pop()?;
         let event = self.slots[top.slot as usize].take().expect("queued slot");
         self.free.push(top.slot);
         Some((top.tick, event))
@@ -149,7 +135,7 @@ impl<E> EventQueue<E> {
     /// The tick of the earliest event.
     #[inline]
     pub fn peek_tick(&self) -> Option<Tick> {
-        self.heap.first().map(|k| k.tick)
+        self.heap.peek().map(|k| k.tick)
     }
     /// Number of pending events.
     pub fn len(&self) -> usize {
