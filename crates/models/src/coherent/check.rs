@@ -32,6 +32,14 @@ struct LineView {
     mem: Option<Box<Line>>,
 }
 
+/// Makes `slot` hold a copy of `value`, reusing its box when it has one.
+fn set_line(slot: &mut Option<Box<Line>>, value: Option<&Line>) {
+    match (slot.as_deref_mut(), value) {
+        (Some(held), Some(v)) => *held = *v,
+        (_, v) => *slot = v.map(|v| Box::new(*v)),
+    }
+}
+
 /// The shared online checker.
 #[derive(Debug)]
 pub struct Checker {
@@ -152,11 +160,13 @@ impl Checker {
         let v = self.view(line);
         v.state[role] = state;
         if enabled {
+            // Overwrite the view's boxes in place: no allocation per
+            // transition once a line has been seen.
             if role == PEER {
-                v.copy = copy.map(|c| Box::new(*c));
+                set_line(&mut v.copy, copy);
             }
-            if let Some(m) = mem {
-                v.mem = Some(Box::new(*m));
+            if mem.is_some() {
+                set_line(&mut v.mem, mem);
             }
         }
         if enabled {
@@ -172,7 +182,7 @@ impl Checker {
         let Some(v) = self.views.get(&line) else {
             return Ok(());
         };
-        let acc: Vec<Access> = (0..3).map(|r| t.access[r][v.state[r]]).collect();
+        let acc: [Access; 3] = std::array::from_fn(|r| t.access[r][v.state[r]]);
         let writers = acc.iter().filter(|a| **a == Access::Write).count();
         let readers = acc.iter().filter(|a| **a == Access::Read).count();
         if writers > 1 || (writers == 1 && readers > 0) {

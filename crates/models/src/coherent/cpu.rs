@@ -433,7 +433,11 @@ struct Done {
 
 /// The `coherent_cpu` component.
 pub struct CoherentCpu {
-    tables: Arc<Tables>,
+    /// The shared tables behind an `Rc`, so that a handler holding them
+    /// while it mutates `self` clones a plain counter, not an atomic one.
+    // The second pointer is the point: cloning an `Rc` is a plain add.
+    #[allow(clippy::redundant_allocation)]
+    tables: Rc<Arc<Tables>>,
     checker: Rc<RefCell<Checker>>,
     /// Peer-table event index of each [`LocalEv`] (`None`: no such event).
     local_ids: [Option<usize>; 7],
@@ -625,7 +629,7 @@ impl CoherentCpu {
             store_log: Vec::new(),
             driver: None,
             local_ids: LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n)),
-            tables,
+            tables: Rc::new(tables),
             checker,
         })
     }
@@ -1200,7 +1204,9 @@ impl CoherentCpu {
         let now = ctx.now();
         let tables = self.tables.clone();
         let had = tables.access[PEER][st] != Access::None;
-        let mut copy: Option<Box<Line>> = self.llc.get(&line).and_then(|l| l.data.clone());
+        // The copy is taken out of the LLC entry (not cloned) and put back
+        // below, so a transition costs no allocation unless a line arrives.
+        let mut copy: Option<Box<Line>> = self.llc.get_mut(&line).and_then(|l| l.data.take());
         for a in actions {
             match a {
                 Action::Send(x) => {
@@ -1215,7 +1221,15 @@ impl CoherentCpu {
                     self.outbox
                         .push(ctx, now + delay, tables.make(mi, line, data));
                 }
-                Action::Fill => copy = input.map(|d| Box::new(*d)),
+                Action::Fill => {
+                    copy = input.map(|d| match copy.take() {
+                        Some(mut b) => {
+                            *b = *d;
+                            b
+                        }
+                        None => Box::new(*d),
+                    })
+                }
                 Action::Store => {
                     let mut v = copy.as_deref().copied().unwrap_or([0; 128]);
                     if let Some(d) = input {
@@ -1225,17 +1239,23 @@ impl CoherentCpu {
                         self.store_log.push((now, line, w, val));
                     }
                     self.checker.borrow_mut().store(line, &v);
-                    copy = Some(Box::new(v));
+                    match copy.as_deref_mut() {
+                        Some(c) => *c = v,
+                        None => copy = Some(Box::new(v)),
+                    }
                 }
                 Action::Check => {
                     let v = copy.as_deref().copied().unwrap_or([0; 128]);
                     self.checker.borrow_mut().check_read(now, line, PEER, &v);
                 }
                 Action::WriteMem => {
+                    if let Some(l) = self.llc.get_mut(&line) {
+                        l.data = copy;
+                    }
                     return self.fail(
                         ctx,
                         "cpu: the table writes memory the LLC does not have".into(),
-                    )
+                    );
                 }
             }
         }

@@ -26,13 +26,14 @@
 //!   optional observer and counted.
 
 use std::cell::RefCell;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
+use ccsim_kernel::queue::EventQueue;
 use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
 
 use super::check::Checker;
@@ -79,65 +80,34 @@ const TOK_SLICE: u64 = 8;
 
 /// Items due at later ticks, popped in (tick, insertion) order.
 ///
-/// A binary heap keyed by (tick, insertion number): the same order as a
-/// sorted map, without a tree node allocation per item.
-#[derive(Debug)]
+/// The kernel's own [`EventQueue`] with one priority for every item, so it
+/// orders by (tick, insertion) and keeps the items out of the heap's moves.
+/// Each push schedules a wake-up with the queue's token; the first wake-up
+/// at a tick takes every item due by then.
 pub(crate) struct Timed<T> {
-    q: BinaryHeap<TimedEntry<T>>,
-    seq: u64,
+    q: EventQueue<T>,
     token: u64,
-}
-
-/// One item of [`Timed`], ordered so that the max-heap pops the earliest
-/// (tick, insertion number) first.
-#[derive(Debug)]
-struct TimedEntry<T> {
-    at: Tick,
-    seq: u64,
-    item: T,
-}
-
-impl<T> PartialEq for TimedEntry<T> {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl<T> Eq for TimedEntry<T> {}
-impl<T> PartialOrd for TimedEntry<T> {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<T> Ord for TimedEntry<T> {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        // Reversed: the smallest key is the heap's maximum.
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
 }
 
 impl<T> Timed<T> {
     pub(crate) fn new(token: u64) -> Self {
         Timed {
-            q: BinaryHeap::new(),
-            seq: 0,
+            q: EventQueue::new(),
             token,
         }
     }
+    #[inline]
     pub(crate) fn push<M: Message>(&mut self, ctx: &mut Ctx<'_, M>, at: Tick, item: T) {
         let at = at.max(ctx.now());
-        self.q.push(TimedEntry {
-            at,
-            seq: self.seq,
-            item,
-        });
-        self.seq += 1;
+        self.q.push(at, Priority::Wake, item);
         ctx.wake_at(at, self.token);
     }
+    #[inline]
     pub(crate) fn pop_due(&mut self, now: Tick) -> Option<T> {
-        if self.q.peek()?.at > now {
+        if self.q.peek_tick()? > now {
             return None;
         }
-        self.q.pop().map(|e| e.item)
+        self.q.pop().map(|(_, item)| item)
     }
     pub(crate) fn len(&self) -> usize {
         self.q.len()
@@ -233,12 +203,18 @@ struct Dcu {
     responses: VecDeque<CohMsg>,
     requests: VecDeque<CohMsg>,
     busy_until: Tick,
-    buffer: Option<Box<Line>>,
+    /// The payload held for the current transaction (inline: a DCU's
+    /// buffer is a fixed block RAM, and filling it should not allocate).
+    buffer: Option<Line>,
 }
 
 /// The `directory_controller` component.
 pub struct DirectoryController {
-    tables: Arc<Tables>,
+    /// The shared tables behind an `Rc`, so that a handler holding them
+    /// while it mutates `self` clones a plain counter, not an atomic one.
+    // The second pointer is the point: cloning an `Rc` is a plain add.
+    #[allow(clippy::redundant_allocation)]
+    tables: Rc<Arc<Tables>>,
     checker: Rc<RefCell<Checker>>,
     period: Tick,
     ingress: Tick,
@@ -328,7 +304,7 @@ impl DirectoryController {
             observed: [0; 4],
             app_errors: Vec::new(),
             store_log: Vec::new(),
-            tables,
+            tables: Rc::new(tables),
             checker,
         })
     }
@@ -459,11 +435,20 @@ impl DirectoryController {
         let now = ctx.now();
         let mut next: Option<Tick> = None;
         let mut to_visit = self.nonempty[slice];
-        for k in 0..self.per_slice {
+        // Visit the slice's DCUs from the round-robin pointer, wrapping once.
+        let first = slice * self.per_slice;
+        let mut d = first + self.rr[slice];
+        for _ in 0..self.per_slice {
             if to_visit == 0 {
                 break;
             }
-            let d = slice * self.per_slice + (self.rr[slice] + k) % self.per_slice;
+            let this = d;
+            d = if d + 1 == first + self.per_slice {
+                first
+            } else {
+                d + 1
+            };
+            let d = this;
             let dcu = &self.dcus[d];
             if dcu.responses.is_empty() && dcu.requests.is_empty() {
                 continue;
@@ -534,7 +519,7 @@ impl DirectoryController {
                 Action::WriteMem => match m.data.as_deref() {
                     Some(v) => {
                         self.mem.write(line, v);
-                        self.dcus[d].buffer = Some(Box::new(*v));
+                        self.dcus[d].buffer = Some(*v);
                         self.observe(now, DcEvent::Write { line });
                     }
                     None => {
@@ -599,13 +584,13 @@ impl DirectoryController {
     /// A DC message to the device-local machine: AXI through the memory
     /// timing model, completions to the application.
     fn send_local(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, at: Tick, m: CohMsg) {
-        let name = &*m.name;
+        let name = m.name;
         let line = m.line;
         let arrive = if name.starts_with("AXI_RD") {
             ctx.count(ST_AXI_RD, 1);
             self.observe(at, DcEvent::Read { line });
             let v = self.mem.read(line);
-            self.dcus[d].buffer = Some(Box::new(v));
+            self.dcus[d].buffer = Some(v);
             self.timing.access(at + self.axi, line, false) + self.axi
         } else if name.starts_with("AXI_WR") {
             ctx.count(ST_AXI_WR, 1);
@@ -626,7 +611,7 @@ impl DirectoryController {
         self.checker.borrow_mut().handled(m.line, m.msg);
         if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), true) {
             if let Some(dev) = self.device.as_mut() {
-                let ops = dev(ctx.now(), &m.name, m.line, &self.mem);
+                let ops = dev(ctx.now(), m.name, m.line, &self.mem);
                 if !ops.is_empty() {
                     // The application reacts a cycle later, as it issues ops.
                     self.app_ops.extend(ops);

@@ -65,14 +65,19 @@ pub type Line = [u8; LINE_BYTES];
 
 /// What a line holds before anyone writes it: a deterministic pattern of its
 /// index, so a misrouted line shows.
+///
+/// Byte `i` is bits 8..16 of `(line * K).rotate_left(i % 64) + i`. Bytes `i`
+/// and `i + 64` share their rotation, so it is computed once for both (an
+/// unwritten line is read on every DC data response; this is on the hot
+/// path).
 pub fn initial_line(line: u64) -> Line {
+    let x = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut l = [0u8; LINE_BYTES];
-    for (i, b) in l.iter_mut().enumerate() {
-        *b = (line
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(i as u32 % 64)
-            .wrapping_add(i as u64)
-            >> 8) as u8;
+    let (low, high) = l.split_at_mut(LINE_BYTES / 2);
+    for (i, (a, b)) in low.iter_mut().zip(high.iter_mut()).enumerate() {
+        let r = x.rotate_left(i as u32);
+        *a = (r.wrapping_add(i as u64) >> 8) as u8;
+        *b = (r.wrapping_add(i as u64 + 64) >> 8) as u8;
     }
     l
 }
@@ -94,8 +99,9 @@ pub struct CohMsg {
     pub line: u64,
     /// The payload (16 words) of data-carrying messages.
     pub data: Option<Box<Line>>,
-    /// Message name, for traces and reports.
-    pub name: Arc<str>,
+    /// Message name, for traces and reports ([`intern`]ed: copying it is a
+    /// pointer copy, with no reference count to update per message).
+    pub name: &'static str,
 }
 
 impl Message for CohMsg {
@@ -104,11 +110,29 @@ impl Message for CohMsg {
     }
 }
 
+/// The process-wide copy of a message name. Each distinct name is stored
+/// once for the life of the process (protocols have a few dozen names), so
+/// messages can carry `&'static str` instead of a reference-counted string.
+pub fn intern(name: &str) -> &'static str {
+    static NAMES: std::sync::OnceLock<std::sync::Mutex<rustc_hash::FxHashSet<&'static str>>> =
+        std::sync::OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(n);
+    n
+}
+
 /// Facts about one message type, resolved once from the IR.
 #[derive(Clone, Debug)]
 pub struct MsgMeta {
-    /// Name.
-    pub name: Arc<str>,
+    /// Name ([`intern`]ed).
+    pub name: &'static str,
     /// Whether it carries a line.
     pub data: bool,
     /// Sending role.
@@ -171,7 +195,7 @@ impl Tables {
         let mut msgs = Vec::new();
         for m in &ir.messages {
             msgs.push(MsgMeta {
-                name: Arc::from(m.name.as_str()),
+                name: intern(&m.name),
                 data: m.data,
                 from: role_index(&m.from)?,
                 to: role_index(&m.to)?,
@@ -181,7 +205,7 @@ impl Tables {
         }
         let msg_event = [0, 1, 2].map(|r| {
             msgs.iter()
-                .map(|m| idx[r].event(&m.name))
+                .map(|m| idx[r].event(m.name))
                 .collect::<Vec<_>>()
         });
         for (r, m) in ms.iter().enumerate() {
@@ -189,7 +213,7 @@ impl Tables {
                 if let ccsim_protocol::ir::Outcome::Go { actions, .. } = &t.outcome {
                     for a in actions {
                         if let Action::Send(x) = a {
-                            let Some(mm) = msgs.iter().find(|mm| &*mm.name == x) else {
+                            let Some(mm) = msgs.iter().find(|mm| mm.name == x) else {
                                 return Err(format!(
                                     "{}: ({}, {}) sends unknown message {x}",
                                     m.name, t.state, t.event
@@ -271,7 +295,7 @@ impl Tables {
             msg,
             line,
             data,
-            name: self.msgs[msg as usize].name.clone(),
+            name: self.msgs[msg as usize].name,
         }
     }
 }
@@ -282,4 +306,24 @@ pub fn table_summary(t: &Tables) -> BTreeMap<String, (usize, usize)> {
         .iter()
         .map(|m| (m.name.clone(), (m.states.len(), m.n_transitions())))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initial_line_is_the_documented_pattern() {
+        for line in (0..2000u64).chain([u64::MAX, 1 << 40, 0xDEAD_BEEF]) {
+            let mut want = [0u8; LINE_BYTES];
+            for (i, b) in want.iter_mut().enumerate() {
+                *b = (line
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    .rotate_left(i as u32 % 64)
+                    .wrapping_add(i as u64)
+                    >> 8) as u8;
+            }
+            assert_eq!(initial_line(line), want, "line {line}");
+        }
+    }
 }
