@@ -80,6 +80,8 @@ pub fn registry() -> Vec<&'static ComponentSpec> {
         &dma::XDMA_ENGINE,
         &driver::DMA_DRIVER,
         &coherent::cpu::COHERENT_CPU,
+        &coherent::cpu_home::CPU_HOME,
+        &coherent::cc::CACHE_CONTROLLER,
         &coherent::dc::DIRECTORY_CONTROLLER,
         &coherent::link::ECI_LINK,
         &coherent::memory::COHERENT_BRAM,

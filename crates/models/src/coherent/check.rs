@@ -137,8 +137,8 @@ impl Checker {
         }
     }
 
-    /// `role`'s state of `line` changed; `copy` is the cache's copy (peer)
-    /// and `mem` the home's memory (generated) after the transition.
+    /// `role`'s state of `line` changed; `copy` is the cache's copy (the
+    /// cache role's) and `mem` the home's memory after the transition.
     pub fn transition(
         &mut self,
         now: Tick,
@@ -149,10 +149,11 @@ impl Checker {
         mem: Option<&Line>,
     ) {
         let enabled = self.enabled;
+        let cache_role = self.tables.cache_role;
         let v = self.view(line);
         v.state[role] = state;
         if enabled {
-            if role == PEER {
+            if role == cache_role {
                 v.copy = copy.map(|c| Box::new(*c));
             }
             if let Some(m) = mem {
