@@ -43,6 +43,7 @@
 
 pub mod bench;
 pub mod cc;
+pub mod cc_invocation;
 pub mod cc_system;
 pub mod check;
 pub mod cpu;
