@@ -84,6 +84,7 @@ pub fn registry() -> Vec<&'static ComponentSpec> {
         &coherent::cc::CACHE_CONTROLLER,
         &coherent::dc::DIRECTORY_CONTROLLER,
         &coherent::link::ECI_LINK,
+        &coherent::shared::ECI_MUX,
         &coherent::memory::COHERENT_BRAM,
         &coherent::memory::DDR_CONTROLLER,
     ];

@@ -422,3 +422,87 @@ mod fig5 {
         assert!(e.contains("poll_ns"), "{e}");
     }
 }
+
+mod shared_links {
+    use super::*;
+    use ccsim_models::coherent::shared::{SharedParams, SharedSystem, SharedWork};
+    use ccsim_models::coherent::system::HomeMemory;
+
+    fn device_load_alone() -> Tick {
+        let ops = vec![CcOp::new(CcOpKind::Load, A)];
+        let mut sys = CcSystem::build(&CcParams::default(), Vec::new(), ops, 1).unwrap();
+        sys.run().unwrap();
+        sys.cc().completed[0].latency_ps
+    }
+
+    #[test]
+    fn both_homes_share_the_eci_links_without_added_time() {
+        let work = SharedWork {
+            device: vec![CcOp::new(CcOpKind::Load, A)],
+            ..Default::default()
+        };
+        let mut sys =
+            SharedSystem::build(&SharedParams::default(), HomeMemory::Bram, work, 1).unwrap();
+        sys.run().unwrap();
+        // The muxes are wiring points: the same latency as on private links.
+        assert_eq!(sys.cc().completed[0].latency_ps, device_load_alone());
+    }
+
+    #[test]
+    fn fpga_and_cpu_homed_traffic_mix_on_one_link_with_right_data() {
+        // The LLC streams FPGA-homed lines from the DC while the device
+        // reads CPU-homed lines through the CC; a core also stores to a
+        // CPU-homed line the device later reads. Both protocols' checkers
+        // stay clean, every load sees its home's bytes, and the device's
+        // read is slowed by the DC's grants serialized on the same wires.
+        let fpga_lines: Vec<CpuOp> = (0..400).map(|line| CpuOp::Load { line }).collect();
+        let device: Vec<CcOp> = (0..8)
+            .map(|i| CcOp::new(CcOpKind::Load, A + 2 * i).at(1_000_000))
+            .chain([CcOp::new(CcOpKind::Load, A + 1).at(3_000_000)])
+            .collect();
+        let home = vec![CpuOp::Store {
+            line: A + 1,
+            word: 0,
+            value: 77,
+        }];
+        let mut p = SharedParams::default();
+        p.coherent.cpu = Params::new().with("mshrs", ParamValue::Int(64), "test");
+        let work = SharedWork {
+            cpu: fpga_lines,
+            device,
+            home,
+            ..Default::default()
+        };
+        let mut sys = SharedSystem::build(&p, HomeMemory::Bram, work, 1).unwrap();
+        sys.run().unwrap();
+        for c in &sys.cpu().completed {
+            assert_eq!(c.data, initial_line(c.op as u64));
+        }
+        let cc = &sys.cc().completed;
+        for d in &cc[..8] {
+            assert_eq!(d.data, Some(initial_line(d.op.line)));
+        }
+        let mut want = initial_line(A + 1);
+        want[..8].copy_from_slice(&77u64.to_le_bytes());
+        assert_eq!(cc[8].data, Some(want));
+        let alone = device_load_alone();
+        let slowest = cc[..8].iter().map(|d| d.latency_ps).max().unwrap();
+        assert!(slowest > alone, "{slowest} vs {alone}");
+        let stats = sys.sim.stats().flatten();
+        assert!(stats["system.fpga_mux.fpga_homed"] >= 800.0);
+        assert!(stats["system.fpga_mux.cpu_homed"] >= 18.0);
+        assert!(sys.dc_checker.borrow().checked > 0 && sys.cc_checker.borrow().checked > 0);
+    }
+
+    #[test]
+    fn a_line_of_the_wrong_home_is_refused() {
+        let work = SharedWork {
+            cpu: vec![CpuOp::Load { line: A }],
+            ..Default::default()
+        };
+        let err = SharedSystem::build(&SharedParams::default(), HomeMemory::Bram, work, 1)
+            .err()
+            .unwrap();
+        assert!(err.contains("CPU-homed"), "{err}");
+    }
+}

@@ -52,6 +52,7 @@ pub mod dc;
 pub mod invocation;
 pub mod link;
 pub mod memory;
+pub mod shared;
 pub mod system;
 
 use std::collections::BTreeMap;
