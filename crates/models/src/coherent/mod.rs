@@ -2,6 +2,13 @@
 //! executes the generated protocol table, and a CPU LLC that executes the
 //! peer table
 //!
+//! Two homes share the links: FPGA-homed lines (below
+//! [`cc::CPU_HOMED_BASE`]) run `eci-dc` between the CPU's LLC and the DC,
+//! as drawn here; CPU-homed lines run `eci-cc` between the CPU home
+//! ([`cpu_home`]) and the FPGA's cache controller ([`cc`]); [`shared`]
+//! puts both on one pair of ECI links, routing by each message's
+//! [`Catalogue`].
+//!
 //! ```text
 //!   CoherentCpu (core + LLC = ECI remote agent, table ir.peer)
 //!     ├─eci0── kernel link, 5 VCs (even lines) ──┐
