@@ -91,3 +91,35 @@ fn bad_input_is_an_error() {
         .to_string();
     assert!(e.contains("sweeps percentile"), "{e}");
 }
+
+/// Slow tier: the shipped `pio-protocol-variants` 5c/5d series at their
+/// full call count and every percentile of the sweep; prints the values.
+/// `cargo test --release -p ccsim-experiments --test cc_invocation -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn shipped_5c_5d_series_run_in_full() {
+    use ccsim_config::Experiment;
+    let e = Experiment::load(
+        "pio-protocol-variants",
+        &ccsim_experiments::workload_decls(),
+    )
+    .unwrap();
+    let mut n = 0;
+    for s in e.series.iter().filter(|s| s.workload == "cc_invoke") {
+        let platform = Platform::load(&s.platform).unwrap();
+        let v: Vec<f64> = e
+            .sweep
+            .iter()
+            .map(|&x| {
+                let r =
+                    run_point(&s.workload, &platform, &e.x.name, x, &s.params, 0, false).unwrap();
+                assert_eq!(r.stats["invoke.verified"], 500.0);
+                r.metrics[&s.metric]
+            })
+            .collect();
+        eprintln!("{}: {:?} at percentiles {:?}", s.name, v, e.sweep);
+        assert!(v.windows(2).all(|w| w[0] <= w[1]), "{}: {v:?}", s.name);
+        n += 1;
+    }
+    assert_eq!(n, 4);
+}

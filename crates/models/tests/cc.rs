@@ -406,8 +406,8 @@ mod fig5 {
                     l[l.len() / 2] > 3 * 230_000,
                     "{device_initiated} {return_path:?}: {l:?}"
                 );
-                let vicd = r.stats["system.cc.requests"];
-                assert!(vicd >= cfg.calls as f64, "{vicd}");
+                let requests = r.stats["system.cc.requests"];
+                assert!(requests >= cfg.calls as f64, "{requests}");
             }
         }
     }
