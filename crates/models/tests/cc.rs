@@ -506,3 +506,23 @@ mod shared_links {
         assert!(err.contains("CPU-homed"), "{err}");
     }
 }
+
+#[test]
+fn a_stuck_device_op_is_reported_by_the_watchdog() {
+    // Mutant: the home stalls a read-shared from an idle line forever.
+    let mut ir = Tables::eci_cc().unwrap().ir.clone();
+    for tr in &mut ir.peer.transitions {
+        if tr.state == "I" && tr.event == "RLDD" {
+            tr.outcome = Outcome::Stall;
+        }
+    }
+    let p = CcParams {
+        tables: Some(Arc::new(Tables::new(ir).unwrap())),
+        cc: Params::new().with("watchdog_us", ParamValue::Float(5.0), "test"),
+        ..Default::default()
+    };
+    let mut sys = CcSystem::build(&p, Vec::new(), vec![CcOp::new(CcOpKind::Load, A)], 1).unwrap();
+    let err = sys.run().unwrap_err();
+    assert!(err.contains("watchdog: device op ld"), "{err}");
+    assert!(err.contains("pending messages: [RLDD]"), "{err}");
+}

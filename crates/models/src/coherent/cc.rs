@@ -34,6 +34,8 @@
 //!   every forward the CPU home sends (the device's view of coherence
 //!   messages, PIO §4: "it is free to react internally to these events")
 //!   and returns more ops.
+//! * **Watchdog.** A device op outstanding for `watchdog_us` stops the run
+//!   with the stuck lines, their states and pending messages.
 //! * **Only CPU-homed lines.** Lines below [`CPU_HOMED_BASE`] are homed at
 //!   the DC; the CC refuses ops on them, and a message tagged with the
 //!   other [`super::Catalogue`] is reported, not misread.
@@ -52,7 +54,7 @@ use super::check::Checker;
 use super::dc::Timed;
 use super::link::EciLink;
 use super::{CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
-use crate::util::{complete, non_negative, non_negative_f};
+use crate::util::{complete, non_negative, non_negative_f, ns_to_ps};
 
 /// First CPU-homed line index. Line indices are byte address / 128, so
 /// this is byte address 2^40 (1 TiB): everything below is FPGA-homed (the
@@ -76,6 +78,7 @@ pub static CACHE_CONTROLLER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "ingress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(22), unit: "cycles", description: "From the link to the CC engine (ECI transport, header/payload split)." },
         ParamSpec { name: "event_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", description: "One event: table lookup and actions (the engine is busy meanwhile)." },
         ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(22), unit: "cycles", description: "From the engine's send to the link." },
+        ParamSpec { name: "watchdog_us", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "us", description: "A device op outstanding this long is reported as stuck." },
     ],
     ports: &[
         PortSpec { name: "eci0", description: "Even lines.", required: true },
@@ -99,6 +102,7 @@ const TOK_OUTBOX: u64 = 1;
 const TOK_LOCAL: u64 = 2;
 const TOK_APP: u64 = 3;
 const TOK_ENGINE: u64 = 4;
+const TOK_WATCHDOG: u64 = 5;
 
 /// What the device asks of the CC.
 #[derive(Clone, Debug, PartialEq)]
@@ -217,6 +221,9 @@ pub struct CacheController {
     pub app_errors: Vec<String>,
     /// Device stores in the order they took effect: (tick, line, data).
     pub store_log: Vec<(Tick, u64, Line)>,
+    watchdog: Tick,
+    /// The watchdog's report, when it fired.
+    pub stuck: Option<Vec<String>>,
 }
 
 impl CacheController {
@@ -264,6 +271,10 @@ impl CacheController {
             completed: Vec::new(),
             app_errors: Vec::new(),
             store_log: Vec::new(),
+            watchdog: ns_to_ps(non_negative_f(&p, t, "watchdog_us")?)
+                .saturating_mul(1000)
+                .max(1),
+            stuck: None,
             tables,
             checker,
         })
@@ -605,6 +616,7 @@ impl CacheController {
             }
             let line = op.line;
             self.app_current = Some((op, now));
+            ctx.wake_after(self.watchdog, TOK_WATCHDOG);
             self.set_app_state(ctx, line, *next);
         }
     }
@@ -657,7 +669,30 @@ impl Component<CohMsg> for CacheController {
                 }
             }
             TOK_APP => self.issue_app(ctx),
+            TOK_WATCHDOG => self.watchdog_fire(ctx),
             _ => {}
+        }
+    }
+}
+
+impl CacheController {
+    /// Stops the run with a report when the current device op has been
+    /// outstanding for `watchdog_us`.
+    fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+        let now = ctx.now();
+        let Some((op, t0)) = &self.app_current else {
+            return;
+        };
+        if now - t0 >= self.watchdog {
+            let mut report = vec![format!(
+                "watchdog: device op {} on line {:#x} outstanding for {:.1} us",
+                op.kind.event(),
+                op.line,
+                (now - t0) as f64 / 1e6
+            )];
+            report.extend(self.checker.borrow().stuck_report(&[op.line]));
+            self.stuck = Some(report);
+            ctx.stop();
         }
     }
 }

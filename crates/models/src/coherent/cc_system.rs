@@ -158,7 +158,7 @@ impl CcSystem {
             r.extend(self.stuck_lines());
             return Err(r.join("\n  "));
         }
-        if let Some(s) = &self.home().stuck {
+        if let Some(s) = self.home().stuck.as_ref().or(self.cc().stuck.as_ref()) {
             return Err(s.join("\n  "));
         }
         let done = self.home().finished() && self.cc().pending() == 0;

@@ -292,7 +292,7 @@ impl SharedSystem {
                 return Err(r.join("\n  "));
             }
         }
-        if let Some(s) = [&self.cpu().stuck, &self.home().stuck]
+        if let Some(s) = [&self.cpu().stuck, &self.home().stuck, &self.cc().stuck]
             .into_iter()
             .flatten()
             .next()
