@@ -34,6 +34,10 @@
 //!      ──(home: SINV B)──► CC: notify ─► device: ld B (response): verified, next item
 //! ```
 //!
+//! The same programs are checked exhaustively on the generated tables by
+//! `ccsim_protocol::cc_invocation` (SWMR, data-value, and every round can
+//! always complete, refused stores included).
+//!
 //! Latency is measured like 5a/5b: 5c by the core (request store issued to
 //! the verified result loaded), 5d by the device (work item handed out to
 //! the response fetched).
