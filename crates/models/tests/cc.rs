@@ -494,6 +494,73 @@ mod shared_links {
         assert!(sys.dc_checker.borrow().checked > 0 && sys.cc_checker.borrow().checked > 0);
     }
 
+    /// Random traffic of both homes at once, with reordering jitter: every
+    /// op completes and both protocols' online checkers (SWMR, data-value
+    /// on every transition and every read) stay clean.
+    #[test]
+    fn mixed_random_traffic_of_both_homes_is_coherent() {
+        for seed in 1..=3 {
+            let mut rng = SimRng::for_path(seed, "shared-stress");
+            let cpu: Vec<CpuOp> = (0..300)
+                .map(|i| {
+                    let line = rng.below(6);
+                    if rng.below(2) == 0 {
+                        CpuOp::Load { line }
+                    } else {
+                        CpuOp::Store {
+                            line,
+                            word: rng.below(16) as u8,
+                            value: i + 1,
+                        }
+                    }
+                })
+                .collect();
+            let home: Vec<CpuOp> = (0..300)
+                .map(|i| {
+                    let line = CPU_HOMED_BASE + rng.below(4);
+                    if rng.below(2) == 0 {
+                        CpuOp::Load { line }
+                    } else {
+                        CpuOp::Store {
+                            line,
+                            word: rng.below(16) as u8,
+                            value: 1000 + i,
+                        }
+                    }
+                })
+                .collect();
+            let device: Vec<CcOp> = (0..300)
+                .map(|i| {
+                    let line = CPU_HOMED_BASE + rng.below(4);
+                    let kind = match rng.below(4) {
+                        0 => CcOpKind::Load,
+                        1 => CcOpKind::LoadExclusive,
+                        2 => CcOpKind::Store(Box::new([(i % 250) as u8 + 1; 128])),
+                        _ => CcOpKind::Evict,
+                    };
+                    CcOp::new(kind, line)
+                })
+                .collect();
+            let mut p = SharedParams::default();
+            p.coherent.link = Params::new().with("jitter_ns", ParamValue::Float(50.0), "test");
+            p.coherent.cpu = Params::new().with("mshrs", ParamValue::Int(4), "test");
+            let work = SharedWork {
+                cpu,
+                home,
+                device,
+                ..Default::default()
+            };
+            let mut sys = SharedSystem::build(&p, HomeMemory::Bram, work, seed).unwrap();
+            sys.run().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            assert_eq!(sys.cpu().completed.len(), 300);
+            assert_eq!(sys.home().completed.len(), 300);
+            assert_eq!(sys.cc().completed.len(), 300);
+            assert!(sys.cc_checker.borrow().violations.is_empty());
+            assert!(sys.dc_checker.borrow().violations.is_empty());
+            assert!(sys.cc_checker.borrow().checked > 300);
+        }
+    }
+
     #[test]
     fn a_line_of_the_wrong_home_is_refused() {
         let work = SharedWork {
