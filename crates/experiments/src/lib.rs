@@ -53,6 +53,7 @@
 //! assert_eq!(r.trace_hash, again.trace_hash);
 //! ```
 
+pub mod cc_invocation;
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod invocation;
@@ -231,6 +232,7 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
 /// Every workload, sorted by name.
 pub fn workloads() -> Vec<&'static WorkloadInfo> {
     vec![
+        &cc_invocation::CC_INVOKE,
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,

@@ -70,6 +70,7 @@
 //! * [`mutate`]: single-row mutants of a generated table;
 //! * [`export`]: JSON, dot, SystemVerilog, Murphi.
 
+pub mod cc_invocation;
 pub mod export;
 pub mod generate;
 pub mod invocation;

@@ -145,8 +145,8 @@ impl Checker {
         }
     }
 
-    /// `role`'s state of `line` changed; `copy` is the cache's copy (peer)
-    /// and `mem` the home's memory (generated) after the transition.
+    /// `role`'s state of `line` changed; `copy` is the cache's copy (the
+    /// cache role's) and `mem` the home's memory after the transition.
     pub fn transition(
         &mut self,
         now: Tick,
@@ -157,12 +157,13 @@ impl Checker {
         mem: Option<&Line>,
     ) {
         let enabled = self.enabled;
+        let cache_role = self.tables.cache_role;
         let v = self.view(line);
         v.state[role] = state;
         if enabled {
             // Overwrite the view's boxes in place: no allocation per
             // transition once a line has been seen.
-            if role == PEER {
+            if role == cache_role {
                 set_line(&mut v.copy, copy);
             }
             if mem.is_some() {

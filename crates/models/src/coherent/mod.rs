@@ -2,6 +2,13 @@
 //! executes the generated protocol table, and a CPU LLC that executes the
 //! peer table
 //!
+//! Two homes share the links: FPGA-homed lines (below
+//! [`cc::CPU_HOMED_BASE`]) run `eci-dc` between the CPU's LLC and the DC,
+//! as drawn here; CPU-homed lines run `eci-cc` between the CPU home
+//! ([`cpu_home`]) and the FPGA's cache controller ([`cc`]); [`shared`]
+//! puts both on one pair of ECI links, routing by each message's
+//! [`Catalogue`].
+//!
 //! ```text
 //!   CoherentCpu (cores with L1s and write buffers + shared LLC = ECI
 //!                remote agent, table ir.peer; TADs, XOR scrambler)
@@ -43,12 +50,17 @@
 //! ```
 
 pub mod bench;
+pub mod cc;
+pub mod cc_invocation;
+pub mod cc_system;
 pub mod check;
 pub mod cpu;
+pub mod cpu_home;
 pub mod dc;
 pub mod invocation;
 pub mod link;
 pub mod memory;
+pub mod shared;
 pub mod system;
 
 use std::collections::BTreeMap;
@@ -89,12 +101,27 @@ pub const PEER: usize = 1;
 /// Role index of the device-local machine (application and AXI side).
 pub const LOCAL: usize = 2;
 
+/// Which protocol's message catalogue a [`CohMsg`] index belongs to: the
+/// two protocols on ECI number their messages independently, so a receiver
+/// must know whose catalogue `msg` indexes before it looks it up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Catalogue {
+    /// FPGA-homed lines: memory at the generated agent (the DC, `eci-dc`
+    /// and the invocation tables).
+    FpgaHomed,
+    /// CPU-homed lines: memory at the peer (the CPU home), the cache at the
+    /// generated agent (the FPGA's CC, `eci-cc`).
+    CpuHomed,
+}
+
 /// A message of the coherent system: a protocol message of the IR catalogue
 /// about one line, with the line's data when the message carries some.
 #[derive(Clone, Debug)]
 pub struct CohMsg {
     /// Index in the IR's message catalogue.
     pub msg: u16,
+    /// The catalogue `msg` indexes.
+    pub catalogue: Catalogue,
     /// Line index (byte address / 128).
     pub line: u64,
     /// The payload (16 words) of data-carrying messages.
@@ -166,6 +193,9 @@ pub struct Tables {
     pub mem_role: usize,
     /// Role holding a cached copy.
     pub cache_role: usize,
+    /// The catalogue this protocol's messages are tagged with (from where
+    /// its memory is).
+    pub catalogue: Catalogue,
     /// Name to index; hashed (looked up on every send), never iterated.
     msg_ids: rustc_hash::FxHashMap<String, u16>,
 }
@@ -181,8 +211,10 @@ fn role_index(r: &str) -> Result<usize, String> {
 
 impl Tables {
     /// Indexes `ir`; fails with the reason when a table names an unknown
-    /// state, event or message, or the roles do not fit the simulator
-    /// (memory at the generated agent, the cache at the peer).
+    /// state, event or message, or the roles do not fit the simulator:
+    /// memory at the generated agent and the cache at the peer (FPGA-homed
+    /// lines, run by the DC and the CPU LLC) or the reverse (CPU-homed
+    /// lines, run by the FPGA's CC and the CPU home).
     pub fn new(ir: ProtocolIr) -> Result<Tables, String> {
         let ms = ir.machines();
         let idx = [ms[0].index()?, ms[1].index()?, ms[2].index()?];
@@ -232,12 +264,16 @@ impl Tables {
         }
         let mem_role = role_index(&ir.memory_at)?;
         let cache_role = role_index(&ir.cache_at)?;
-        if mem_role != GENERATED || cache_role != PEER {
-            return Err(format!(
-                "{}: the simulator runs protocols with memory at the generated agent and the cache at the peer (got memory_at={}, cache_at={})",
-                ir.name, ir.memory_at, ir.cache_at
-            ));
-        }
+        let catalogue = match (mem_role, cache_role) {
+            (GENERATED, PEER) => Catalogue::FpgaHomed,
+            (PEER, GENERATED) => Catalogue::CpuHomed,
+            _ => {
+                return Err(format!(
+                    "{}: the simulator runs protocols with memory at one of the generated agent and the peer and the cache at the other (got memory_at={}, cache_at={})",
+                    ir.name, ir.memory_at, ir.cache_at
+                ))
+            }
+        };
         let msg_ids = msgs
             .iter()
             .enumerate()
@@ -253,6 +289,7 @@ impl Tables {
             initial,
             mem_role,
             cache_role,
+            catalogue,
             ir,
         })
     }
@@ -263,6 +300,19 @@ impl Tables {
         CACHE
             .get_or_init(|| {
                 let spec = ccsim_protocol::load_spec("eci-dc").map_err(|e| e.to_string())?;
+                let (ir, _) = ccsim_protocol::generate(&spec).map_err(|e| e.to_string())?;
+                Tables::new(ir).map(Arc::new)
+            })
+            .clone()
+    }
+
+    /// The shipped `eci-cc` protocol (CPU-homed lines: the FPGA's cache
+    /// controller and the CPU home), generated from its spec.
+    pub fn eci_cc() -> Result<Arc<Tables>, String> {
+        static CACHE: std::sync::OnceLock<Result<Arc<Tables>, String>> = std::sync::OnceLock::new();
+        CACHE
+            .get_or_init(|| {
+                let spec = ccsim_protocol::load_spec("eci-cc").map_err(|e| e.to_string())?;
                 let (ir, _) = ccsim_protocol::generate(&spec).map_err(|e| e.to_string())?;
                 Tables::new(ir).map(Arc::new)
             })
@@ -293,6 +343,7 @@ impl Tables {
     pub fn make(&self, msg: u16, line: u64, data: Option<Box<Line>>) -> CohMsg {
         CohMsg {
             msg,
+            catalogue: self.catalogue,
             line,
             data,
             name: self.msgs[msg as usize].name,

@@ -1,0 +1,195 @@
+//! Wiring CPU-homed lines: the [`CpuHome`] (CPU memory, directory and a
+//! core) and the FPGA's [`CacheController`] over the two ECI links, sharing
+//! one [`Checker`] that runs the `eci-cc` tables.
+//!
+//! The links are the same `eci_link` as the DC's (line `l` on link
+//! `l % 2`, one VC per message class, [`super::link::vc_of`]); every
+//! message is tagged with its [`super::Catalogue`], so a receiver rejects a
+//! message of the other protocol instead of misreading its index.
+//!
+//! ```
+//! use ccsim_models::coherent::cc::{CcOp, CcOpKind, CPU_HOMED_BASE};
+//! use ccsim_models::coherent::cc_system::{CcParams, CcSystem};
+//! use ccsim_models::coherent::initial_line;
+//! let line = CPU_HOMED_BASE + 5;
+//! let ops = vec![CcOp::new(CcOpKind::Load, line)];
+//! let mut sys = CcSystem::build(&CcParams::default(), Vec::new(), ops, 1).unwrap();
+//! sys.run().unwrap();
+//! // The device read the bytes CPU memory holds, one ECI round trip away.
+//! let done = &sys.cc().completed[0];
+//! assert_eq!(done.data, Some(initial_line(line)));
+//! assert!(done.latency_ps > 230_000);
+//! ```
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ccsim_kernel::prelude::*;
+
+use super::cc::{CacheController, CcOp};
+use super::check::Checker;
+use super::cpu::CpuOp;
+use super::cpu_home::CpuHome;
+use super::link::EciLink;
+use super::system::TIME_LIMIT;
+use super::{CohMsg, Line, Tables};
+
+/// Parameters of a CPU-homed system.
+#[derive(Debug, Clone)]
+pub struct CcParams {
+    /// `eci_link`.
+    pub link: Params,
+    /// `cpu_home`.
+    pub home: Params,
+    /// `cache_controller`.
+    pub cc: Params,
+    /// Online SWMR/data-value checks.
+    pub checks: bool,
+    /// The protocol; `None` is the shipped `eci-cc`.
+    pub tables: Option<Arc<Tables>>,
+}
+
+impl Default for CcParams {
+    fn default() -> Self {
+        CcParams {
+            link: Params::new(),
+            home: Params::new(),
+            cc: Params::new(),
+            checks: true,
+            tables: None,
+        }
+    }
+}
+
+/// A built CPU-homed system.
+pub struct CcSystem {
+    /// The runnable simulation.
+    pub sim: Simulation<CohMsg>,
+    /// The CPU home.
+    pub home: ComponentId,
+    /// The FPGA's CC.
+    pub cc: ComponentId,
+    /// The shared online checker.
+    pub checker: Rc<RefCell<Checker>>,
+}
+
+impl CcSystem {
+    /// Builds the system: the core runs `program`, the device `ops`.
+    pub fn build(
+        p: &CcParams,
+        program: Vec<CpuOp>,
+        ops: Vec<CcOp>,
+        seed: u64,
+    ) -> Result<CcSystem, String> {
+        Self::build_with(p, program, ops, seed, TraceMode::Hash)
+    }
+
+    /// Like [`CcSystem::build`] with a trace mode.
+    pub fn build_with(
+        p: &CcParams,
+        program: Vec<CpuOp>,
+        ops: Vec<CcOp>,
+        seed: u64,
+        trace: TraceMode,
+    ) -> Result<CcSystem, String> {
+        let tables = match &p.tables {
+            Some(t) => t.clone(),
+            None => Tables::eci_cc()?,
+        };
+        let link = EciLink::from_params(&p.link)?;
+        let checker = Rc::new(RefCell::new(Checker::new(tables.clone(), p.checks)));
+        let home = CpuHome::from_params(&p.home, tables.clone(), checker.clone(), &link, program)?;
+        let mut cc = CacheController::from_params(&p.cc, tables, checker.clone(), &link)?;
+        cc.push_ops(ops);
+        let mut b = SystemBuilder::new("system", seed);
+        b.trace(trace);
+        let h = b.add("cpu_home", home);
+        let c = b.add("cc", cc);
+        for port in ["eci0", "eci1"] {
+            b.connect(h, port, c, port, link.params());
+        }
+        let sim = b.build().map_err(|e| e.to_string())?;
+        Ok(CcSystem {
+            sim,
+            home: h,
+            cc: c,
+            checker,
+        })
+    }
+
+    /// The CPU home.
+    pub fn home(&self) -> &CpuHome {
+        self.sim.component::<CpuHome>(self.home).expect("home")
+    }
+
+    /// The CPU home, mutably (to set a driver before the run).
+    pub fn home_mut(&mut self) -> &mut CpuHome {
+        self.sim.component_mut::<CpuHome>(self.home).expect("home")
+    }
+
+    /// The CC.
+    pub fn cc(&self) -> &CacheController {
+        self.sim.component::<CacheController>(self.cc).expect("cc")
+    }
+
+    /// The CC, mutably (to set the device logic before the run).
+    pub fn cc_mut(&mut self) -> &mut CacheController {
+        self.sim
+            .component_mut::<CacheController>(self.cc)
+            .expect("cc")
+    }
+
+    /// The line's current value: the CC's copy while it holds the line
+    /// writable (it may be dirty), else CPU memory.
+    pub fn line_value(&self, line: u64) -> Line {
+        self.cc()
+            .writable_copy(line)
+            .unwrap_or_else(|| self.home().mem.read(line))
+    }
+
+    /// Runs to the end. `Err` carries a multi-line report: the violation,
+    /// the watchdog's findings, or the deadlock with every stuck line.
+    pub fn run(&mut self) -> Result<(), String> {
+        let outcome = self.sim.run_until(TIME_LIMIT);
+        let violations = self.checker.borrow().violations.clone();
+        if !violations.is_empty() {
+            let mut r = vec![format!("coherence check failed: {}", violations[0])];
+            r.extend(self.stuck_lines());
+            return Err(r.join("\n  "));
+        }
+        if let Some(s) = self.home().stuck.as_ref().or(self.cc().stuck.as_ref()) {
+            return Err(s.join("\n  "));
+        }
+        let done = self.home().finished() && self.cc().pending() == 0;
+        if !done {
+            let why = match outcome {
+                RunOutcome::Drained => "deadlock: no event left but work is outstanding",
+                RunOutcome::TimeLimit => "time limit reached with work outstanding",
+                RunOutcome::Stopped => "stopped with work outstanding",
+            };
+            let mut r = vec![format!(
+                "{why} ({} cpu ops done, {} device ops pending, {} messages queued at the cc, {} at the home)",
+                self.home().completed.len(),
+                self.cc().pending(),
+                self.cc().queued(),
+                self.home().queued()
+            )];
+            r.extend(self.stuck_lines());
+            return Err(r.join("\n  "));
+        }
+        if !self.cc().app_errors.is_empty() {
+            return Err(format!(
+                "device ops refused: {}",
+                self.cc().app_errors.join("; ")
+            ));
+        }
+        Ok(())
+    }
+
+    fn stuck_lines(&self) -> Vec<String> {
+        self.checker
+            .borrow()
+            .stuck_report(&self.home().outstanding_lines())
+    }
+}
