@@ -17,20 +17,19 @@
 //!   `latency_ns` is the mean issue-to-`LCL_ACK` time of a request.
 //! * `mode = "throughput"`: the application issues a request every DC clock
 //!   without waiting for completions (the DCUs queue and stall what they
-//!   cannot take yet); metric `throughput_mcls` is lines / (last `LCL_ACK` −
+//!   cannot take yet); `latency_ns` is then issue to the DC's final
+//!   transition, queueing included; metric `throughput_mcls` is lines / (last `LCL_ACK` −
 //!   first issue), in 10^6 cache lines per second.
 //!
 //! After the run every line must be Invalid in the LLC with no copy, back in
 //! the DC's initial state, and memory must hold the line's bytes.
 //!
 //! **How throughput mode issues concurrently.** The DC's application port
-//! ([`ccsim_models::coherent::dc`]) holds one op at a time and treats an op
-//! as done at once only when its row lands in a *stable* local state. The
-//! workload therefore runs a copy of the `eci-dc` tables in which the local
-//! state `WClinv` ("clean-invalidate sent, waiting for completion") is
-//! marked stable for issuing: every protocol row is unchanged, only the
-//! application no longer blocks on the ack. (A proper hook, e.g. an issue
-//! window on the DC, would make this explicit; see the module tests.)
+//! ([`ccsim_models::coherent::dc`]) gets an issue window as large as the
+//! region (`set_app_window`): it issues one request per DC clock, in order,
+//! without waiting for acknowledgements; each request completes when its
+//! `LCL_ACK` reaches the application. The shipped `eci-dc` tables run
+//! unchanged.
 //!
 //! ```
 //! use ccsim_config::Platform;
@@ -47,14 +46,13 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use ccsim_config::Platform;
 use ccsim_kernel::prelude::*;
 use ccsim_models::coherent::cpu::CpuOp;
 use ccsim_models::coherent::dc::{AppOp, DcEvent};
 use ccsim_models::coherent::system::CoherentSystem;
-use ccsim_models::coherent::{initial_line, Tables, LINE_BYTES, LOCAL};
+use ccsim_models::coherent::{initial_line, LINE_BYTES};
 
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
@@ -78,22 +76,6 @@ const MAX_MIB: f64 = 16.0;
 /// Upper bound on one fill read, to place the application phase after the
 /// fill (checked after the run, never assumed).
 const FILL_BOUND_PER_LINE: Tick = 2 * US;
-/// Local state of the `eci-dc` app machine waiting for a clean-invalidate's
-/// completion.
-const WAIT_STATE: &str = "WClinv";
-
-/// The `eci-dc` tables with the application not blocking on a pending
-/// clean-invalidate (see the module docs).
-fn pipelined_tables() -> Result<Arc<Tables>, String> {
-    let shipped = Tables::eci_dc()?;
-    let mut t = Tables::new(shipped.ir.clone())?;
-    let wait = (0..t.stable[LOCAL].len())
-        .find(|&s| t.state_name(LOCAL, s) == WAIT_STATE)
-        .ok_or_else(|| format!("eci-dc: the app machine has no state {WAIT_STATE}"))?;
-    t.stable[LOCAL][wait] = true;
-    Ok(Arc::new(t))
-}
-
 /// Runs one point of `clean_invalidate`.
 pub(crate) fn run(
     platform: &Platform,
@@ -118,17 +100,18 @@ pub(crate) fn run(
     let n = bytes as u64 / LINE_BYTES as u64;
     let throughput_mode = params.str("mode") == "throughput";
     let config = params.str("config");
-    let (mut p, memory) = crate::coherent::coherent_params(platform, config, "clean_invalidate")?;
+    let (p, memory) = crate::coherent::coherent_params(platform, config, "clean_invalidate")?;
     let model = |m: String| werr(format!("platform {}: {m}", platform.name));
-    if throughput_mode {
-        p.tables = Some(pipelined_tables().map_err(model)?);
-    }
     let start = n * FILL_BOUND_PER_LINE;
     let program: Vec<CpuOp> = (0..n).map(|line| CpuOp::Load { line }).collect();
     let mut app: Vec<AppOp> = (0..n).map(|line| AppOp::new("clinv", line)).collect();
     app[0].not_before = start;
     let mut sys =
         CoherentSystem::build_with(&p, memory, program, app, seed, trace).map_err(model)?;
+    if throughput_mode {
+        // As many requests in flight as there are lines: one per clock.
+        sys.dc_mut().set_app_window(n as usize);
+    }
     // The DC's initial state: where a line lands when its clean-invalidate
     // completes (the row that sends LCL_ACK).
     let initial = sys.dc().line_state(u64::MAX).to_string();

@@ -170,15 +170,6 @@ fn run(
                 ParamValue::Int(1),
                 "nic_loopback: a barrier orders each exchange's stores before its load",
             );
-            // Every issue with no op outstanding arms a watchdog wake that
-            // re-arms while any op is outstanding; with one op always in
-            // flight those chains pile up over thousands of exchanges (events
-            // quadratic in the run). A 1 s watchdog lies beyond the run.
-            p.cpu.set(
-                "watchdog_us",
-                ParamValue::Float(1e6),
-                "nic_loopback: watchdog beyond the run (the run's own time limit catches hangs)",
-            );
             let r = run_eci_nic(&p, &mac, &frames, &think, &echo, seed, mode)
                 .map_err(|e| werr(format!("platform {}: nic_loopback: {e}", platform.name)))?;
             let mut stats = r.stats;

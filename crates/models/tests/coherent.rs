@@ -2,11 +2,13 @@
 //! generated table, online checks, mutated tables, the watchdog, and a
 //! random stress run checked against a sequential reference.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use ccsim_kernel::prelude::*;
 use ccsim_models::coherent::cpu::{AtomicOp, CpuOp};
-use ccsim_models::coherent::dc::AppOp;
+use ccsim_models::coherent::dc::{AppOp, DcEvent};
 use ccsim_models::coherent::link::{EciLink, HEADER_BYTES};
 use ccsim_models::coherent::memory::{Ddr, MemTiming};
 use ccsim_models::coherent::system::{CoherentParams, CoherentSystem, HomeMemory};
@@ -712,4 +714,52 @@ fn speed_of_sequential_reads_through_the_dc() {
             gen
         );
     }
+}
+
+#[test]
+fn the_app_window_issues_one_op_per_clock_and_keeps_them_in_flight() {
+    // The CPU holds 8 lines Shared; the application clean-invalidates them
+    // with a window of 8 (issued one per DC clock, all in flight at once)
+    // and then once more line 0 (it waits for line 0's first op).
+    let lines = 8u64;
+    let prog: Vec<CpuOp> = (0..lines).map(|line| CpuOp::Load { line }).collect();
+    let start = 20 * US;
+    let mut app: Vec<AppOp> = (0..lines).map(|l| AppOp::new("clinv", l)).collect();
+    app[0].not_before = start;
+    app.push(AppOp::new("clinv", 0));
+    let p = CoherentParams::default();
+    let mut sys =
+        CoherentSystem::build_with(&p, HomeMemory::Bram, prog, app, 1, TraceMode::Hash).unwrap();
+    sys.dc_mut().set_app_window(lines as usize);
+    let done: Rc<RefCell<Vec<(Tick, u64, Tick)>>> = Rc::default();
+    let sink = done.clone();
+    sys.dc_mut().set_observer(Box::new(move |t, e| {
+        if let DcEvent::AppDone {
+            line, latency_ps, ..
+        } = e
+        {
+            sink.borrow_mut().push((t, *line, *latency_ps));
+        }
+    }));
+    sys.run().unwrap();
+    let done = done.borrow();
+    assert_eq!(done.len(), lines as usize + 1);
+    let period = (1e6_f64 / 322.0).round() as Tick; // 322 MHz in ps
+    let issued: Vec<Tick> = done[..lines as usize]
+        .iter()
+        .map(|(t, _, l)| t - l)
+        .collect();
+    // One issue per clock, in order.
+    for w in issued.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(gap.abs_diff(period) <= 1, "issue gap {gap} ps");
+    }
+    // All eight were in flight together: the last issued before the first completed.
+    assert!(issued[lines as usize - 1] < done[0].0);
+    // The second op on line 0 issued only after the first one completed.
+    let (t_again, line_again, lat_again) = done[lines as usize];
+    assert_eq!(line_again, 0);
+    let first_on_0 = done.iter().find(|d| d.1 == 0).unwrap().0;
+    assert!(t_again - lat_again >= first_on_0);
+    assert_eq!(sys.dc().app_pending(), 0);
 }

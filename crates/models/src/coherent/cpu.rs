@@ -463,6 +463,8 @@ pub struct CoherentCpu {
     /// TADs that freed a slot since they were last served.
     tad_freed: Vec<usize>,
     watchdog: Tick,
+    /// Whether a watchdog wake is scheduled.
+    watchdog_armed: bool,
     links: u64,
     link: EciLink,
     inbox: Timed<CohMsg>,
@@ -615,6 +617,7 @@ impl CoherentCpu {
             tad_queue: vec![VecDeque::new(); tads],
             tad_freed: Vec::new(),
             watchdog: f("watchdog_us")?.saturating_mul(1000).max(1),
+            watchdog_armed: false,
             links: link.links,
             link: link.clone(),
             inbox: Timed::new(TOK_INBOX),
@@ -745,7 +748,10 @@ impl CoherentCpu {
                 && k.blocking.is_none()
         };
         if can(&self.cores[c]) {
-            if self.cores.iter().all(|k| k.outstanding.is_empty()) {
+            // One watchdog wake armed at a time: arming one per idle-to-busy
+            // transition would leave chains of re-arming wakes behind.
+            if !self.watchdog_armed {
+                self.watchdog_armed = true;
                 ctx.wake_after(self.watchdog, TOK_WATCHDOG);
             }
             let core = &mut self.cores[c];
@@ -1422,6 +1428,7 @@ impl CoherentCpu {
 
     fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
+        self.watchdog_armed = false;
         let oldest = self
             .cores
             .iter()
@@ -1448,6 +1455,7 @@ impl CoherentCpu {
             self.stuck = Some(report);
             ctx.stop();
         } else {
+            self.watchdog_armed = true;
             ctx.wake_at(t0 + self.watchdog, TOK_WATCHDOG);
         }
     }

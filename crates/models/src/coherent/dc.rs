@@ -26,7 +26,7 @@
 //!   optional observer and counted.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -239,7 +239,15 @@ pub struct DirectoryController {
     outbox: Timed<CohMsg>,
     local_in: Timed<CohMsg>,
     app_ops: VecDeque<AppOp>,
-    app_current: Option<(AppOp, Tick)>,
+    /// Application ops in flight, by line (at most one per line), with
+    /// their issue tick.
+    app_outstanding: BTreeMap<u64, (AppOp, Tick)>,
+    /// Application ops the port keeps in flight (see [`Self::set_app_window`]).
+    app_window: usize,
+    /// With a window above one: the next DC clock edge an op may issue at.
+    app_next_issue: Tick,
+    /// The earliest application-port wake scheduled (`Tick::MAX`: none).
+    app_wake_at: Tick,
     app_start: Tick,
     observer: Option<Observer>,
     device: Option<Device>,
@@ -297,7 +305,10 @@ impl DirectoryController {
             outbox: Timed::new(TOK_OUTBOX),
             local_in: Timed::new(TOK_LOCAL),
             app_ops: VecDeque::new(),
-            app_current: None,
+            app_outstanding: BTreeMap::new(),
+            app_window: 1,
+            app_next_issue: 0,
+            app_wake_at: Tick::MAX,
             app_start: 0,
             observer: None,
             device: None,
@@ -312,6 +323,16 @@ impl DirectoryController {
     /// Queues application ops, issued one at a time from tick 0.
     pub fn push_app_ops(&mut self, ops: impl IntoIterator<Item = AppOp>) {
         self.app_ops.extend(ops);
+    }
+
+    /// Lets the application keep up to `window` ops in flight (default 1:
+    /// each op waits for the previous one's completion). With a window
+    /// above one the port issues at most one op per DC clock, in order, and
+    /// an op waits while an earlier op on its line is in flight (CCKit
+    /// Table 3: "the application issues as many requests at a time as
+    /// possible", one per clock).
+    pub fn set_app_window(&mut self, window: usize) {
+        self.app_window = window.max(1);
     }
 
     /// Delays the first application op to `at`.
@@ -337,7 +358,7 @@ impl DirectoryController {
 
     /// Application ops not yet completed.
     pub fn app_pending(&self) -> usize {
-        self.app_ops.len() + usize::from(self.app_current.is_some())
+        self.app_ops.len() + self.app_outstanding.len()
     }
 
     fn st(&self, line: u64) -> usize {
@@ -615,7 +636,7 @@ impl DirectoryController {
                 if !ops.is_empty() {
                     // The application reacts a cycle later, as it issues ops.
                     self.app_ops.extend(ops);
-                    ctx.wake_at(ctx.now() + self.period, TOK_APP);
+                    self.wake_app(ctx, ctx.now() + self.period);
                 }
             }
         }
@@ -699,9 +720,8 @@ impl DirectoryController {
         // protocol's grants) expects no completion and is done at once.
         let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
         let posted = !message && tables.stable[LOCAL][next];
-        if let Some((op, t0)) = self.app_current.clone() {
-            if op.line == line && (!sends || posted) {
-                self.app_current = None;
+        if !sends || posted {
+            if let Some((op, t0)) = self.app_outstanding.remove(&line) {
                 self.observe(
                     now,
                     DcEvent::AppDone {
@@ -710,30 +730,55 @@ impl DirectoryController {
                         latency_ps: now - t0,
                     },
                 );
-                ctx.wake_at(now + self.period, TOK_APP);
+                self.wake_app(ctx, now + self.period);
             }
         }
         true
     }
 
+    /// Wakes the application port at `at` unless a wake is already due by
+    /// then: one chain of port wakes, not one per completion (each wake
+    /// that issues schedules the next).
+    fn wake_app(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick) {
+        if at < self.app_wake_at {
+            self.app_wake_at = at;
+            ctx.wake_at(at, TOK_APP);
+        }
+    }
+
     fn issue_app(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
-        while self.app_current.is_none() {
-            let Some(op) = self.app_ops.pop_front() else {
+        let now = ctx.now();
+        let paced = self.app_window > 1;
+        while self.app_outstanding.len() < self.app_window {
+            let Some(op) = self.app_ops.front() else {
                 return;
             };
-            if op.not_before > ctx.now() {
-                ctx.wake_at(op.not_before, TOK_APP);
-                self.app_ops.push_front(op);
+            let at = if paced {
+                op.not_before.max(self.app_next_issue)
+            } else {
+                op.not_before
+            };
+            if at > now {
+                self.wake_app(ctx, at);
                 return;
             }
+            if self.app_outstanding.contains_key(&op.line) {
+                // Resumed by that op's completion.
+                return;
+            }
+            let op = self.app_ops.pop_front().expect("front");
             let Some(ev) = self.tables.local_event(LOCAL, &op.event) else {
                 self.app_errors
                     .push(format!("app: unknown event {:?}", op.event));
                 continue;
             };
-            self.app_current = Some((op.clone(), ctx.now()));
-            if !self.local_event(ctx, op.line, ev, op.data.as_deref().copied(), false) {
-                self.app_current = None;
+            let (line, data) = (op.line, op.data.as_deref().copied());
+            self.app_outstanding.insert(line, (op, now));
+            if paced {
+                self.app_next_issue = now + self.period;
+            }
+            if !self.local_event(ctx, line, ev, data, false) {
+                self.app_outstanding.remove(&line);
             }
         }
     }
@@ -746,7 +791,8 @@ impl Component<CohMsg> for DirectoryController {
 
     fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
         if !self.app_ops.is_empty() {
-            ctx.wake_at(self.app_start, TOK_APP);
+            let at = self.app_start;
+            self.wake_app(ctx, at);
         }
     }
 
@@ -776,7 +822,12 @@ impl Component<CohMsg> for DirectoryController {
                     self.local_message(ctx, m);
                 }
             }
-            TOK_APP => self.issue_app(ctx),
+            TOK_APP => {
+                if self.app_wake_at <= ctx.now() {
+                    self.app_wake_at = Tick::MAX;
+                }
+                self.issue_app(ctx)
+            }
             t if t >= TOK_SLICE => {
                 let s = (t - TOK_SLICE) as usize;
                 if self.scheduled[s] == now {
