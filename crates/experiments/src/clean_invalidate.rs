@@ -227,24 +227,13 @@ pub(crate) fn run(
     let mut metrics = BTreeMap::new();
     metrics.insert("latency_ns".to_string(), latency_ns);
     metrics.insert("throughput_mcls".to_string(), throughput_mcls);
-    let mut stats = sys.sim.stats().flatten();
-    stats.insert("sim.events".to_string(), sys.sim.events_processed() as f64);
-    stats.insert("sim.end_ps".to_string(), end as f64);
-    stats.insert("clinv.lines".to_string(), n as f64);
-    stats.insert("clinv.start_ps".to_string(), first as f64);
-    stats.insert("clinv.span_ps".to_string(), span as f64);
-    stats.insert(
+    let mut r = crate::sim_result(&sys.sim, metrics, trace);
+    r.stats.insert("clinv.lines".to_string(), n as f64);
+    r.stats.insert("clinv.start_ps".to_string(), first as f64);
+    r.stats.insert("clinv.span_ps".to_string(), span as f64);
+    r.stats.insert(
         "check.transitions".to_string(),
         sys.checker.borrow().checked as f64,
     );
-    Ok(PointResult {
-        metrics,
-        stats,
-        trace_json: if trace == TraceMode::Full {
-            sys.sim.trace_json()
-        } else {
-            None
-        },
-        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
-    })
+    Ok(r)
 }

@@ -101,6 +101,21 @@ pub(crate) fn coherent_params(
     Ok((p, memory))
 }
 
+/// `n` distinct lines drawn uniformly from `0..region_lines`, in draw
+/// order, from the seeded stream `path`.
+pub(crate) fn distinct_lines(seed: u64, path: &str, n: u64, region_lines: u64) -> Vec<u64> {
+    let mut rng = SimRng::for_path(seed, path);
+    let mut seen = BTreeSet::new();
+    let mut v = Vec::with_capacity(n as usize);
+    while (v.len() as u64) < n {
+        let l = rng.below(region_lines);
+        if seen.insert(l) {
+            v.push(l);
+        }
+    }
+    v
+}
+
 /// Runs one point of `coherent_read`.
 pub(crate) fn run(
     platform: &Platform,
@@ -143,16 +158,7 @@ pub(crate) fn run(
         "coherent_read: one access at a time",
     );
     let lines: Vec<u64> = if params.str("pattern") == "rand" {
-        let mut rng = SimRng::for_path(seed, "coherent_read.lines");
-        let mut seen = BTreeSet::new();
-        let mut v = Vec::with_capacity(n as usize);
-        while (v.len() as u64) < n {
-            let l = rng.below(region_lines);
-            if seen.insert(l) {
-                v.push(l);
-            }
-        }
-        v
+        distinct_lines(seed, "coherent_read.lines", n, region_lines)
     } else {
         (0..n).collect()
     };
@@ -182,21 +188,10 @@ pub(crate) fn run(
     let mut metrics = BTreeMap::new();
     metrics.insert("latency_ns".to_string(), mean);
     metrics.insert("p99_ns".to_string(), p99);
-    let mut stats = sys.sim.stats().flatten();
-    stats.insert("sim.events".to_string(), sys.sim.events_processed() as f64);
-    stats.insert("sim.end_ps".to_string(), sys.sim.now() as f64);
-    stats.insert(
+    let mut r = crate::sim_result(&sys.sim, metrics, trace);
+    r.stats.insert(
         "check.transitions".to_string(),
         sys.checker.borrow().checked as f64,
     );
-    Ok(PointResult {
-        metrics,
-        stats,
-        trace_json: if trace == TraceMode::Full {
-            sys.sim.trace_json()
-        } else {
-            None
-        },
-        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
-    })
+    Ok(r)
 }

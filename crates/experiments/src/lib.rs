@@ -388,18 +388,29 @@ fn finish(sys: &mut PcieSystem, workload: &str) -> Result<(), RunError> {
 }
 
 fn result(sys: &PcieSystem, metrics: BTreeMap<String, f64>, trace: TraceMode) -> PointResult {
-    let mut stats = sys.sim.stats().flatten();
-    stats.insert("sim.events".to_string(), sys.sim.events_processed() as f64);
-    stats.insert("sim.end_ps".to_string(), sys.sim.now() as f64);
+    sim_result(&sys.sim, metrics, trace)
+}
+
+/// A point's result from its finished simulation: the metrics, every
+/// statistic plus `sim.events` and `sim.end_ps`, the trace hash, and the
+/// trace itself when it was kept.
+pub(crate) fn sim_result<M: Message>(
+    sim: &Simulation<M>,
+    metrics: BTreeMap<String, f64>,
+    trace: TraceMode,
+) -> PointResult {
+    let mut stats = sim.stats().flatten();
+    stats.insert("sim.events".to_string(), sim.events_processed() as f64);
+    stats.insert("sim.end_ps".to_string(), sim.now() as f64);
     PointResult {
         metrics,
         stats,
         trace_json: if trace == TraceMode::Full {
-            sys.sim.trace_json()
+            sim.trace_json()
         } else {
             None
         },
-        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
+        trace_hash: sim.trace_hash().unwrap_or_default(),
     }
 }
 

@@ -36,7 +36,7 @@
 //! assert!(r.metrics["gibps"] > 15.0 && r.metrics["gibps"] < 20.5);
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use ccsim_config::Platform;
 use ccsim_kernel::prelude::*;
@@ -44,7 +44,7 @@ use ccsim_models::coherent::cpu::CpuOp;
 use ccsim_models::coherent::system::CoherentSystem;
 use ccsim_models::coherent::{initial_line, LINE_BYTES};
 
-use crate::coherent::{coherent_params, instance_params};
+use crate::coherent::{coherent_params, distinct_lines, instance_params};
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `coherent_stream`.
@@ -118,16 +118,7 @@ pub(crate) fn run(
     p.cpu
         .set("cores", ParamValue::Int(1), "coherent_stream: one thread");
     let lines: Vec<u64> = if params.str("pattern") == "rand" {
-        let mut rng = SimRng::for_path(seed, "coherent_stream.lines");
-        let mut seen = BTreeSet::new();
-        let mut v = Vec::with_capacity(n as usize);
-        while (v.len() as u64) < n {
-            let l = rng.below(region_lines);
-            if seen.insert(l) {
-                v.push(l);
-            }
-        }
-        v
+        distinct_lines(seed, "coherent_stream.lines", n, region_lines)
     } else {
         (0..n).collect()
     };
@@ -217,17 +208,5 @@ pub(crate) fn run(
     let mut metrics = BTreeMap::new();
     metrics.insert("gibps".to_string(), gibps);
     metrics.insert("latency_ns".to_string(), latency_sum / done_at.len() as f64);
-    let mut stats = sys.sim.stats().flatten();
-    stats.insert("sim.events".to_string(), sys.sim.events_processed() as f64);
-    stats.insert("sim.end_ps".to_string(), sys.sim.now() as f64);
-    Ok(PointResult {
-        metrics,
-        stats,
-        trace_json: if trace == TraceMode::Full {
-            sys.sim.trace_json()
-        } else {
-            None
-        },
-        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
-    })
+    Ok(crate::sim_result(&sys.sim, metrics, trace))
 }
