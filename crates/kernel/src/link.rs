@@ -139,6 +139,11 @@ pub(crate) struct DirectionState<M> {
     pub credits: Vec<u32>,
     /// Messages waiting for a credit, per VC.
     pub waiting: Vec<VecDeque<Pending<M>>>,
+    /// Credits on their way back while no message waited, per VC:
+    /// (tick of return, reserved sequence number), in return order. They
+    /// are taken lazily by the next send (no event each); only when a
+    /// message has to wait do they become events (see `transmit`).
+    pub returning: Vec<VecDeque<(Tick, u64)>>,
 }
 
 /// Run-time state of a link.
@@ -158,6 +163,7 @@ impl<M> LinkState<M> {
             busy_until: 0,
             credits: params.vcs.iter().map(|v| v.credits).collect(),
             waiting: params.vcs.iter().map(|_| VecDeque::new()).collect(),
+            returning: params.vcs.iter().map(|_| VecDeque::new()).collect(),
         };
         LinkState {
             dirs: [mk(), mk()],

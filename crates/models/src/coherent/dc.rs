@@ -235,6 +235,9 @@ pub struct DirectoryController {
     /// once it has visited them all instead of scanning every DCU).
     nonempty: [usize; 2],
     scheduled: [Tick; 2],
+    /// Dispatch rounds reserved while their slice had no queued message
+    /// (see [`DirectoryController::schedule`]), oldest first.
+    deferred: [Vec<DeferredWake>; 2],
     inbox: Timed<CohMsg>,
     outbox: Timed<CohMsg>,
     local_in: Timed<CohMsg>,
@@ -293,6 +296,7 @@ impl DirectoryController {
             rr: [0; 2],
             nonempty: [0; 2],
             scheduled: [Tick::MAX; 2],
+            deferred: [Vec::new(), Vec::new()],
             inbox: Timed::new(TOK_INBOX),
             outbox: Timed::new(TOK_OUTBOX),
             local_in: Timed::new(TOK_LOCAL),
@@ -377,10 +381,49 @@ impl DirectoryController {
         ctx.stop();
     }
 
+    /// Asks for a dispatch round of `slice` at `at`.
+    ///
+    /// A round of a slice with no queued message does nothing but advance
+    /// the round-robin pointer, and the follow-up round after each table row
+    /// (when the DCU becomes free) usually is one. So while the slice is
+    /// empty the round is only *reserved* (its place in the run fixed, no
+    /// kernel event); [`DirectoryController::enqueue`] queues the reserved
+    /// rounds if a message arrives before they are due, and
+    /// [`DirectoryController::settle`] applies the pointer advance of those
+    /// that passed empty. The rounds that run, and everything they do, are
+    /// the same as with an event per round.
     fn schedule(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize, at: Tick) {
         if self.scheduled[slice] != at {
             self.scheduled[slice] = at;
-            ctx.wake_at(at, TOK_SLICE + slice as u64);
+            if self.nonempty[slice] == 0 {
+                self.deferred[slice].push(ctx.defer_wake(at));
+            } else {
+                ctx.wake_at(at, TOK_SLICE + slice as u64);
+            }
+        }
+    }
+
+    /// Applies the reserved rounds that would have run (empty) before the
+    /// current event: each advances the round-robin pointer and ends the
+    /// wait for its tick, as the round's own wake-up would have. (No other
+    /// DC event ran between them, so their order does not matter.)
+    fn settle(&mut self, ctx: &Ctx<'_, CohMsg>) {
+        for s in 0..2 {
+            if self.deferred[s].is_empty() {
+                continue;
+            }
+            let (rr, scheduled, per_slice) =
+                (&mut self.rr[s], &mut self.scheduled[s], self.per_slice);
+            self.deferred[s].retain(|w| {
+                if !ctx.is_past(w) {
+                    return true;
+                }
+                *rr = (*rr + 1) % per_slice;
+                if *scheduled == w.at {
+                    *scheduled = Tick::MAX;
+                }
+                false
+            });
         }
     }
 
@@ -388,7 +431,19 @@ impl DirectoryController {
         let d = self.dcu_of(m.line);
         let class = self.tables.msgs[m.msg as usize].class;
         if self.dcus[d].responses.is_empty() && self.dcus[d].requests.is_empty() {
-            self.nonempty[d / self.per_slice] += 1;
+            let slice = d / self.per_slice;
+            if self.nonempty[slice] == 0 {
+                // The slice has work again. A reserved round still due at
+                // this tick runs before the round asked for below and finds
+                // it, so it becomes a real wake-up; later ones wait for the
+                // end of that round (see `dispatch`).
+                let now = ctx.now();
+                let list = &mut self.deferred[slice];
+                while let Some(i) = list.iter().position(|w| w.at == now) {
+                    ctx.wake_deferred(list.remove(i), TOK_SLICE + slice as u64);
+                }
+            }
+            self.nonempty[slice] += 1;
         }
         if class == MsgClass::Request {
             self.dcus[d].requests.push_back(m);
@@ -486,6 +541,15 @@ impl DirectoryController {
         self.rr[slice] = (self.rr[slice] + 1) % self.per_slice;
         if let Some(t) = next {
             self.schedule(ctx, slice, t);
+        }
+        if self.nonempty[slice] > 0 {
+            // Work stays queued, so the reserved rounds would find it: they
+            // become real wake-ups. (A slice emptied by this round keeps
+            // them reserved; the next `enqueue` always leads to a round at
+            // its own tick, before any of them, which decides again.)
+            for w in self.deferred[slice].drain(..) {
+                ctx.wake_deferred(w, TOK_SLICE + slice as u64);
+            }
         }
     }
 
@@ -757,6 +821,7 @@ impl Component<CohMsg> for DirectoryController {
 
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
+        self.settle(ctx);
         match token {
             TOK_INBOX => {
                 while let Some(m) = self.inbox.pop_due(now) {
