@@ -236,7 +236,7 @@ pub struct DirectoryController {
     nonempty: [usize; 2],
     scheduled: [Tick; 2],
     /// Dispatch rounds reserved while their slice had no queued message
-    /// (see [`DirectoryController::schedule`]), oldest first.
+    /// (see [`DirectoryController::schedule`]), in no particular order.
     deferred: [Vec<DeferredWake>; 2],
     inbox: Timed<CohMsg>,
     outbox: Timed<CohMsg>,
@@ -409,21 +409,20 @@ impl DirectoryController {
     /// DC event ran between them, so their order does not matter.)
     fn settle(&mut self, ctx: &Ctx<'_, CohMsg>) {
         for s in 0..2 {
-            if self.deferred[s].is_empty() {
-                continue;
+            // Usually zero or one entry; the order of the list does not
+            // matter (each keeps its reserved place in the run).
+            let mut i = 0;
+            while i < self.deferred[s].len() {
+                if !ctx.is_past(&self.deferred[s][i]) {
+                    i += 1;
+                    continue;
+                }
+                let w = self.deferred[s].swap_remove(i);
+                self.rr[s] = (self.rr[s] + 1) % self.per_slice;
+                if self.scheduled[s] == w.at {
+                    self.scheduled[s] = Tick::MAX;
+                }
             }
-            let (rr, scheduled, per_slice) =
-                (&mut self.rr[s], &mut self.scheduled[s], self.per_slice);
-            self.deferred[s].retain(|w| {
-                if !ctx.is_past(w) {
-                    return true;
-                }
-                *rr = (*rr + 1) % per_slice;
-                if *scheduled == w.at {
-                    *scheduled = Tick::MAX;
-                }
-                false
-            });
         }
     }
 
