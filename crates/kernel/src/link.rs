@@ -9,7 +9,9 @@
 //! component has handled the message. A message with no credit waits in a
 //! per-channel queue at the sender and goes out when a credit returns, so a
 //! stalled channel never blocks the others (the property coherence protocols
-//! rely on to stay deadlock-free).
+//! rely on to stay deadlock-free). A credit return is an event only when a
+//! message waits for it; otherwise the next send picks it up once its tick
+//! has come (`DirectionState::returning`), with the same outcome.
 //!
 //! ```
 //! use ccsim_kernel::link::{Direction, LinkParams, VcParams};

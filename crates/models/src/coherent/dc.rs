@@ -13,7 +13,11 @@
 //! * **Scheduling.** Each dispatch round visits the slice's DCUs round
 //!   robin; an idle DCU takes the first event it can handle, responses before
 //!   requests. An event the table stalls, or one for another line while the
-//!   DCU is busy, stays queued and the DCU tries the next one.
+//!   DCU is busy, stays queued and the DCU tries the next one. A round is
+//!   due when a message arrives and when a DCU becomes free; a round of a
+//!   slice with nothing queued only advances the pointer, so it is reserved
+//!   (`Ctx::defer_wake`) rather than queued, and becomes a kernel event only
+//!   if work arrives before it is due (see `DirectoryController::schedule`).
 //! * **Header and payload are separated.** A data message's payload goes to
 //!   the DCU's buffer (and memory, functionally, at `write_mem`), and the
 //!   AXI write carries it from there.
