@@ -166,6 +166,11 @@ impl<E> EventQueue<E> {
     pub fn peek_tick(&self) -> Option<Tick> {
         self.heap.peek().map(|k| k.tick)
     }
+    /// The place `(tick, order word)` of the earliest event.
+    #[inline]
+    pub fn peek_place(&self) -> Option<(Tick, u64)> {
+        self.heap.peek().map(|k| (k.tick, k.order))
+    }
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.heap.len()

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_kernel::queue::EventQueue;
+use ccsim_kernel::queue::{order_word, EventQueue};
 use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
 
 use super::check::Checker;
@@ -84,37 +84,71 @@ const TOK_SLICE: u64 = 8;
 
 /// Items due at later ticks, popped in (tick, insertion) order.
 ///
-/// The kernel's own [`EventQueue`] with one priority for every item, so it
-/// orders by (tick, insertion) and keeps the items out of the heap's moves.
-/// Each push schedules a wake-up with the queue's token; the first wake-up
-/// at a tick takes every item due by then.
+/// Most items go through a fixed-latency pipeline, so they arrive in tick
+/// order: those wait in a FIFO (no heap work). An item due earlier than the
+/// FIFO's last (a shorter memory access, link jitter) goes to a heap, the
+/// kernel's own [`EventQueue`], under the same insertion number; a pop takes
+/// the earlier of the two fronts by (tick, insertion number), so the order
+/// is exactly that of one heap. Each push schedules a wake-up with the
+/// queue's token; the first wake-up at a tick takes every item due by then.
 pub(crate) struct Timed<T> {
-    q: EventQueue<T>,
+    fifo: VecDeque<(Tick, u64, T)>,
+    heap: EventQueue<T>,
+    next: u64,
     token: u64,
 }
 
 impl<T> Timed<T> {
     pub(crate) fn new(token: u64) -> Self {
         Timed {
-            q: EventQueue::new(),
+            fifo: VecDeque::new(),
+            heap: EventQueue::new(),
+            next: 0,
             token,
         }
     }
     #[inline]
     pub(crate) fn push<M: Message>(&mut self, ctx: &mut Ctx<'_, M>, at: Tick, item: T) {
         let at = at.max(ctx.now());
-        self.q.push(at, Priority::Wake, item);
+        let seq = self.next;
+        self.next += 1;
+        if self.fifo.back().is_none_or(|&(last, _, _)| last <= at) {
+            self.fifo.push_back((at, seq, item));
+        } else {
+            self.heap.push_reserved(at, Priority::Wake, seq, item);
+        }
         ctx.wake_at(at, self.token);
     }
     #[inline]
     pub(crate) fn pop_due(&mut self, now: Tick) -> Option<T> {
-        if self.q.peek_tick()? > now {
-            return None;
+        let from_fifo = match (self.fifo.front(), self.heap.peek_place()) {
+            (None, None) => return None,
+            (Some(&(t, _, _)), None) => t <= now,
+            (None, Some((t, _))) => {
+                return if t <= now {
+                    self.heap.pop().map(|(_, i)| i)
+                } else {
+                    None
+                }
+            }
+            (Some(&(t, seq, _)), Some(h)) => {
+                if (t, order_word(Priority::Wake, seq)) < h {
+                    t <= now
+                } else if h.0 <= now {
+                    return self.heap.pop().map(|(_, i)| i);
+                } else {
+                    return None;
+                }
+            }
+        };
+        if from_fifo {
+            self.fifo.pop_front().map(|(_, _, i)| i)
+        } else {
+            None
         }
-        self.q.pop().map(|(_, item)| item)
     }
     pub(crate) fn len(&self) -> usize {
-        self.q.len()
+        self.fifo.len() + self.heap.len()
     }
 }
 
