@@ -98,8 +98,8 @@ pub mod prelude {
     pub use crate::queue::Priority;
     pub use crate::rng::SimRng;
     pub use crate::sim::{
-        BuildError, Component, ComponentId, Ctx, LinkId, Message, PortId, RunOutcome, Simulation,
-        SystemBuilder,
+        BuildError, Component, ComponentId, Ctx, DeferredWake, LinkId, Message, PortId, RunOutcome,
+        Simulation, SystemBuilder,
     };
     pub use crate::stats::{StatValue, StatsReport};
     pub use crate::time::{Clock, Tick, MS, NS, PS, SEC, US};

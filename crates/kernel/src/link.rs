@@ -9,7 +9,9 @@
 //! component has handled the message. A message with no credit waits in a
 //! per-channel queue at the sender and goes out when a credit returns, so a
 //! stalled channel never blocks the others (the property coherence protocols
-//! rely on to stay deadlock-free).
+//! rely on to stay deadlock-free). A credit return is an event only when a
+//! message waits for it; otherwise the next send picks it up once its tick
+//! has come (`DirectionState::returning`), with the same outcome.
 //!
 //! ```
 //! use ccsim_kernel::link::{Direction, LinkParams, VcParams};
@@ -139,6 +141,11 @@ pub(crate) struct DirectionState<M> {
     pub credits: Vec<u32>,
     /// Messages waiting for a credit, per VC.
     pub waiting: Vec<VecDeque<Pending<M>>>,
+    /// Credits on their way back while no message waited, per VC:
+    /// (tick of return, reserved sequence number), in return order. They
+    /// are taken lazily by the next send (no event each); only when a
+    /// message has to wait do they become events (see `transmit`).
+    pub returning: Vec<VecDeque<(Tick, u64)>>,
 }
 
 /// Run-time state of a link.
@@ -158,6 +165,7 @@ impl<M> LinkState<M> {
             busy_until: 0,
             credits: params.vcs.iter().map(|v| v.credits).collect(),
             waiting: params.vcs.iter().map(|_| VecDeque::new()).collect(),
+            returning: params.vcs.iter().map(|_| VecDeque::new()).collect(),
         };
         LinkState {
             dirs: [mk(), mk()],

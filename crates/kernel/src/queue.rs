@@ -36,6 +36,12 @@ pub enum Priority {
 /// beyond any run length we care about.
 const SEQ_BITS: u32 = 56;
 
+/// The order word of an event of `priority` with sequence number `seq`.
+#[inline]
+pub fn order_word(priority: Priority, seq: u64) -> u64 {
+    ((priority as u64) << SEQ_BITS) | seq
+}
+
 /// What the heap orders: the tick, then `priority << 56 | seq`, and where
 /// the event itself waits. Entries are small and `Copy`, so sifting moves 24
 /// bytes per level whatever the size of the event type (a message with a
@@ -104,9 +110,26 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `tick` with `priority`.
     #[inline]
     pub fn push(&mut self, tick: Tick, priority: Priority, event: E) {
+        let seq = self.reserve();
+        self.push_reserved(tick, priority, seq, event);
+    }
+    /// Takes the next insertion sequence number without scheduling anything.
+    ///
+    /// With [`EventQueue::push_reserved`] this lets a caller decide *later*
+    /// whether an event is needed at all and, if it is, queue it exactly
+    /// where a `push` made now would have put it: same tick, same priority,
+    /// same place among the events of that tick. A reserved number that is
+    /// never used leaves a gap, which changes no order.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
         debug_assert!(seq < 1 << SEQ_BITS);
+        seq
+    }
+    /// Schedules `event` with a sequence number from [`EventQueue::reserve`].
+    #[inline]
+    pub fn push_reserved(&mut self, tick: Tick, priority: Priority, seq: u64, event: E) {
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(event);
@@ -119,7 +142,7 @@ impl<E> EventQueue<E> {
         };
         let key = Key {
             tick,
-            order: ((priority as u64) << SEQ_BITS) | seq,
+            order: order_word(priority, seq),
             slot,
         };
         self.heap.push(key);
@@ -127,15 +150,26 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event with its tick.
     #[inline]
     pub fn pop(&mut self) -> Option<(Tick, E)> {
+        self.pop_ordered().map(|(t, _, e)| (t, e))
+    }
+    /// Like [`EventQueue::pop`], also returning the event's order word
+    /// (`priority << 56 | seq`): `(tick, order)` is its place in the run.
+    #[inline]
+    pub fn pop_ordered(&mut self) -> Option<(Tick, u64, E)> {
         let top = self.heap.pop()?;
         let event = self.slots[top.slot as usize].take().expect("queued slot");
         self.free.push(top.slot);
-        Some((top.tick, event))
+        Some((top.tick, top.order, event))
     }
     /// The tick of the earliest event.
     #[inline]
     pub fn peek_tick(&self) -> Option<Tick> {
         self.heap.peek().map(|k| k.tick)
+    }
+    /// The place `(tick, order word)` of the earliest event.
+    #[inline]
+    pub fn peek_place(&self) -> Option<(Tick, u64)> {
+        self.heap.peek().map(|k| (k.tick, k.order))
     }
     /// Number of pending events.
     pub fn len(&self) -> usize {

@@ -13,7 +13,7 @@ use std::fmt;
 
 use crate::component::{ComponentSpec, StatKind};
 use crate::link::{Direction, LinkParams, LinkState, Pending, LINK_STATS};
-use crate::queue::{EventQueue, Priority};
+use crate::queue::{order_word, EventQueue, Priority};
 use crate::rng::SimRng;
 use crate::stats::{Stats, StatsReport};
 use crate::time::Tick;
@@ -84,11 +84,19 @@ struct World<M> {
     rngs: Vec<SimRng>,
     tracer: Tracer,
     stop: bool,
+    /// The latest tick of any event whose place in the run was reserved but
+    /// which may never be queued (lazy credit returns, deferred wake-ups).
+    /// Such an event would have done nothing, but a run that drains still
+    /// ends at its tick, as if it had run.
+    horizon: Tick,
 }
 
 /// A component's view of the simulation while it handles one event.
 pub struct Ctx<'a, M> {
     now: Tick,
+    /// The order word of the event being handled: `(now, order)` is its
+    /// place in the run.
+    order: u64,
     me: u32,
     world: &'a mut World<M>,
 }
@@ -121,7 +129,12 @@ impl<M: Message> Ctx<'_, M> {
         };
         let l = &self.world.links[link as usize];
         let dir = l.direction_from(self.me, port as u16);
-        !l.limited(vc as usize) || l.dirs[dir.index()].credits[vc as usize] > 0
+        let d = &l.dirs[dir.index()];
+        !l.limited(vc as usize)
+            || d.credits[vc as usize] > 0
+            || d.returning[vc as usize]
+                .front()
+                .is_some_and(|&(t, _)| t <= self.now)
     }
     /// The tick at which the wire of `port`'s link becomes free for this
     /// sender.
@@ -144,6 +157,44 @@ impl<M: Message> Ctx<'_, M> {
         self.world.queue.push(
             at.max(self.now),
             Priority::Wake,
+            Event::Wake {
+                dst: self.me,
+                token,
+            },
+        );
+    }
+    /// Reserves a wake-up at `at` without queueing it: its place among the
+    /// events of tick `at` is fixed now, as if [`Ctx::wake_at`] were called
+    /// now. Queue it later with [`Ctx::wake_deferred`] if it turns out to
+    /// be needed (before [`Ctx::is_past`] says it would have run), or drop
+    /// it if it would have found nothing to do. A component uses this to
+    /// avoid kernel events for wake-ups that are usually idle, without
+    /// changing the order of any event that does run.
+    #[inline]
+    pub fn defer_wake(&mut self, at: Tick) -> DeferredWake {
+        let at = at.max(self.now);
+        self.world.horizon = self.world.horizon.max(at);
+        DeferredWake {
+            at,
+            order: order_word(Priority::Wake, self.world.queue.reserve()),
+        }
+    }
+    /// Whether the deferred wake-up `w` would already have run before the
+    /// event being handled now.
+    #[inline]
+    pub fn is_past(&self, w: &DeferredWake) -> bool {
+        (w.at, w.order) < (self.now, self.order)
+    }
+    /// Queues the deferred wake-up `w` (not past) with `token`, in the place
+    /// reserved for it.
+    #[inline]
+    pub fn wake_deferred(&mut self, w: DeferredWake, token: u64) {
+        debug_assert!(!self.is_past(&w), "deferred wake-up already past");
+        let seq = w.order & ((1 << 56) - 1);
+        self.world.queue.push_reserved(
+            w.at,
+            Priority::Wake,
+            seq,
             Event::Wake {
                 dst: self.me,
                 token,
@@ -192,7 +243,29 @@ fn transmit<M: Message>(
     );
     if l.limited(v) {
         let d = &mut l.dirs[dir.index()];
+        // Credits that came back by now (their events, of the first
+        // priority, would have run before any sender at this tick).
+        while d.returning[v].front().is_some_and(|&(t, _)| t <= now) {
+            d.returning[v].pop_front();
+            d.credits[v] += 1;
+        }
         if d.credits[v] == 0 {
+            // This message must wait for the next credit, so the credits
+            // still travelling become real events, in the places reserved
+            // for them when they set off: the message launches exactly when
+            // and in the order it would have with eager credit events.
+            for (t, seq) in d.returning[v].drain(..) {
+                world.queue.push_reserved(
+                    t,
+                    Priority::Credit,
+                    seq,
+                    Event::Credit {
+                        link,
+                        dir: dir as u8,
+                        vc,
+                    },
+                );
+            }
             d.waiting[v].push_back(Pending {
                 msg,
                 bytes,
@@ -252,6 +325,15 @@ fn launch<M: Message>(
     );
 }
 
+/// A wake-up reserved by [`Ctx::defer_wake`]: its tick and its place among
+/// the events of that tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeferredWake {
+    /// The tick it is for.
+    pub at: Tick,
+    order: u64,
+}
+
 /// Why [`Simulation::run`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunOutcome {
@@ -269,6 +351,8 @@ pub struct Simulation<M: Message> {
     components: Vec<Box<dyn Component<M>>>,
     world: World<M>,
     now: Tick,
+    /// The order word of the event being handled (see [`Ctx::is_past`]).
+    order: u64,
     events: u64,
     initialized: bool,
 }
@@ -286,6 +370,7 @@ impl<M: Message> Simulation<M> {
             for i in 0..self.components.len() {
                 let mut ctx = Ctx {
                     now: self.now,
+                    order: self.order,
                     me: i as u32,
                     world: &mut self.world,
                 };
@@ -295,15 +380,26 @@ impl<M: Message> Simulation<M> {
         self.world.stop = false;
         loop {
             match self.world.queue.peek_tick() {
-                None => return RunOutcome::Drained,
+                None => {
+                    // Events that were reserved but never needed (they would
+                    // have found nothing to do) still mark the run's end.
+                    let end = self.world.horizon;
+                    if end > limit {
+                        self.now = limit;
+                        return RunOutcome::TimeLimit;
+                    }
+                    self.now = self.now.max(end);
+                    return RunOutcome::Drained;
+                }
                 Some(t) if t > limit => {
                     self.now = limit;
                     return RunOutcome::TimeLimit;
                 }
                 Some(_) => {}
             }
-            let (tick, event) = self.world.queue.pop().expect("peeked");
+            let (tick, order, event) = self.world.queue.pop_ordered().expect("peeked");
             self.now = tick;
+            self.order = order;
             self.events += 1;
             self.dispatch(event);
             if self.world.stop {
@@ -325,25 +421,38 @@ impl<M: Message> Simulation<M> {
             } => {
                 let mut ctx = Ctx {
                     now: self.now,
+                    order: self.order,
                     me: dst,
                     world: &mut self.world,
                 };
                 self.components[dst as usize].on_message(port as usize, msg, &mut ctx);
                 // The receive buffer is free once the message was handled;
                 // the credit travels back over the reverse direction.
-                let l = &self.world.links[link as usize];
+                let l = &mut self.world.links[link as usize];
                 if l.limited(vc as usize) {
-                    let back = l.params.latency[1 - dir as usize];
-                    self.world.queue.push(
-                        self.now + back,
-                        Priority::Credit,
-                        Event::Credit { link, dir, vc },
-                    );
+                    let back = self.now + l.params.latency[1 - dir as usize];
+                    let d = &mut l.dirs[dir as usize];
+                    if d.waiting[vc as usize].is_empty() {
+                        // Nobody waits for it: the credit returns lazily (the
+                        // next send on the channel takes it once its tick has
+                        // come), saving an event; its place in the run is
+                        // reserved in case a message has to wait for it.
+                        let seq = self.world.queue.reserve();
+                        d.returning[vc as usize].push_back((back, seq));
+                        self.world.horizon = self.world.horizon.max(back);
+                    } else {
+                        self.world.queue.push(
+                            back,
+                            Priority::Credit,
+                            Event::Credit { link, dir, vc },
+                        );
+                    }
                 }
             }
             Event::Wake { dst, token } => {
                 let mut ctx = Ctx {
                     now: self.now,
+                    order: self.order,
                     me: dst,
                     world: &mut self.world,
                 };
@@ -620,9 +729,11 @@ impl<M: Message> SystemBuilder<M> {
                 rngs,
                 tracer: Tracer::new(self.trace),
                 stop: false,
+                horizon: 0,
             },
             now: 0,
             events: 0,
+            order: 0,
             initialized: false,
         })
     }

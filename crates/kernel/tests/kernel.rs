@@ -188,6 +188,56 @@ fn credit_stalls_are_counted() {
     assert_eq!(stats.counter("system.sink.received"), Some(4));
 }
 
+#[test]
+fn lazy_credit_returns_launch_waiting_messages_exactly() {
+    // One credit, 100 ns each way, packets at random gaps: some find the
+    // credit back (taken lazily, no event), some must wait for it. Each
+    // launches at max(sent, credit back) and the run ends when the last
+    // credit is home, as with an event per credit return.
+    let params = LinkParams::symmetric(100 * NS, 0.0).with_vcs(vec![VcParams::new("req", 1)]);
+    let mut b = SystemBuilder::new("system", 7);
+    let script = packets(200, 64, 0);
+    let s = b.add(
+        "src",
+        Source {
+            script,
+            random_gaps: true,
+        },
+    );
+    let k = b.add("sink", Sink::default());
+    b.connect(s, "out", k, "in", params);
+    let mut sim = b.build().unwrap();
+    assert_eq!(sim.run(), RunOutcome::Drained);
+    let arrivals = sim.component::<Sink>(k).unwrap().arrivals.clone();
+    // The same random gaps the source drew (its own stream, seed 7).
+    let mut b2 = SystemBuilder::new("system", 7);
+    let s2 = b2.add(
+        "src",
+        Source {
+            script: packets(200, 64, 0),
+            random_gaps: true,
+        },
+    );
+    let k2 = b2.add("sink", Sink::default());
+    b2.connect(s2, "out", k2, "in", LinkParams::symmetric(0, 0.0));
+    let mut free = b2.build().unwrap();
+    free.run();
+    let mut sent = free.component::<Sink>(k2).unwrap().arrivals.clone();
+    sent.sort_by_key(|&(id, t)| (t, id));
+    let (mut credit_back, mut expect) = (0, Vec::new());
+    for &(id, t) in &sent {
+        let arrive = t.max(credit_back) + 100 * NS;
+        credit_back = arrive + 100 * NS;
+        expect.push((id, arrive));
+    }
+    assert_eq!(arrivals, expect);
+    assert_eq!(sim.now(), credit_back);
+    assert!(
+        expect.iter().zip(&sent).any(|(a, s)| a.1 > s.1 + 100 * NS),
+        "some packet waited for its credit"
+    );
+}
+
 fn traced_run(seed: u64) -> (String, String) {
     let mut b = SystemBuilder::new("system", seed);
     b.trace(TraceMode::Full);
@@ -278,4 +328,104 @@ fn run_until_stops_at_the_limit_and_resumes() {
         sim.component::<Sink>(k).unwrap().arrivals,
         vec![(0, 100 * NS), (1, 200 * NS)]
     );
+}
+
+static DEFERRER: ComponentSpec = ComponentSpec {
+    type_name: "test_deferrer",
+    description: "Reserves a wake-up and queues it later, or drops it.",
+    params: &[],
+    ports: &[],
+    stats: &[],
+};
+
+/// Reserves a wake-up at 100 ns at tick 0; at 50 ns it schedules ordinary
+/// wake-ups at 80 and 100 ns and, if `use_it`, queues the reserved one.
+struct Deferrer {
+    use_it: bool,
+    /// Only reserve at init, schedule nothing.
+    only_reserve: bool,
+    reserved: Option<DeferredWake>,
+    fired: Vec<(Tick, u64)>,
+    past_at_end: Option<bool>,
+}
+
+impl Component<Packet> for Deferrer {
+    fn spec(&self) -> &'static ComponentSpec {
+        &DEFERRER
+    }
+    fn init(&mut self, ctx: &mut Ctx<'_, Packet>) {
+        self.reserved = Some(ctx.defer_wake(100 * NS));
+        if !self.only_reserve {
+            ctx.wake_at(50 * NS, 1);
+        }
+    }
+    fn on_message(&mut self, _: PortId, _: Packet, _: &mut Ctx<'_, Packet>) {}
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Packet>) {
+        self.fired.push((ctx.now(), token));
+        let w = self.reserved.expect("reserved at init");
+        match token {
+            1 => {
+                assert!(!ctx.is_past(&w));
+                ctx.wake_at(80 * NS, 3);
+                // Asked for later than the reservation, so it runs after it.
+                ctx.wake_at(100 * NS, 4);
+                if self.use_it {
+                    ctx.wake_deferred(w, 2);
+                }
+            }
+            3 => self.past_at_end = Some(ctx.is_past(&w)),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn a_deferred_wake_keeps_its_reserved_place_or_costs_nothing() {
+    for use_it in [true, false] {
+        let mut b = SystemBuilder::new("system", 0);
+        let d = b.add(
+            "d",
+            Deferrer {
+                use_it,
+                only_reserve: false,
+                reserved: None,
+                fired: Vec::new(),
+                past_at_end: None,
+            },
+        );
+        let mut sim = b.build().unwrap();
+        assert_eq!(sim.run(), RunOutcome::Drained);
+        let c = sim.component::<Deferrer>(d).unwrap();
+        let mut expect = vec![(50 * NS, 1), (80 * NS, 3), (100 * NS, 2), (100 * NS, 4)];
+        if !use_it {
+            expect.remove(2);
+        }
+        assert_eq!(c.fired, expect);
+        assert_eq!(sim.events_processed(), expect.len() as u64);
+        assert_eq!(c.past_at_end, Some(false));
+        assert_eq!(sim.now(), 100 * NS);
+    }
+}
+
+#[test]
+fn a_run_drains_at_its_last_reserved_tick() {
+    // Nothing queued but a reservation at 100 ns: the run ends there, as
+    // it would have had the wake-up run; a limit before it stops short.
+    let mut b = SystemBuilder::new("system", 0);
+    b.add(
+        "d",
+        Deferrer {
+            use_it: false,
+            only_reserve: true,
+            reserved: None,
+            fired: Vec::new(),
+            past_at_end: None,
+        },
+    );
+    let mut sim = b.build().unwrap();
+    assert_eq!(sim.run_until(70 * NS), RunOutcome::TimeLimit);
+    assert_eq!(sim.now(), 70 * NS);
+    assert_eq!(sim.run(), RunOutcome::Drained);
+    assert_eq!(sim.now(), 100 * NS);
+    assert_eq!(sim.events_processed(), 0);
 }

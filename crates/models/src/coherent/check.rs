@@ -30,6 +30,10 @@ struct LineView {
     state: [usize; 3],
     copy: Option<Box<Line>>,
     mem: Option<Box<Line>>,
+    /// The line's initial value, computed once when checks first look at
+    /// the line: every check of a never-written line compares against it,
+    /// and computing it costs more than the rest of a check.
+    initial: Option<Box<Line>>,
 }
 
 /// Makes `slot` hold a copy of `value`, reusing its box when it has one.
@@ -80,6 +84,7 @@ impl Checker {
             state: init,
             copy: None,
             mem: None,
+            initial: None,
         })
     }
 
@@ -119,10 +124,18 @@ impl Checker {
 
     /// The ghost latest write of `line`.
     pub fn latest(&self, line: u64) -> Line {
-        self.ghost
-            .get(&line)
-            .map(|b| **b)
-            .unwrap_or_else(|| initial_line(line))
+        match self.ghost.get(&line) {
+            Some(b) => **b,
+            None => self.initial(line),
+        }
+    }
+
+    /// [`initial_line`], from the line's view if checks computed it there.
+    fn initial(&self, line: u64) -> Line {
+        match self.views.get(&line).and_then(|v| v.initial.as_deref()) {
+            Some(v) => *v,
+            None => initial_line(line),
+        }
     }
 
     /// A `store` action wrote `data` to `line`.
@@ -169,6 +182,9 @@ impl Checker {
             if mem.is_some() {
                 set_line(&mut v.mem, mem);
             }
+            if v.initial.is_none() {
+                v.initial = Some(Box::new(initial_line(line)));
+            }
         }
         if enabled {
             self.checked += 1;
@@ -193,11 +209,10 @@ impl Checker {
             ));
         }
         let ghost = self.latest(line);
-        let mem = v
-            .mem
-            .as_deref()
-            .copied()
-            .unwrap_or_else(|| initial_line(line));
+        let mem = match v.mem.as_deref() {
+            Some(m) => *m,
+            None => self.initial(line),
+        };
         for (r, a) in acc.iter().enumerate() {
             if *a == Access::None {
                 continue;

@@ -13,7 +13,11 @@
 //! * **Scheduling.** Each dispatch round visits the slice's DCUs round
 //!   robin; an idle DCU takes the first event it can handle, responses before
 //!   requests. An event the table stalls, or one for another line while the
-//!   DCU is busy, stays queued and the DCU tries the next one.
+//!   DCU is busy, stays queued and the DCU tries the next one. A round is
+//!   due when a message arrives and when a DCU becomes free; a round of a
+//!   slice with nothing queued only advances the pointer, so it is reserved
+//!   (`Ctx::defer_wake`) rather than queued, and becomes a kernel event only
+//!   if work arrives before it is due (see `DirectoryController::schedule`).
 //! * **Header and payload are separated.** A data message's payload goes to
 //!   the DCU's buffer (and memory, functionally, at `write_mem`), and the
 //!   AXI write carries it from there.
@@ -33,7 +37,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_kernel::queue::EventQueue;
+use ccsim_kernel::queue::{order_word, EventQueue};
 use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
 
 use super::check::Checker;
@@ -80,37 +84,71 @@ const TOK_SLICE: u64 = 8;
 
 /// Items due at later ticks, popped in (tick, insertion) order.
 ///
-/// The kernel's own [`EventQueue`] with one priority for every item, so it
-/// orders by (tick, insertion) and keeps the items out of the heap's moves.
-/// Each push schedules a wake-up with the queue's token; the first wake-up
-/// at a tick takes every item due by then.
+/// Most items go through a fixed-latency pipeline, so they arrive in tick
+/// order: those wait in a FIFO (no heap work). An item due earlier than the
+/// FIFO's last (a shorter memory access, link jitter) goes to a heap, the
+/// kernel's own [`EventQueue`], under the same insertion number; a pop takes
+/// the earlier of the two fronts by (tick, insertion number), so the order
+/// is exactly that of one heap. Each push schedules a wake-up with the
+/// queue's token; the first wake-up at a tick takes every item due by then.
 pub(crate) struct Timed<T> {
-    q: EventQueue<T>,
+    fifo: VecDeque<(Tick, u64, T)>,
+    heap: EventQueue<T>,
+    next: u64,
     token: u64,
 }
 
 impl<T> Timed<T> {
     pub(crate) fn new(token: u64) -> Self {
         Timed {
-            q: EventQueue::new(),
+            fifo: VecDeque::new(),
+            heap: EventQueue::new(),
+            next: 0,
             token,
         }
     }
     #[inline]
     pub(crate) fn push<M: Message>(&mut self, ctx: &mut Ctx<'_, M>, at: Tick, item: T) {
         let at = at.max(ctx.now());
-        self.q.push(at, Priority::Wake, item);
+        let seq = self.next;
+        self.next += 1;
+        if self.fifo.back().is_none_or(|&(last, _, _)| last <= at) {
+            self.fifo.push_back((at, seq, item));
+        } else {
+            self.heap.push_reserved(at, Priority::Wake, seq, item);
+        }
         ctx.wake_at(at, self.token);
     }
     #[inline]
     pub(crate) fn pop_due(&mut self, now: Tick) -> Option<T> {
-        if self.q.peek_tick()? > now {
-            return None;
+        let from_fifo = match (self.fifo.front(), self.heap.peek_place()) {
+            (None, None) => return None,
+            (Some(&(t, _, _)), None) => t <= now,
+            (None, Some((t, _))) => {
+                return if t <= now {
+                    self.heap.pop().map(|(_, i)| i)
+                } else {
+                    None
+                }
+            }
+            (Some(&(t, seq, _)), Some(h)) => {
+                if (t, order_word(Priority::Wake, seq)) < h {
+                    t <= now
+                } else if h.0 <= now {
+                    return self.heap.pop().map(|(_, i)| i);
+                } else {
+                    return None;
+                }
+            }
+        };
+        if from_fifo {
+            self.fifo.pop_front().map(|(_, _, i)| i)
+        } else {
+            None
         }
-        self.q.pop().map(|(_, item)| item)
     }
     pub(crate) fn len(&self) -> usize {
-        self.q.len()
+        self.fifo.len() + self.heap.len()
     }
 }
 
@@ -235,6 +273,9 @@ pub struct DirectoryController {
     /// once it has visited them all instead of scanning every DCU).
     nonempty: [usize; 2],
     scheduled: [Tick; 2],
+    /// Dispatch rounds reserved while their slice had no queued message
+    /// (see [`DirectoryController::schedule`]), in no particular order.
+    deferred: [Vec<DeferredWake>; 2],
     inbox: Timed<CohMsg>,
     outbox: Timed<CohMsg>,
     local_in: Timed<CohMsg>,
@@ -301,6 +342,7 @@ impl DirectoryController {
             rr: [0; 2],
             nonempty: [0; 2],
             scheduled: [Tick::MAX; 2],
+            deferred: [Vec::new(), Vec::new()],
             inbox: Timed::new(TOK_INBOX),
             outbox: Timed::new(TOK_OUTBOX),
             local_in: Timed::new(TOK_LOCAL),
@@ -398,10 +440,48 @@ impl DirectoryController {
         ctx.stop();
     }
 
+    /// Asks for a dispatch round of `slice` at `at`.
+    ///
+    /// A round of a slice with no queued message does nothing but advance
+    /// the round-robin pointer, and the follow-up round after each table row
+    /// (when the DCU becomes free) usually is one. So while the slice is
+    /// empty the round is only *reserved* (its place in the run fixed, no
+    /// kernel event); [`DirectoryController::enqueue`] queues the reserved
+    /// rounds if a message arrives before they are due, and
+    /// [`DirectoryController::settle`] applies the pointer advance of those
+    /// that passed empty. The rounds that run, and everything they do, are
+    /// the same as with an event per round.
     fn schedule(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize, at: Tick) {
         if self.scheduled[slice] != at {
             self.scheduled[slice] = at;
-            ctx.wake_at(at, TOK_SLICE + slice as u64);
+            if self.nonempty[slice] == 0 {
+                self.deferred[slice].push(ctx.defer_wake(at));
+            } else {
+                ctx.wake_at(at, TOK_SLICE + slice as u64);
+            }
+        }
+    }
+
+    /// Applies the reserved rounds that would have run (empty) before the
+    /// current event: each advances the round-robin pointer and ends the
+    /// wait for its tick, as the round's own wake-up would have. (No other
+    /// DC event ran between them, so their order does not matter.)
+    fn settle(&mut self, ctx: &Ctx<'_, CohMsg>) {
+        for s in 0..2 {
+            // Usually zero or one entry; the order of the list does not
+            // matter (each keeps its reserved place in the run).
+            let mut i = 0;
+            while i < self.deferred[s].len() {
+                if !ctx.is_past(&self.deferred[s][i]) {
+                    i += 1;
+                    continue;
+                }
+                let w = self.deferred[s].swap_remove(i);
+                self.rr[s] = (self.rr[s] + 1) % self.per_slice;
+                if self.scheduled[s] == w.at {
+                    self.scheduled[s] = Tick::MAX;
+                }
+            }
         }
     }
 
@@ -409,7 +489,19 @@ impl DirectoryController {
         let d = self.dcu_of(m.line);
         let class = self.tables.msgs[m.msg as usize].class;
         if self.dcus[d].responses.is_empty() && self.dcus[d].requests.is_empty() {
-            self.nonempty[d / self.per_slice] += 1;
+            let slice = d / self.per_slice;
+            if self.nonempty[slice] == 0 {
+                // The slice has work again. A reserved round still due at
+                // this tick runs before the round asked for below and finds
+                // it, so it becomes a real wake-up; later ones wait for the
+                // end of that round (see `dispatch`).
+                let now = ctx.now();
+                let list = &mut self.deferred[slice];
+                while let Some(i) = list.iter().position(|w| w.at == now) {
+                    ctx.wake_deferred(list.remove(i), TOK_SLICE + slice as u64);
+                }
+            }
+            self.nonempty[slice] += 1;
         }
         if class == MsgClass::Request {
             self.dcus[d].requests.push_back(m);
@@ -507,6 +599,15 @@ impl DirectoryController {
         self.rr[slice] = (self.rr[slice] + 1) % self.per_slice;
         if let Some(t) = next {
             self.schedule(ctx, slice, t);
+        }
+        if self.nonempty[slice] > 0 {
+            // Work stays queued, so the reserved rounds would find it: they
+            // become real wake-ups. (A slice emptied by this round keeps
+            // them reserved; the next `enqueue` always leads to a round at
+            // its own tick, before any of them, which decides again.)
+            for w in self.deferred[slice].drain(..) {
+                ctx.wake_deferred(w, TOK_SLICE + slice as u64);
+            }
         }
     }
 
@@ -803,6 +904,7 @@ impl Component<CohMsg> for DirectoryController {
 
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
+        self.settle(ctx);
         match token {
             TOK_INBOX => {
                 while let Some(m) = self.inbox.pop_due(now) {
