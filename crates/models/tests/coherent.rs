@@ -151,6 +151,26 @@ fn app_clean_invalidate_lock_and_write_through_the_table() {
     assert!(final_v == *data || st != "I", "state {st}");
 }
 
+/// `seqs` random application sequences on `lines` lines: a clean, a
+/// clean-invalidate, or lock / read / write / unlock.
+fn random_app_ops(rng: &mut SimRng, seqs: usize, lines: u64) -> Vec<AppOp> {
+    let mut app = Vec::new();
+    for k in 0..seqs {
+        let line = rng.below(lines);
+        match rng.below(3) {
+            0 => app.push(AppOp::new("clean", line)),
+            1 => app.push(AppOp::new("clinv", line)),
+            _ => {
+                app.push(AppOp::new("lock", line));
+                app.push(AppOp::new("read", line));
+                app.push(AppOp::new("write", line).with_data([k as u8; 128]));
+                app.push(AppOp::new("unlock", line));
+            }
+        }
+    }
+    app
+}
+
 /// Random CPU loads/stores (with evictions) and app clean / clean-invalidate
 /// / lock-write-unlock on a few shared lines; checks on; the final contents
 /// must equal a sequential replay of the stores in the order they took effect.
@@ -171,20 +191,7 @@ fn stress(seed: u64, cpu_ops: usize, app_seqs: usize, lines: u64) {
             }
         })
         .collect();
-    let mut app = Vec::new();
-    for k in 0..app_seqs {
-        let line = rng.below(lines);
-        match rng.below(3) {
-            0 => app.push(AppOp::new("clean", line)),
-            1 => app.push(AppOp::new("clinv", line)),
-            _ => {
-                app.push(AppOp::new("lock", line));
-                app.push(AppOp::new("read", line));
-                app.push(AppOp::new("write", line).with_data([k as u8; 128]));
-                app.push(AppOp::new("unlock", line));
-            }
-        }
-    }
+    let app = random_app_ops(&mut rng, app_seqs, lines);
     let p = CoherentParams {
         cpu: Params::new()
             .with("mshrs", ParamValue::Int(4), "test")
@@ -304,20 +311,7 @@ fn stress_cores(seed: u64, cores: usize, ops_per_core: usize, app_seqs: usize, l
                 .collect()
         })
         .collect();
-    let mut app = Vec::new();
-    for k in 0..app_seqs {
-        let line = rng.below(lines);
-        match rng.below(3) {
-            0 => app.push(AppOp::new("clean", line)),
-            1 => app.push(AppOp::new("clinv", line)),
-            _ => {
-                app.push(AppOp::new("lock", line));
-                app.push(AppOp::new("read", line));
-                app.push(AppOp::new("write", line).with_data([k as u8; 128]));
-                app.push(AppOp::new("unlock", line));
-            }
-        }
-    }
+    let app = random_app_ops(&mut rng, app_seqs, lines);
     let p = CoherentParams {
         cpu: Params::new()
             .with("cores", ParamValue::Int(cores as i64), "test")
