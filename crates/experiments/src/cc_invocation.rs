@@ -51,19 +51,6 @@ pub static CC_INVOKE: WorkloadInfo = WorkloadInfo {
 
 const WARMUP: usize = 2;
 
-fn params_of(platform: &Platform, instance: &str) -> Result<Params, RunError> {
-    platform
-        .components
-        .get(instance)
-        .map(|c| c.params.clone())
-        .ok_or_else(|| {
-            werr(format!(
-                "platform {} has no component instance `{instance}`, which workload cc_invoke needs",
-                platform.name
-            ))
-        })
-}
-
 /// Runs one point of `cc_invoke`.
 pub(crate) fn run(
     platform: &Platform,
@@ -98,9 +85,9 @@ pub(crate) fn run(
         }
     };
     let mut p = CcParams {
-        link: params_of(platform, "eci")?,
-        home: params_of(platform, "cpu_home")?,
-        cc: params_of(platform, "cc")?,
+        link: crate::coherent::instance_params(platform, "eci", "cc_invoke")?,
+        home: crate::coherent::instance_params(platform, "cpu_home", "cc_invoke")?,
+        cc: crate::coherent::instance_params(platform, "cc", "cc_invoke")?,
         ..Default::default()
     };
     p.link.set(

@@ -57,19 +57,6 @@ const WARMUP: usize = 2;
 /// Largest payload (bytes).
 const MAX_PAYLOAD: f64 = (1u64 << 20) as f64;
 
-fn params_of(platform: &Platform, instance: &str) -> Result<Params, RunError> {
-    platform
-        .components
-        .get(instance)
-        .map(|c| c.params.clone())
-        .ok_or_else(|| {
-            werr(format!(
-                "platform {} has no component instance `{instance}`, which workload coherent_invoke needs",
-                platform.name
-            ))
-        })
-}
-
 /// The `p`-th percentile (nearest rank) of sorted `v`.
 pub(crate) fn percentile(v: &[f64], p: f64) -> f64 {
     let k = ((v.len() as f64 * p / 100.0).ceil() as usize).clamp(1, v.len());
@@ -129,15 +116,15 @@ pub(crate) fn run(
         ("eci", "dc")
     };
     let mut p = CoherentParams {
-        link: params_of(platform, link)?,
-        cpu: params_of(platform, "llc")?,
-        dc: params_of(platform, home)?,
+        link: crate::coherent::instance_params(platform, link, "coherent_invoke")?,
+        cpu: crate::coherent::instance_params(platform, "llc", "coherent_invoke")?,
+        dc: crate::coherent::instance_params(platform, home, "coherent_invoke")?,
         ..Default::default()
     };
     if fastforward {
-        p.ddr = params_of(platform, "thunderx_ddr")?;
+        p.ddr = crate::coherent::instance_params(platform, "thunderx_ddr", "coherent_invoke")?;
     } else {
-        p.bram = params_of(platform, "dc_bram")?;
+        p.bram = crate::coherent::instance_params(platform, "dc_bram", "coherent_invoke")?;
     }
     p.link.set(
         "jitter_ns",
