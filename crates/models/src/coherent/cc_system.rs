@@ -32,7 +32,7 @@ use super::check::Checker;
 use super::cpu::CpuOp;
 use super::cpu_home::CpuHome;
 use super::link::EciLink;
-use super::system::TIME_LIMIT;
+use super::system::{verdict, CheckedSide, TIME_LIMIT};
 use super::{CohMsg, Line, Tables};
 
 /// Parameters of a CPU-homed system.
@@ -152,44 +152,25 @@ impl CcSystem {
     /// the watchdog's findings, or the deadlock with every stuck line.
     pub fn run(&mut self) -> Result<(), String> {
         let outcome = self.sim.run_until(TIME_LIMIT);
-        let violations = self.checker.borrow().violations.clone();
-        if !violations.is_empty() {
-            let mut r = vec![format!("coherence check failed: {}", violations[0])];
-            r.extend(self.stuck_lines());
-            return Err(r.join("\n  "));
-        }
-        if let Some(s) = self.home().stuck.as_ref().or(self.cc().stuck.as_ref()) {
-            return Err(s.join("\n  "));
-        }
-        let done = self.home().finished() && self.cc().pending() == 0;
-        if !done {
-            let why = match outcome {
-                RunOutcome::Drained => "deadlock: no event left but work is outstanding",
-                RunOutcome::TimeLimit => "time limit reached with work outstanding",
-                RunOutcome::Stopped => "stopped with work outstanding",
-            };
-            let mut r = vec![format!(
-                "{why} ({} cpu ops done, {} device ops pending, {} messages queued at the cc, {} at the home)",
-                self.home().completed.len(),
-                self.cc().pending(),
-                self.cc().queued(),
-                self.home().queued()
-            )];
-            r.extend(self.stuck_lines());
-            return Err(r.join("\n  "));
-        }
-        if !self.cc().app_errors.is_empty() {
-            return Err(format!(
-                "device ops refused: {}",
-                self.cc().app_errors.join("; ")
-            ));
-        }
-        Ok(())
-    }
-
-    fn stuck_lines(&self) -> Vec<String> {
-        self.checker
-            .borrow()
-            .stuck_report(&self.home().outstanding_lines())
+        let (home, cc) = (self.home(), self.cc());
+        let done = home.finished() && cc.pending() == 0;
+        let left = (!done).then(|| {
+            format!(
+                "{} cpu ops done, {} device ops pending, {} messages queued at the cc, {} at the home",
+                home.completed.len(),
+                cc.pending(),
+                cc.queued(),
+                home.queued()
+            )
+        });
+        let checker = self.checker.borrow();
+        let side = CheckedSide {
+            label: "",
+            checker: &checker,
+            outstanding: home.outstanding_lines(),
+        };
+        let watchdog = home.stuck.as_ref().or(cc.stuck.as_ref());
+        let refused: Vec<&String> = cc.app_errors.iter().collect();
+        verdict(outcome, &[side], watchdog, left, &refused)
     }
 }

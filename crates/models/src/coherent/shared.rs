@@ -40,7 +40,7 @@ use super::cpu_home::CpuHome;
 use super::dc::{AppOp, DirectoryController};
 use super::link::{EciLink, VC_NAMES};
 use super::memory::{Bram, Ddr, MemTiming};
-use super::system::{CoherentParams, HomeMemory, TIME_LIMIT};
+use super::system::{verdict, CheckedSide, CoherentParams, HomeMemory, TIME_LIMIT};
 use super::{Catalogue, CohMsg, Tables};
 
 /// Declaration of `eci_mux`.
@@ -281,57 +281,35 @@ impl SharedSystem {
     /// Runs to the end; `Err` names the protocol and what went wrong.
     pub fn run(&mut self) -> Result<(), String> {
         let outcome = self.sim.run_until(TIME_LIMIT);
-        for (name, c) in [
-            ("eci-dc side", &self.dc_checker),
-            ("eci-cc side", &self.cc_checker),
-        ] {
-            let c = c.borrow();
-            if let Some(v) = c.violations.first() {
-                let mut r = vec![format!("coherence check failed ({name}): {v}")];
-                r.extend(c.stuck_report(&[]));
-                return Err(r.join("\n  "));
-            }
-        }
-        if let Some(s) = [&self.cpu().stuck, &self.home().stuck, &self.cc().stuck]
+        let (cpu, dc, home, cc) = (self.cpu(), self.dc(), self.home(), self.cc());
+        let done = cpu.finished() && dc.app_pending() == 0 && home.finished() && cc.pending() == 0;
+        let left = (!done).then(|| {
+            format!(
+                "llc {} ops done, dc app {} pending, home {} ops done, cc {} pending",
+                cpu.completed.len(),
+                dc.app_pending(),
+                home.completed.len(),
+                cc.pending()
+            )
+        });
+        let (dc_checker, cc_checker) = (self.dc_checker.borrow(), self.cc_checker.borrow());
+        let sides = [
+            CheckedSide {
+                label: "eci-dc side",
+                checker: &dc_checker,
+                outstanding: cpu.outstanding_lines(),
+            },
+            CheckedSide {
+                label: "eci-cc side",
+                checker: &cc_checker,
+                outstanding: home.outstanding_lines(),
+            },
+        ];
+        let watchdog = [&cpu.stuck, &home.stuck, &cc.stuck]
             .into_iter()
             .flatten()
-            .next()
-        {
-            return Err(s.join("\n  "));
-        }
-        let done = self.cpu().finished()
-            && self.dc().app_pending() == 0
-            && self.home().finished()
-            && self.cc().pending() == 0;
-        if !done {
-            let mut r = vec![format!(
-                "{outcome:?} with work outstanding: llc {} ops done, dc app {} pending, home {} ops done, cc {} pending",
-                self.cpu().completed.len(),
-                self.dc().app_pending(),
-                self.home().completed.len(),
-                self.cc().pending()
-            )];
-            r.extend(
-                self.dc_checker
-                    .borrow()
-                    .stuck_report(&self.cpu().outstanding_lines()),
-            );
-            r.extend(
-                self.cc_checker
-                    .borrow()
-                    .stuck_report(&self.home().outstanding_lines()),
-            );
-            return Err(r.join("\n  "));
-        }
-        let errors: Vec<&String> = self
-            .dc()
-            .app_errors
-            .iter()
-            .chain(&self.cc().app_errors)
-            .collect();
-        if !errors.is_empty() {
-            return Err(format!("ops refused: {errors:?}"));
-        }
-        Ok(())
+            .next();
+        let refused: Vec<&String> = dc.app_errors.iter().chain(&cc.app_errors).collect();
+        verdict(outcome, &sides, watchdog, left, &refused)
     }
 }

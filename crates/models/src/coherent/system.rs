@@ -178,44 +178,87 @@ impl CoherentSystem {
     /// the watchdog's findings, or the deadlock with every stuck line.
     pub fn run(&mut self) -> Result<(), String> {
         let outcome = self.sim.run_until(TIME_LIMIT);
-        let violations = self.checker.borrow().violations.clone();
-        if !violations.is_empty() {
-            let mut r = vec![format!("coherence check failed: {}", violations[0])];
-            r.extend(self.stuck_lines());
-            return Err(r.join("\n  "));
-        }
-        if let Some(s) = &self.cpu().stuck {
-            return Err(s.join("\n  "));
-        }
-        let done = self.cpu().finished() && self.dc().app_pending() == 0;
-        if !done {
-            let why = match outcome {
-                RunOutcome::Drained => "deadlock: no event left but work is outstanding",
-                RunOutcome::TimeLimit => "time limit reached with work outstanding",
-                RunOutcome::Stopped => "stopped with work outstanding",
-            };
-            let mut r = vec![format!(
-                "{why} ({} of {} cpu ops done, {} app ops pending, {} messages queued at the dc)",
-                self.cpu().completed.len(),
-                self.cpu().completed.len() + self.cpu().outstanding_lines().len(),
-                self.dc().app_pending(),
-                self.dc().queued()
-            )];
-            r.extend(self.stuck_lines());
-            return Err(r.join("\n  "));
-        }
-        if !self.dc().app_errors.is_empty() {
-            return Err(format!(
-                "application ops refused by the table: {}",
-                self.dc().app_errors.join("; ")
-            ));
-        }
-        Ok(())
+        let (cpu, dc) = (self.cpu(), self.dc());
+        let done = cpu.finished() && dc.app_pending() == 0;
+        let left = (!done).then(|| {
+            format!(
+                "{} of {} cpu ops done, {} app ops pending, {} messages queued at the dc",
+                cpu.completed.len(),
+                cpu.completed.len() + cpu.outstanding_lines().len(),
+                dc.app_pending(),
+                dc.queued()
+            )
+        });
+        let checker = self.checker.borrow();
+        let side = CheckedSide {
+            label: "",
+            checker: &checker,
+            outstanding: cpu.outstanding_lines(),
+        };
+        let refused: Vec<&String> = dc.app_errors.iter().collect();
+        verdict(outcome, &[side], cpu.stuck.as_ref(), left, &refused)
     }
+}
 
-    fn stuck_lines(&self) -> Vec<String> {
-        self.checker
-            .borrow()
-            .stuck_report(&self.cpu().outstanding_lines())
+/// What one protocol's online checker says at the end of a run, with the
+/// lines still outstanding at its requester (for the stuck report).
+pub(crate) struct CheckedSide<'a> {
+    /// Label in the report ("" when the system has one protocol).
+    pub label: &'a str,
+    /// The protocol's checker.
+    pub checker: &'a Checker,
+    /// Lines with an operation still outstanding.
+    pub outstanding: Vec<u64>,
+}
+
+/// The verdict on a finished run, shared by every coherent system: the
+/// first coherence violation, else a watchdog report, else unfinished work
+/// (`left` describes it; `None` when everything finished) with every stuck
+/// line, else operations the tables refused.
+pub(crate) fn verdict(
+    outcome: RunOutcome,
+    sides: &[CheckedSide<'_>],
+    watchdog: Option<&Vec<String>>,
+    left: Option<String>,
+    refused: &[&String],
+) -> Result<(), String> {
+    let stuck_lines = || -> Vec<String> {
+        sides
+            .iter()
+            .flat_map(|s| s.checker.stuck_report(&s.outstanding))
+            .collect()
+    };
+    for side in sides {
+        if let Some(v) = side.checker.violations.first() {
+            let label = if side.label.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", side.label)
+            };
+            let mut r = vec![format!("coherence check failed{label}: {v}")];
+            r.extend(stuck_lines());
+            return Err(r.join("\n  "));
+        }
     }
+    if let Some(s) = watchdog {
+        return Err(s.join("\n  "));
+    }
+    if let Some(left) = left {
+        let why = match outcome {
+            RunOutcome::Drained => "deadlock: no event left but work is outstanding",
+            RunOutcome::TimeLimit => "time limit reached with work outstanding",
+            RunOutcome::Stopped => "stopped with work outstanding",
+        };
+        let mut r = vec![format!("{why} ({left})")];
+        r.extend(stuck_lines());
+        return Err(r.join("\n  "));
+    }
+    if !refused.is_empty() {
+        let list: Vec<&str> = refused.iter().map(|e| e.as_str()).collect();
+        return Err(format!(
+            "operations refused by the table: {}",
+            list.join("; ")
+        ));
+    }
+    Ok(())
 }
