@@ -560,31 +560,55 @@ pub fn run_invocation(
                 log.verified
             ));
         }
-        return Ok(InvocationRun {
-            latencies_ps: d.latencies_ps,
-            not_ready: log.not_ready,
-            verified: d.verified,
-            spans: d.spans,
+        return Ok(InvocationRun::of(
+            &sys,
+            d.latencies_ps,
+            log.not_ready,
+            d.verified,
+            d.spans,
+        ));
+    }
+    verified_all("invocation", log.verified, cfg.calls)?;
+    Ok(InvocationRun::of(
+        &sys,
+        log.latencies_ps,
+        log.not_ready,
+        log.verified,
+        log.spans,
+    ))
+}
+
+impl InvocationRun {
+    /// The result of a finished run: the client's measurements and the
+    /// simulation's statistics, event count and trace hash.
+    fn of(
+        sys: &CoherentSystem,
+        latencies_ps: Vec<Tick>,
+        not_ready: usize,
+        verified: usize,
+        spans: Vec<(Tick, Tick)>,
+    ) -> InvocationRun {
+        InvocationRun {
+            latencies_ps,
+            not_ready,
+            verified,
+            spans,
             stats: sys.sim.stats().flatten(),
             events: sys.sim.events_processed(),
             trace_hash: sys.sim.trace_hash().unwrap_or_default(),
-        });
+        }
     }
-    if log.verified != cfg.calls {
-        return Err(format!(
-            "invocation: {} of {} calls completed with a verified result",
-            log.verified, cfg.calls
-        ));
+}
+
+/// Fails unless every one of `calls` calls completed with a verified result.
+fn verified_all(what: &str, verified: usize, calls: usize) -> Result<(), String> {
+    if verified == calls {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: {verified} of {calls} calls completed with a verified result"
+        ))
     }
-    Ok(InvocationRun {
-        latencies_ps: log.latencies_ps,
-        not_ready: log.not_ready,
-        verified: log.verified,
-        spans: log.spans,
-        stats: sys.sim.stats().flatten(),
-        events: sys.sim.events_processed(),
-        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
-    })
 }
 
 /// The FastForward server (PIO §5 "Baseline", Fig. 4) on the home socket,
@@ -703,21 +727,14 @@ pub fn run_fastforward(
     if let Some(e) = log.errors.first() {
         return Err(format!("fastforward: wrong result: {e}"));
     }
-    if log.verified != cfg.calls {
-        return Err(format!(
-            "fastforward: {} of {} calls completed with a verified result",
-            log.verified, cfg.calls
-        ));
-    }
-    Ok(InvocationRun {
-        latencies_ps: log.latencies_ps,
-        not_ready: log.polls,
-        verified: log.verified,
-        spans: log.spans,
-        stats: sys.sim.stats().flatten(),
-        events: sys.sim.events_processed(),
-        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
-    })
+    verified_all("fastforward", log.verified, cfg.calls)?;
+    Ok(InvocationRun::of(
+        &sys,
+        log.latencies_ps,
+        log.polls,
+        log.verified,
+        log.spans,
+    ))
 }
 
 #[cfg(test)]
