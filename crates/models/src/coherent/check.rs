@@ -25,9 +25,68 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::{initial_line, Line, Tables, GENERATED, LOCAL, PEER};
 
+/// A line's in-flight messages as (message, count). Inline up to
+/// [`PendingSet::INLINE`] distinct messages (a line rarely has more than
+/// two in flight), so tracking a message never allocates.
+#[derive(Debug, Clone, Default)]
+struct PendingSet {
+    inline: [(u16, u32); PendingSet::INLINE],
+    len: usize,
+    spill: Vec<(u16, u32)>,
+}
+
+impl PendingSet {
+    const INLINE: usize = 4;
+
+    fn add(&mut self, msg: u16) {
+        if let Some(e) = self.inline[..self.len].iter_mut().find(|e| e.0 == msg) {
+            e.1 += 1;
+        } else if self.len < Self::INLINE {
+            self.inline[self.len] = (msg, 1);
+            self.len += 1;
+        } else if let Some(e) = self.spill.iter_mut().find(|e| e.0 == msg) {
+            e.1 += 1;
+        } else {
+            self.spill.push((msg, 1));
+        }
+    }
+
+    /// Takes one `msg` off; nothing if none is pending.
+    fn take(&mut self, msg: u16) {
+        if let Some(i) = self.inline[..self.len].iter().position(|e| e.0 == msg) {
+            self.inline[i].1 -= 1;
+            if self.inline[i].1 == 0 {
+                self.len -= 1;
+                self.inline.swap(i, self.len);
+                if let Some(moved) = self.spill.pop() {
+                    self.inline[self.len] = moved;
+                    self.len += 1;
+                }
+            }
+        } else if let Some(i) = self.spill.iter().position(|e| e.0 == msg) {
+            self.spill[i].1 -= 1;
+            if self.spill[i].1 == 0 {
+                self.spill.swap_remove(i);
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u16, u32)> + '_ {
+        self.inline[..self.len].iter().chain(&self.spill).copied()
+    }
+}
+
 #[derive(Debug, Clone)]
 struct LineView {
     state: [usize; 3],
+    /// Messages of the line sent and not yet handled.
+    pending: PendingSet,
+    /// Write-backs of the line in flight.
+    writebacks: u32,
     copy: Option<Box<Line>>,
     mem: Option<Box<Line>>,
     /// The line's initial value, computed once when checks first look at
@@ -51,12 +110,11 @@ pub struct Checker {
     /// Whether SWMR and data-value are asserted (test/debug mode); message
     /// tracking is always on (the watchdog needs it).
     pub enabled: bool,
+    /// Per line: the agents' states, in-flight messages and (with checks
+    /// on) the values; one map, so a send, a receipt or a transition costs
+    /// one lookup.
     views: HashMap<u64, LineView>,
     ghost: HashMap<u64, Box<Line>>,
-    /// In-flight messages by (line, message): few at a time, so reports
-    /// scan and sort them; hashed because every send and receipt updates it.
-    pending: HashMap<(u64, u16), u32>,
-    writebacks: HashMap<u64, u32>,
     /// Violations found, in order; the first one stops the run.
     pub violations: Vec<String>,
     /// Transitions checked.
@@ -71,8 +129,6 @@ impl Checker {
             enabled,
             views: HashMap::default(),
             ghost: HashMap::default(),
-            pending: HashMap::default(),
-            writebacks: HashMap::default(),
             violations: Vec::new(),
             checked: 0,
         }
@@ -82,6 +138,8 @@ impl Checker {
         let init = self.tables.initial;
         self.views.entry(line).or_insert_with(|| LineView {
             state: init,
+            pending: PendingSet::default(),
+            writebacks: 0,
             copy: None,
             mem: None,
             initial: None,
@@ -101,23 +159,21 @@ impl Checker {
 
     /// A message was sent.
     pub fn sent(&mut self, line: u64, msg: u16) {
-        *self.pending.entry((line, msg)).or_default() += 1;
-        if self.is_writeback(msg) {
-            *self.writebacks.entry(line).or_default() += 1;
+        let writeback = self.is_writeback(msg);
+        let v = self.view(line);
+        v.pending.add(msg);
+        if writeback {
+            v.writebacks += 1;
         }
     }
 
     /// A message was handled by its receiver's table.
     pub fn handled(&mut self, line: u64, msg: u16) {
-        if let Some(c) = self.pending.get_mut(&(line, msg)) {
-            *c -= 1;
-            if *c == 0 {
-                self.pending.remove(&(line, msg));
-            }
-        }
-        if self.is_writeback(msg) {
-            if let Some(c) = self.writebacks.get_mut(&line) {
-                *c = c.saturating_sub(1);
+        let writeback = self.is_writeback(msg);
+        if let Some(v) = self.views.get_mut(&line) {
+            v.pending.take(msg);
+            if writeback {
+                v.writebacks = v.writebacks.saturating_sub(1);
             }
         }
     }
@@ -231,7 +287,7 @@ impl Checker {
                 ));
             }
         }
-        let wb = self.writebacks.get(&line).copied().unwrap_or(0) > 0;
+        let wb = v.writebacks > 0;
         if writers == 0 && !wb && mem != ghost {
             return Err(format!(
                 "data-value violated on line {line:#x}: memory does not hold the latest write and no agent holds it ({})",
@@ -259,11 +315,10 @@ impl Checker {
     /// Pending messages of a line, e.g. `RLDD, HAKI x2`.
     pub fn pending_of(&self, line: u64) -> Vec<String> {
         let mut of_line: Vec<(u16, u32)> = self
-            .pending
-            .iter()
-            .filter(|(&(l, _), _)| l == line)
-            .map(|(&(_, m), &c)| (m, c))
-            .collect();
+            .views
+            .get(&line)
+            .map(|v| v.pending.iter().collect())
+            .unwrap_or_default();
         of_line.sort_unstable();
         of_line
             .into_iter()
@@ -286,9 +341,8 @@ impl Checker {
         let mut lines: Vec<u64> = self
             .views
             .iter()
-            .filter(|(_, v)| (0..3).any(|r| !t.stable[r][v.state[r]]))
+            .filter(|(_, v)| !v.pending.is_empty() || (0..3).any(|r| !t.stable[r][v.state[r]]))
             .map(|(l, _)| *l)
-            .chain(self.pending.keys().map(|(l, _)| *l))
             .chain(extra.iter().copied())
             .collect();
         lines.sort_unstable();

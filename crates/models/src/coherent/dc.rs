@@ -235,6 +235,27 @@ pub type Observer = Box<dyn FnMut(Tick, &DcEvent)>;
 /// op the device queues later answers it (see [`super::invocation`]).
 pub type Device = Box<dyn FnMut(Tick, &str, u64, &LineStore) -> Vec<AppOp>>;
 
+/// A DC message to the device-local machine, as the AXI side sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AxiKind {
+    Read,
+    Write,
+    /// A completion or notification for the application.
+    NotAxi,
+}
+
+impl AxiKind {
+    fn of(name: &str) -> AxiKind {
+        if name.starts_with("AXI_RD") {
+            AxiKind::Read
+        } else if name.starts_with("AXI_WR") {
+            AxiKind::Write
+        } else {
+            AxiKind::NotAxi
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Dcu {
     line: Option<u64>,
@@ -264,6 +285,9 @@ pub struct DirectoryController {
     link: EciLink,
     state: HashMap<u64, u8>,
     app_state: HashMap<u64, u8>,
+    /// What each catalogue message is to the AXI side (by message index),
+    /// classified once by name (`AXI_RD*`, `AXI_WR*`, other).
+    axi_kind: Vec<AxiKind>,
     /// The memory's real bytes.
     pub mem: LineStore,
     timing: MemTiming,
@@ -272,6 +296,9 @@ pub struct DirectoryController {
     /// DCUs of each slice with a queued message (so a dispatch round stops
     /// once it has visited them all instead of scanning every DCU).
     nonempty: [usize; 2],
+    /// The same DCUs as a bit set by DCU index, so a round jumps from one
+    /// to the next instead of stepping over the idle ones.
+    nonempty_bits: Vec<u64>,
     scheduled: [Tick; 2],
     /// Dispatch rounds reserved while their slice had no queued message
     /// (see [`DirectoryController::schedule`]), in no particular order.
@@ -336,11 +363,13 @@ impl DirectoryController {
             link: link.clone(),
             state: HashMap::default(),
             app_state: HashMap::default(),
+            axi_kind: tables.msgs.iter().map(|m| AxiKind::of(m.name)).collect(),
             mem: LineStore::default(),
             timing,
             dcus: (0..2 * per_slice).map(|_| Dcu::default()).collect(),
             rr: [0; 2],
             nonempty: [0; 2],
+            nonempty_bits: vec![0; (2 * per_slice).div_ceil(64)],
             scheduled: [Tick::MAX; 2],
             deferred: [Vec::new(), Vec::new()],
             inbox: Timed::new(TOK_INBOX),
@@ -502,6 +531,7 @@ impl DirectoryController {
                 }
             }
             self.nonempty[slice] += 1;
+            self.nonempty_bits[d / 64] |= 1 << (d % 64);
         }
         if class == MsgClass::Request {
             self.dcus[d].requests.push_back(m);
@@ -547,26 +577,26 @@ impl DirectoryController {
     fn dispatch(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize) {
         let now = ctx.now();
         let mut next: Option<Tick> = None;
-        let mut to_visit = self.nonempty[slice];
-        // Visit the slice's DCUs from the round-robin pointer, wrapping once.
+        // Visit the slice's DCUs with queued work from the round-robin
+        // pointer, wrapping once. (A round only empties queues, so the set
+        // can be read as it goes.)
         let first = slice * self.per_slice;
-        let mut d = first + self.rr[slice];
-        for _ in 0..self.per_slice {
-            if to_visit == 0 {
-                break;
-            }
-            let this = d;
-            d = if d + 1 == first + self.per_slice {
-                first
-            } else {
-                d + 1
+        let end = first + self.per_slice;
+        let start = first + self.rr[slice];
+        let mut from = start;
+        let mut wrapped = false;
+        loop {
+            let d = match self.next_nonempty(from, if wrapped { start } else { end }) {
+                Some(d) => d,
+                None if !wrapped => {
+                    wrapped = true;
+                    from = first;
+                    continue;
+                }
+                None => break,
             };
-            let d = this;
+            from = d + 1;
             let dcu = &self.dcus[d];
-            if dcu.responses.is_empty() && dcu.requests.is_empty() {
-                continue;
-            }
-            to_visit -= 1;
             if dcu.busy_until > now {
                 next = Some(next.map_or(dcu.busy_until, |n| n.min(dcu.busy_until)));
                 continue;
@@ -587,6 +617,7 @@ impl DirectoryController {
                         .expect("picked");
                         if dcu.responses.is_empty() && dcu.requests.is_empty() {
                             self.nonempty[slice] -= 1;
+                            self.nonempty_bits[d / 64] &= !(1 << (d % 64));
                         }
                         dcu.busy_until = now + self.event;
                         let until = dcu.busy_until;
@@ -611,6 +642,23 @@ impl DirectoryController {
         }
     }
 
+    /// The first DCU in `from..end` with queued work.
+    fn next_nonempty(&self, from: usize, end: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut bits = self.nonempty_bits.get(w)? & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                let d = w * 64 + bits.trailing_zeros() as usize;
+                return (d < end).then_some(d);
+            }
+            w += 1;
+            if w * 64 >= end {
+                return None;
+            }
+            bits = self.nonempty_bits[w];
+        }
+    }
+
     /// Runs one table row of the DC for message `m` in DCU `d`.
     fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: CohMsg) {
         let now = ctx.now();
@@ -624,10 +672,11 @@ impl DirectoryController {
         };
         ctx.count(ST_EVENTS, 1);
         let done = now + self.event;
+        let mut sends = tables.sends(GENERATED, st, ev).iter().copied();
         for a in actions {
             match a {
-                Action::Send(x) => {
-                    let mi = tables.msg(x).expect("validated");
+                Action::Send(_) => {
+                    let mi = sends.next().expect("resolved with the table");
                     let meta = &tables.msgs[mi as usize];
                     let data = meta.data.then(|| Box::new(self.mem.read(line)));
                     let out = tables.make(mi, line, data);
@@ -706,20 +755,21 @@ impl DirectoryController {
     /// A DC message to the device-local machine: AXI through the memory
     /// timing model, completions to the application.
     fn send_local(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, at: Tick, m: CohMsg) {
-        let name = m.name;
         let line = m.line;
-        let arrive = if name.starts_with("AXI_RD") {
-            ctx.count(ST_AXI_RD, 1);
-            self.observe(at, DcEvent::Read { line });
-            let v = self.mem.read(line);
-            self.dcus[d].buffer = Some(v);
-            self.timing.access(at + self.axi, line, false) + self.axi
-        } else if name.starts_with("AXI_WR") {
-            ctx.count(ST_AXI_WR, 1);
-            self.dcus[d].buffer = None;
-            self.timing.access(at + self.axi, line, true) + self.axi
-        } else {
-            at + self.period
+        let arrive = match self.axi_kind[m.msg as usize] {
+            AxiKind::Read => {
+                ctx.count(ST_AXI_RD, 1);
+                self.observe(at, DcEvent::Read { line });
+                let v = self.mem.read(line);
+                self.dcus[d].buffer = Some(v);
+                self.timing.access(at + self.axi, line, false) + self.axi
+            }
+            AxiKind::Write => {
+                ctx.count(ST_AXI_WR, 1);
+                self.dcus[d].buffer = None;
+                self.timing.access(at + self.axi, line, true) + self.axi
+            }
+            AxiKind::NotAxi => at + self.period,
         };
         self.local_in.push(ctx, arrive, m);
     }
@@ -776,10 +826,11 @@ impl DirectoryController {
                 return false;
             }
         };
+        let mut sends = tables.sends(LOCAL, st, ev).iter().copied();
         for a in actions {
             match a {
-                Action::Send(x) => {
-                    let mi = tables.msg(x).expect("validated");
+                Action::Send(_) => {
+                    let mi = sends.next().expect("resolved with the table");
                     let out = tables.make(mi, line, None);
                     self.checker.borrow_mut().sent(line, mi);
                     // AXI completions and app requests reach the DCU a cycle later.

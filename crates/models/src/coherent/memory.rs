@@ -37,14 +37,19 @@ pub struct LineStore {
 impl LineStore {
     /// The line's current bytes.
     pub fn read(&self, line: u64) -> Line {
-        self.lines
-            .get(&line)
-            .map(|b| **b)
-            .unwrap_or_else(|| initial_line(line))
+        match self.lines.get(&line) {
+            Some(b) => **b,
+            None => initial_line(line),
+        }
     }
     /// Stores a line.
     pub fn write(&mut self, line: u64, data: &Line) {
-        self.lines.insert(line, Box::new(*data));
+        match self.lines.get_mut(&line) {
+            Some(held) => **held = *data,
+            None => {
+                self.lines.insert(line, Box::new(*data));
+            }
+        }
     }
     /// Lines written so far.
     pub fn written(&self) -> usize {

@@ -67,7 +67,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ccsim_kernel::sim::Message;
-use ccsim_protocol::ir::{Access, Action, MachineIndex, MsgClass, ProtocolIr};
+use ccsim_protocol::ir::{Access, Action, IndexedOutcome, MachineIndex, MsgClass, ProtocolIr};
 
 /// Bytes in a cache line (ThunderX-1 LLC, CCKit §4).
 pub const LINE_BYTES: usize = 128;
@@ -78,18 +78,16 @@ pub type Line = [u8; LINE_BYTES];
 /// What a line holds before anyone writes it: a deterministic pattern of its
 /// index, so a misrouted line shows.
 ///
-/// Byte `i` is bits 8..16 of `(line * K).rotate_left(i % 64) + i`. Bytes `i`
-/// and `i + 64` share their rotation, so it is computed once for both (an
-/// unwritten line is read on every DC data response; this is on the hot
-/// path).
+/// The line is 16 little-endian words; word `j` is `z ^ (z >> 31)` with
+/// `z = line * K1 + (j + 1) * K2` (wrapping). A word at a time, because an
+/// unwritten line is read on every DC data response: this is on the hot
+/// path.
 pub fn initial_line(line: u64) -> Line {
-    let x = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let base = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut l = [0u8; LINE_BYTES];
-    let (low, high) = l.split_at_mut(LINE_BYTES / 2);
-    for (i, (a, b)) in low.iter_mut().zip(high.iter_mut()).enumerate() {
-        let r = x.rotate_left(i as u32);
-        *a = (r.wrapping_add(i as u64) >> 8) as u8;
-        *b = (r.wrapping_add(i as u64 + 64) >> 8) as u8;
+    for (j, word) in l.chunks_exact_mut(8).enumerate() {
+        let z = base.wrapping_add((j as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9));
+        word.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
     }
     l
 }
@@ -196,8 +194,12 @@ pub struct Tables {
     /// The catalogue this protocol's messages are tagged with (from where
     /// its memory is).
     pub catalogue: Catalogue,
-    /// Name to index; hashed (looked up on every send), never iterated.
+    /// Name to index; hashed, never iterated.
     msg_ids: rustc_hash::FxHashMap<String, u16>,
+    /// `send_ids[role][cell]`: the catalogue indices of the messages a table
+    /// cell (`idx[role].table[cell]`) sends, in action order, resolved once
+    /// so a simulated send does not look its message up by name.
+    send_ids: [Vec<Box<[u16]>>; 3],
 }
 
 fn role_index(r: &str) -> Result<usize, String> {
@@ -274,13 +276,31 @@ impl Tables {
                 ))
             }
         };
-        let msg_ids = msgs
+        let msg_ids: rustc_hash::FxHashMap<String, u16> = msgs
             .iter()
             .enumerate()
             .map(|(i, m)| (m.name.to_string(), i as u16))
             .collect();
+        // Every sent name was checked above, so each resolves.
+        let send_ids = [0, 1, 2].map(|r| {
+            idx[r]
+                .table
+                .iter()
+                .map(|cell| match cell {
+                    Some(IndexedOutcome::Go { actions, .. }) => actions
+                        .iter()
+                        .filter_map(|a| match a {
+                            Action::Send(x) => msg_ids.get(x.as_str()).copied(),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Box::default(),
+                })
+                .collect()
+        });
         Ok(Tables {
             msg_ids,
+            send_ids,
             stable: ms.map(|m| m.states.iter().map(|s| s.stable).collect()),
             access: ms.map(|m| m.states.iter().map(|s| s.access).collect()),
             idx,
@@ -317,6 +337,15 @@ impl Tables {
                 Tables::new(ir).map(Arc::new)
             })
             .clone()
+    }
+
+    /// The catalogue indices of the messages `role`'s row for (`state`,
+    /// `event`) sends, in the order of its `send` actions (empty for a stall
+    /// or an unspecified reception).
+    pub fn sends(&self, role: usize, state: usize, event: usize) -> &[u16] {
+        self.send_ids[role]
+            .get(state * self.idx[role].n_events + event)
+            .map_or(&[], |ids| ids)
     }
 
     /// Message index by name.
@@ -368,13 +397,14 @@ mod tests {
         for line in (0..2000u64).chain([u64::MAX, 1 << 40, 0xDEAD_BEEF]) {
             let mut want = [0u8; LINE_BYTES];
             for (i, b) in want.iter_mut().enumerate() {
-                *b = (line
+                let (j, k) = (i as u64 / 8, i % 8);
+                let z = line
                     .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                    .rotate_left(i as u32 % 64)
-                    .wrapping_add(i as u64)
-                    >> 8) as u8;
+                    .wrapping_add((j + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9));
+                *b = (z ^ (z >> 31)).to_le_bytes()[k];
             }
             assert_eq!(initial_line(line), want, "line {line}");
+            assert_ne!(initial_line(line), initial_line(line.wrapping_add(1)));
         }
     }
 }
