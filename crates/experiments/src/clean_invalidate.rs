@@ -100,7 +100,8 @@ pub(crate) fn run(
     let n = bytes as u64 / LINE_BYTES as u64;
     let throughput_mode = params.str("mode") == "throughput";
     let config = params.str("config");
-    let (p, memory) = crate::coherent::coherent_params(platform, config, "clean_invalidate")?;
+    let (p, memory) =
+        crate::coherent::coherent_params(platform, config, "llc", "clean_invalidate")?;
     let model = |m: String| werr(format!("platform {}: {m}", platform.name));
     let start = n * FILL_BOUND_PER_LINE;
     let program: Vec<CpuOp> = (0..n).map(|line| CpuOp::Load { line }).collect();

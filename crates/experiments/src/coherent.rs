@@ -72,10 +72,12 @@ pub(crate) fn instance_params(
 /// platform's instances: `llc_ddr` is the native CCPI home (`ccpi`,
 /// `thunderx_home`, `thunderx_ddr`); `dc_bram` and `dc_ddr` are ECI (`eci`)
 /// to the FPGA DC (`dc`) with `dc_bram` or `dc_ddr` behind it. The CPU is
-/// always `llc`.
+/// the instance `cpu`: `llc` (the calibrated LLC alone) or `thunderx_cpu`
+/// (the whole chip, with L1s and write buffers).
 pub(crate) fn coherent_params(
     platform: &Platform,
     config: &str,
+    cpu: &str,
     workload: &str,
 ) -> Result<(CoherentParams, HomeMemory), RunError> {
     let (link, home, mem_inst, memory) = match config {
@@ -90,7 +92,7 @@ pub(crate) fn coherent_params(
     };
     let mut p = CoherentParams {
         link: instance_params(platform, link, workload)?,
-        cpu: instance_params(platform, "llc", workload)?,
+        cpu: instance_params(platform, cpu, workload)?,
         dc: instance_params(platform, home, workload)?,
         ..Default::default()
     };
@@ -150,7 +152,7 @@ pub(crate) fn run(
         )));
     }
     let config = params.str("config");
-    let (mut p, memory) = coherent_params(platform, config, "coherent_read")?;
+    let (mut p, memory) = coherent_params(platform, config, "llc", "coherent_read")?;
     // One access per line, serialized (CCKit §5.2: no prefetching).
     p.cpu.set(
         "mshrs",

@@ -44,7 +44,7 @@ use ccsim_models::coherent::cpu::CpuOp;
 use ccsim_models::coherent::system::CoherentSystem;
 use ccsim_models::coherent::{initial_line, LINE_BYTES};
 
-use crate::coherent::{coherent_params, distinct_lines, instance_params};
+use crate::coherent::{coherent_params, distinct_lines};
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `coherent_stream`.
@@ -113,8 +113,7 @@ pub(crate) fn run(
     }
     let config = params.str("config");
     let write = params.str("op") == "write";
-    let (mut p, memory) = coherent_params(platform, config, "coherent_stream")?;
-    p.cpu = instance_params(platform, "thunderx_cpu", "coherent_stream")?;
+    let (mut p, memory) = coherent_params(platform, config, "thunderx_cpu", "coherent_stream")?;
     p.cpu
         .set("cores", ParamValue::Int(1), "coherent_stream: one thread");
     let lines: Vec<u64> = if params.str("pattern") == "rand" {
