@@ -378,26 +378,7 @@ impl<M: Message> Simulation<M> {
             }
         }
         self.world.stop = false;
-        loop {
-            match self.world.queue.peek_tick() {
-                None => {
-                    // Events that were reserved but never needed (they would
-                    // have found nothing to do) still mark the run's end.
-                    let end = self.world.horizon;
-                    if end > limit {
-                        self.now = limit;
-                        return RunOutcome::TimeLimit;
-                    }
-                    self.now = self.now.max(end);
-                    return RunOutcome::Drained;
-                }
-                Some(t) if t > limit => {
-                    self.now = limit;
-                    return RunOutcome::TimeLimit;
-                }
-                Some(_) => {}
-            }
-            let (tick, order, event) = self.world.queue.pop_ordered().expect("peeked");
+        while let Some((tick, order, event)) = self.world.queue.pop_until(limit) {
             self.now = tick;
             self.order = order;
             self.events += 1;
@@ -406,6 +387,17 @@ impl<M: Message> Simulation<M> {
                 return RunOutcome::Stopped;
             }
         }
+        if self.world.queue.is_empty() {
+            // Events that were reserved but never needed (they would have
+            // found nothing to do) still mark the run's end.
+            let end = self.world.horizon;
+            if end <= limit {
+                self.now = self.now.max(end);
+                return RunOutcome::Drained;
+            }
+        }
+        self.now = limit;
+        RunOutcome::TimeLimit
     }
 
     #[inline]
