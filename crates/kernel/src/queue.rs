@@ -44,9 +44,7 @@
 //! event: the order is exactly that of one heap holding every event. Where
 //! an event waits only changes the speed.
 
-use std::cmp::Ordering;
-use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::time::Tick;
 
@@ -94,15 +92,17 @@ struct Key {
 const LANE: u32 = 1 << 31;
 
 /// Number of lanes (a power of two). A workload has a few dozen classes
-/// at most; more lanes only cost an empty `VecDeque` each.
+/// at most; fewer lanes make two classes share one more often (their
+/// interleaved pushes then go to the heap), more cost an empty `VecDeque`
+/// and a rank each.
 const LANE_BITS: u32 = 6;
 const LANES: usize = 1 << LANE_BITS;
 
 /// `(tick, order word)` as one number: the total order of events.
 type Rank = u128;
 
-/// The rank of an empty lane: above any event's (an order word is below
-/// `4 << 56`).
+/// The rank of an empty FIFO or heap: above any event's (an order word is
+/// below `4 << 56`).
 const NONE: Rank = Rank::MAX;
 
 #[inline]
@@ -117,21 +117,101 @@ impl Key {
     }
 }
 
-impl PartialEq for Key {
-    fn eq(&self, other: &Self) -> bool {
-        self.rank() == other.rank()
-    }
+/// A binary min-heap of [`Key`]s by rank. Hand-written rather than std's
+/// `BinaryHeap` for one operation std lacks: replacing the top in place
+/// (a lane's next front takes its front's place) with a single sift-down.
+/// It holds about one key per active class, so it stays a few levels deep.
+struct KeyHeap {
+    keys: Vec<Key>,
 }
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+impl KeyHeap {
+    #[inline]
+    fn top(&self) -> Option<&Key> {
+        self.keys.first()
     }
-}
-impl Ord for Key {
-    // Reversed so that std's max-heap pops the smallest key first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.rank().cmp(&self.rank())
+    #[inline]
+    fn top_rank(&self) -> Rank {
+        self.keys.first().map_or(NONE, Key::rank)
+    }
+    fn push(&mut self, key: Key) {
+        // Move parents down into the hole until the key fits.
+        let r = key.rank();
+        let mut pos = self.keys.len();
+        self.keys.push(key);
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if self.keys[parent].rank() < r {
+                break;
+            }
+            self.keys[pos] = self.keys[parent];
+            pos = parent;
+        }
+        self.keys[pos] = key;
+    }
+    /// Puts `key` in the top's place and sifts it down.
+    #[inline]
+    fn replace_top(&mut self, key: Key) {
+        self.sift_down_from_top(key);
+    }
+    /// Removes the top.
+    fn pop_top(&mut self) {
+        let last = self.keys.pop().expect("a top to pop");
+        let len = self.keys.len();
+        if len == 0 {
+            return;
+        }
+        // The last key usually belongs near the bottom: move the smaller
+        // child up all the way down (one comparison a level), then let the
+        // key climb from there (as std's `BinaryHeap::pop` does).
+        let mut pos = 0;
+        loop {
+            let mut child = 2 * pos + 1;
+            if child >= len {
+                break;
+            }
+            if child + 1 < len && self.keys[child + 1].rank() < self.keys[child].rank() {
+                child += 1;
+            }
+            self.keys[pos] = self.keys[child];
+            pos = child;
+        }
+        let r = last.rank();
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if self.keys[parent].rank() < r {
+                break;
+            }
+            self.keys[pos] = self.keys[parent];
+            pos = parent;
+        }
+        self.keys[pos] = last;
+    }
+    fn sift_down_from_top(&mut self, key: Key) {
+        // Move the smaller child up into the hole until the key fits.
+        let r = key.rank();
+        let len = self.keys.len();
+        let mut pos = 0;
+        loop {
+            let mut child = 2 * pos + 1;
+            if child >= len {
+                break;
+            }
+            let mut child_rank = self.keys[child].rank();
+            if child + 1 < len {
+                let right = self.keys[child + 1].rank();
+                if right < child_rank {
+                    child += 1;
+                    child_rank = right;
+                }
+            }
+            if r < child_rank {
+                break;
+            }
+            self.keys[pos] = self.keys[child];
+            pos = child;
+        }
+        self.keys[pos] = key;
     }
 }
 
@@ -146,7 +226,7 @@ fn lane_of(distance: Tick, priority: Priority) -> usize {
 /// A priority queue of events of type `E` (see the module docs).
 pub struct EventQueue<E> {
     /// One key per non-empty lane and one per slab event.
-    heap: BinaryHeap<Key>,
+    heap: KeyHeap,
     /// FIFOs of `(tick, order, event)`, each sorted by `(tick, order)`.
     lanes: Vec<VecDeque<(Tick, u64, E)>>,
     /// Rank of each lane's last entry (0 when empty: any push may join).
@@ -178,7 +258,9 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(LANES),
+            heap: KeyHeap {
+                keys: Vec::with_capacity(LANES),
+            },
             lanes: (0..LANES).map(|_| VecDeque::new()).collect(),
             lasts: [0; LANES],
             current: VecDeque::new(),
@@ -279,7 +361,7 @@ impl<E> EventQueue<E> {
     /// Like [`EventQueue::pop_ordered`], but only an event due by `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Tick) -> Option<(Tick, u64, E)> {
-        let heap_top = self.heap.peek().map_or(NONE, Key::rank);
+        let heap_top = self.heap.top_rank();
         if self.current_front < heap_top {
             if self.now > limit {
                 return None;
@@ -295,7 +377,7 @@ impl<E> EventQueue<E> {
             self.len -= 1;
             return Some(popped);
         }
-        let mut top = self.heap.peek_mut()?;
+        let top = *self.heap.top()?;
         let (tick, order) = (top.tick, top.order);
         if tick > limit {
             return None;
@@ -306,21 +388,21 @@ impl<E> EventQueue<E> {
             let (_, _, event) = lane.pop_front().expect("lane of a heap key");
             match lane.front() {
                 // The lane's next event takes its place in the heap.
-                Some(&(t, o, _)) => {
-                    top.tick = t;
-                    top.order = o;
-                }
+                Some(&(tick, order, _)) => self.heap.replace_top(Key {
+                    tick,
+                    order,
+                    slot: top.slot,
+                }),
                 None => {
-                    PeekMut::pop(top);
+                    self.heap.pop_top();
                     self.lasts[k] = 0;
                 }
             }
             event
         } else {
-            let slot = top.slot;
-            PeekMut::pop(top);
-            self.free.push(slot);
-            self.slots[slot as usize].take().expect("queued slot")
+            self.heap.pop_top();
+            self.free.push(top.slot);
+            self.slots[top.slot as usize].take().expect("queued slot")
         };
         self.now = tick;
         self.len -= 1;
@@ -329,11 +411,7 @@ impl<E> EventQueue<E> {
     /// The place `(tick, order word)` of the earliest event.
     #[inline]
     pub fn peek_place(&self) -> Option<(Tick, u64)> {
-        let r = self
-            .heap
-            .peek()
-            .map_or(NONE, Key::rank)
-            .min(self.current_front);
+        let r = self.heap.top_rank().min(self.current_front);
         (r != NONE).then_some(((r >> 64) as Tick, r as u64))
     }
     /// The tick of the earliest event.
