@@ -187,6 +187,7 @@ impl KeyHeap {
         }
         self.keys[pos] = last;
     }
+    #[inline]
     fn sift_down_from_top(&mut self, key: Key) {
         // Move the smaller child up into the hole until the key fits.
         let r = key.rank();
