@@ -146,6 +146,9 @@ pub(crate) struct DirectionState<M> {
     /// are taken lazily by the next send (no event each); only when a
     /// message has to wait do they become events (see `transmit`).
     pub returning: Vec<VecDeque<(Tick, u64)>>,
+    /// The size of the last message and its serialization time: messages
+    /// on a direction come in a few sizes, and this saves the division.
+    pub serialized: (u32, Tick),
 }
 
 /// Run-time state of a link.
@@ -166,6 +169,8 @@ impl<M> LinkState<M> {
             credits: params.vcs.iter().map(|v| v.credits).collect(),
             waiting: params.vcs.iter().map(|_| VecDeque::new()).collect(),
             returning: params.vcs.iter().map(|_| VecDeque::new()).collect(),
+            // Zero bytes take no time (`LinkParams::serialization`).
+            serialized: (0, 0),
         };
         LinkState {
             dirs: [mk(), mk()],
@@ -175,19 +180,14 @@ impl<M> LinkState<M> {
             stat_base,
         }
     }
-    /// The direction in which a message sent from endpoint `(comp, port)` travels.
-    pub fn direction_from(&self, comp: u32, port: u16) -> Direction {
-        if self.ends[0] == (comp, port) {
-            Direction::AtoB
-        } else {
-            Direction::BtoA
-        }
-    }
     /// Reserves the wire for `bytes` starting no earlier than `now`; returns
     /// (start of serialization, arrival at the far end).
     pub fn occupy(&mut self, dir: Direction, now: Tick, bytes: u32) -> (Tick, Tick) {
-        let ser = self.params.serialization(dir, bytes);
         let d = &mut self.dirs[dir.index()];
+        if d.serialized.0 != bytes {
+            d.serialized = (bytes, self.params.serialization(dir, bytes));
+        }
+        let ser = d.serialized.1;
         let start = now.max(d.busy_until);
         d.busy_until = start + ser;
         (start, d.busy_until + self.params.latency[dir.index()])

@@ -1,15 +1,50 @@
-//! The event queue: a binary heap ordered by `(tick, priority, sequence)`.
+//! The event queue: events pop in `(tick, priority, sequence)` order.
 //!
 //! The sequence number is the insertion order, so two events at the same tick
 //! and priority pop in the order they were scheduled. That makes every run
 //! with the same inputs pop the same events in the same order, which is the
 //! determinism contract of the kernel.
 //!
-//! The heap orders small keys and the events wait in a slab beside it: a
-//! pop moves 24-byte keys down the tree, never the (possibly large) events.
+//! ## Structure: sorted lanes merged by a small heap
+//!
+//! Most events are scheduled a fixed distance ahead of the tick being
+//! handled: a link latency, a pipeline delay, zero for a wake-up at the same
+//! tick. Events of one such *class* (same distance, same priority) are pushed
+//! already sorted: their tick is `now + distance` with `now` (the tick of the
+//! last pop) never going back, and their sequence number grows. So a class
+//! waits in a FIFO *lane*: a push appends, a pop takes the front, nothing is
+//! sifted.
+//!
+//! ```text
+//!   push ─ tick == now, after current's last ─────────▶ current (FIFO)  ─┐
+//!     │ else: lane k = hash(tick - now, priority)                        │
+//!     ├─ after lane k's last ─────────────────────────▶ lane k (FIFO)   │ pop: the
+//!     │                                       its front ─▶ heap of keys ─┤ smaller of
+//!     └─ else (collision, reserved sequence, past tick) ─▶ heap of keys ─┘ the two
+//!                                              event ─▶ slab    fronts
+//! ```
+//!
+//! * **Lanes.** A push joins the lane of its class (a hash into `LANES`)
+//!   if it is later than the lane's last entry, which every push of a class
+//!   is. Only the lane's front has a key in the heap; a pop from the lane
+//!   moves the next entry's key into the top's place (one sift-down) or
+//!   removes the key when the lane empties.
+//! * **Heap.** Every other push (two classes hashed to one lane and
+//!   interleaved, a sequence number reserved earlier and used now, a tick
+//!   before `now`) puts its key in the heap and its event in a recycled
+//!   slab. So the heap holds about one key per active class, not one per
+//!   pending event.
+//! * **Current.** Wake-ups at the tick being handled are the most common
+//!   class and would enter and leave the heap at once (their lane is
+//!   usually empty), so events due at `now` wait in one more FIFO outside
+//!   the heap; a pop compares its front with the heap's top.
+//!
+//! Each FIFO is sorted and the heap holds the smallest key of every other
+//! pending event's FIFO, so a pop always returns the smallest pending
+//! event: the order is exactly that of one heap holding every event. Where
+//! an event waits only changes the speed.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 
 use crate::time::Tick;
 
@@ -43,51 +78,174 @@ pub fn order_word(priority: Priority, seq: u64) -> u64 {
 }
 
 /// What the heap orders: the tick, then `priority << 56 | seq`, and where
-/// the event itself waits. Entries are small and `Copy`, so sifting moves 24
-/// bytes per level whatever the size of the event type (a message with a
-/// payload would otherwise be copied at every level of every push and pop).
+/// the event waits (a lane, or a slab slot). Entries are small and `Copy`,
+/// so sifting moves 24 bytes per level whatever the size of the event type.
 #[derive(Clone, Copy)]
 struct Key {
     tick: Tick,
     order: u64,
+    /// A slab slot, or `LANE | lane index` for the front of a lane.
     slot: u32,
 }
 
+/// Marks a [`Key`] that stands for the front of a lane.
+const LANE: u32 = 1 << 31;
+
+/// Number of lanes (a power of two). A workload has a few dozen classes
+/// at most; fewer lanes make two classes share one more often (their
+/// interleaved pushes then go to the heap), more cost an empty `VecDeque`
+/// and a rank each.
+const LANE_BITS: u32 = 6;
+const LANES: usize = 1 << LANE_BITS;
+
+/// `(tick, order word)` as one number: the total order of events.
+type Rank = u128;
+
+/// The rank of an empty FIFO or heap: above any event's (an order word is
+/// below `4 << 56`).
+const NONE: Rank = Rank::MAX;
+
+#[inline]
+fn rank(tick: Tick, order: u64) -> Rank {
+    ((tick as u128) << 64) | order as u128
+}
+
 impl Key {
-    /// `(tick, order)` as one number, for a single comparison.
     #[inline]
-    fn rank(&self) -> u128 {
-        ((self.tick as u128) << 64) | self.order as u128
+    fn rank(&self) -> Rank {
+        rank(self.tick, self.order)
     }
 }
 
-impl PartialEq for Key {
-    fn eq(&self, other: &Self) -> bool {
-        self.rank() == other.rank()
-    }
+/// A binary min-heap of [`Key`]s by rank. Hand-written rather than std's
+/// `BinaryHeap` for one operation std lacks: replacing the top in place
+/// (a lane's next front takes its front's place) with a single sift-down.
+/// It holds about one key per active class, so it stays a few levels deep.
+struct KeyHeap {
+    keys: Vec<Key>,
 }
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+impl KeyHeap {
+    #[inline]
+    fn top(&self) -> Option<&Key> {
+        self.keys.first()
     }
-}
-impl Ord for Key {
-    // Reversed so that std's max-heap pops the smallest key first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.rank().cmp(&self.rank())
+    #[inline]
+    fn top_rank(&self) -> Rank {
+        self.keys.first().map_or(NONE, Key::rank)
+    }
+    fn push(&mut self, key: Key) {
+        // Move parents down into the hole until the key fits.
+        let r = key.rank();
+        let mut pos = self.keys.len();
+        self.keys.push(key);
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if self.keys[parent].rank() < r {
+                break;
+            }
+            self.keys[pos] = self.keys[parent];
+            pos = parent;
+        }
+        self.keys[pos] = key;
+    }
+    /// Puts `key` in the top's place and sifts it down.
+    #[inline]
+    fn replace_top(&mut self, key: Key) {
+        self.sift_down_from_top(key);
+    }
+    /// Removes the top.
+    fn pop_top(&mut self) {
+        let last = self.keys.pop().expect("a top to pop");
+        let len = self.keys.len();
+        if len == 0 {
+            return;
+        }
+        // The last key usually belongs near the bottom: move the smaller
+        // child up all the way down (one comparison a level), then let the
+        // key climb from there (as std's `BinaryHeap::pop` does).
+        let mut pos = 0;
+        loop {
+            let mut child = 2 * pos + 1;
+            if child >= len {
+                break;
+            }
+            if child + 1 < len && self.keys[child + 1].rank() < self.keys[child].rank() {
+                child += 1;
+            }
+            self.keys[pos] = self.keys[child];
+            pos = child;
+        }
+        let r = last.rank();
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if self.keys[parent].rank() < r {
+                break;
+            }
+            self.keys[pos] = self.keys[parent];
+            pos = parent;
+        }
+        self.keys[pos] = last;
+    }
+    #[inline]
+    fn sift_down_from_top(&mut self, key: Key) {
+        // Move the smaller child up into the hole until the key fits.
+        let r = key.rank();
+        let len = self.keys.len();
+        let mut pos = 0;
+        loop {
+            let mut child = 2 * pos + 1;
+            if child >= len {
+                break;
+            }
+            let mut child_rank = self.keys[child].rank();
+            if child + 1 < len {
+                let right = self.keys[child + 1].rank();
+                if right < child_rank {
+                    child += 1;
+                    child_rank = right;
+                }
+            }
+            if r < child_rank {
+                break;
+            }
+            self.keys[pos] = self.keys[child];
+            pos = child;
+        }
+        self.keys[pos] = key;
     }
 }
 
-/// A priority queue of events of type `E`.
-///
-/// A binary heap of [`Key`]s; the events sit in a slab (`slots`) whose
-/// free entries are recycled, so a run allocates only while its number of
-/// pending events grows.
+/// The lane of the class of events `distance` ticks ahead with `priority`
+/// (a multiplicative hash; a collision only sends events to the heap).
+#[inline]
+fn lane_of(distance: Tick, priority: Priority) -> usize {
+    let class = distance ^ ((priority as u64) << 62);
+    (class.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LANE_BITS)) as usize
+}
+
+/// A priority queue of events of type `E` (see the module docs).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Key>,
+    /// One key per non-empty lane and one per slab event.
+    heap: KeyHeap,
+    /// FIFOs of `(tick, order, event)`, each sorted by `(tick, order)`.
+    lanes: Vec<VecDeque<(Tick, u64, E)>>,
+    /// Rank of each lane's last entry (0 when empty: any push may join).
+    lasts: [Rank; LANES],
+    /// The lane of events due at `now`, outside the heap: a pop compares
+    /// its front with the heap's top.
+    current: VecDeque<(Tick, u64, E)>,
+    /// Ranks of `current`'s front ([`NONE`] when empty) and last entry (0
+    /// when empty).
+    current_front: Rank,
+    current_last: Rank,
+    /// Events that joined no lane, by slot; free slots are recycled, so a
+    /// run allocates only while its number of pending events grows.
     slots: Vec<Option<E>>,
     free: Vec<u32>,
+    /// The tick of the last event popped: classes are distances from it.
+    now: Tick,
+    len: usize,
     next_seq: u64,
 }
 
@@ -101,14 +259,23 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
-            slots: Vec::with_capacity(1024),
-            free: Vec::with_capacity(1024),
+            heap: KeyHeap {
+                keys: Vec::with_capacity(LANES),
+            },
+            lanes: (0..LANES).map(|_| VecDeque::new()).collect(),
+            lasts: [0; LANES],
+            current: VecDeque::new(),
+            current_front: NONE,
+            current_last: 0,
+            slots: Vec::new(),
+            free: Vec::new(),
+            now: 0,
+            len: 0,
             next_seq: 0,
         }
     }
     /// Schedules `event` at `tick` with `priority`.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, tick: Tick, priority: Priority, event: E) {
         let seq = self.reserve();
         self.push_reserved(tick, priority, seq, event);
@@ -128,8 +295,45 @@ impl<E> EventQueue<E> {
         seq
     }
     /// Schedules `event` with a sequence number from [`EventQueue::reserve`].
-    #[inline]
+    #[inline(always)]
     pub fn push_reserved(&mut self, tick: Tick, priority: Priority, seq: u64, event: E) {
+        let order = order_word(priority, seq);
+        let r = rank(tick, order);
+        self.len += 1;
+        if tick == self.now && self.current_last < r {
+            self.current_last = r;
+            if self.current.is_empty() {
+                self.current_front = r;
+            }
+            self.current.push_back((tick, order, event));
+            return;
+        }
+        // A tick before `now` wraps to a huge distance: some lane, and the
+        // rank check below decides, as for any push.
+        let k = lane_of(tick.wrapping_sub(self.now), priority);
+        if self.lasts[k] < r {
+            self.lasts[k] = r;
+            let lane = &mut self.lanes[k];
+            lane.push_back((tick, order, event));
+            if lane.len() == 1 {
+                self.lane_started(k, tick, order);
+            }
+        } else {
+            self.push_slab(tick, order, event);
+        }
+    }
+    /// Lane `k` has a first entry: its key joins the heap (the later
+    /// entries of a lane wait behind the front, outside the heap).
+    #[inline(never)]
+    fn lane_started(&mut self, k: usize, tick: Tick, order: u64) {
+        self.heap.push(Key {
+            tick,
+            order,
+            slot: LANE | k as u32,
+        });
+    }
+    #[cold]
+    fn push_slab(&mut self, tick: Tick, order: u64, event: E) {
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(event);
@@ -137,15 +341,12 @@ impl<E> EventQueue<E> {
             }
             None => {
                 self.slots.push(Some(event));
-                (self.slots.len() - 1) as u32
+                let s = (self.slots.len() - 1) as u32;
+                assert!(s < LANE, "too many pending events");
+                s
             }
         };
-        let key = Key {
-            tick,
-            order: order_word(priority, seq),
-            slot,
-        };
-        self.heap.push(key);
+        self.heap.push(Key { tick, order, slot });
     }
     /// Removes and returns the earliest event with its tick.
     #[inline]
@@ -156,28 +357,76 @@ impl<E> EventQueue<E> {
     /// (`priority << 56 | seq`): `(tick, order)` is its place in the run.
     #[inline]
     pub fn pop_ordered(&mut self) -> Option<(Tick, u64, E)> {
-        let top = self.heap.pop()?;
-        let event = self.slots[top.slot as usize].take().expect("queued slot");
-        self.free.push(top.slot);
-        Some((top.tick, top.order, event))
+        self.pop_until(Tick::MAX)
     }
-    /// The tick of the earliest event.
+    /// Like [`EventQueue::pop_ordered`], but only an event due by `limit`.
     #[inline]
-    pub fn peek_tick(&self) -> Option<Tick> {
-        self.heap.peek().map(|k| k.tick)
+    pub fn pop_until(&mut self, limit: Tick) -> Option<(Tick, u64, E)> {
+        let heap_top = self.heap.top_rank();
+        if self.current_front < heap_top {
+            if self.now > limit {
+                return None;
+            }
+            let popped = self.current.pop_front().expect("current front");
+            match self.current.front() {
+                Some(&(t, o, _)) => self.current_front = rank(t, o),
+                None => {
+                    self.current_front = NONE;
+                    self.current_last = 0;
+                }
+            }
+            self.len -= 1;
+            return Some(popped);
+        }
+        let top = *self.heap.top()?;
+        let (tick, order) = (top.tick, top.order);
+        if tick > limit {
+            return None;
+        }
+        let event = if top.slot & LANE != 0 {
+            let k = (top.slot & !LANE) as usize;
+            let lane = &mut self.lanes[k];
+            let (_, _, event) = lane.pop_front().expect("lane of a heap key");
+            match lane.front() {
+                // The lane's next event takes its place in the heap.
+                Some(&(tick, order, _)) => self.heap.replace_top(Key {
+                    tick,
+                    order,
+                    slot: top.slot,
+                }),
+                None => {
+                    self.heap.pop_top();
+                    self.lasts[k] = 0;
+                }
+            }
+            event
+        } else {
+            self.heap.pop_top();
+            self.free.push(top.slot);
+            self.slots[top.slot as usize].take().expect("queued slot")
+        };
+        self.now = tick;
+        self.len -= 1;
+        Some((tick, order, event))
     }
     /// The place `(tick, order word)` of the earliest event.
     #[inline]
     pub fn peek_place(&self) -> Option<(Tick, u64)> {
-        self.heap.peek().map(|k| (k.tick, k.order))
+        let r = self.heap.top_rank().min(self.current_front);
+        (r != NONE).then_some(((r >> 64) as Tick, r as u64))
+    }
+    /// The tick of the earliest event.
+    #[inline]
+    pub fn peek_tick(&self) -> Option<Tick> {
+        self.peek_place().map(|(t, _)| t)
     }
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
     /// Whether no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -237,5 +486,83 @@ mod tests {
             assert_eq!(q.pop(), Some((t, s)));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn lanes_and_heap_pop_in_one_total_order() {
+        // Fixed distances (lanes), random distances and reserved sequence
+        // numbers used late (the heap), and ticks before the last pop,
+        // against a reference that sorts by (tick, priority, sequence).
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Tick, u8, u64)> = Vec::new();
+        let mut reserved: Vec<u64> = Vec::new();
+        let mut now: Tick = 0;
+        let mut x: u64 = 7;
+        for step in 0..20000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let prio = [
+                Priority::Credit,
+                Priority::Deliver,
+                Priority::Wake,
+                Priority::Observe,
+            ][(x >> 40) as usize % 4];
+            match (x >> 59) % 8 {
+                0..=3 => {
+                    let tick = now + [0, 3, 10, 17, 1000, 64][(x >> 20) as usize % 6];
+                    let seq = q.reserve();
+                    q.push_reserved(tick, prio, seq, seq);
+                    reference.push((tick, prio as u8, seq));
+                }
+                4 => {
+                    let tick = now.saturating_sub((x >> 10) % 5) + (x >> 30) % 40;
+                    let seq = q.reserve();
+                    q.push_reserved(tick, prio, seq, seq);
+                    reference.push((tick, prio as u8, seq));
+                }
+                5 => reserved.push(q.reserve()),
+                6 if !reserved.is_empty() => {
+                    let seq = reserved.swap_remove((x >> 8) as usize % reserved.len());
+                    let tick = now + (x >> 16) % 30;
+                    q.push_reserved(tick, prio, seq, seq);
+                    reference.push((tick, prio as u8, seq));
+                }
+                _ => {
+                    reference.sort_unstable();
+                    if reference.is_empty() {
+                        assert_eq!(q.pop(), None);
+                    } else {
+                        let (t, p, s) = reference.remove(0);
+                        assert_eq!(q.peek_place(), Some((t, order_word_raw(p, s))));
+                        assert_eq!(q.pop(), Some((t, s)), "step {step}");
+                        now = t;
+                    }
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        reference.sort_unstable();
+        for (t, _, s) in reference {
+            assert_eq!(q.pop(), Some((t, s)));
+        }
+        assert!(q.is_empty());
+        assert_eq!(q.pop(), None);
+    }
+
+    fn order_word_raw(priority: u8, seq: u64) -> u64 {
+        ((priority as u64) << SEQ_BITS) | seq
+    }
+
+    #[test]
+    fn pop_until_leaves_later_events() {
+        let mut q = EventQueue::new();
+        q.push(5, Priority::Wake, 'a');
+        q.push(9, Priority::Deliver, 'b');
+        assert_eq!(q.pop_until(4), None);
+        assert_eq!(q.pop_until(5).map(|(t, _, e)| (t, e)), Some((5, 'a')));
+        assert_eq!(q.pop_until(8), None);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop_until(9).map(|(t, _, e)| (t, e)), Some((9, 'b')));
     }
 }

@@ -77,8 +77,9 @@ enum Event<M> {
 struct World<M> {
     queue: EventQueue<Event<M>>,
     links: Vec<LinkState<M>>,
-    /// `wires[component][port]`: the link attached to that port.
-    wires: Vec<Vec<Option<u32>>>,
+    /// `wires[component][port]`: the link attached to that port and the
+    /// direction in which a message sent from it travels.
+    wires: Vec<Vec<Option<(u32, Direction)>>>,
     stats: Stats,
     stat_base: Vec<usize>,
     rngs: Vec<SimRng>,
@@ -116,19 +117,17 @@ impl<M: Message> Ctx<'_, M> {
     /// credit. Panics if the port is unwired: the builder rejects required
     /// ports left open, so this is a model bug.
     pub fn send(&mut self, port: PortId, msg: M, bytes: u32, vc: u8) {
-        let link = self.world.wires[self.me as usize][port]
+        let (link, dir) = self.world.wires[self.me as usize][port]
             .unwrap_or_else(|| panic!("component {} sent on unwired port {port}", self.me));
-        let dir = self.world.links[link as usize].direction_from(self.me, port as u16);
         transmit(self.world, self.now, link, dir, vc, msg, bytes);
     }
     /// Whether a message on `vc` of `port`'s link would leave without waiting
     /// for a credit.
     pub fn has_credit(&self, port: PortId, vc: u8) -> bool {
-        let Some(link) = self.world.wires[self.me as usize][port] else {
+        let Some((link, dir)) = self.world.wires[self.me as usize][port] else {
             return false;
         };
         let l = &self.world.links[link as usize];
-        let dir = l.direction_from(self.me, port as u16);
         let d = &l.dirs[dir.index()];
         !l.limited(vc as usize)
             || d.credits[vc as usize] > 0
@@ -139,9 +138,8 @@ impl<M: Message> Ctx<'_, M> {
     /// The tick at which the wire of `port`'s link becomes free for this
     /// sender.
     pub fn wire_free_at(&self, port: PortId) -> Tick {
-        let link = self.world.wires[self.me as usize][port].expect("wired port");
+        let (link, dir) = self.world.wires[self.me as usize][port].expect("wired port");
         let l = &self.world.links[link as usize];
-        let dir = l.direction_from(self.me, port as u16);
         l.dirs[dir.index()].busy_until.max(self.now)
     }
     /// Schedules [`Component::on_wake`] with `token` after `delay` ticks.
@@ -378,26 +376,7 @@ impl<M: Message> Simulation<M> {
             }
         }
         self.world.stop = false;
-        loop {
-            match self.world.queue.peek_tick() {
-                None => {
-                    // Events that were reserved but never needed (they would
-                    // have found nothing to do) still mark the run's end.
-                    let end = self.world.horizon;
-                    if end > limit {
-                        self.now = limit;
-                        return RunOutcome::TimeLimit;
-                    }
-                    self.now = self.now.max(end);
-                    return RunOutcome::Drained;
-                }
-                Some(t) if t > limit => {
-                    self.now = limit;
-                    return RunOutcome::TimeLimit;
-                }
-                Some(_) => {}
-            }
-            let (tick, order, event) = self.world.queue.pop_ordered().expect("peeked");
+        while let Some((tick, order, event)) = self.world.queue.pop_until(limit) {
             self.now = tick;
             self.order = order;
             self.events += 1;
@@ -406,6 +385,17 @@ impl<M: Message> Simulation<M> {
                 return RunOutcome::Stopped;
             }
         }
+        if self.world.queue.is_empty() {
+            // Events that were reserved but never needed (they would have
+            // found nothing to do) still mark the run's end.
+            let end = self.world.horizon;
+            if end <= limit {
+                self.now = self.now.max(end);
+                return RunOutcome::Drained;
+            }
+        }
+        self.now = limit;
+        RunOutcome::TimeLimit
     }
 
     #[inline]
@@ -627,7 +617,7 @@ impl<M: Message> SystemBuilder<M> {
                 problems.push(format!("two components are named `{}`", self.names[i]));
             }
         }
-        let mut wires: Vec<Vec<Option<u32>>> =
+        let mut wires: Vec<Vec<Option<(u32, Direction)>>> =
             specs.iter().map(|s| vec![None; s.ports.len()]).collect();
         let mut ends = Vec::with_capacity(self.links.len());
         let mut link_names = Vec::with_capacity(self.links.len());
@@ -658,7 +648,13 @@ impl<M: Message> SystemBuilder<M> {
                                 self.names[ci]
                             ));
                         }
-                        wires[ci][pi] = Some(li as u32);
+                        // A message sent from the first endpoint goes A to B.
+                        let dir = if k == 0 {
+                            Direction::AtoB
+                        } else {
+                            Direction::BtoA
+                        };
+                        wires[ci][pi] = Some((li as u32, dir));
                         resolved[k] = (ci as u32, pi as u16);
                     }
                 }
