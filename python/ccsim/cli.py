@@ -225,6 +225,9 @@ def _bench_coherent(args) -> int:
          f"transactions/s checks off ({report['events_per_sec'] / 1e6:.2f} M events/s, "
          f"{report['events_per_transaction']:.1f} events/transaction, {report['reads']} reads)")
     _out(f"  with online checks: {report['checked_transactions_per_sec'] / 1e3:.1f} k transactions/s")
+    share = report["transactions_per_sec"] / report["speed_target_per_sec"]
+    _out(f"  speed target {report['speed_target_per_sec'] / 1e6:.0f} M transactions/s: "
+         f"{'met' if report['speed_target_met'] else 'not met'} ({share:.2f}x of it)")
     for m in report["memory"]:
         rss = m["rss_delta_bytes"]
         rss_text = "n/a" if rss is None else f"{rss / 2**20:.1f} MiB"

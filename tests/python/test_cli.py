@@ -142,6 +142,15 @@ def test_bench_coherent_json_shape():
     assert [m["region_bytes"] for m in doc["memory"]] == [64 << 20, 1 << 30]
     assert all(m["lines"] == 200 for m in doc["memory"])
     assert "memory_ratio" in doc
+    assert doc["speed_target_per_sec"] == 2_000_000
+    assert doc["speed_target_met"] == (doc["transactions_per_sec"] >= 2_000_000)
+
+
+def test_bench_coherent_text_states_the_target():
+    r = run_cli("bench", "coherent", "--reads", "300", "--memory-lines", "100")
+    assert r.returncode == 0, r.stderr
+    assert "speed target 2 M transactions/s:" in r.stdout
+    assert "ratio (1 GiB / 64 MiB):" in r.stdout
 
 
 def test_bench_coherent_rejects_zero_reads():
