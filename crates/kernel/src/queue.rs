@@ -135,10 +135,15 @@ impl KeyHeap {
         self.keys.first().map_or(NONE, Key::rank)
     }
     fn push(&mut self, key: Key) {
-        // Move parents down into the hole until the key fits.
-        let r = key.rank();
-        let mut pos = self.keys.len();
+        let pos = self.keys.len();
         self.keys.push(key);
+        self.sift_up(pos, key);
+    }
+    /// Puts `key` in the hole at `pos`, moving parents down into the hole
+    /// until the key fits.
+    #[inline]
+    fn sift_up(&mut self, mut pos: usize, key: Key) {
+        let r = key.rank();
         while pos > 0 {
             let parent = (pos - 1) / 2;
             if self.keys[parent].rank() < r {
@@ -176,16 +181,7 @@ impl KeyHeap {
             self.keys[pos] = self.keys[child];
             pos = child;
         }
-        let r = last.rank();
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            if self.keys[parent].rank() < r {
-                break;
-            }
-            self.keys[pos] = self.keys[parent];
-            pos = parent;
-        }
-        self.keys[pos] = last;
+        self.sift_up(pos, last);
     }
     #[inline]
     fn sift_down_from_top(&mut self, key: Key) {
