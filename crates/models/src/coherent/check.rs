@@ -95,6 +95,35 @@ struct LineView {
     initial: Option<Box<Line>>,
 }
 
+impl LineView {
+    /// Records `role`'s new state; with checks on (`values`: the cache
+    /// role, the cache's copy, the home's memory) also the values the
+    /// checks compare.
+    fn set_state(
+        &mut self,
+        line: u64,
+        role: usize,
+        state: usize,
+        values: Option<(usize, Option<&Line>, Option<&Line>)>,
+    ) {
+        self.state[role] = state;
+        let Some((cache_role, copy, mem)) = values else {
+            return;
+        };
+        // Overwrite the view's boxes in place: no allocation per
+        // transition once a line has been seen.
+        if role == cache_role {
+            set_line(&mut self.copy, copy);
+        }
+        if mem.is_some() {
+            set_line(&mut self.mem, mem);
+        }
+        if self.initial.is_none() {
+            self.initial = Some(Box::new(initial_line(line)));
+        }
+    }
+}
+
 /// Makes `slot` hold a copy of `value`, reusing its box when it has one.
 fn set_line(slot: &mut Option<Box<Line>>, value: Option<&Line>) {
     match (slot.as_deref_mut(), value) {
@@ -214,6 +243,49 @@ impl Checker {
         }
     }
 
+    /// A table row of `role` ran on `line`: it handled the message
+    /// `handled` (if a message triggered it), sent `sent`, and left the
+    /// line in `state` with `copy` and `mem` (as in
+    /// [`Checker::transition`]). The same as those calls in that order, with
+    /// one lookup of the line instead of one per call.
+    #[allow(clippy::too_many_arguments)]
+    pub fn row(
+        &mut self,
+        now: Tick,
+        line: u64,
+        role: usize,
+        handled: Option<u16>,
+        sent: &[u16],
+        state: usize,
+        copy: Option<&Line>,
+        mem: Option<&Line>,
+    ) {
+        let writeback = |msg: u16| self.is_writeback(msg);
+        let handled_wb = handled.is_some_and(writeback);
+        let sent_wb = sent.iter().filter(|&&m| writeback(m)).count() as u32;
+        let (enabled, cache_role) = (self.enabled, self.tables.cache_role);
+        let v = self.view(line);
+        if let Some(msg) = handled {
+            v.pending.take(msg);
+            if handled_wb {
+                v.writebacks = v.writebacks.saturating_sub(1);
+            }
+        }
+        for &msg in sent {
+            v.pending.add(msg);
+        }
+        v.writebacks += sent_wb;
+        v.set_state(
+            line,
+            role,
+            state,
+            enabled.then_some((cache_role, copy, mem)),
+        );
+        if enabled {
+            self.check_after_transition(now, line);
+        }
+    }
+
     /// `role`'s state of `line` changed; `copy` is the cache's copy (the
     /// cache role's) and `mem` the home's memory after the transition.
     pub fn transition(
@@ -225,28 +297,23 @@ impl Checker {
         copy: Option<&Line>,
         mem: Option<&Line>,
     ) {
-        let enabled = self.enabled;
-        let cache_role = self.tables.cache_role;
+        let (enabled, cache_role) = (self.enabled, self.tables.cache_role);
         let v = self.view(line);
-        v.state[role] = state;
+        v.set_state(
+            line,
+            role,
+            state,
+            enabled.then_some((cache_role, copy, mem)),
+        );
         if enabled {
-            // Overwrite the view's boxes in place: no allocation per
-            // transition once a line has been seen.
-            if role == cache_role {
-                set_line(&mut v.copy, copy);
-            }
-            if mem.is_some() {
-                set_line(&mut v.mem, mem);
-            }
-            if v.initial.is_none() {
-                v.initial = Some(Box::new(initial_line(line)));
-            }
+            self.check_after_transition(now, line);
         }
-        if enabled {
-            self.checked += 1;
-            if let Err(e) = self.check_line(line) {
-                self.violation(now, e);
-            }
+    }
+
+    fn check_after_transition(&mut self, now: Tick, line: u64) {
+        self.checked += 1;
+        if let Err(e) = self.check_line(line) {
+            self.violation(now, e);
         }
     }
 

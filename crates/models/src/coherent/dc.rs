@@ -680,7 +680,6 @@ impl DirectoryController {
                     let meta = &tables.msgs[mi as usize];
                     let data = meta.data.then(|| Box::new(self.mem.read(line)));
                     let out = tables.make(mi, line, data);
-                    self.checker.borrow_mut().sent(line, mi);
                     if meta.to == PEER {
                         self.outbox.push(ctx, done + self.egress, out);
                     } else {
@@ -732,9 +731,18 @@ impl DirectoryController {
         };
         {
             let mut c = self.checker.borrow_mut();
-            c.handled(line, m.msg);
             let mem = c.enabled.then(|| self.mem.read(line));
-            c.transition(now, line, GENERATED, next, None, mem.as_ref());
+            let sent = tables.sends(GENERATED, st, ev);
+            c.row(
+                now,
+                line,
+                GENERATED,
+                Some(m.msg),
+                sent,
+                next,
+                None,
+                mem.as_ref(),
+            );
             if !c.violations.is_empty() {
                 ctx.stop();
             }
@@ -780,8 +788,7 @@ impl DirectoryController {
         let Some(ev) = tables.msg_event[LOCAL][m.msg as usize] else {
             return self.fail(ctx, format!("the app table has no event for {}", m.name));
         };
-        self.checker.borrow_mut().handled(m.line, m.msg);
-        if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), true) {
+        if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), Some(m.msg)) {
             if let Some(dev) = self.device.as_mut() {
                 let ops = dev(ctx.now(), m.name, m.line, &self.mem);
                 if !ops.is_empty() {
@@ -793,14 +800,15 @@ impl DirectoryController {
         }
     }
 
-    /// Runs the local table's row for event `ev` on `line`.
+    /// Runs the local table's row for event `ev` on `line`; `message` is
+    /// the message that triggered it (`None` for an application op).
     fn local_event(
         &mut self,
         ctx: &mut Ctx<'_, CohMsg>,
         line: u64,
         ev: usize,
         data: Option<Line>,
-        message: bool,
+        message: Option<u16>,
     ) -> bool {
         let tables = self.tables.clone();
         let now = ctx.now();
@@ -818,7 +826,8 @@ impl DirectoryController {
                     tables.ir.local.events[ev].name,
                     tables.state_name(LOCAL, st)
                 );
-                if message {
+                if let Some(msg) = message {
+                    self.checker.borrow_mut().handled(line, msg);
                     self.fail(ctx, e);
                 } else {
                     self.app_errors.push(e);
@@ -832,7 +841,6 @@ impl DirectoryController {
                 Action::Send(_) => {
                     let mi = sends.next().expect("resolved with the table");
                     let out = tables.make(mi, line, None);
-                    self.checker.borrow_mut().sent(line, mi);
                     // AXI completions and app requests reach the DCU a cycle later.
                     self.inbox.push(ctx, now + self.period, out);
                 }
@@ -861,7 +869,8 @@ impl DirectoryController {
         }
         let mut c = self.checker.borrow_mut();
         let mem = c.enabled.then(|| self.mem.read(line));
-        c.transition(now, line, LOCAL, next, None, mem.as_ref());
+        let sent = tables.sends(LOCAL, st, ev);
+        c.row(now, line, LOCAL, message, sent, next, None, mem.as_ref());
         if !c.violations.is_empty() {
             ctx.stop();
         }
@@ -871,7 +880,7 @@ impl DirectoryController {
         // op whose own row sends and lands in a stable state (the invocation
         // protocol's grants) expects no completion and is done at once.
         let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
-        let posted = !message && tables.stable[LOCAL][next];
+        let posted = message.is_none() && tables.stable[LOCAL][next];
         if !sends || posted {
             if let Some((op, t0)) = self.app_outstanding.remove(&line) {
                 self.observe(
@@ -929,7 +938,7 @@ impl DirectoryController {
             if paced {
                 self.app_next_issue = now + self.period;
             }
-            if !self.local_event(ctx, line, ev, data, false) {
+            if !self.local_event(ctx, line, ev, data, None) {
                 self.app_outstanding.remove(&line);
             }
         }
