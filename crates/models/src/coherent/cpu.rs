@@ -212,6 +212,8 @@ struct PeerRow {
     acts: Vec<Act>,
     /// Whether the row sends a message (a miss's request went out).
     sends: bool,
+    /// Whether the row only reads (`check` actions): a hit.
+    only_checks: bool,
 }
 
 /// The peer table as the LLC runs it: the `Go` rows, densely indexed like
@@ -271,6 +273,7 @@ impl PeerTable {
                 next,
                 acts,
                 sends: actions.iter().any(|a| matches!(a, Action::Send(_))),
+                only_checks: actions.iter().all(|a| matches!(a, Action::Check)),
             }
         };
         PeerTable {
@@ -493,13 +496,14 @@ impl PresenceCache {
         }
     }
     fn invalidate(&mut self, line: u64) {
-        self.set(line).retain(|&l| l != line);
+        remove_lru(self.set(line), line);
     }
 }
 
-/// Moves `line` to the most recently used end of `q`; whether it was there.
+/// Moves `line` to the most recently used end of `q`; whether it was there
+/// (at most once; searched from that end, where recent lines are).
 fn touch_lru(q: &mut VecDeque<u64>, line: u64) -> bool {
-    let Some(pos) = q.iter().position(|&l| l == line) else {
+    let Some(pos) = q.iter().rposition(|&l| l == line) else {
         return false;
     };
     if pos + 1 != q.len() {
@@ -507,6 +511,14 @@ fn touch_lru(q: &mut VecDeque<u64>, line: u64) -> bool {
         q.push_back(line);
     }
     true
+}
+
+/// Removes `line` from `q` (it is there at most once; usually at the least
+/// recently used end, where removing is cheap).
+fn remove_lru(q: &mut VecDeque<u64>, line: u64) {
+    if let Some(pos) = q.iter().position(|&l| l == line) {
+        q.remove(pos);
+    }
 }
 
 /// An outstanding op of a core.
@@ -774,7 +786,9 @@ impl CoherentCpu {
             cores,
             waiting: HashMap::default(),
             spare_waiters: Vec::new(),
-            llc: HashMap::default(),
+            // Sized for a full LLC up front: growing it rehashes every line
+            // held so far (the map is never iterated, so its size is moot).
+            llc: HashMap::with_capacity_and_hasher(capacity, Default::default()),
             lru: if capacity == 0 {
                 Vec::new()
             } else {
@@ -1383,6 +1397,13 @@ impl CoherentCpu {
         // mirrors states (for the watchdog's report), so those calls, and
         // transitions that keep the state, are skipped.
         let checks = self.checker.borrow().enabled;
+        if !checks && next == st && row.only_checks {
+            // A hit with checks off changes nothing anywhere.
+            if !self.checker.borrow().violations.is_empty() {
+                ctx.stop();
+            }
+            return;
+        }
         // One hash lookup per transition: the entry is held throughout. The
         // copy is taken out of it (not cloned) and put back below, so a
         // transition costs no allocation unless a line arrives.
@@ -1502,7 +1523,7 @@ impl CoherentCpu {
             (true, false) => {
                 if !self.lru.is_empty() {
                     let set = self.set_of(line) as usize;
-                    self.lru[set].retain(|&l| l != line);
+                    remove_lru(&mut self.lru[set], line);
                 }
                 // Inclusion: the L1s lose what the LLC loses.
                 for core in &mut self.cores {
