@@ -212,8 +212,17 @@ struct PeerRow {
     acts: Vec<Act>,
     /// Whether the row sends a message (a miss's request went out).
     sends: bool,
-    /// Whether the row only reads (`check` actions): a hit.
-    only_checks: bool,
+    /// The row keeps the state and only reads (`check` actions): a hit.
+    read_only: bool,
+    // What the row does to the line, from its two states (a row belongs
+    // to one state), so a transition reads no state tables.
+    /// Whether the LLC has access to the line before / after the row.
+    had: bool,
+    has: bool,
+    /// Whether the row starts / ends a transaction (leaves / reaches a
+    /// stable state).
+    opens: bool,
+    closes: bool,
 }
 
 /// The peer table as the LLC runs it: the `Go` rows, densely indexed like
@@ -234,7 +243,7 @@ impl PeerTable {
     fn new(t: &Tables) -> PeerTable {
         let idx = &t.idx[PEER];
         let access = t.access[PEER].clone();
-        let compile = |next: usize, actions: &[Action]| {
+        let compile = |st: usize, next: usize, actions: &[Action]| {
             let data_msg = |a: &Action| match a {
                 Action::Send(x) => t.msgs[t.msg(x).expect("validated") as usize].data,
                 _ => false,
@@ -273,15 +282,22 @@ impl PeerTable {
                 next,
                 acts,
                 sends: actions.iter().any(|a| matches!(a, Action::Send(_))),
-                only_checks: actions.iter().all(|a| matches!(a, Action::Check)),
+                read_only: next == st && actions.iter().all(|a| matches!(a, Action::Check)),
+                had: access[st] != Access::None,
+                has: access[next] != Access::None,
+                opens: t.stable[PEER][st] && !t.stable[PEER][next],
+                closes: !t.stable[PEER][st] && t.stable[PEER][next],
             }
         };
         PeerTable {
             rows: idx
                 .table
                 .iter()
-                .map(|o| match o {
-                    Some(IndexedOutcome::Go { next, actions }) => Some(compile(*next, actions)),
+                .enumerate()
+                .map(|(k, o)| match o {
+                    Some(IndexedOutcome::Go { next, actions }) => {
+                        Some(compile(k / idx.n_events, *next, actions))
+                    }
                     _ => None,
                 })
                 .collect(),
@@ -959,9 +975,8 @@ impl CoherentCpu {
         let Some(row) = self.local_ids[ev as usize].and_then(|e| peer.row(st, e)) else {
             return Row::Missing;
         };
-        if !self.tad_busy.is_empty()
-            && peer.stable[st]
-            && !peer.stable[row.next]
+        if row.opens
+            && !self.tad_busy.is_empty()
             && self.tad_busy[self.tad_of(line)] >= self.tad_limit
         {
             return Row::NoSlot;
@@ -1391,13 +1406,12 @@ impl CoherentCpu {
     ) {
         let now = ctx.now();
         let next = row.next;
-        let had = self.peer.access[st] != Access::None;
-        let has = self.peer.access[next] != Access::None;
+        let has = row.has;
         // With checks off the checker ignores stores and reads and only
         // mirrors states (for the watchdog's report), so those calls, and
         // transitions that keep the state, are skipped.
         let checks = self.checker.borrow().enabled;
-        if !checks && next == st && row.only_checks {
+        if !checks && row.read_only {
             // A hit with checks off changes nothing anywhere.
             if !self.checker.borrow().violations.is_empty() {
                 ctx.stop();
@@ -1502,19 +1516,15 @@ impl CoherentCpu {
         if !self.tad_busy.is_empty() {
             // A transaction is a line's stay in transient states.
             let t = self.tad_of(line);
-            match (self.peer.stable[st], self.peer.stable[next]) {
-                (true, false) => {
-                    self.tad_busy[t] += 1;
-                    self.tad_peak[t] = self.tad_peak[t].max(self.tad_busy[t]);
-                }
-                (false, true) => {
-                    self.tad_busy[t] -= 1;
-                    self.tad_freed.push(t);
-                }
-                _ => {}
+            if row.opens {
+                self.tad_busy[t] += 1;
+                self.tad_peak[t] = self.tad_peak[t].max(self.tad_busy[t]);
+            } else if row.closes {
+                self.tad_busy[t] -= 1;
+                self.tad_freed.push(t);
             }
         }
-        match (had, has) {
+        match (row.had, has) {
             (false, true) if !self.lru.is_empty() => {
                 let set = self.set_of(line) as usize;
                 self.lru[set].push_back(line);
@@ -1701,19 +1711,19 @@ impl Component<CohMsg> for CoherentCpu {
                         if core.blocking == Some(d.op) {
                             core.blocking = None;
                         }
-                        let done = Completed {
+                        // Built in place: the record holds a whole line.
+                        self.completed.push(Completed {
                             core: c,
                             op: d.op,
                             issued: t0,
                             latency_ps: now - t0,
                             data: d.data,
                             old: d.old,
-                        };
+                        });
                         if let Some(drv) = self.driver.as_mut() {
-                            let more = drv(&done);
+                            let more = drv(self.completed.last().expect("pushed"));
                             self.cores[c].program.extend(more);
                         }
-                        self.completed.push(done);
                     }
                     self.check_fence(ctx, c);
                     self.try_issue(ctx, c);
