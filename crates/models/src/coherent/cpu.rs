@@ -802,9 +802,7 @@ impl CoherentCpu {
             cores,
             waiting: HashMap::default(),
             spare_waiters: Vec::new(),
-            // Sized for a full LLC up front: growing it rehashes every line
-            // held so far (the map is never iterated, so its size is moot).
-            llc: HashMap::with_capacity_and_hasher(capacity, Default::default()),
+            llc: HashMap::default(),
             lru: if capacity == 0 {
                 Vec::new()
             } else {
