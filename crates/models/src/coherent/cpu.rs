@@ -85,7 +85,8 @@
 //! one entry at a time.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::hash_map::Entry;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -179,6 +180,140 @@ const LOCAL_EV_NAMES: [&str; 7] = [
 
 /// The eviction rows tried in order: write back dirty, then clean, then drop.
 const EVICTIONS: [LocalEv; 3] = [LocalEv::EvictDirty, LocalEv::EvictClean, LocalEv::Drop];
+
+/// One action of a peer-table row, with what the IR says by name (the
+/// message) resolved once, and with what the row's later actions need
+/// worked out once, so a transition moves boxes instead of copying them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Act {
+    /// Send message `msg` (with the LLC's copy when `data`).
+    Send {
+        msg: u16,
+        data: bool,
+        /// The copy is dead afterwards (the row ends without access and no
+        /// later action reads it): the message takes it instead of a clone.
+        moves_copy: bool,
+    },
+    /// Take the received line as the copy.
+    Fill {
+        /// No later action reads the received line: its box may become
+        /// the copy.
+        takes_input: bool,
+    },
+    Store,
+    Check,
+    WriteMem,
+}
+
+/// A `Go` row of the peer table.
+#[derive(Debug)]
+struct PeerRow {
+    next: usize,
+    acts: Vec<Act>,
+    /// Whether the row sends a message (a miss's request went out).
+    sends: bool,
+    /// The row keeps the state and only reads (`check` actions): a hit.
+    read_only: bool,
+    // What the row does to the line, from its two states (a row belongs
+    // to one state), so a transition reads no state tables.
+    /// Whether the LLC has access to the line before / after the row.
+    had: bool,
+    has: bool,
+    /// Whether the row starts / ends a transaction (leaves / reaches a
+    /// stable state).
+    opens: bool,
+    closes: bool,
+}
+
+/// The peer table as the LLC runs it: the `Go` rows, densely indexed like
+/// [`ccsim_protocol::ir::MachineIndex`], and the facts of each state.
+#[derive(Debug)]
+struct PeerTable {
+    /// `rows[state * n_events + event]` (`None`: no row, or a stall).
+    rows: Vec<Option<PeerRow>>,
+    n_events: usize,
+    stable: Vec<bool>,
+    access: Vec<Access>,
+    initial: usize,
+    /// Event index of each message (`None`: the peer table has none).
+    msg_event: Vec<Option<usize>>,
+}
+
+impl PeerTable {
+    fn new(t: &Tables) -> PeerTable {
+        let idx = &t.idx[PEER];
+        let access = t.access[PEER].clone();
+        let compile = |st: usize, next: usize, actions: &[Action]| {
+            let data_msg = |a: &Action| match a {
+                Action::Send(x) => t.msgs[t.msg(x).expect("validated") as usize].data,
+                _ => false,
+            };
+            let acts = actions
+                .iter()
+                .enumerate()
+                .map(|(k, a)| {
+                    let later = &actions[k + 1..];
+                    match a {
+                        Action::Send(x) => {
+                            let msg = t.msg(x).expect("validated");
+                            let data = t.msgs[msg as usize].data;
+                            Act::Send {
+                                msg,
+                                data,
+                                moves_copy: data
+                                    && access[next] == Access::None
+                                    && later
+                                        .iter()
+                                        .all(|b| matches!(b, Action::Send(_)) && !data_msg(b)),
+                            }
+                        }
+                        Action::Fill => Act::Fill {
+                            takes_input: !later
+                                .iter()
+                                .any(|b| matches!(b, Action::Fill | Action::Store)),
+                        },
+                        Action::Store => Act::Store,
+                        Action::Check => Act::Check,
+                        Action::WriteMem => Act::WriteMem,
+                    }
+                })
+                .collect();
+            PeerRow {
+                next,
+                acts,
+                sends: actions.iter().any(|a| matches!(a, Action::Send(_))),
+                read_only: next == st && actions.iter().all(|a| matches!(a, Action::Check)),
+                had: access[st] != Access::None,
+                has: access[next] != Access::None,
+                opens: t.stable[PEER][st] && !t.stable[PEER][next],
+                closes: !t.stable[PEER][st] && t.stable[PEER][next],
+            }
+        };
+        PeerTable {
+            rows: idx
+                .table
+                .iter()
+                .enumerate()
+                .map(|(k, o)| match o {
+                    Some(IndexedOutcome::Go { next, actions }) => {
+                        Some(compile(k / idx.n_events, *next, actions))
+                    }
+                    _ => None,
+                })
+                .collect(),
+            n_events: idx.n_events,
+            stable: t.stable[PEER].clone(),
+            access,
+            initial: t.initial[PEER],
+            msg_event: t.msg_event[PEER].clone(),
+        }
+    }
+
+    /// The `Go` row of `event` in `state`.
+    fn row(&self, state: usize, event: usize) -> Option<&PeerRow> {
+        self.rows.get(state * self.n_events + event)?.as_ref()
+    }
+}
 
 /// A read-modify-write on one 64-bit word.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -343,39 +478,74 @@ enum Row {
 /// A set-associative LRU directory of line presence (the L1).
 #[derive(Debug, Default)]
 struct PresenceCache {
-    sets: u64,
     ways: usize,
-    /// Lines per set, least recently used first.
-    lru: HashMap<u64, VecDeque<u64>>,
+    /// Lines of each set (`line % sets`), least recently used first.
+    lru: Vec<VecDeque<u64>>,
 }
 
 impl PresenceCache {
+    fn new(sets: u64, ways: usize) -> PresenceCache {
+        PresenceCache {
+            ways,
+            lru: (0..sets).map(|_| VecDeque::new()).collect(),
+        }
+    }
+    fn set(&mut self, line: u64) -> &mut VecDeque<u64> {
+        let sets = self.lru.len() as u64;
+        &mut self.lru[(line % sets) as usize]
+    }
+    fn contains(&self, line: u64) -> bool {
+        self.lru[(line % self.lru.len() as u64) as usize].contains(&line)
+    }
     fn hit(&mut self, line: u64) -> bool {
-        let Some(q) = self.lru.get_mut(&(line % self.sets)) else {
-            return false;
-        };
-        let Some(pos) = q.iter().position(|&l| l == line) else {
-            return false;
-        };
-        q.remove(pos);
-        q.push_back(line);
-        true
+        touch_lru(self.set(line), line)
     }
     fn fill(&mut self, line: u64) {
         if self.hit(line) {
             return;
         }
-        let q = self.lru.entry(line % self.sets).or_default();
+        let ways = self.ways;
+        let q = self.set(line);
         q.push_back(line);
-        if q.len() > self.ways {
+        if q.len() > ways {
             q.pop_front();
         }
     }
     fn invalidate(&mut self, line: u64) {
-        if let Some(q) = self.lru.get_mut(&(line % self.sets)) {
-            q.retain(|&l| l != line);
-        }
+        remove_lru(self.set(line), line);
     }
+}
+
+/// Moves `line` to the most recently used end of `q`; whether it was there
+/// (at most once; searched from that end, where recent lines are).
+fn touch_lru(q: &mut VecDeque<u64>, line: u64) -> bool {
+    let Some(pos) = q.iter().rposition(|&l| l == line) else {
+        return false;
+    };
+    if pos + 1 != q.len() {
+        q.remove(pos);
+        q.push_back(line);
+    }
+    true
+}
+
+/// Removes `line` from `q` (it is there at most once; usually at the least
+/// recently used end, where removing is cheap).
+fn remove_lru(q: &mut VecDeque<u64>, line: u64) {
+    if let Some(pos) = q.iter().position(|&l| l == line) {
+        q.remove(pos);
+    }
+}
+
+/// An outstanding op of a core.
+#[derive(Debug, Clone, Copy)]
+struct Outstanding {
+    /// Index in the core's program.
+    op: usize,
+    /// Issue tick.
+    issued: Tick,
+    /// It already read its data (its completion is on its way).
+    captured: bool,
 }
 
 /// One write-buffer entry: a line and its buffered stores in program order
@@ -406,8 +576,9 @@ struct Core {
     program: Vec<CpuOp>,
     next: usize,
     done: usize,
-    /// Outstanding ops: index to issue tick.
-    outstanding: BTreeMap<usize, Tick>,
+    /// Outstanding ops in program order (ops issue in order; at most
+    /// `mshrs` of them, so a sorted deque beats a tree).
+    outstanding: VecDeque<Outstanding>,
     l1: Option<PresenceCache>,
     wb: VecDeque<WbEntry>,
     drain: DrainState,
@@ -417,9 +588,17 @@ struct Core {
     blocking: Option<usize>,
     /// Ops waiting for buffered stores to their line to drain.
     wb_waiters: Vec<usize>,
-    /// Outstanding ops that already read their data (their completion is
-    /// on its way).
-    captured: Vec<usize>,
+}
+
+impl Core {
+    /// Position of op `i` in `outstanding` (ops mostly complete oldest
+    /// first, so the front is tried before a search).
+    fn outstanding_pos(&self, i: usize) -> Option<usize> {
+        match self.outstanding.front() {
+            Some(o) if o.op == i => Some(0),
+            _ => self.outstanding.binary_search_by_key(&i, |o| o.op).ok(),
+        }
+    }
 }
 
 /// An op's completion on its way to the core.
@@ -438,6 +617,8 @@ pub struct CoherentCpu {
     // The second pointer is the point: cloning an `Rc` is a plain add.
     #[allow(clippy::redundant_allocation)]
     tables: Rc<Arc<Tables>>,
+    /// The peer table as the LLC runs it (shared the same way).
+    peer: Rc<PeerTable>,
     checker: Rc<RefCell<Checker>>,
     /// Peer-table event index of each [`LocalEv`] (`None`: no such event).
     local_ids: [Option<usize>; 7],
@@ -449,7 +630,6 @@ pub struct CoherentCpu {
     l1_hit: Tick,
     mshrs: usize,
     wb_entries: usize,
-    capacity: usize,
     ways: usize,
     sets: u64,
     scrambler: bool,
@@ -469,10 +649,14 @@ pub struct CoherentCpu {
     link: EciLink,
     inbox: Timed<CohMsg>,
     cores: Vec<Core>,
-    waiting: BTreeMap<u64, Vec<Waiter>>,
+    /// Who waits for each line (never iterated, so hashed).
+    waiting: HashMap<u64, Vec<Waiter>>,
+    /// Emptied `waiting` lists, reused so that a miss allocates none.
+    spare_waiters: Vec<Vec<Waiter>>,
     llc: HashMap<u64, LlcLine>,
-    /// Valid lines per set, least recently used first.
-    lru: HashMap<u64, VecDeque<u64>>,
+    /// Valid lines of each set, least recently used first (empty when the
+    /// capacity is unlimited: nothing is ever evicted, so order is moot).
+    lru: Vec<VecDeque<u64>>,
     outbox: Timed<CohMsg>,
     done: Timed<Done>,
     /// Completed operations of all cores in completion order.
@@ -584,18 +768,13 @@ impl CoherentCpu {
                 program: program.take().unwrap_or_default(),
                 next: 0,
                 done: 0,
-                outstanding: BTreeMap::new(),
-                l1: l1.map(|(sets, ways)| PresenceCache {
-                    sets,
-                    ways,
-                    lru: HashMap::default(),
-                }),
+                outstanding: VecDeque::new(),
+                l1: l1.map(|(sets, ways)| PresenceCache::new(sets, ways)),
                 wb: VecDeque::new(),
                 drain: DrainState::Idle,
                 stalled_store: None,
                 blocking: None,
                 wb_waiters: Vec::new(),
-                captured: Vec::new(),
             })
             .collect();
         Ok(CoherentCpu {
@@ -607,7 +786,6 @@ impl CoherentCpu {
             l1_hit: f("l1_hit_ns")?,
             mshrs: positive(&p, t, "mshrs")? as usize,
             wb_entries: non_negative(&p, t, "write_buffer_bytes")? as usize / LINE_BYTES,
-            capacity,
             ways,
             sets,
             scrambler,
@@ -622,9 +800,14 @@ impl CoherentCpu {
             link: link.clone(),
             inbox: Timed::new(TOK_INBOX),
             cores,
-            waiting: BTreeMap::new(),
+            waiting: HashMap::default(),
+            spare_waiters: Vec::new(),
             llc: HashMap::default(),
-            lru: HashMap::default(),
+            lru: if capacity == 0 {
+                Vec::new()
+            } else {
+                (0..sets).map(|_| VecDeque::new()).collect()
+            },
             outbox: Timed::new(TOK_OUTBOX),
             done: Timed::new(TOK_DONE),
             completed: Vec::new(),
@@ -632,6 +815,7 @@ impl CoherentCpu {
             store_log: Vec::new(),
             driver: None,
             local_ids: LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n)),
+            peer: Rc::new(PeerTable::new(&tables)),
             tables: Rc::new(tables),
             checker,
         })
@@ -676,7 +860,7 @@ impl CoherentCpu {
     pub fn outstanding_lines(&self) -> Vec<u64> {
         let mut v: Vec<u64> = Vec::new();
         for c in &self.cores {
-            v.extend(c.outstanding.keys().filter_map(|&i| c.program[i].line()));
+            v.extend(c.outstanding.iter().filter_map(|o| c.program[o.op].line()));
             v.extend(c.wb.iter().map(|e| e.line));
         }
         v.sort_unstable();
@@ -695,11 +879,10 @@ impl CoherentCpu {
 
     /// Whether `core`'s L1 holds `line`.
     pub fn in_l1(&self, core: usize, line: u64) -> bool {
-        self.cores[core].l1.as_ref().is_some_and(|l1| {
-            l1.lru
-                .get(&(line % l1.sets))
-                .is_some_and(|q| q.contains(&line))
-        })
+        self.cores[core]
+            .l1
+            .as_ref()
+            .is_some_and(|l1| l1.contains(line))
     }
 
     /// The TAD of a line (0 when TADs are not modelled).
@@ -729,8 +912,12 @@ impl CoherentCpu {
     fn st(&self, line: u64) -> usize {
         self.llc
             .get(&line)
-            .map(|l| l.state as usize)
-            .unwrap_or(self.tables.initial[PEER])
+            .map_or(self.peer.initial, |l| l.state as usize)
+    }
+
+    /// The LLC's copy of a line.
+    fn copy_of(&self, line: u64) -> Option<&Line> {
+        self.llc.get(&line).and_then(|l| l.data.as_deref())
     }
 
     fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
@@ -757,7 +944,11 @@ impl CoherentCpu {
             let core = &mut self.cores[c];
             let i = core.next;
             core.next += 1;
-            core.outstanding.insert(i, now);
+            core.outstanding.push_back(Outstanding {
+                op: i,
+                issued: now,
+                captured: false,
+            });
             self.attempt(ctx, c, i, 0);
             if can(&self.cores[c]) {
                 ctx.wake_after(self.issue.max(1), TOK_ISSUE | (c as u64) << 8);
@@ -765,52 +956,43 @@ impl CoherentCpu {
         }
     }
 
-    /// Runs the table row of local event `ev` on `line`. A `load` or `getx`
-    /// row that starts a transaction first needs a slot in the line's TAD.
+    /// Runs the table row of local event `ev` on `line`, which is in state
+    /// `st`. A `load` or `getx` row that starts a transaction first needs a
+    /// slot in the line's TAD.
+    #[allow(clippy::too_many_arguments)]
     fn local(
         &mut self,
         ctx: &mut Ctx<'_, CohMsg>,
         line: u64,
+        st: usize,
         ev: LocalEv,
         store: Option<(u8, u64)>,
         delay: Tick,
     ) -> Row {
-        let tables = self.tables.clone();
-        let Some(e) = self.local_ids[ev as usize] else {
+        let peer = self.peer.clone();
+        let Some(row) = self.local_ids[ev as usize].and_then(|e| peer.row(st, e)) else {
             return Row::Missing;
         };
-        let st = self.st(line);
-        match tables.idx[PEER].lookup(st, e) {
-            Some(IndexedOutcome::Go { next, actions }) => {
-                if !self.tad_busy.is_empty()
-                    && tables.stable[PEER][st]
-                    && !tables.stable[PEER][*next]
-                    && self.tad_busy[self.tad_of(line)] >= self.tad_limit
-                {
-                    return Row::NoSlot;
-                }
-                let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
-                self.apply(ctx, line, st, *next, actions, None, store, delay);
-                Row::Ran(sends)
-            }
-            _ => Row::Missing,
+        if row.opens
+            && !self.tad_busy.is_empty()
+            && self.tad_busy[self.tad_of(line)] >= self.tad_limit
+        {
+            return Row::NoSlot;
         }
+        self.apply(ctx, line, st, row, None, store, delay);
+        Row::Ran(row.sends)
     }
 
-    /// Whether the table has a row for `ev` in the line's state.
-    fn has_row(&self, line: u64, ev: LocalEv) -> bool {
-        self.local_ids[ev as usize].is_some_and(|e| {
-            matches!(
-                self.tables.idx[PEER].lookup(self.st(line), e),
-                Some(IndexedOutcome::Go { .. })
-            )
-        })
+    /// Whether the table has a row for `ev` in state `st`.
+    fn has_row(&self, st: usize, ev: LocalEv) -> bool {
+        self.local_ids[ev as usize].is_some_and(|e| self.peer.row(st, e).is_some())
     }
 
-    /// Sends a miss's request row (`load` or `getx`) and makes `w` wait for
-    /// the line, or queues `w` at the line's TAD when it is full.
-    fn request(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64, ev: LocalEv, w: Waiter) {
-        match self.local(ctx, line, ev, None, self.miss) {
+    /// Sends a miss's request row (`load` or `getx`) for `line` in state
+    /// `st` and makes `w` wait for the line, or queues `w` at the line's TAD
+    /// when it is full.
+    fn request(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64, st: usize, ev: LocalEv, w: Waiter) {
+        match self.local(ctx, line, st, ev, None, self.miss) {
             Row::NoSlot => {
                 ctx.count(ST_TAD_WAIT, 1);
                 let t = self.tad_of(line);
@@ -826,7 +1008,11 @@ impl CoherentCpu {
     }
 
     fn wait_for(&mut self, line: u64, w: Waiter) {
-        let q = self.waiting.entry(line).or_default();
+        let spare = &mut self.spare_waiters;
+        let q = self
+            .waiting
+            .entry(line)
+            .or_insert_with(|| spare.pop().unwrap_or_default());
         if !q.contains(&w) {
             q.push(w);
         }
@@ -835,7 +1021,7 @@ impl CoherentCpu {
     /// The line as core `c` sees it for op `i`: the LLC's copy (zeros if
     /// none) under the core's own buffered stores older than `i`.
     fn view(&self, c: usize, i: usize, line: u64) -> Line {
-        let mut v = self.line(line).1.unwrap_or([0; LINE_BYTES]);
+        let mut v = self.copy_of(line).copied().unwrap_or([0; LINE_BYTES]);
         for e in self.cores[c].wb.iter().filter(|e| e.line == line) {
             for &(op, w, val) in &e.stores {
                 if op <= i {
@@ -850,7 +1036,12 @@ impl CoherentCpu {
         let (c, i) = (d.core, d.op);
         self.done.push(ctx, at, d);
         let core = &mut self.cores[c];
-        core.captured.push(i);
+        // Only the write buffer's drain asks whether an op has read.
+        if self.wb_entries > 0 {
+            if let Some(k) = core.outstanding_pos(i) {
+                core.outstanding[k].captured = true;
+            }
+        }
         if core.drain == DrainState::Deferred && matches!(core.program[i], CpuOp::Load { .. }) {
             core.drain = DrainState::Idle;
             self.drain(ctx, c);
@@ -862,8 +1053,9 @@ impl CoherentCpu {
     fn older_load_pending(&self, c: usize, line: u64, upto: usize) -> bool {
         let core = &self.cores[c];
         core.outstanding
-            .range(..upto)
-            .any(|(&j, _)| core.program[j] == CpuOp::Load { line } && !core.captured.contains(&j))
+            .iter()
+            .take_while(|o| o.op < upto)
+            .any(|o| !o.captured && core.program[o.op] == CpuOp::Load { line })
     }
 
     /// Tries op `i` of core `c`: completes it (`extra` later than an
@@ -907,8 +1099,8 @@ impl CoherentCpu {
             return;
         }
         let st = self.st(line);
-        let acc = self.tables.access[PEER][st];
-        let stable = self.tables.stable[PEER][st];
+        let acc = self.peer.access[st];
+        let stable = self.peer.stable[st];
         let mut old = None;
         let hit = match op {
             CpuOp::Wait { .. } | CpuOp::Fence => unreachable!("handled above"),
@@ -920,8 +1112,10 @@ impl CoherentCpu {
                     && self.cores[c].l1.as_mut().is_some_and(|l1| l1.hit(line)) =>
             {
                 // Inclusive write-through L1: its copy is the LLC's.
-                let copy = self.line(line).1.unwrap_or([0; LINE_BYTES]);
-                self.checker.borrow_mut().check_read(now, line, PEER, &copy);
+                if self.checker.borrow().enabled {
+                    let copy = self.copy_of(line).unwrap_or(&[0; LINE_BYTES]);
+                    self.checker.borrow_mut().check_read(now, line, PEER, copy);
+                }
                 ctx.count(ST_L1_HIT, 1);
                 let data = self.view(c, i, line);
                 return self.complete_at(ctx, now + extra + self.l1_hit, done(data, None));
@@ -932,7 +1126,7 @@ impl CoherentCpu {
                 } else if stable {
                     // A hint: dropped when the TAD is full; once the line
                     // arrives it is filled into the core's L1.
-                    if self.local(ctx, line, LocalEv::Load, None, self.miss) == Row::Ran(true) {
+                    if self.local(ctx, line, st, LocalEv::Load, None, self.miss) == Row::Ran(true) {
                         ctx.count(ST_MISS, 1);
                         if self.cores[c].l1.is_some() {
                             self.wait_for(line, Waiter::L1Fill(c));
@@ -944,7 +1138,7 @@ impl CoherentCpu {
             CpuOp::PrefetchExclusive { .. } => {
                 acc == Access::Write || {
                     if stable {
-                        self.request(ctx, line, LocalEv::Getx, Waiter::Op(c, i));
+                        self.request(ctx, line, st, LocalEv::Getx, Waiter::Op(c, i));
                     } else {
                         self.wait_for(line, Waiter::Op(c, i));
                     }
@@ -956,12 +1150,12 @@ impl CoherentCpu {
                     && (acc == Access::None
                         || EVICTIONS
                             .iter()
-                            .any(|&ev| self.local(ctx, line, ev, None, 0) != Row::Missing))
+                            .any(|&ev| self.local(ctx, line, st, ev, None, 0) != Row::Missing))
             }
             CpuOp::Clean { .. } => {
                 stable && {
-                    if self.has_row(line, LocalEv::EvictDirty) {
-                        let _ = self.local(ctx, line, LocalEv::Downgrade, None, 0);
+                    if self.has_row(st, LocalEv::EvictDirty) {
+                        let _ = self.local(ctx, line, st, LocalEv::Downgrade, None, 0);
                     }
                     true
                 }
@@ -969,16 +1163,16 @@ impl CoherentCpu {
             CpuOp::Downgrade { .. } => {
                 stable && {
                     // Nothing to do when the line is not held writable.
-                    let _ = self.local(ctx, line, LocalEv::Downgrade, None, 0);
+                    let _ = self.local(ctx, line, st, LocalEv::Downgrade, None, 0);
                     true
                 }
             }
             CpuOp::Load { .. } => {
                 if stable && acc == Access::None {
-                    self.request(ctx, line, LocalEv::Load, Waiter::Op(c, i));
+                    self.request(ctx, line, st, LocalEv::Load, Waiter::Op(c, i));
                     return;
                 }
-                match self.local(ctx, line, LocalEv::Load, None, self.miss) {
+                match self.local(ctx, line, st, LocalEv::Load, None, self.miss) {
                     Row::Ran(false) => true,
                     Row::Ran(true) => {
                         ctx.count(ST_MISS, 1);
@@ -989,29 +1183,29 @@ impl CoherentCpu {
             }
             CpuOp::Store { word, value, .. } => {
                 if acc == Access::Write
-                    && self.local(ctx, line, LocalEv::Store, Some((word, value)), 0) != Row::Missing
+                    && self.local(ctx, line, st, LocalEv::Store, Some((word, value)), 0)
+                        != Row::Missing
                 {
                     true
                 } else {
                     if stable {
-                        return self.request(ctx, line, LocalEv::Getx, Waiter::Op(c, i));
+                        return self.request(ctx, line, st, LocalEv::Getx, Waiter::Op(c, i));
                     }
                     false
                 }
             }
             CpuOp::Atomic { word, op: rmw, .. } => {
                 self.cores[c].blocking = Some(i);
-                if acc == Access::Write && self.has_row(line, LocalEv::Store) {
-                    let v = self.line(line).1.unwrap_or([0; LINE_BYTES]);
-                    let was = word_of(&v, word);
+                if acc == Access::Write && self.has_row(st, LocalEv::Store) {
+                    let was = word_of(self.copy_of(line).unwrap_or(&[0; LINE_BYTES]), word);
                     if let Some(new) = rmw.apply(was) {
-                        let _ = self.local(ctx, line, LocalEv::Store, Some((word, new)), 0);
+                        let _ = self.local(ctx, line, st, LocalEv::Store, Some((word, new)), 0);
                     }
                     old = Some(was);
                     true
                 } else {
                     if stable {
-                        return self.request(ctx, line, LocalEv::Getx, Waiter::Op(c, i));
+                        return self.request(ctx, line, st, LocalEv::Getx, Waiter::Op(c, i));
                     }
                     false
                 }
@@ -1084,7 +1278,7 @@ impl CoherentCpu {
         self.cores[c].drain = DrainState::Running;
         while let Some(line) = self.cores[c].wb.front().map(|e| e.line) {
             let st = self.st(line);
-            if self.tables.access[PEER][st] == Access::Write && self.has_row(line, LocalEv::Store) {
+            if self.peer.access[st] == Access::Write && self.has_row(st, LocalEv::Store) {
                 let newest = self.cores[c].wb[0].stores.last().map_or(0, |s| s.0);
                 if self.older_load_pending(c, line, newest) {
                     self.cores[c].drain = DrainState::Deferred;
@@ -1092,15 +1286,16 @@ impl CoherentCpu {
                 }
                 let e = self.cores[c].wb.pop_front().expect("front");
                 for (_, w, v) in e.stores {
-                    let _ = self.local(ctx, line, LocalEv::Store, Some((w, v)), 0);
+                    let st = self.st(line);
+                    let _ = self.local(ctx, line, st, LocalEv::Store, Some((w, v)), 0);
                 }
                 self.touch(line);
                 self.after_drain(ctx, c);
                 continue;
             }
             self.cores[c].drain = DrainState::Waiting;
-            if self.tables.stable[PEER][st] {
-                self.request(ctx, line, LocalEv::Getx, Waiter::Drain(c));
+            if self.peer.stable[st] {
+                self.request(ctx, line, st, LocalEv::Getx, Waiter::Drain(c));
             } else {
                 self.wait_for(line, Waiter::Drain(c));
             }
@@ -1120,9 +1315,9 @@ impl CoherentCpu {
         for k in 1..self.cores[c].wb.len() {
             let line = self.cores[c].wb[k].line;
             let st = self.st(line);
-            if self.tables.stable[PEER][st]
-                && self.tables.access[PEER][st] != Access::Write
-                && self.local(ctx, line, LocalEv::Getx, None, self.miss) == Row::Ran(true)
+            if self.peer.stable[st]
+                && self.peer.access[st] != Access::Write
+                && self.local(ctx, line, st, LocalEv::Getx, None, self.miss) == Row::Ran(true)
             {
                 ctx.count(ST_MISS, 1);
             }
@@ -1186,7 +1381,7 @@ impl CoherentCpu {
             // Nothing more to do when the line was taken away first.
             Waiter::L1Fill(c) => {
                 if let Some(line) = line {
-                    if self.tables.access[PEER][self.st(line)] != Access::None {
+                    if self.peer.access[self.st(line)] != Access::None {
                         self.fill_l1(c, line);
                     }
                 }
@@ -1194,69 +1389,88 @@ impl CoherentCpu {
         }
     }
 
-    /// Applies a transition of the LLC, as the checker's `apply` does.
+    /// Applies a transition of the LLC, as the checker's `apply` does:
+    /// `line` goes from `st` by `row`; `input` is the received line.
     #[allow(clippy::too_many_arguments)]
     fn apply(
         &mut self,
         ctx: &mut Ctx<'_, CohMsg>,
         line: u64,
         st: usize,
-        next: usize,
-        actions: &[Action],
-        input: Option<&Line>,
+        row: &PeerRow,
+        mut input: Option<Box<Line>>,
         store: Option<(u8, u64)>,
         delay: Tick,
     ) {
         let now = ctx.now();
-        let tables = self.tables.clone();
-        let had = tables.access[PEER][st] != Access::None;
-        // The copy is taken out of the LLC entry (not cloned) and put back
-        // below, so a transition costs no allocation unless a line arrives.
-        let mut copy: Option<Box<Line>> = self.llc.get_mut(&line).and_then(|l| l.data.take());
-        for a in actions {
-            match a {
-                Action::Send(x) => {
-                    let mi = tables.msg(x).expect("validated");
-                    let meta = &tables.msgs[mi as usize];
-                    let data = if meta.data {
-                        Some(copy.clone().unwrap_or_else(|| Box::new([0; 128])))
-                    } else {
-                        None
+        let next = row.next;
+        let has = row.has;
+        // With checks off the checker ignores stores and reads and only
+        // mirrors states (for the watchdog's report), so those calls, and
+        // transitions that keep the state, are skipped.
+        let checks = self.checker.borrow().enabled;
+        if !checks && row.read_only {
+            // A hit with checks off changes nothing anywhere.
+            if !self.checker.borrow().violations.is_empty() {
+                ctx.stop();
+            }
+            return;
+        }
+        // One hash lookup per transition: the entry is held throughout. The
+        // copy is taken out of it (not cloned) and put back below, so a
+        // transition costs no allocation unless a line arrives.
+        let mut slot = self.llc.entry(line);
+        let mut copy: Option<Box<Line>> = match &mut slot {
+            Entry::Occupied(o) => o.get_mut().data.take(),
+            Entry::Vacant(_) => None,
+        };
+        for &act in &row.acts {
+            match act {
+                Act::Send {
+                    msg,
+                    data,
+                    moves_copy,
+                } => {
+                    let data = match (data, moves_copy) {
+                        (false, _) => None,
+                        (true, true) => Some(copy.take().unwrap_or_else(|| Box::new([0; 128]))),
+                        (true, false) => Some(copy.clone().unwrap_or_else(|| Box::new([0; 128]))),
                     };
-                    self.checker.borrow_mut().sent(line, mi);
+                    self.checker.borrow_mut().sent(line, msg);
                     self.outbox
-                        .push(ctx, now + delay, tables.make(mi, line, data));
+                        .push(ctx, now + delay, self.tables.make(msg, line, data));
                 }
-                Action::Fill => {
-                    copy = input.map(|d| match copy.take() {
-                        Some(mut b) => {
+                Act::Fill { takes_input } => {
+                    copy = match (copy.take(), input.as_deref()) {
+                        (_, None) => None,
+                        (Some(mut b), Some(d)) => {
                             *b = *d;
-                            b
+                            Some(b)
                         }
-                        None => Box::new(*d),
-                    })
+                        (None, Some(_)) if takes_input => input.take(),
+                        (None, Some(d)) => Some(Box::new(*d)),
+                    }
                 }
-                Action::Store => {
-                    let mut v = copy.as_deref().copied().unwrap_or([0; 128]);
-                    if let Some(d) = input {
-                        v = *d;
+                Act::Store => {
+                    let v = copy.get_or_insert_with(|| Box::new([0; 128]));
+                    if let Some(d) = input.as_deref() {
+                        **v = *d;
                     } else if let Some((w, val)) = store {
-                        put_word(&mut v, w, val);
+                        put_word(v, w, val);
                         self.store_log.push((now, line, w, val));
                     }
-                    self.checker.borrow_mut().store(line, &v);
-                    match copy.as_deref_mut() {
-                        Some(c) => *c = v,
-                        None => copy = Some(Box::new(v)),
+                    if checks {
+                        self.checker.borrow_mut().store(line, v);
                     }
                 }
-                Action::Check => {
-                    let v = copy.as_deref().copied().unwrap_or([0; 128]);
-                    self.checker.borrow_mut().check_read(now, line, PEER, &v);
+                Act::Check if checks => {
+                    let v = copy.as_deref().unwrap_or(&[0; 128]);
+                    self.checker.borrow_mut().check_read(now, line, PEER, v);
                 }
-                Action::WriteMem => {
-                    if let Some(l) = self.llc.get_mut(&line) {
-                        l.data = copy;
+                Act::Check => {}
+                Act::WriteMem => {
+                    if let Entry::Occupied(mut o) = slot {
+                        o.get_mut().data = copy;
                     }
                     return self.fail(
                         ctx,
@@ -1265,25 +1479,34 @@ impl CoherentCpu {
                 }
             }
         }
-        let has = tables.access[PEER][next] != Access::None;
         if !has {
             copy = None;
         }
-        if next == tables.initial[PEER] && copy.is_none() {
-            self.llc.remove(&line);
+        let held = if next == self.peer.initial && copy.is_none() {
+            if let Entry::Occupied(o) = slot {
+                o.remove();
+            }
+            None
         } else {
-            self.llc.insert(
-                line,
-                LlcLine {
-                    state: next as u8,
-                    data: copy,
-                },
-            );
-        }
+            let l = LlcLine {
+                state: next as u8,
+                data: copy,
+            };
+            match slot {
+                Entry::Occupied(mut o) => {
+                    *o.get_mut() = l;
+                    o.into_mut()
+                }
+                Entry::Vacant(v) => v.insert(l),
+            }
+            .data
+            .as_deref()
+        };
         {
             let mut c = self.checker.borrow_mut();
-            let cp = self.llc.get(&line).and_then(|l| l.data.as_deref());
-            c.transition(now, line, PEER, next, cp, None);
+            if checks || next != st {
+                c.transition(now, line, PEER, next, held, None);
+            }
             if !c.violations.is_empty() {
                 ctx.stop();
             }
@@ -1291,27 +1514,24 @@ impl CoherentCpu {
         if !self.tad_busy.is_empty() {
             // A transaction is a line's stay in transient states.
             let t = self.tad_of(line);
-            match (tables.stable[PEER][st], tables.stable[PEER][next]) {
-                (true, false) => {
-                    self.tad_busy[t] += 1;
-                    self.tad_peak[t] = self.tad_peak[t].max(self.tad_busy[t]);
-                }
-                (false, true) => {
-                    self.tad_busy[t] -= 1;
-                    self.tad_freed.push(t);
-                }
-                _ => {}
+            if row.opens {
+                self.tad_busy[t] += 1;
+                self.tad_peak[t] = self.tad_peak[t].max(self.tad_busy[t]);
+            } else if row.closes {
+                self.tad_busy[t] -= 1;
+                self.tad_freed.push(t);
             }
         }
-        let set = self.set_of(line);
-        match (had, has) {
-            (false, true) => {
-                self.lru.entry(set).or_default().push_back(line);
+        match (row.had, has) {
+            (false, true) if !self.lru.is_empty() => {
+                let set = self.set_of(line) as usize;
+                self.lru[set].push_back(line);
                 self.enforce_capacity(ctx, set);
             }
             (true, false) => {
-                if let Some(q) = self.lru.get_mut(&set) {
-                    q.retain(|&l| l != line);
+                if !self.lru.is_empty() {
+                    let set = self.set_of(line) as usize;
+                    remove_lru(&mut self.lru[set], line);
                 }
                 // Inclusion: the L1s lose what the LLC loses.
                 for core in &mut self.cores {
@@ -1326,12 +1546,9 @@ impl CoherentCpu {
 
     /// Marks `line` most recently used.
     fn touch(&mut self, line: u64) {
-        let set = self.set_of(line);
-        if let Some(q) = self.lru.get_mut(&set) {
-            if let Some(pos) = q.iter().position(|&l| l == line) {
-                q.remove(pos);
-                q.push_back(line);
-            }
+        if !self.lru.is_empty() {
+            let set = self.set_of(line) as usize;
+            touch_lru(&mut self.lru[set], line);
         }
     }
 
@@ -1339,27 +1556,18 @@ impl CoherentCpu {
     /// `evict_dirty`, `evict_clean` or `drop` row) while it holds more than
     /// `ways` valid lines. Lines with open work stay; the set may overflow
     /// until they settle (as a victim buffer would).
-    fn enforce_capacity(&mut self, ctx: &mut Ctx<'_, CohMsg>, set: u64) {
-        if self.capacity == 0 {
-            return;
-        }
-        loop {
-            let Some(q) = self.lru.get(&set) else {
-                return;
-            };
-            if q.len() <= self.ways {
-                return;
-            }
-            let victim = q
+    fn enforce_capacity(&mut self, ctx: &mut Ctx<'_, CohMsg>, set: usize) {
+        while self.lru[set].len() > self.ways {
+            let victim = self.lru[set]
                 .iter()
-                .copied()
-                .find(|&l| self.tables.stable[PEER][self.st(l)] && !self.waiting.contains_key(&l));
-            let Some(victim) = victim else {
+                .map(|&l| (l, self.st(l)))
+                .find(|&(l, st)| self.peer.stable[st] && !self.waiting.contains_key(&l));
+            let Some((victim, st)) = victim else {
                 return;
             };
             let evicted = EVICTIONS
                 .iter()
-                .any(|&ev| self.local(ctx, victim, ev, None, 0) != Row::Missing);
+                .any(|&ev| self.local(ctx, victim, st, ev, None, 0) != Row::Missing);
             if !evicted {
                 return;
             }
@@ -1368,50 +1576,39 @@ impl CoherentCpu {
     }
 
     fn receive(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
-        let tables = self.tables.clone();
+        let peer = self.peer.clone();
         let line = m.line;
         let st = self.st(line);
-        let Some(ev) = tables.msg_event[PEER][m.msg as usize] else {
+        let Some(ev) = peer.msg_event[m.msg as usize] else {
             return self.fail(ctx, format!("the cpu table has no event for {}", m.name));
         };
-        match tables.idx[PEER].lookup(st, ev) {
-            Some(IndexedOutcome::Go { next, actions }) => {
-                self.checker.borrow_mut().handled(line, m.msg);
-                self.apply(
-                    ctx,
-                    line,
-                    st,
-                    *next,
-                    actions,
-                    m.data.as_deref(),
-                    None,
-                    self.snoop,
-                );
-                // Waiting ops retry at once, before any later forward can take
-                // the line away again (forward progress, as an LLC holds a
-                // refilled line for the miss that asked for it); the refill
-                // time is added to their completion.
-                if let Some(ws) = self.waiting.remove(&line) {
-                    for w in ws {
-                        self.resume(ctx, w, Some(line), self.fill);
-                    }
-                }
-                self.serve_tads(ctx);
+        let Some(row) = peer.row(st, ev) else {
+            let what = if self.tables.idx[PEER].lookup(st, ev).is_none() {
+                "has no transition"
+            } else {
+                "stalls, but the cpu cannot stall"
+            };
+            let e = format!(
+                "unspecified reception: {} for line {line:#x} arrived at the cpu in state {}: the table {what}",
+                m.name,
+                self.tables.state_name(PEER, st)
+            );
+            return self.fail(ctx, e);
+        };
+        self.checker.borrow_mut().handled(line, m.msg);
+        self.apply(ctx, line, st, row, m.data, None, self.snoop);
+        // Waiting ops retry at once, before any later forward can take the
+        // line away again (forward progress, as an LLC holds a refilled line
+        // for the miss that asked for it); the refill time is added to their
+        // completion.
+        if let Some(mut ws) = self.waiting.remove(&line) {
+            for &w in &ws {
+                self.resume(ctx, w, Some(line), self.fill);
             }
-            other => {
-                let what = if other.is_none() {
-                    "has no transition"
-                } else {
-                    "stalls, but the cpu cannot stall"
-                };
-                let e = format!(
-                    "unspecified reception: {} for line {line:#x} arrived at the cpu in state {}: the table {what}",
-                    m.name,
-                    tables.state_name(PEER, st)
-                );
-                self.fail(ctx, e);
-            }
+            ws.clear();
+            self.spare_waiters.push(ws);
         }
+        self.serve_tads(ctx);
     }
 
     /// Hands freed TAD slots to the misses queued for them, oldest first.
@@ -1433,7 +1630,7 @@ impl CoherentCpu {
             .cores
             .iter()
             .enumerate()
-            .flat_map(|(c, k)| k.outstanding.iter().map(move |(&i, &t)| (t, c, i)))
+            .flat_map(|(c, k)| k.outstanding.iter().map(move |o| (o.issued, c, o.op)))
             .min();
         let Some((t0, c, i)) = oldest else {
             return;
@@ -1504,27 +1701,27 @@ impl Component<CohMsg> for CoherentCpu {
             TOK_DONE => {
                 while let Some(d) = self.done.pop_due(now) {
                     let c = d.core;
-                    if let Some(t0) = self.cores[c].outstanding.remove(&d.op) {
+                    let core = &mut self.cores[c];
+                    if let Some(k) = core.outstanding_pos(d.op) {
+                        let t0 = core.outstanding.remove(k).expect("found").issued;
                         ctx.record(ST_LAT, now - t0);
-                        let core = &mut self.cores[c];
-                        core.captured.retain(|&j| j != d.op);
                         core.done += 1;
                         if core.blocking == Some(d.op) {
                             core.blocking = None;
                         }
-                        let done = Completed {
+                        // Built in place: the record holds a whole line.
+                        self.completed.push(Completed {
                             core: c,
                             op: d.op,
                             issued: t0,
                             latency_ps: now - t0,
                             data: d.data,
                             old: d.old,
-                        };
+                        });
                         if let Some(drv) = self.driver.as_mut() {
-                            let more = drv(&done);
+                            let more = drv(self.completed.last().expect("pushed"));
                             self.cores[c].program.extend(more);
                         }
-                        self.completed.push(done);
                     }
                     self.check_fence(ctx, c);
                     self.try_issue(ctx, c);
