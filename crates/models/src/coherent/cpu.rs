@@ -210,8 +210,9 @@ enum Act {
 struct PeerRow {
     next: usize,
     acts: Vec<Act>,
-    /// Whether the row sends a message (a miss's request went out).
-    sends: bool,
+    /// The messages the row sends, in order (for the checker's tracking;
+    /// non-empty when a miss's request went out).
+    sent: Box<[u16]>,
     /// The row keeps the state and only reads (`check` actions): a hit.
     read_only: bool,
     // What the row does to the line, from its two states (a row belongs
@@ -248,7 +249,7 @@ impl PeerTable {
                 Action::Send(x) => t.msgs[t.msg(x).expect("validated") as usize].data,
                 _ => false,
             };
-            let acts = actions
+            let acts: Vec<Act> = actions
                 .iter()
                 .enumerate()
                 .map(|(k, a)| {
@@ -278,10 +279,17 @@ impl PeerTable {
                     }
                 })
                 .collect();
+            let sent = acts
+                .iter()
+                .filter_map(|a| match *a {
+                    Act::Send { msg, .. } => Some(msg),
+                    _ => None,
+                })
+                .collect();
             PeerRow {
                 next,
                 acts,
-                sends: actions.iter().any(|a| matches!(a, Action::Send(_))),
+                sent,
                 read_only: next == st && actions.iter().all(|a| matches!(a, Action::Check)),
                 had: access[st] != Access::None,
                 has: access[next] != Access::None,
@@ -979,8 +987,8 @@ impl CoherentCpu {
         {
             return Row::NoSlot;
         }
-        self.apply(ctx, line, st, row, None, store, delay);
-        Row::Ran(row.sends)
+        self.apply(ctx, line, st, row, None, None, store, delay);
+        Row::Ran(!row.sent.is_empty())
     }
 
     /// Whether the table has a row for `ev` in state `st`.
@@ -1390,7 +1398,8 @@ impl CoherentCpu {
     }
 
     /// Applies a transition of the LLC, as the checker's `apply` does:
-    /// `line` goes from `st` by `row`; `input` is the received line.
+    /// `line` goes from `st` by `row`; `handled` is the received message
+    /// that triggered it and `input` its line.
     #[allow(clippy::too_many_arguments)]
     fn apply(
         &mut self,
@@ -1398,6 +1407,7 @@ impl CoherentCpu {
         line: u64,
         st: usize,
         row: &PeerRow,
+        handled: Option<u16>,
         mut input: Option<Box<Line>>,
         store: Option<(u8, u64)>,
         delay: Tick,
@@ -1411,6 +1421,9 @@ impl CoherentCpu {
         let checks = self.checker.borrow().enabled;
         if !checks && row.read_only {
             // A hit with checks off changes nothing anywhere.
+            if let Some(msg) = handled {
+                self.checker.borrow_mut().handled(line, msg);
+            }
             if !self.checker.borrow().violations.is_empty() {
                 ctx.stop();
             }
@@ -1436,7 +1449,6 @@ impl CoherentCpu {
                         (true, true) => Some(copy.take().unwrap_or_else(|| Box::new([0; 128]))),
                         (true, false) => Some(copy.clone().unwrap_or_else(|| Box::new([0; 128]))),
                     };
-                    self.checker.borrow_mut().sent(line, msg);
                     self.outbox
                         .push(ctx, now + delay, self.tables.make(msg, line, data));
                 }
@@ -1504,8 +1516,10 @@ impl CoherentCpu {
         };
         {
             let mut c = self.checker.borrow_mut();
-            if checks || next != st {
-                c.transition(now, line, PEER, next, held, None);
+            // A row that changes nothing the checker mirrors is skipped
+            // with checks off.
+            if checks || next != st || handled.is_some() || !row.sent.is_empty() {
+                c.row(now, line, PEER, handled, &row.sent, next, held, None);
             }
             if !c.violations.is_empty() {
                 ctx.stop();
@@ -1595,8 +1609,7 @@ impl CoherentCpu {
             );
             return self.fail(ctx, e);
         };
-        self.checker.borrow_mut().handled(line, m.msg);
-        self.apply(ctx, line, st, row, m.data, None, self.snoop);
+        self.apply(ctx, line, st, row, Some(m.msg), m.data, None, self.snoop);
         // Waiting ops retry at once, before any later forward can take the
         // line away again (forward progress, as an LLC holds a refilled line
         // for the miss that asked for it); the refill time is added to their
