@@ -27,46 +27,55 @@ use super::{initial_line, Line, Tables, GENERATED, LOCAL, PEER};
 
 /// A line's in-flight messages as (message, count). Inline up to
 /// [`PendingSet::INLINE`] distinct messages (a line rarely has more than
-/// two in flight), so tracking a message never allocates.
+/// two in flight), so tracking a message never allocates; small, because
+/// every line touched has one.
 #[derive(Debug, Clone, Default)]
 struct PendingSet {
     inline: [(u16, u32); PendingSet::INLINE],
-    len: usize,
-    spill: Vec<(u16, u32)>,
+    len: u8,
+    // Boxed: one pointer instead of a vector's three in every line's view.
+    #[allow(clippy::box_collection)]
+    spill: Option<Box<Vec<(u16, u32)>>>,
 }
 
 impl PendingSet {
-    const INLINE: usize = 4;
+    const INLINE: usize = 2;
 
     fn add(&mut self, msg: u16) {
-        if let Some(e) = self.inline[..self.len].iter_mut().find(|e| e.0 == msg) {
+        let len = self.len as usize;
+        if let Some(e) = self.inline[..len].iter_mut().find(|e| e.0 == msg) {
             e.1 += 1;
-        } else if self.len < Self::INLINE {
-            self.inline[self.len] = (msg, 1);
+        } else if len < Self::INLINE {
+            self.inline[len] = (msg, 1);
             self.len += 1;
-        } else if let Some(e) = self.spill.iter_mut().find(|e| e.0 == msg) {
-            e.1 += 1;
         } else {
-            self.spill.push((msg, 1));
+            let spill = self.spill.get_or_insert_with(Box::default);
+            match spill.iter_mut().find(|e| e.0 == msg) {
+                Some(e) => e.1 += 1,
+                None => spill.push((msg, 1)),
+            }
         }
     }
 
     /// Takes one `msg` off; nothing if none is pending.
     fn take(&mut self, msg: u16) {
-        if let Some(i) = self.inline[..self.len].iter().position(|e| e.0 == msg) {
+        let len = self.len as usize;
+        if let Some(i) = self.inline[..len].iter().position(|e| e.0 == msg) {
             self.inline[i].1 -= 1;
             if self.inline[i].1 == 0 {
-                self.len -= 1;
-                self.inline.swap(i, self.len);
-                if let Some(moved) = self.spill.pop() {
-                    self.inline[self.len] = moved;
-                    self.len += 1;
+                let last = len - 1;
+                self.inline.swap(i, last);
+                match self.spill.as_mut().and_then(|s| s.pop()) {
+                    Some(moved) => self.inline[last] = moved,
+                    None => self.len -= 1,
                 }
             }
-        } else if let Some(i) = self.spill.iter().position(|e| e.0 == msg) {
-            self.spill[i].1 -= 1;
-            if self.spill[i].1 == 0 {
-                self.spill.swap_remove(i);
+        } else if let Some(spill) = self.spill.as_mut() {
+            if let Some(i) = spill.iter().position(|e| e.0 == msg) {
+                spill[i].1 -= 1;
+                if spill[i].1 == 0 {
+                    spill.swap_remove(i);
+                }
             }
         }
     }
@@ -76,23 +85,39 @@ impl PendingSet {
     }
 
     fn iter(&self) -> impl Iterator<Item = (u16, u32)> + '_ {
-        self.inline[..self.len].iter().chain(&self.spill).copied()
+        let spill = self.spill.as_deref().map_or(&[][..], |s| &s[..]);
+        self.inline[..self.len as usize]
+            .iter()
+            .chain(spill)
+            .copied()
     }
 }
 
+/// What the checker knows of a line: small when checks are off (states
+/// and in-flight messages, for the watchdog's report), with the values the
+/// checks compare only when they are on.
 #[derive(Debug, Clone)]
 struct LineView {
-    state: [usize; 3],
-    /// Messages of the line sent and not yet handled.
-    pending: PendingSet,
+    /// The three agents' states (state indices; tables have far fewer than
+    /// 65,536 states).
+    state: [u16; 3],
     /// Write-backs of the line in flight.
     writebacks: u32,
-    copy: Option<Box<Line>>,
-    mem: Option<Box<Line>>,
+    /// Messages of the line sent and not yet handled.
+    pending: PendingSet,
+    /// With checks on.
+    values: Option<Box<Values>>,
+}
+
+/// The line values the online checks compare.
+#[derive(Debug, Clone)]
+struct Values {
+    copy: Option<Line>,
+    mem: Option<Line>,
     /// The line's initial value, computed once when checks first look at
     /// the line: every check of a never-written line compares against it,
     /// and computing it costs more than the rest of a check.
-    initial: Option<Box<Line>>,
+    initial: Line,
 }
 
 impl LineView {
@@ -106,29 +131,29 @@ impl LineView {
         state: usize,
         values: Option<(usize, Option<&Line>, Option<&Line>)>,
     ) {
-        self.state[role] = state;
+        self.state[role] = state as u16;
         let Some((cache_role, copy, mem)) = values else {
             return;
         };
-        // Overwrite the view's boxes in place: no allocation per
+        // One box per line, overwritten in place: no allocation per
         // transition once a line has been seen.
+        let v = self.values.get_or_insert_with(|| {
+            Box::new(Values {
+                copy: None,
+                mem: None,
+                initial: initial_line(line),
+            })
+        });
         if role == cache_role {
-            set_line(&mut self.copy, copy);
+            v.copy = copy.copied();
         }
-        if mem.is_some() {
-            set_line(&mut self.mem, mem);
-        }
-        if self.initial.is_none() {
-            self.initial = Some(Box::new(initial_line(line)));
+        if let Some(m) = mem {
+            v.mem = Some(*m);
         }
     }
-}
 
-/// Makes `slot` hold a copy of `value`, reusing its box when it has one.
-fn set_line(slot: &mut Option<Box<Line>>, value: Option<&Line>) {
-    match (slot.as_deref_mut(), value) {
-        (Some(held), Some(v)) => *held = *v,
-        (_, v) => *slot = v.map(|v| Box::new(*v)),
+    fn states(&self) -> [usize; 3] {
+        self.state.map(usize::from)
     }
 }
 
@@ -164,14 +189,12 @@ impl Checker {
     }
 
     fn view(&mut self, line: u64) -> &mut LineView {
-        let init = self.tables.initial;
+        let init = self.tables.initial.map(|s| s as u16);
         self.views.entry(line).or_insert_with(|| LineView {
             state: init,
-            pending: PendingSet::default(),
             writebacks: 0,
-            copy: None,
-            mem: None,
-            initial: None,
+            pending: PendingSet::default(),
+            values: None,
         })
     }
 
@@ -217,8 +240,8 @@ impl Checker {
 
     /// [`initial_line`], from the line's view if checks computed it there.
     fn initial(&self, line: u64) -> Line {
-        match self.views.get(&line).and_then(|v| v.initial.as_deref()) {
-            Some(v) => *v,
+        match self.views.get(&line).and_then(|v| v.values.as_deref()) {
+            Some(v) => v.initial,
             None => initial_line(line),
         }
     }
@@ -322,7 +345,8 @@ impl Checker {
         let Some(v) = self.views.get(&line) else {
             return Ok(());
         };
-        let acc: [Access; 3] = std::array::from_fn(|r| t.access[r][v.state[r]]);
+        let state = v.states();
+        let acc: [Access; 3] = std::array::from_fn(|r| t.access[r][state[r]]);
         let writers = acc.iter().filter(|a| **a == Access::Write).count();
         let readers = acc.iter().filter(|a| **a == Access::Read).count();
         if writers > 1 || (writers == 1 && readers > 0) {
@@ -332,8 +356,9 @@ impl Checker {
             ));
         }
         let ghost = self.latest(line);
-        let mem = match v.mem.as_deref() {
-            Some(m) => *m,
+        let values = v.values.as_deref();
+        let mem = match values.and_then(|x| x.mem) {
+            Some(m) => m,
             None => self.initial(line),
         };
         for (r, a) in acc.iter().enumerate() {
@@ -341,7 +366,7 @@ impl Checker {
                 continue;
             }
             let val = if r == t.cache_role {
-                v.copy.as_deref().copied()
+                values.and_then(|x| x.copy)
             } else {
                 Some(mem)
             };
@@ -349,7 +374,7 @@ impl Checker {
                 return Err(format!(
                     "data-value violated on line {line:#x}: {} in {} holds a value other than the latest write ({})",
                     t.agent(r),
-                    t.state_name(r, v.state[r]),
+                    t.state_name(r, state[r]),
                     self.describe_states(line)
                 ));
             }
@@ -367,7 +392,7 @@ impl Checker {
     /// `dc=.. cpu=.. app=..` of a line.
     pub fn describe_states(&self, line: u64) -> String {
         let t = &self.tables;
-        let s = self.views.get(&line).map(|v| v.state).unwrap_or(t.initial);
+        let s = self.views.get(&line).map_or(t.initial, LineView::states);
         format!(
             "{}={} {}={} {}={}",
             t.agent(GENERATED),
@@ -408,7 +433,9 @@ impl Checker {
         let mut lines: Vec<u64> = self
             .views
             .iter()
-            .filter(|(_, v)| !v.pending.is_empty() || (0..3).any(|r| !t.stable[r][v.state[r]]))
+            .filter(|(_, v)| {
+                !v.pending.is_empty() || (0..3).any(|r| !t.stable[r][v.state[r] as usize])
+            })
             .map(|(l, _)| *l)
             .chain(extra.iter().copied())
             .collect();
