@@ -305,7 +305,10 @@ impl Checker {
             enabled.then_some((cache_role, copy, mem)),
         );
         if enabled {
-            self.check_after_transition(now, line);
+            self.checked += 1;
+            if let Err(e) = self.check_line(line) {
+                self.violation(now, e);
+            }
         }
     }
 
@@ -320,24 +323,7 @@ impl Checker {
         copy: Option<&Line>,
         mem: Option<&Line>,
     ) {
-        let (enabled, cache_role) = (self.enabled, self.tables.cache_role);
-        let v = self.view(line);
-        v.set_state(
-            line,
-            role,
-            state,
-            enabled.then_some((cache_role, copy, mem)),
-        );
-        if enabled {
-            self.check_after_transition(now, line);
-        }
-    }
-
-    fn check_after_transition(&mut self, now: Tick, line: u64) {
-        self.checked += 1;
-        if let Err(e) = self.check_line(line) {
-            self.violation(now, e);
-        }
+        self.row(now, line, role, None, &[], state, copy, mem);
     }
 
     fn check_line(&self, line: u64) -> Result<(), String> {
