@@ -52,7 +52,7 @@ use ccsim_kernel::prelude::*;
 use ccsim_models::coherent::cpu::CpuOp;
 use ccsim_models::coherent::dc::{AppOp, DcEvent};
 use ccsim_models::coherent::system::CoherentSystem;
-use ccsim_models::coherent::{initial_line, LINE_BYTES};
+use ccsim_models::coherent::initial_line;
 
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
@@ -86,18 +86,14 @@ pub(crate) fn run(
     trace: bool,
 ) -> Result<PointResult, RunError> {
     let trace = crate::trace_mode(trace);
-    if x_name != "region_mib" {
-        return Err(werr(format!(
-            "workload clean_invalidate sweeps region_mib, not {x_name:?}"
-        )));
-    }
-    let bytes = x * (1u64 << 20) as f64;
-    if !(x > 0.0 && x <= MAX_MIB && bytes.fract() == 0.0 && bytes as u64 % LINE_BYTES as u64 == 0) {
-        return Err(werr(format!(
-            "region_mib = {x}: must be a positive whole number of {LINE_BYTES} B lines, at most {MAX_MIB} MiB (the LLC)"
-        )));
-    }
-    let n = bytes as u64 / LINE_BYTES as u64;
+    let n = crate::coherent::lines_in_mib(
+        "clean_invalidate",
+        x_name,
+        "region_mib",
+        x,
+        MAX_MIB,
+        " (the LLC)",
+    )?;
     let throughput_mode = params.str("mode") == "throughput";
     let config = params.str("config");
     let (p, memory) =

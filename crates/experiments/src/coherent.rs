@@ -103,6 +103,32 @@ pub(crate) fn coherent_params(
     Ok((p, memory))
 }
 
+/// The cache lines in `x` MiB, the swept x of `workload` (which must be
+/// `want`): `x` must be a positive whole number of lines and at most
+/// `max_mib` (`why_max`, if any, says what bounds it).
+pub(crate) fn lines_in_mib(
+    workload: &str,
+    x_name: &str,
+    want: &str,
+    x: f64,
+    max_mib: f64,
+    why_max: &str,
+) -> Result<u64, RunError> {
+    if x_name != want {
+        return Err(werr(format!(
+            "workload {workload} sweeps {want}, not {x_name:?}"
+        )));
+    }
+    let line = ccsim_models::coherent::LINE_BYTES as u64;
+    let bytes = x * (1u64 << 20) as f64;
+    if !(x > 0.0 && x <= max_mib && bytes.fract() == 0.0 && bytes as u64 % line == 0) {
+        return Err(werr(format!(
+            "{want} = {x}: must be a positive whole number of {line} B lines, at most {max_mib} MiB{why_max}"
+        )));
+    }
+    Ok(bytes as u64 / line)
+}
+
 /// `n` distinct lines drawn uniformly from `0..region_lines`, in draw
 /// order, from the seeded stream `path`.
 pub(crate) fn distinct_lines(seed: u64, path: &str, n: u64, region_lines: u64) -> Vec<u64> {

@@ -44,7 +44,7 @@ use ccsim_models::coherent::cpu::CpuOp;
 use ccsim_models::coherent::system::CoherentSystem;
 use ccsim_models::coherent::{initial_line, LINE_BYTES};
 
-use crate::coherent::{coherent_params, distinct_lines};
+use crate::coherent::{coherent_params, distinct_lines, lines_in_mib};
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `coherent_stream`.
@@ -86,18 +86,7 @@ pub(crate) fn run(
     trace: bool,
 ) -> Result<PointResult, RunError> {
     let trace = crate::trace_mode(trace);
-    if x_name != "streamed_mib" {
-        return Err(werr(format!(
-            "workload coherent_stream sweeps streamed_mib, not {x_name:?}"
-        )));
-    }
-    let bytes = x * (1u64 << 20) as f64;
-    if !(x > 0.0 && x <= MAX_MIB && bytes.fract() == 0.0 && bytes as u64 % LINE_BYTES as u64 == 0) {
-        return Err(werr(format!(
-            "streamed_mib = {x}: must be a positive whole number of {LINE_BYTES} B lines, at most {MAX_MIB} MiB"
-        )));
-    }
-    let n = bytes as u64 / LINE_BYTES as u64;
+    let n = lines_in_mib("coherent_stream", x_name, "streamed_mib", x, MAX_MIB, "")?;
     let region = params.int("region_mib");
     let distance = params.int("prefetch_distance");
     if region <= 0 || distance < 0 {

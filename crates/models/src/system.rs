@@ -61,6 +61,73 @@ pub struct PcieSystem {
     pub bar1: u64,
 }
 
+/// A host, a PCIe link and an XDMA engine with `device` on the engine's
+/// AXI port, built and wired as the diagram in the module docs shows: what
+/// [`PcieSystem`] and the NIC's DMA system ([`crate::nic`]) share.
+pub(crate) struct HostAndPcie {
+    pub sim: Simulation<SysMsg>,
+    pub core: ComponentId,
+    pub host_memory: ComponentId,
+    pub root_complex: ComponentId,
+    pub link: ComponentId,
+    pub engine: ComponentId,
+    pub device: ComponentId,
+    pub link_config: LinkConfig,
+    pub bar0: u64,
+    pub bar1: u64,
+}
+
+/// Builds [`HostAndPcie`] from `p` (its `device_memory` is not read) with
+/// the core running `program`, `host` as host memory (already preloaded)
+/// and `device`, named `device_name`, behind the engine.
+pub(crate) fn build_host_and_pcie<D: Component<SysMsg>>(
+    p: &PcieSystemParams,
+    program: Vec<Op>,
+    seed: u64,
+    trace: TraceMode,
+    host: Memory,
+    device_name: &str,
+    device: D,
+) -> Result<HostAndPcie, String> {
+    let link_config = link_config(&p.pcie_link)?;
+    let core = Core::from_params(&p.core, program)?;
+    let rc = RootComplex::from_params(&p.root_complex, &link_config)?;
+    let link = PcieLink::from_params(&p.pcie_link)?;
+    let mut engine = XdmaEngine::from_params(&p.xdma_engine, &link_config)?;
+    // What the OS does at probe time: program the RC's MSI address.
+    engine.set_msi_address(rc.msi_address());
+    let (bar0, bar1) = (engine.bar0(), engine.bar1());
+
+    let mut b = SystemBuilder::new("system", seed);
+    b.trace(trace);
+    let c = b.add("core", core);
+    let hm = b.add("host_memory", host);
+    let r = b.add("root_complex", rc);
+    let l = b.add("pcie", link);
+    let e = b.add("dma", engine);
+    let d = b.add(device_name, device);
+    let wire = || LinkParams::symmetric(0, 0.0);
+    b.connect(c, "mem", hm, "cpu", wire());
+    b.connect(c, "io", r, "cpu", wire());
+    b.connect(r, "mem", hm, "io", wire());
+    b.connect(r, "pcie", l, "up", wire());
+    b.connect(l, "down", e, "pcie", wire());
+    b.connect(e, "mem", d, "dev", wire());
+    let sim = b.build().map_err(|e| e.to_string())?;
+    Ok(HostAndPcie {
+        sim,
+        core: c,
+        host_memory: hm,
+        root_complex: r,
+        link: l,
+        engine: e,
+        device: d,
+        link_config,
+        bar0,
+        bar1,
+    })
+}
+
 impl PcieSystem {
     /// Builds the system with the core running `program`. `setup` may
     /// preload host and device memory before the run.
@@ -71,45 +138,21 @@ impl PcieSystem {
         trace: TraceMode,
         setup: impl FnOnce(&mut Memory, &mut Memory),
     ) -> Result<PcieSystem, String> {
-        let link_cfg = link_config(&p.pcie_link)?;
-        let core = Core::from_params(&p.core, program)?;
         let mut host = Memory::host(&p.host_memory)?;
         let mut dev = Memory::device(&p.device_memory)?;
         setup(&mut host, &mut dev);
-        let rc = RootComplex::from_params(&p.root_complex, &link_cfg)?;
-        let link = PcieLink::from_params(&p.pcie_link)?;
-        let mut engine = XdmaEngine::from_params(&p.xdma_engine, &link_cfg)?;
-        // What the OS does at probe time: program the RC's MSI address.
-        engine.set_msi_address(rc.msi_address());
-        let (bar0, bar1) = (engine.bar0(), engine.bar1());
-
-        let mut b = SystemBuilder::new("system", seed);
-        b.trace(trace);
-        let c = b.add("core", core);
-        let hm = b.add("host_memory", host);
-        let r = b.add("root_complex", rc);
-        let l = b.add("pcie", link);
-        let e = b.add("dma", engine);
-        let dm = b.add("device_memory", dev);
-        let wire = || LinkParams::symmetric(0, 0.0);
-        b.connect(c, "mem", hm, "cpu", wire());
-        b.connect(c, "io", r, "cpu", wire());
-        b.connect(r, "mem", hm, "io", wire());
-        b.connect(r, "pcie", l, "up", wire());
-        b.connect(l, "down", e, "pcie", wire());
-        b.connect(e, "mem", dm, "dev", wire());
-        let sim = b.build().map_err(|e| e.to_string())?;
+        let built = build_host_and_pcie(p, program, seed, trace, host, "device_memory", dev)?;
         Ok(PcieSystem {
-            sim,
-            core: c,
-            host_memory: hm,
-            root_complex: r,
-            link: l,
-            engine: e,
-            device_memory: dm,
-            link_config: link_cfg,
-            bar0,
-            bar1,
+            sim: built.sim,
+            core: built.core,
+            host_memory: built.host_memory,
+            root_complex: built.root_complex,
+            link: built.link,
+            engine: built.engine,
+            device_memory: built.device,
+            link_config: built.link_config,
+            bar0: built.bar0,
+            bar1: built.bar1,
         })
     }
 

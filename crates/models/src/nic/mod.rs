@@ -58,9 +58,8 @@ use crate::core::{Core, Op};
 use crate::dma::XdmaEngine;
 use crate::memory::{Memory, SparseMemory};
 use crate::msg::{MemReq, MemResp, SysMsg};
-use crate::pcie::link::{link_config, PcieLink};
-use crate::pcie::rc::RootComplex;
-use crate::system::PcieSystemParams;
+use crate::pcie::link::link_config;
+use crate::system::{build_host_and_pcie, PcieSystemParams};
 use crate::util::{complete, non_negative, non_negative_f, ns_to_ps, DelayLine};
 
 /// Offset of the RX status register (frames received, `u32`).
@@ -373,42 +372,19 @@ impl NicPcieSystem {
         trace: TraceMode,
         setup: impl FnOnce(&mut Memory),
     ) -> Result<NicPcieSystem, String> {
-        let link_cfg = link_config(&p.pcie_link)?;
-        let core = Core::from_params(&p.core, program)?;
         let mut host = Memory::host(&p.host_memory)?;
         setup(&mut host);
-        let rc = RootComplex::from_params(&p.root_complex, &link_cfg)?;
-        let link = PcieLink::from_params(&p.pcie_link)?;
-        let mut engine = XdmaEngine::from_params(&p.xdma_engine, &link_cfg)?;
-        engine.set_msi_address(rc.msi_address());
-        let (bar0, bar1) = (engine.bar0(), engine.bar1());
         let mut buffer = PacketBuffer::from_params(nic)?;
         buffer.set_echo_delays(echo);
-
-        let mut b = SystemBuilder::new("system", seed);
-        b.trace(trace);
-        let c = b.add("core", core);
-        let hm = b.add("host_memory", host);
-        let r = b.add("root_complex", rc);
-        let l = b.add("pcie", link);
-        let e = b.add("dma", engine);
-        let n = b.add("nic", buffer);
-        let wire = || LinkParams::symmetric(0, 0.0);
-        b.connect(c, "mem", hm, "cpu", wire());
-        b.connect(c, "io", r, "cpu", wire());
-        b.connect(r, "mem", hm, "io", wire());
-        b.connect(r, "pcie", l, "up", wire());
-        b.connect(l, "down", e, "pcie", wire());
-        b.connect(e, "mem", n, "dev", wire());
-        let sim = b.build().map_err(|e| e.to_string())?;
+        let built = build_host_and_pcie(p, program, seed, trace, host, "nic", buffer)?;
         Ok(NicPcieSystem {
-            sim,
-            core: c,
-            host_memory: hm,
-            engine: e,
-            nic: n,
-            bar0,
-            bar1,
+            sim: built.sim,
+            core: built.core,
+            host_memory: built.host_memory,
+            engine: built.engine,
+            nic: built.device,
+            bar0: built.bar0,
+            bar1: built.bar1,
         })
     }
 
