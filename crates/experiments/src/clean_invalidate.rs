@@ -51,8 +51,8 @@ use ccsim_config::Platform;
 use ccsim_kernel::prelude::*;
 use ccsim_models::coherent::cpu::CpuOp;
 use ccsim_models::coherent::dc::{AppOp, DcEvent};
-use ccsim_models::coherent::system::CoherentSystem;
 use ccsim_models::coherent::initial_line;
+use ccsim_models::coherent::system::CoherentSystem;
 
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
