@@ -72,6 +72,18 @@ enum Event<M> {
     },
 }
 
+impl<M> Event<M> {
+    /// The message an event carries on its way to a component, if any.
+    /// (Every event kind that holds a message has its arm here, so
+    /// [`Simulation::in_flight`] sees it.)
+    fn message(&self) -> Option<&M> {
+        match self {
+            Event::Deliver { msg, .. } => Some(msg),
+            Event::Wake { .. } | Event::Credit { .. } => None,
+        }
+    }
+}
+
 /// Everything except the components: borrowed mutably by a [`Ctx`] while a
 /// component (borrowed separately) handles an event.
 struct World<M> {
@@ -490,6 +502,21 @@ impl<M: Message> Simulation<M> {
     /// Events still queued.
     pub fn events_pending(&self) -> usize {
         self.world.queue.len()
+    }
+    /// Every message the kernel holds: queued for delivery, or waiting at
+    /// its sender for a link credit. In no particular order. For reports
+    /// on a stopped or drained run (a model's list of stuck work), so a
+    /// model need not track its messages while it runs.
+    pub fn in_flight(&self) -> impl Iterator<Item = &M> + '_ {
+        let queued = self.world.queue.iter().filter_map(Event::message);
+        let waiting = self
+            .world
+            .links
+            .iter()
+            .flat_map(|l| &l.dirs)
+            .flat_map(|d| &d.waiting)
+            .flat_map(|q| q.iter().map(|p| &p.msg));
+        queued.chain(waiting)
     }
     /// The component `id` as its concrete type, if it is a `T`.
     pub fn component<T: 'static>(&self, id: ComponentId) -> Option<&T> {

@@ -166,6 +166,46 @@ fn credits_throttle_a_channel_without_blocking_the_others() {
 }
 
 #[test]
+fn in_flight_lists_messages_on_the_wire_and_waiting_for_credits() {
+    // As above: two credits on vc0, 100 ns each way. Packets 0, 1 and 99
+    // are on the wire until 100 ns; 2, 3 and 4 wait for credits (back at
+    // 200 ns); 2 and 3 are then on the wire until 300 ns while 4 waits.
+    let params = LinkParams::symmetric(100 * NS, 0.0)
+        .with_vcs(vec![VcParams::new("req", 2), VcParams::new("rsp", 0)]);
+    let mut script = packets(5, 64, 0);
+    script.push(Packet {
+        id: 99,
+        bytes: 64,
+        vc: 1,
+    });
+    let mut b = SystemBuilder::new("system", 0);
+    let s = b.add(
+        "src",
+        Source {
+            script,
+            random_gaps: false,
+        },
+    );
+    let k = b.add("sink", Sink::default());
+    b.connect(s, "out", k, "in", params);
+    let mut sim = b.build().unwrap();
+    let ids = |sim: &Simulation<Packet>| {
+        let mut v: Vec<u32> = sim.in_flight().map(|p| p.id).collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(sim.run_until(50 * NS), RunOutcome::TimeLimit);
+    assert_eq!(ids(&sim), vec![0, 1, 2, 3, 4, 99]);
+    sim.run_until(150 * NS);
+    assert_eq!(ids(&sim), vec![2, 3, 4]);
+    sim.run_until(250 * NS);
+    assert_eq!(ids(&sim), vec![2, 3, 4]);
+    assert_eq!(sim.component::<Sink>(k).unwrap().arrivals.len(), 3);
+    assert_eq!(sim.run(), RunOutcome::Drained);
+    assert_eq!(ids(&sim), Vec::<u32>::new());
+}
+
+#[test]
 fn credit_stalls_are_counted() {
     let params = LinkParams::symmetric(10 * NS, 0.0).with_vcs(vec![VcParams::new("req", 1)]);
     let mut b = SystemBuilder::new("system", 0);

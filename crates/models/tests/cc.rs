@@ -428,6 +428,33 @@ mod shared_links {
     use ccsim_models::coherent::shared::{SharedParams, SharedSystem, SharedWork};
     use ccsim_models::coherent::system::HomeMemory;
 
+    #[test]
+    fn with_checks_off_a_stuck_device_op_is_reported_on_its_side() {
+        // The CPU-homed side's home stalls the device's read forever while
+        // the LLC streams FPGA-homed lines: the CC's watchdog reports the
+        // CPU-homed line only, whether the checks ran or not.
+        let run = |checks: bool| {
+            let mut p = SharedParams {
+                cc_tables: Some(home_stalls_rldd()),
+                cc: Params::new().with("watchdog_us", ParamValue::Float(5.0), "test"),
+                ..Default::default()
+            };
+            p.coherent.dc = Params::new().with("checks", ParamValue::Bool(checks), "test");
+            let work = SharedWork {
+                cpu: (0..40).map(|line| CpuOp::Load { line }).collect(),
+                device: vec![CcOp::new(CcOpKind::Load, A)],
+                ..Default::default()
+            };
+            let mut sys = SharedSystem::build(&p, HomeMemory::Bram, work, 1).unwrap();
+            sys.run().unwrap_err()
+        };
+        let (on, off) = (run(true), run(false));
+        assert_eq!(on, off);
+        assert!(off.starts_with("watchdog: device op ld"), "{off}");
+        assert!(off.contains("pending messages: [RLDD]"), "{off}");
+        assert_eq!(off.lines().count(), 2, "{off}");
+    }
+
     fn device_load_alone() -> Tick {
         let ops = vec![CcOp::new(CcOpKind::Load, A)];
         let mut sys = CcSystem::build(&CcParams::default(), Vec::new(), ops, 1).unwrap();
@@ -592,4 +619,43 @@ fn a_stuck_device_op_is_reported_by_the_watchdog() {
     let err = sys.run().unwrap_err();
     assert!(err.contains("watchdog: device op ld"), "{err}");
     assert!(err.contains("pending messages: [RLDD]"), "{err}");
+}
+
+/// The eci-cc tables with the home stalling a read-shared from an idle line
+/// forever.
+fn home_stalls_rldd() -> Arc<Tables> {
+    let mut ir = Tables::eci_cc().unwrap().ir.clone();
+    for tr in &mut ir.peer.transitions {
+        if tr.state == "I" && tr.event == "RLDD" {
+            tr.outcome = Outcome::Stall;
+        }
+    }
+    Arc::new(Tables::new(ir).unwrap())
+}
+
+#[test]
+fn with_checks_off_the_watchdog_reports_the_stalled_request() {
+    // As above; with checks off the checker keeps nothing during the run,
+    // and the system builds the same report from the home's stalled
+    // requests and the agents' states once the watchdog stopped the run.
+    let run = |checks: bool| {
+        let p = CcParams {
+            tables: Some(home_stalls_rldd()),
+            cc: Params::new().with("watchdog_us", ParamValue::Float(5.0), "test"),
+            checks,
+            ..Default::default()
+        };
+        let ops = vec![CcOp::new(CcOpKind::Load, A)];
+        let mut sys = CcSystem::build(&p, Vec::new(), ops, 1).unwrap();
+        sys.run().unwrap_err()
+    };
+    let (on, off) = (run(true), run(false));
+    assert_eq!(on, off);
+    assert!(off.starts_with("watchdog: device op ld"), "{off}");
+    assert!(
+        off.contains(&format!(
+            "line {A:#x}: cc=I_LD home=I app=Wait; pending messages: [RLDD]"
+        )),
+        "{off}"
+    );
 }

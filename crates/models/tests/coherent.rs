@@ -552,6 +552,173 @@ fn a_stalled_request_lets_the_dcu_take_another_and_the_watchdog_reports_it() {
     assert!(sys.sim.stats().counter("system.dc.stalls").unwrap() >= 1);
 }
 
+/// `p` with the online checks off: the checker then mirrors nothing during
+/// the run, and stuck reports are built from the components and the kernel
+/// once the run has stopped.
+fn checks_off(mut p: CoherentParams) -> CoherentParams {
+    p.dc = p.dc.with("checks", ParamValue::Bool(false), "test");
+    p
+}
+
+/// Runs `build(p)` with checks on and with checks off; both must fail with
+/// the same report (same lines, states and pending messages).
+fn same_report_either_way(
+    p: CoherentParams,
+    build: impl Fn(&CoherentParams) -> CoherentSystem,
+) -> String {
+    let on = build(&p).run().unwrap_err();
+    let off = build(&checks_off(p)).run().unwrap_err();
+    assert_eq!(on, off, "checks on:\n{on}\nchecks off:\n{off}");
+    assert!(on.contains("pending messages"), "{on}");
+    off
+}
+
+#[test]
+fn with_checks_off_a_deadlock_reports_the_stuck_line_from_the_components() {
+    // The DC locks an idle line for the app but never acknowledges it (the
+    // mutant drops `send LCL_ACK` from `I LCL_LOCK`): the app waits in
+    // WLock forever. App ops arm no watchdog, so the run drains.
+    let t = with_generated(|ir| {
+        for tr in ir.generated.transitions.iter_mut() {
+            if let Outcome::Go { actions, .. } = &mut tr.outcome {
+                if tr.state == "I" && tr.event == "LCL_LOCK" {
+                    actions.retain(|a| format!("{a}") != "send LCL_ACK");
+                }
+            }
+        }
+    });
+    let p = CoherentParams {
+        tables: Some(t),
+        ..Default::default()
+    };
+    let app = || vec![AppOp::new("lock", 0)];
+    let e = same_report_either_way(p.clone(), |p| {
+        CoherentSystem::build_with(p, HomeMemory::Bram, Vec::new(), app(), 1, TraceMode::Off)
+            .unwrap()
+    });
+    assert!(e.starts_with("deadlock: no event left"), "{e}");
+    assert!(
+        e.contains("line 0x0: dc=L cpu=I app=WLock; pending messages: []"),
+        "{e}"
+    );
+    // A CPU read of the line then stalls in its DCU behind the lock (the
+    // CPU's watchdog is set beyond the run's time limit).
+    let p = CoherentParams {
+        cpu: Params::new().with("watchdog_us", ParamValue::Float(2e6), "test"),
+        ..p
+    };
+    let e = same_report_either_way(p, |p| {
+        CoherentSystem::build_with(p, HomeMemory::Bram, loads([0]), app(), 1, TraceMode::Off)
+            .unwrap()
+    });
+    assert!(e.starts_with("time limit reached"), "{e}");
+    assert!(
+        e.contains("line 0x0: dc=L cpu=IS_D app=WLock; pending messages: [RLDD]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn with_checks_off_a_lost_grant_is_reported_by_the_watchdog() {
+    // The DC never grants: the mutant drops `send PSHA`, so the read of
+    // line 6 waits in IS_D with the DC in S until the watchdog fires.
+    let t = with_generated(|ir| {
+        for tr in ir.generated.transitions.iter_mut() {
+            if let Outcome::Go { actions, .. } = &mut tr.outcome {
+                actions.retain(|a| format!("{a}") != "send PSHA");
+            }
+        }
+    });
+    let p = CoherentParams {
+        tables: Some(t),
+        ..Default::default()
+    };
+    let e = same_report_either_way(p, |p| {
+        CoherentSystem::build(p, HomeMemory::Bram, loads([6]), 1).unwrap()
+    });
+    assert!(e.starts_with("watchdog: op 0"), "{e}");
+    assert!(
+        e.contains("line 0x6: dc=S cpu=IS_D app=Idle; pending messages: []"),
+        "{e}"
+    );
+}
+
+#[test]
+fn with_checks_off_an_unspecified_reception_lists_the_waiting_message() {
+    // The DC has no row for RLDD in I: the request stays in its DCU queue.
+    let t = with_generated(|ir| {
+        ir.generated
+            .transitions
+            .retain(|t| !(t.state == "I" && t.event == "RLDD"))
+    });
+    let p = CoherentParams {
+        tables: Some(t),
+        ..Default::default()
+    };
+    let e = same_report_either_way(p, |p| {
+        CoherentSystem::build(p, HomeMemory::Bram, loads([3]), 1).unwrap()
+    });
+    assert!(
+        e.contains("unspecified reception: RLDD for line 0x3"),
+        "{e}"
+    );
+    assert!(
+        e.contains("line 0x3: dc=I cpu=IS_D app=Idle; pending messages: [RLDD]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn with_checks_off_the_watchdog_reports_stalled_and_in_flight_messages() {
+    // As in the stalled-request test: the RLDD of line 0 stalls in its DCU
+    // behind the app's lock; with checks off the watchdog's report is
+    // completed by the system from the DC's queues and states.
+    let p = CoherentParams {
+        cpu: Params::new()
+            .with("mshrs", ParamValue::Int(2), "test")
+            .with("watchdog_us", ParamValue::Float(5.0), "test"),
+        dc: Params::new().with("dcus_per_slice", ParamValue::Int(1), "test"),
+        ..Default::default()
+    };
+    let e = same_report_either_way(p, |p| {
+        CoherentSystem::build_with(
+            p,
+            HomeMemory::Bram,
+            loads([0, 2]),
+            vec![AppOp::new("lock", 0)],
+            1,
+            TraceMode::Off,
+        )
+        .unwrap()
+    });
+    assert!(e.starts_with("watchdog: op 0"), "{e}");
+    assert!(
+        e.contains("line 0x0: dc=L cpu=IS_D app=Locked; pending messages: [RLDD]"),
+        "{e}"
+    );
+    // Stopped while messages are on the link: a watchdog firing mid-flight
+    // lists them, from the kernel's queue, like the checker's mirror does.
+    let p = CoherentParams {
+        cpu: Params::new()
+            .with("mshrs", ParamValue::Int(64), "test")
+            .with("watchdog_us", ParamValue::Float(0.3), "test"),
+        ..Default::default()
+    };
+    let e = same_report_either_way(p, |p| {
+        CoherentSystem::build(p, HomeMemory::Ddr, loads(0..64), 1).unwrap()
+    });
+    assert!(e.starts_with("watchdog: op"), "{e}");
+    assert!(e.lines().count() > 10, "{e}");
+    assert!(
+        e.contains("dc=S cpu=IS_D app=Idle; pending messages: [PSHA]"),
+        "{e}"
+    );
+    assert!(
+        e.contains("dc=I_RLDD cpu=IS_D app=Idle; pending messages: [AXI_RD]"),
+        "{e}"
+    );
+}
+
 /// Every single-row mutant of the generated DC table (`ccsim_protocol::
 /// mutate`) run through a small random CPU+app workload with the online
 /// checks on: counts how many the simulation rejects with a report.

@@ -50,7 +50,7 @@ use rustc_hash::FxHashMap as HashMap;
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::{Access, Action, IndexedOutcome, MsgClass};
 
-use super::check::Checker;
+use super::check::{Checker, LineSnapshot};
 use super::dc::Timed;
 use super::link::EciLink;
 use super::{CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
@@ -309,6 +309,32 @@ impl CacheController {
         (self.tables.access[GENERATED][self.st(line)] == Access::Write)
             .then(|| self.copies.get(&line).map(|b| **b))
             .flatten()
+    }
+
+    /// The line of the device op in flight.
+    pub fn current_line(&self) -> Option<u64> {
+        self.app_current.as_ref().map(|(op, _)| op.line)
+    }
+
+    /// Adds the CC's and the application machine's lines not in their
+    /// initial state to a stuck report's snapshot (report time only).
+    pub(crate) fn snapshot_states(&self, s: &mut LineSnapshot) {
+        for (&line, &st) in &self.state {
+            s.state(line, GENERATED, st as usize);
+        }
+        for (&line, &st) in &self.app_state {
+            s.state(line, LOCAL, st as usize);
+        }
+    }
+
+    /// Every message inside the CC, sent and not yet handled by a table:
+    /// in the pipelines and the engine's queue.
+    pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
+        self.inbox
+            .iter()
+            .chain(self.outbox.iter())
+            .chain(self.local_in.iter())
+            .chain(self.queue.iter())
     }
 
     /// Messages queued or in the pipelines.
@@ -690,7 +716,13 @@ impl CacheController {
                 op.line,
                 (now - t0) as f64 / 1e6
             )];
-            report.extend(self.checker.borrow().stuck_report(&[op.line]));
+            // With checks off the checker has no mirror: the system adds
+            // the stuck lines once the run has stopped (`system::verdict`).
+            let c = self.checker.borrow();
+            if c.enabled {
+                report.extend(c.stuck_report(&[op.line]));
+            }
+            drop(c);
             self.stuck = Some(report);
             ctx.stop();
         }

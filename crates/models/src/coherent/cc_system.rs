@@ -28,11 +28,11 @@ use std::sync::Arc;
 use ccsim_kernel::prelude::*;
 
 use super::cc::{CacheController, CcOp};
-use super::check::Checker;
+use super::check::{Checker, LineSnapshot};
 use super::cpu::CpuOp;
 use super::cpu_home::CpuHome;
 use super::link::EciLink;
-use super::system::{verdict, CheckedSide, TIME_LIMIT};
+use super::system::{verdict, CheckedSide, Watchdog, TIME_LIMIT};
 use super::{CohMsg, Line, Tables};
 
 /// Parameters of a CPU-homed system.
@@ -72,6 +72,27 @@ pub struct CcSystem {
     pub cc: ComponentId,
     /// The shared online checker.
     pub checker: Rc<RefCell<Checker>>,
+}
+
+/// The watchdog report of the home or else the CC, if one fired, for the
+/// CPU-homed protocol's side `side` of a verdict.
+pub(crate) fn cc_side_watchdog<'a>(
+    home: &'a CpuHome,
+    cc: &'a CacheController,
+    side: usize,
+) -> Option<Watchdog<'a>> {
+    let home_report = home.stuck.as_ref().map(|r| Watchdog {
+        report: r,
+        side,
+        lines: home.outstanding_lines(),
+    });
+    home_report.or_else(|| {
+        cc.stuck.as_ref().map(|r| Watchdog {
+            report: r,
+            side,
+            lines: cc.current_line().into_iter().collect(),
+        })
+    })
 }
 
 impl CcSystem {
@@ -164,12 +185,22 @@ impl CcSystem {
             )
         });
         let checker = self.checker.borrow();
+        let gather = |s: &mut LineSnapshot| {
+            let queued = home.queued_messages().chain(cc.queued_messages());
+            self.sim
+                .in_flight()
+                .chain(queued)
+                .for_each(|m| s.message(m));
+            home.snapshot_states(s);
+            cc.snapshot_states(s);
+        };
         let side = CheckedSide {
             label: "",
             checker: &checker,
             outstanding: home.outstanding_lines(),
+            gather: &gather,
         };
-        let watchdog = home.stuck.as_ref().or(cc.stuck.as_ref());
+        let watchdog = cc_side_watchdog(home, cc, 0);
         let refused: Vec<&String> = cc.app_errors.iter().collect();
         verdict(outcome, &[side], watchdog, left, &refused)
     }

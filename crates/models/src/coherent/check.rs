@@ -13,17 +13,27 @@
 //!   agent holds write access and no write-back is in flight, memory holds
 //!   it; every `check` action (a program read) reads it.
 //!
-//! Messages are tracked from send to handling (a message waiting or stalled
-//! in a DCU queue is still pending), so [`Checker::stuck_report`] can list,
-//! for every line with open work, its states and pending messages.
+//! With checks on, messages are also tracked from send to handling (a
+//! message waiting or stalled in a DCU queue is still pending), so
+//! [`Checker::stuck_report`] can list, for every line with open work, its
+//! states and pending messages.
+//!
+//! With checks off the checker keeps nothing per line: every row, send and
+//! receipt would cost a hash-map update per transaction only for a report
+//! that a healthy run never prints. The same report is built on demand
+//! instead ([`Checker::stuck_report_from`]) from a [`LineSnapshot`] the
+//! system fills once the run has stopped: each agent's lines not in their
+//! initial state, the messages the kernel still holds
+//! (`Simulation::in_flight`) and those queued inside the components.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::Access;
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{initial_line, Line, Tables, GENERATED, LOCAL, PEER};
+use super::{initial_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
 
 /// A line's in-flight messages as (message, count). Inline up to
 /// [`PendingSet::INLINE`] distinct messages (a line rarely has more than
@@ -93,9 +103,9 @@ impl PendingSet {
     }
 }
 
-/// What the checker knows of a line: small when checks are off (states
-/// and in-flight messages, for the watchdog's report), with the values the
-/// checks compare only when they are on.
+/// What the checker knows of a line (kept with checks on only): the
+/// states and in-flight messages, and once a row ran on the line the
+/// values the checks compare.
 #[derive(Debug, Clone)]
 struct LineView {
     /// The three agents' states (state indices; tables have far fewer than
@@ -105,7 +115,7 @@ struct LineView {
     writebacks: u32,
     /// Messages of the line sent and not yet handled.
     pending: PendingSet,
-    /// With checks on.
+    /// Set by the first row on the line.
     values: Option<Box<Values>>,
 }
 
@@ -121,20 +131,16 @@ struct Values {
 }
 
 impl LineView {
-    /// Records `role`'s new state; with checks on (`values`: the cache
-    /// role, the cache's copy, the home's memory) also the values the
-    /// checks compare.
+    /// Records `role`'s new state and the values the checks compare (the
+    /// cache's copy if `role` is `cache_role`, the home's memory).
     fn set_state(
         &mut self,
         line: u64,
         role: usize,
         state: usize,
-        values: Option<(usize, Option<&Line>, Option<&Line>)>,
+        (cache_role, copy, mem): (usize, Option<&Line>, Option<&Line>),
     ) {
         self.state[role] = state as u16;
-        let Some((cache_role, copy, mem)) = values else {
-            return;
-        };
         // One box per line, overwritten in place: no allocation per
         // transition once a line has been seen.
         let v = self.values.get_or_insert_with(|| {
@@ -157,16 +163,63 @@ impl LineView {
     }
 }
 
+/// One protocol's lines as its agents see them, gathered when a report is
+/// needed (checks off: the checker mirrored nothing during the run). The
+/// components add their lines' states ([`LineSnapshot::state`]) and the
+/// messages they hold ([`LineSnapshot::message`]); so does the kernel.
+#[derive(Debug)]
+pub struct LineSnapshot {
+    catalogue: Catalogue,
+    initial: [u16; 3],
+    /// Per line: the three agents' states (initial unless an agent said
+    /// otherwise) and the messages in flight. Sorted, so the report is.
+    lines: BTreeMap<u64, ([u16; 3], PendingSet)>,
+}
+
+impl LineSnapshot {
+    /// An empty snapshot of the lines of the protocol of `tables`.
+    pub fn new(tables: &Tables) -> LineSnapshot {
+        LineSnapshot {
+            catalogue: tables.catalogue,
+            initial: tables.initial.map(|s| s as u16),
+            lines: BTreeMap::new(),
+        }
+    }
+
+    fn line(&mut self, line: u64) -> &mut ([u16; 3], PendingSet) {
+        let initial = self.initial;
+        self.lines
+            .entry(line)
+            .or_insert_with(|| (initial, PendingSet::default()))
+    }
+
+    /// `role`'s state of `line` is `state`.
+    pub fn state(&mut self, line: u64, role: usize, state: usize) {
+        self.line(line).0[role] = state as u16;
+    }
+
+    /// `m` is sent and not handled yet (ignored if it belongs to the other
+    /// protocol on shared links).
+    pub fn message(&mut self, m: &CohMsg) {
+        if m.catalogue == self.catalogue {
+            self.line(m.line).1.add(m.msg);
+        }
+    }
+}
+
 /// The shared online checker.
 #[derive(Debug)]
 pub struct Checker {
     tables: Arc<Tables>,
-    /// Whether SWMR and data-value are asserted (test/debug mode); message
-    /// tracking is always on (the watchdog needs it).
+    /// Whether SWMR and data-value are asserted (test/debug mode). Only
+    /// then does the checker mirror states and track messages; with checks
+    /// off every per-line call is a no-op and stuck reports are built on
+    /// demand ([`Checker::stuck_report_from`]). Fixed at construction:
+    /// components read it once.
     pub enabled: bool,
-    /// Per line: the agents' states, in-flight messages and (with checks
-    /// on) the values; one map, so a send, a receipt or a transition costs
-    /// one lookup.
+    /// Per line (checks on): the agents' states, in-flight messages and
+    /// the values; one map, so a send, a receipt or a transition costs one
+    /// lookup. Empty with checks off.
     views: HashMap<u64, LineView>,
     ghost: HashMap<u64, Box<Line>>,
     /// Violations found, in order; the first one stops the run.
@@ -211,6 +264,9 @@ impl Checker {
 
     /// A message was sent.
     pub fn sent(&mut self, line: u64, msg: u16) {
+        if !self.enabled {
+            return;
+        }
         let writeback = self.is_writeback(msg);
         let v = self.view(line);
         v.pending.add(msg);
@@ -221,6 +277,9 @@ impl Checker {
 
     /// A message was handled by its receiver's table.
     pub fn handled(&mut self, line: u64, msg: u16) {
+        if !self.enabled {
+            return;
+        }
         let writeback = self.is_writeback(msg);
         if let Some(v) = self.views.get_mut(&line) {
             v.pending.take(msg);
@@ -270,7 +329,8 @@ impl Checker {
     /// `handled` (if a message triggered it), sent `sent`, and left the
     /// line in `state` with `copy` and `mem` (as in
     /// [`Checker::transition`]). The same as those calls in that order, with
-    /// one lookup of the line instead of one per call.
+    /// one lookup of the line instead of one per call. Nothing with checks
+    /// off (hot paths skip the call altogether).
     #[allow(clippy::too_many_arguments)]
     pub fn row(
         &mut self,
@@ -283,10 +343,13 @@ impl Checker {
         copy: Option<&Line>,
         mem: Option<&Line>,
     ) {
+        if !self.enabled {
+            return;
+        }
         let writeback = |msg: u16| self.is_writeback(msg);
         let handled_wb = handled.is_some_and(writeback);
         let sent_wb = sent.iter().filter(|&&m| writeback(m)).count() as u32;
-        let (enabled, cache_role) = (self.enabled, self.tables.cache_role);
+        let cache_role = self.tables.cache_role;
         let v = self.view(line);
         if let Some(msg) = handled {
             v.pending.take(msg);
@@ -298,17 +361,10 @@ impl Checker {
             v.pending.add(msg);
         }
         v.writebacks += sent_wb;
-        v.set_state(
-            line,
-            role,
-            state,
-            enabled.then_some((cache_role, copy, mem)),
-        );
-        if enabled {
-            self.checked += 1;
-            if let Err(e) = self.check_line(line) {
-                self.violation(now, e);
-            }
+        v.set_state(line, role, state, (cache_role, copy, mem));
+        self.checked += 1;
+        if let Err(e) = self.check_line(line) {
+            self.violation(now, e);
         }
     }
 
@@ -377,8 +433,12 @@ impl Checker {
 
     /// `dc=.. cpu=.. app=..` of a line.
     pub fn describe_states(&self, line: u64) -> String {
+        self.describe(self.states_of(line))
+    }
+
+    /// `dc=.. cpu=.. app=..` of the three states `s`.
+    fn describe(&self, s: [usize; 3]) -> String {
         let t = &self.tables;
-        let s = self.views.get(&line).map_or(t.initial, LineView::states);
         format!(
             "{}={} {}={} {}={}",
             t.agent(GENERATED),
@@ -392,11 +452,15 @@ impl Checker {
 
     /// Pending messages of a line, e.g. `RLDD, HAKI x2`.
     pub fn pending_of(&self, line: u64) -> Vec<String> {
-        let mut of_line: Vec<(u16, u32)> = self
-            .views
-            .get(&line)
-            .map(|v| v.pending.iter().collect())
-            .unwrap_or_default();
+        match self.views.get(&line) {
+            Some(v) => self.name_pending(&v.pending),
+            None => Vec::new(),
+        }
+    }
+
+    /// `pending` by message name, in catalogue order, with counts.
+    fn name_pending(&self, pending: &PendingSet) -> Vec<String> {
+        let mut of_line: Vec<(u16, u32)> = pending.iter().collect();
         of_line.sort_unstable();
         of_line
             .into_iter()
@@ -411,17 +475,32 @@ impl Checker {
             .collect()
     }
 
+    /// Whether a line in `states` with `pending` messages has open work: a
+    /// transient state or a message in flight.
+    fn open(&self, states: [u16; 3], pending: &PendingSet) -> bool {
+        let t = &self.tables;
+        !pending.is_empty() || (0..3).any(|r| !t.stable[r][states[r] as usize])
+    }
+
+    /// One line of a stuck report.
+    fn stuck_line(&self, line: u64, states: [usize; 3], pending: &[String]) -> String {
+        format!(
+            "line {line:#x}: {}; pending messages: [{}]",
+            self.describe(states),
+            pending.join(", ")
+        )
+    }
+
     /// Every line with open work (a transient state or a pending message),
     /// one per line, sorted by line, plus `extra` lines the caller knows
-    /// are waiting (e.g. the core's outstanding misses).
+    /// are waiting (e.g. the core's outstanding misses). From the mirror
+    /// the checker keeps with checks on; with checks off it has none, see
+    /// [`Checker::stuck_report_from`].
     pub fn stuck_report(&self, extra: &[u64]) -> Vec<String> {
-        let t = &self.tables;
         let mut lines: Vec<u64> = self
             .views
             .iter()
-            .filter(|(_, v)| {
-                !v.pending.is_empty() || (0..3).any(|r| !t.stable[r][v.state[r] as usize])
-            })
+            .filter(|(_, v)| self.open(v.state, &v.pending))
             .map(|(l, _)| *l)
             .chain(extra.iter().copied())
             .collect();
@@ -429,13 +508,49 @@ impl Checker {
         lines.dedup();
         lines
             .into_iter()
+            .map(|l| self.stuck_line(l, self.states_of(l), &self.pending_of(l)))
+            .collect()
+    }
+
+    /// The mirrored states of a line (initial if never seen).
+    fn states_of(&self, line: u64) -> [usize; 3] {
+        self.views
+            .get(&line)
+            .map_or(self.tables.initial, LineView::states)
+    }
+
+    /// [`Checker::stuck_report`] as the run stands: with checks on from
+    /// the checker's mirror; with checks off from the snapshot `gather`
+    /// fills (the agents' states and the messages in flight, gathered now):
+    /// the same lines, states and messages, in the same form.
+    pub fn stuck_report_from(
+        &self,
+        gather: impl FnOnce(&mut LineSnapshot),
+        extra: &[u64],
+    ) -> Vec<String> {
+        if self.enabled {
+            return self.stuck_report(extra);
+        }
+        let mut snapshot = LineSnapshot::new(&self.tables);
+        gather(&mut snapshot);
+        let mut lines: Vec<u64> = snapshot
+            .lines
+            .iter()
+            .filter(|(_, (states, pending))| self.open(*states, pending))
+            .map(|(l, _)| *l)
+            .chain(extra.iter().copied())
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let none = PendingSet::default();
+        lines
+            .into_iter()
             .map(|l| {
-                let p = self.pending_of(l);
-                format!(
-                    "line {l:#x}: {}; pending messages: [{}]",
-                    self.describe_states(l),
-                    p.join(", ")
-                )
+                let (states, pending) = snapshot
+                    .lines
+                    .get(&l)
+                    .map_or((snapshot.initial, &none), |(s, p)| (*s, p));
+                self.stuck_line(l, states.map(usize::from), &self.name_pending(pending))
             })
             .collect()
     }

@@ -95,7 +95,7 @@ use rustc_hash::FxHashMap as HashMap;
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::{Access, Action, IndexedOutcome};
 
-use super::check::Checker;
+use super::check::{Checker, LineSnapshot};
 use super::dc::Timed;
 use super::link::EciLink;
 use super::{CohMsg, Line, Tables, LINE_BYTES, PEER};
@@ -628,6 +628,8 @@ pub struct CoherentCpu {
     /// The peer table as the LLC runs it (shared the same way).
     peer: Rc<PeerTable>,
     checker: Rc<RefCell<Checker>>,
+    /// The checker's `enabled`: with checks off rows are not reported to it.
+    checks: bool,
     /// Peer-table event index of each [`LocalEv`] (`None`: no such event).
     local_ids: [Option<usize>; 7],
     issue: Tick,
@@ -729,6 +731,7 @@ impl CoherentCpu {
         link: &EciLink,
         program: Vec<CpuOp>,
     ) -> Result<Self, String> {
+        let checks = checker.borrow().enabled;
         let p = complete(&COHERENT_CPU, p)?;
         let t = COHERENT_CPU.type_name;
         let f = |n: &str| non_negative_f(&p, t, n).map(ns_to_ps);
@@ -825,6 +828,7 @@ impl CoherentCpu {
             local_ids: LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n)),
             peer: Rc::new(PeerTable::new(&tables)),
             tables: Rc::new(tables),
+            checks,
             checker,
         })
     }
@@ -874,6 +878,20 @@ impl CoherentCpu {
         v.sort_unstable();
         v.dedup();
         v
+    }
+
+    /// Adds the LLC's lines to a stuck report's snapshot (report time
+    /// only).
+    pub(crate) fn snapshot_states(&self, s: &mut LineSnapshot) {
+        for (&line, l) in &self.llc {
+            s.state(line, PEER, l.state as usize);
+        }
+    }
+
+    /// Every message inside the CPU, sent and not yet handled by a table:
+    /// in the egress pipeline, and arrivals held back by link jitter.
+    pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
+        self.outbox.iter().chain(self.inbox.iter())
     }
 
     /// The LLC's state name and copy of a line.
@@ -987,7 +1005,7 @@ impl CoherentCpu {
         {
             return Row::NoSlot;
         }
-        self.apply(ctx, line, st, row, None, None, store, delay);
+        self.apply(ctx, line, row, None, None, store, delay);
         Row::Ran(!row.sent.is_empty())
     }
 
@@ -1120,7 +1138,7 @@ impl CoherentCpu {
                     && self.cores[c].l1.as_mut().is_some_and(|l1| l1.hit(line)) =>
             {
                 // Inclusive write-through L1: its copy is the LLC's.
-                if self.checker.borrow().enabled {
+                if self.checks {
                     let copy = self.copy_of(line).unwrap_or(&[0; LINE_BYTES]);
                     self.checker.borrow_mut().check_read(now, line, PEER, copy);
                 }
@@ -1398,14 +1416,13 @@ impl CoherentCpu {
     }
 
     /// Applies a transition of the LLC, as the checker's `apply` does:
-    /// `line` goes from `st` by `row`; `handled` is the received message
+    /// `line` goes by `row`; `handled` is the received message
     /// that triggered it and `input` its line.
     #[allow(clippy::too_many_arguments)]
     fn apply(
         &mut self,
         ctx: &mut Ctx<'_, CohMsg>,
         line: u64,
-        st: usize,
         row: &PeerRow,
         handled: Option<u16>,
         mut input: Option<Box<Line>>,
@@ -1415,18 +1432,11 @@ impl CoherentCpu {
         let now = ctx.now();
         let next = row.next;
         let has = row.has;
-        // With checks off the checker ignores stores and reads and only
-        // mirrors states (for the watchdog's report), so those calls, and
-        // transitions that keep the state, are skipped.
-        let checks = self.checker.borrow().enabled;
+        // With checks off the checker is not told anything (a stuck
+        // report is built from the LLC's own state when needed).
+        let checks = self.checks;
         if !checks && row.read_only {
             // A hit with checks off changes nothing anywhere.
-            if let Some(msg) = handled {
-                self.checker.borrow_mut().handled(line, msg);
-            }
-            if !self.checker.borrow().violations.is_empty() {
-                ctx.stop();
-            }
             return;
         }
         // One hash lookup per transition: the entry is held throughout. The
@@ -1514,13 +1524,9 @@ impl CoherentCpu {
             .data
             .as_deref()
         };
-        {
+        if checks {
             let mut c = self.checker.borrow_mut();
-            // A row that changes nothing the checker mirrors is skipped
-            // with checks off.
-            if checks || next != st || handled.is_some() || !row.sent.is_empty() {
-                c.row(now, line, PEER, handled, &row.sent, next, held, None);
-            }
+            c.row(now, line, PEER, handled, &row.sent, next, held, None);
             if !c.violations.is_empty() {
                 ctx.stop();
             }
@@ -1609,7 +1615,7 @@ impl CoherentCpu {
             );
             return self.fail(ctx, e);
         };
-        self.apply(ctx, line, st, row, Some(m.msg), m.data, None, self.snoop);
+        self.apply(ctx, line, row, Some(m.msg), m.data, None, self.snoop);
         // Waiting ops retry at once, before any later forward can take the
         // line away again (forward progress, as an LLC holds a refilled line
         // for the miss that asked for it); the refill time is added to their
@@ -1657,11 +1663,15 @@ impl CoherentCpu {
             if self.cores.len() > 1 {
                 report[0] = format!("{} on core {c}", report[0]);
             }
-            report.extend(
-                self.checker
-                    .borrow()
-                    .stuck_report(&self.outstanding_lines()),
-            );
+            // With checks off the checker has no mirror: the system adds
+            // the stuck lines once the run has stopped (`system::verdict`).
+            if self.checks {
+                report.extend(
+                    self.checker
+                        .borrow()
+                        .stuck_report(&self.outstanding_lines()),
+                );
+            }
             self.stuck = Some(report);
             ctx.stop();
         } else {

@@ -36,7 +36,7 @@ use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::{Action, IndexedOutcome};
 
 use super::cc::{is_cpu_homed, CPU_HOMED_BASE};
-use super::check::Checker;
+use super::check::{Checker, LineSnapshot};
 use super::cpu::{Completed, CpuOp, Driver};
 use super::dc::Timed;
 use super::link::EciLink;
@@ -204,6 +204,23 @@ impl CpuHome {
         v.sort_unstable();
         v.dedup();
         v
+    }
+
+    /// Adds the home's lines not in their initial state to a stuck
+    /// report's snapshot (report time only).
+    pub(crate) fn snapshot_states(&self, s: &mut LineSnapshot) {
+        for (&line, &st) in &self.state {
+            s.state(line, PEER, st as usize);
+        }
+    }
+
+    /// Every message inside the home, sent and not yet handled by a table:
+    /// in the pipelines and stalled requests.
+    pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
+        self.inbox
+            .iter()
+            .chain(self.outbox.iter())
+            .chain(self.stalled.values().flatten())
     }
 
     /// Requests waiting at the home.
@@ -457,11 +474,13 @@ impl CpuHome {
                 self.program[i],
                 (now - t0) as f64 / 1e6
             )];
-            report.extend(
-                self.checker
-                    .borrow()
-                    .stuck_report(&self.outstanding_lines()),
-            );
+            // With checks off the checker has no mirror: the system adds
+            // the stuck lines once the run has stopped (`system::verdict`).
+            let c = self.checker.borrow();
+            if c.enabled {
+                report.extend(c.stuck_report(&self.outstanding_lines()));
+            }
+            drop(c);
             self.stuck = Some(report);
             ctx.stop();
         } else {

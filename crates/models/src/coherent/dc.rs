@@ -40,7 +40,7 @@ use ccsim_kernel::prelude::*;
 use ccsim_kernel::queue::{order_word, EventQueue};
 use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
 
-use super::check::Checker;
+use super::check::{Checker, LineSnapshot};
 use super::link::EciLink;
 use super::memory::{LineStore, MemTiming};
 use super::{CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
@@ -149,6 +149,10 @@ impl<T> Timed<T> {
     }
     pub(crate) fn len(&self) -> usize {
         self.fifo.len() + self.heap.len()
+    }
+    /// Every queued item, in no particular order (for reports).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        self.fifo.iter().map(|(_, _, i)| i).chain(self.heap.iter())
     }
 }
 
@@ -275,6 +279,8 @@ pub struct DirectoryController {
     #[allow(clippy::redundant_allocation)]
     tables: Rc<Arc<Tables>>,
     checker: Rc<RefCell<Checker>>,
+    /// The checker's `enabled`: with checks off rows are not reported to it.
+    checks: bool,
     period: Tick,
     ingress: Tick,
     event: Tick,
@@ -337,6 +343,7 @@ impl DirectoryController {
         timing: MemTiming,
         link: &EciLink,
     ) -> Result<Self, String> {
+        let checks = checker.borrow().enabled;
         let p = complete(&DIRECTORY_CONTROLLER, p)?;
         let t = DIRECTORY_CONTROLLER.type_name;
         let mhz = non_negative_f(&p, t, "clock_mhz")?;
@@ -387,6 +394,7 @@ impl DirectoryController {
             app_errors: Vec::new(),
             store_log: Vec::new(),
             tables: Rc::new(tables),
+            checks,
             checker,
         })
     }
@@ -729,9 +737,9 @@ impl DirectoryController {
         } else {
             Some(line)
         };
-        {
+        if self.checks {
             let mut c = self.checker.borrow_mut();
-            let mem = c.enabled.then(|| self.mem.read(line));
+            let mem = self.mem.read(line);
             let sent = tables.sends(GENERATED, st, ev);
             c.row(
                 now,
@@ -741,7 +749,7 @@ impl DirectoryController {
                 sent,
                 next,
                 None,
-                mem.as_ref(),
+                Some(&mem),
             );
             if !c.violations.is_empty() {
                 ctx.stop();
@@ -867,14 +875,15 @@ impl DirectoryController {
         } else {
             self.app_state.insert(line, next as u8);
         }
-        let mut c = self.checker.borrow_mut();
-        let mem = c.enabled.then(|| self.mem.read(line));
-        let sent = tables.sends(LOCAL, st, ev);
-        c.row(now, line, LOCAL, message, sent, next, None, mem.as_ref());
-        if !c.violations.is_empty() {
-            ctx.stop();
+        if self.checks {
+            let mut c = self.checker.borrow_mut();
+            let mem = self.mem.read(line);
+            let sent = tables.sends(LOCAL, st, ev);
+            c.row(now, line, LOCAL, message, sent, next, None, Some(&mem));
+            if !c.violations.is_empty() {
+                ctx.stop();
+            }
         }
-        drop(c);
         // An app op completes when its event sends nothing (read/write while
         // locked) or when the completion (a message) brings the app back. An
         // op whose own row sends and lands in a stable state (the invocation
@@ -1003,6 +1012,31 @@ impl Component<CohMsg> for DirectoryController {
 }
 
 impl DirectoryController {
+    /// Adds the DC's and the application machine's lines not in their
+    /// initial state to a stuck report's snapshot (report time only).
+    pub(crate) fn snapshot_states(&self, s: &mut LineSnapshot) {
+        for (&line, &st) in &self.state {
+            s.state(line, GENERATED, st as usize);
+        }
+        for (&line, &st) in &self.app_state {
+            s.state(line, LOCAL, st as usize);
+        }
+    }
+
+    /// Every message inside the DC, sent and not yet handled by a table:
+    /// in the ingress, egress and AXI pipelines and in the DCU queues.
+    pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
+        let dcus = self
+            .dcus
+            .iter()
+            .flat_map(|d| d.responses.iter().chain(&d.requests));
+        self.inbox
+            .iter()
+            .chain(self.outbox.iter())
+            .chain(self.local_in.iter())
+            .chain(dcus)
+    }
+
     /// Messages queued in DCUs (waiting or stalled) and in the pipelines.
     pub fn queued(&self) -> usize {
         self.dcus

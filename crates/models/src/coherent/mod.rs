@@ -30,9 +30,11 @@
 //!   message carry real bytes ([`Line`]).
 //! * **Online checks** ([`check::Checker`], shared by both agents): SWMR and
 //!   data-value are asserted on every transition of every line against a
-//!   per-line "latest write" ghost; every message is tracked from send to
-//!   handling so a watchdog can report stuck transactions (line, states,
-//!   pending messages) instead of hanging.
+//!   per-line "latest write" ghost. A watchdog, a deadlock or a violation
+//!   is reported with the stuck transactions (line, states, pending
+//!   messages) instead of hanging: from the checker's mirror with checks
+//!   on, from the components and the kernel's in-flight messages once the
+//!   run has stopped with checks off (nothing is tracked per transaction).
 //!
 //! ## Example: one coherent read through the DC from BRAM
 //!

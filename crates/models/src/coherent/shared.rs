@@ -34,13 +34,14 @@ use std::sync::Arc;
 use ccsim_kernel::prelude::*;
 
 use super::cc::{CacheController, CcOp};
-use super::check::Checker;
+use super::cc_system::cc_side_watchdog;
+use super::check::{Checker, LineSnapshot};
 use super::cpu::{CoherentCpu, CpuOp};
 use super::cpu_home::CpuHome;
 use super::dc::{AppOp, DirectoryController};
 use super::link::{EciLink, VC_NAMES};
 use super::memory::{Bram, Ddr, MemTiming};
-use super::system::{verdict, CheckedSide, CoherentParams, HomeMemory, TIME_LIMIT};
+use super::system::{verdict, CheckedSide, CoherentParams, HomeMemory, Watchdog, TIME_LIMIT};
 use super::{Catalogue, CohMsg, Tables};
 
 /// Declaration of `eci_mux`.
@@ -293,22 +294,46 @@ impl SharedSystem {
             )
         });
         let (dc_checker, cc_checker) = (self.dc_checker.borrow(), self.cc_checker.borrow());
+        // A snapshot keeps only its own protocol's messages (by catalogue);
+        // states come from that protocol's agents.
+        let dc_gather = |s: &mut LineSnapshot| {
+            let queued = cpu.queued_messages().chain(dc.queued_messages());
+            self.sim
+                .in_flight()
+                .chain(queued)
+                .for_each(|m| s.message(m));
+            cpu.snapshot_states(s);
+            dc.snapshot_states(s);
+        };
+        let cc_gather = |s: &mut LineSnapshot| {
+            let queued = home.queued_messages().chain(cc.queued_messages());
+            self.sim
+                .in_flight()
+                .chain(queued)
+                .for_each(|m| s.message(m));
+            home.snapshot_states(s);
+            cc.snapshot_states(s);
+        };
         let sides = [
             CheckedSide {
                 label: "eci-dc side",
                 checker: &dc_checker,
                 outstanding: cpu.outstanding_lines(),
+                gather: &dc_gather,
             },
             CheckedSide {
                 label: "eci-cc side",
                 checker: &cc_checker,
                 outstanding: home.outstanding_lines(),
+                gather: &cc_gather,
             },
         ];
-        let watchdog = [&cpu.stuck, &home.stuck, &cc.stuck]
-            .into_iter()
-            .flatten()
-            .next();
+        let llc_watchdog = cpu.stuck.as_ref().map(|r| Watchdog {
+            report: r,
+            side: 0,
+            lines: cpu.outstanding_lines(),
+        });
+        let watchdog = llc_watchdog.or_else(|| cc_side_watchdog(home, cc, 1));
         let refused: Vec<&String> = dc.app_errors.iter().chain(&cc.app_errors).collect();
         verdict(outcome, &sides, watchdog, left, &refused)
     }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use ccsim_kernel::prelude::*;
 
-use super::check::Checker;
+use super::check::{Checker, LineSnapshot};
 use super::cpu::{CoherentCpu, CpuOp};
 use super::dc::{AppOp, DirectoryController};
 use super::link::EciLink;
@@ -190,13 +190,28 @@ impl CoherentSystem {
             )
         });
         let checker = self.checker.borrow();
+        let gather = |s: &mut LineSnapshot| {
+            let queued = cpu.queued_messages().chain(dc.queued_messages());
+            self.sim
+                .in_flight()
+                .chain(queued)
+                .for_each(|m| s.message(m));
+            cpu.snapshot_states(s);
+            dc.snapshot_states(s);
+        };
         let side = CheckedSide {
             label: "",
             checker: &checker,
             outstanding: cpu.outstanding_lines(),
+            gather: &gather,
         };
+        let watchdog = cpu.stuck.as_ref().map(|r| Watchdog {
+            report: r,
+            side: 0,
+            lines: cpu.outstanding_lines(),
+        });
         let refused: Vec<&String> = dc.app_errors.iter().collect();
-        verdict(outcome, &[side], cpu.stuck.as_ref(), left, &refused)
+        verdict(outcome, &[side], watchdog, left, &refused)
     }
 }
 
@@ -209,6 +224,30 @@ pub(crate) struct CheckedSide<'a> {
     pub checker: &'a Checker,
     /// Lines with an operation still outstanding.
     pub outstanding: Vec<u64>,
+    /// With checks off, fills a snapshot of the protocol's lines from the
+    /// stopped run (the agents' states, the messages the kernel and the
+    /// components hold); called only when a report lists stuck lines.
+    pub gather: &'a dyn Fn(&mut LineSnapshot),
+}
+
+impl CheckedSide<'_> {
+    /// The side's lines with open work, plus `extra`.
+    fn stuck(&self, extra: &[u64]) -> Vec<String> {
+        self.checker.stuck_report_from(self.gather, extra)
+    }
+}
+
+/// A watchdog's report: its header lines, from a component that stopped
+/// the run, on which side, and the lines it found waiting. With checks on
+/// the component already listed the stuck lines; with checks off the
+/// verdict adds them (a component cannot see the kernel's messages).
+pub(crate) struct Watchdog<'a> {
+    /// The report as the component wrote it.
+    pub report: &'a [String],
+    /// Index of its side in the verdict's `sides`.
+    pub side: usize,
+    /// The lines the component waits for.
+    pub lines: Vec<u64>,
 }
 
 /// The verdict on a finished run, shared by every coherent system: the
@@ -218,16 +257,12 @@ pub(crate) struct CheckedSide<'a> {
 pub(crate) fn verdict(
     outcome: RunOutcome,
     sides: &[CheckedSide<'_>],
-    watchdog: Option<&Vec<String>>,
+    watchdog: Option<Watchdog<'_>>,
     left: Option<String>,
     refused: &[&String],
 ) -> Result<(), String> {
-    let stuck_lines = || -> Vec<String> {
-        sides
-            .iter()
-            .flat_map(|s| s.checker.stuck_report(&s.outstanding))
-            .collect()
-    };
+    let stuck_lines =
+        || -> Vec<String> { sides.iter().flat_map(|s| s.stuck(&s.outstanding)).collect() };
     for side in sides {
         if let Some(v) = side.checker.violations.first() {
             let label = if side.label.is_empty() {
@@ -240,8 +275,13 @@ pub(crate) fn verdict(
             return Err(r.join("\n  "));
         }
     }
-    if let Some(s) = watchdog {
-        return Err(s.join("\n  "));
+    if let Some(w) = watchdog {
+        let mut r = w.report.to_vec();
+        let side = &sides[w.side];
+        if !side.checker.enabled {
+            r.extend(side.stuck(&w.lines));
+        }
+        return Err(r.join("\n  "));
     }
     if let Some(left) = left {
         let why = match outcome {
