@@ -13,9 +13,11 @@
 //! * **Scheduling.** Each dispatch round visits the slice's DCUs round
 //!   robin; an idle DCU takes the first event it can handle, responses before
 //!   requests. An event the table stalls, or one for another line while the
-//!   DCU is busy, stays queued and the DCU tries the next one. A round is
-//!   due when a message arrives and when a DCU becomes free; a round of a
-//!   slice with nothing queued only advances the pointer, so it is reserved
+//!   DCU is busy, stays queued and the DCU tries the next one. A round runs
+//!   when a message enters a DCU queue (at once, in the same event, unless
+//!   a round of the slice is already due at that tick and will find it) and
+//!   is due when a DCU becomes free; a round of a slice with nothing queued
+//!   only advances the pointer, so it is reserved
 //!   (`Ctx::defer_wake`) rather than queued, and becomes a kernel event only
 //!   if work arrives before it is due (see `DirectoryController::schedule`).
 //! * **Header and payload are separated.** A data message's payload goes to
@@ -455,9 +457,9 @@ impl DirectoryController {
             let slice = d / self.per_slice;
             if self.nonempty[slice] == 0 {
                 // The slice has work again. A reserved round still due at
-                // this tick runs before the round asked for below and finds
-                // it, so it becomes a real wake-up; later ones wait for the
-                // end of that round (see `dispatch`).
+                // this tick would find it, so it becomes a real wake-up;
+                // later ones wait for the end of the next round, which
+                // decides again (see `dispatch`).
                 let now = ctx.now();
                 let list = &mut self.deferred[slice];
                 while let Some(i) = list.iter().position(|w| w.at == now) {
@@ -472,8 +474,16 @@ impl DirectoryController {
         } else {
             self.dcus[d].responses.push_back(m);
         }
-        let now = ctx.now();
-        self.schedule(ctx, d / self.per_slice, now);
+        // The slice's dispatch round runs now, in this event, unless one is
+        // already due at this tick (it will find the message). (A separate
+        // round at the same tick, as before, cost a kernel event per
+        // message and ran after other work of the tick, e.g. the other
+        // slice's round: the order of the slices' memory accesses at a tick
+        // differs between the two.)
+        let slice = d / self.per_slice;
+        if self.scheduled[slice] != ctx.now() {
+            self.dispatch(ctx, slice);
+        }
     }
 
     /// The first event DCU `d` can handle: (queue, position). Errors are
