@@ -8,7 +8,7 @@
 //!                                                          │
 //!        ┌───────────── EventQueue (tick, priority, seq) ◀─┘
 //!        ▼
-//!   Deliver / Wake / Credit ──▶ Component::on_message / on_wake(ctx)
+//!   Deliver / Wake / Local / Credit ──▶ Component::on_message / on_wake / on_local(ctx)
 //!                                   │ ctx.send(port, msg, bytes, vc)
 //!                                   ▼
 //!                       Link: serialize at bandwidth, + latency,
@@ -18,6 +18,12 @@
 //! * **Time** is `u64` picoseconds ([`time`]); clock domains convert cycles.
 //! * **Events** pop in `(tick, priority, insertion sequence)` order
 //!   ([`queue`]); each [`queue::Priority`] documents why it exists.
+//! * **Self-scheduling**: a component wakes itself up later
+//!   ([`sim::Ctx::wake_at`]) or sends itself a message that the kernel
+//!   carries until its tick ([`sim::Ctx::schedule_local`], handled by
+//!   [`sim::Component::on_local`]): an item in a fixed-latency pipeline is
+//!   then stored once, in the event queue, not also in a queue of the
+//!   component's own.
 //! * **Components** declare parameters, ports and statistics once
 //!   ([`component`]); the builder, the config validator and `ccsim info` read
 //!   that declaration.

@@ -59,8 +59,9 @@ pub enum Priority {
     /// Message deliveries. Components that give responses precedence over
     /// requests (the DC's rule) do so in their own schedulers, not here.
     Deliver = 1,
-    /// Self-scheduled wake-ups run after the deliveries of the same tick, so
-    /// a clocked unit waking at an edge sees every message that arrived at it.
+    /// Self-scheduled wake-ups (and local messages, which are wake-ups with
+    /// a payload) run after the deliveries of the same tick, so a clocked
+    /// unit waking at an edge sees every message that arrived at it.
     Wake = 2,
     /// Observation (sampling, watchdogs, end-of-run hooks) runs last, on a
     /// settled state.

@@ -5,8 +5,8 @@
 //! components and links, [`SystemBuilder::build`] checks the whole system once
 //! (names, ports, link parameters) and only then returns a runnable
 //! [`Simulation`]. During the run a component sees the world through a
-//! [`Ctx`]: it sends messages on its ports, schedules wake-ups, counts stats
-//! and draws random numbers.
+//! [`Ctx`]: it sends messages on its ports, schedules wake-ups and messages
+//! to itself, counts stats and draws random numbers.
 
 use std::any::Any;
 use std::fmt;
@@ -50,6 +50,18 @@ pub trait Component<M: Message>: Any {
     fn on_message(&mut self, port: PortId, msg: M, ctx: &mut Ctx<'_, M>);
     /// A wake-up scheduled by this component with `token` fired.
     fn on_wake(&mut self, _token: u64, _ctx: &mut Ctx<'_, M>) {}
+    /// A message this component scheduled to itself with
+    /// [`Ctx::schedule_local`] is due: `msg` with the `token` it was
+    /// scheduled with.
+    ///
+    /// The default panics: a component that schedules local messages must
+    /// handle them.
+    fn on_local(&mut self, token: u64, _msg: M, _ctx: &mut Ctx<'_, M>) {
+        panic!(
+            "component type `{}` scheduled a local message (token {token}) but does not implement Component::on_local",
+            self.spec().type_name
+        )
+    }
 }
 
 enum Event<M> {
@@ -65,6 +77,13 @@ enum Event<M> {
         dst: u32,
         token: u64,
     },
+    /// A message a component scheduled to itself: a wake-up that carries
+    /// its payload, so the component need not store it until then.
+    Local {
+        dst: u32,
+        token: u64,
+        msg: M,
+    },
     Credit {
         link: u32,
         dir: u8,
@@ -78,7 +97,7 @@ impl<M> Event<M> {
     /// [`Simulation::in_flight`] sees it.)
     fn message(&self) -> Option<&M> {
         match self {
-            Event::Deliver { msg, .. } => Some(msg),
+            Event::Deliver { msg, .. } | Event::Local { msg, .. } => Some(msg),
             Event::Wake { .. } | Event::Credit { .. } => None,
         }
     }
@@ -170,6 +189,29 @@ impl<M: Message> Ctx<'_, M> {
             Event::Wake {
                 dst: self.me,
                 token,
+            },
+        );
+    }
+    /// Schedules [`Component::on_local`] with `token` and `msg` at tick `at`
+    /// (not in the past): a message from this component to itself, such as
+    /// an item entering a fixed-latency pipeline.
+    ///
+    /// It is a wake-up that carries a payload: it has the wake-up priority
+    /// and takes its place among the events of tick `at` exactly as
+    /// [`Ctx::wake_at`] called now would, so a component that kept `msg` in
+    /// a queue of its own and scheduled a wake-up for it can hand it to the
+    /// kernel instead, stored once. It is not traced (no link carries it),
+    /// like a wake-up.
+    #[inline]
+    pub fn schedule_local(&mut self, at: Tick, token: u64, msg: M) {
+        debug_assert!(at >= self.now, "local message in the past");
+        self.world.queue.push(
+            at.max(self.now),
+            Priority::Wake,
+            Event::Local {
+                dst: self.me,
+                token,
+                msg,
             },
         );
     }
@@ -459,6 +501,15 @@ impl<M: Message> Simulation<M> {
                     world: &mut self.world,
                 };
                 self.components[dst as usize].on_wake(token, &mut ctx);
+            }
+            Event::Local { dst, token, msg } => {
+                let mut ctx = Ctx {
+                    now: self.now,
+                    order: self.order,
+                    me: dst,
+                    world: &mut self.world,
+                };
+                self.components[dst as usize].on_local(token, msg, &mut ctx);
             }
             Event::Credit { link, dir, vc } => {
                 let direction = if dir == 0 {

@@ -1,5 +1,6 @@
 //! Kernel behaviour seen from outside: exact link timing, credit flow
-//! control, determinism of traces, and the builder's error messages.
+//! control, determinism of traces, the builder's error messages, deferred
+//! wake-ups and local messages.
 
 use ccsim_kernel::prelude::*;
 
@@ -468,4 +469,133 @@ fn a_run_drains_at_its_last_reserved_tick() {
     assert_eq!(sim.run(), RunOutcome::Drained);
     assert_eq!(sim.now(), 100 * NS);
     assert_eq!(sim.events_processed(), 0);
+}
+
+static SELF_SENDER: ComponentSpec = ComponentSpec {
+    type_name: "test_self_sender",
+    description: "Schedules messages to itself and records every event it handles.",
+    params: &[],
+    ports: &[PortSpec {
+        name: "in",
+        description: "Packets in.",
+        required: false,
+    }],
+    stats: &[],
+};
+
+/// What a [`SelfSender`] handled: (tick, kind, token or packet id, bytes).
+type Log = Vec<(Tick, &'static str, u64, u32)>;
+
+/// At tick 0 schedules local messages and wake-ups at 100 ns (interleaved)
+/// and local messages at 300 and 200 ns (in that order); when the first
+/// local message of 100 ns runs it schedules one more for 100 ns.
+#[derive(Default)]
+struct SelfSender {
+    log: Log,
+}
+
+impl Component<Packet> for SelfSender {
+    fn spec(&self) -> &'static ComponentSpec {
+        &SELF_SENDER
+    }
+    fn init(&mut self, ctx: &mut Ctx<'_, Packet>) {
+        let pkt = |id, bytes| Packet { id, bytes, vc: 1 };
+        ctx.schedule_local(100 * NS, 1, pkt(10, 64));
+        ctx.wake_at(100 * NS, 2);
+        ctx.schedule_local(100 * NS, 3, pkt(11, 128));
+        ctx.schedule_local(300 * NS, 4, pkt(12, 8));
+        ctx.schedule_local(200 * NS, 5, pkt(13, 16));
+    }
+    fn on_message(&mut self, _: PortId, p: Packet, ctx: &mut Ctx<'_, Packet>) {
+        self.log.push((ctx.now(), "deliver", p.id as u64, p.bytes));
+    }
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Packet>) {
+        self.log.push((ctx.now(), "wake", token, 0));
+    }
+    fn on_local(&mut self, token: u64, p: Packet, ctx: &mut Ctx<'_, Packet>) {
+        assert_eq!(p.vc, 1, "the payload arrives intact");
+        self.log.push((ctx.now(), "local", token, p.bytes));
+        if token == 1 {
+            // Scheduled now for now: after everything already queued for
+            // this tick.
+            let now = ctx.now();
+            ctx.schedule_local(
+                now,
+                6,
+                Packet {
+                    id: 14,
+                    bytes: 32,
+                    vc: 1,
+                },
+            );
+        }
+    }
+}
+
+#[test]
+fn local_messages_run_in_tick_priority_sequence_order_with_their_payload() {
+    let mut b = SystemBuilder::new("system", 0);
+    let s = b.add(
+        "src",
+        Source {
+            script: packets(1, 0, 0),
+            random_gaps: false,
+        },
+    );
+    let r = b.add("self", SelfSender::default());
+    // A zero-byte packet arrives after exactly the latency: 100 ns.
+    b.connect(s, "out", r, "in", LinkParams::symmetric(100 * NS, 64e9));
+    let mut sim = b.build().unwrap();
+    assert_eq!(sim.run(), RunOutcome::Drained);
+    let log = &sim.component::<SelfSender>(r).unwrap().log;
+    let expect: Log = vec![
+        // Deliveries first at a tick, then wake-ups and local messages in
+        // the order they were scheduled, then what those scheduled.
+        (100 * NS, "deliver", 0, 0),
+        (100 * NS, "local", 1, 64),
+        (100 * NS, "wake", 2, 0),
+        (100 * NS, "local", 3, 128),
+        (100 * NS, "local", 6, 32),
+        (200 * NS, "local", 5, 16),
+        (300 * NS, "local", 4, 8),
+    ];
+    assert_eq!(log, &expect);
+    assert_eq!(sim.events_processed(), expect.len() as u64);
+    assert_eq!(sim.now(), 300 * NS);
+}
+
+static FORGETFUL: ComponentSpec = ComponentSpec {
+    type_name: "test_forgetful",
+    description: "Schedules a local message without handling local messages.",
+    params: &[],
+    ports: &[],
+    stats: &[],
+};
+
+struct Forgetful;
+
+impl Component<Packet> for Forgetful {
+    fn spec(&self) -> &'static ComponentSpec {
+        &FORGETFUL
+    }
+    fn init(&mut self, ctx: &mut Ctx<'_, Packet>) {
+        ctx.schedule_local(
+            NS,
+            7,
+            Packet {
+                id: 0,
+                bytes: 0,
+                vc: 0,
+            },
+        );
+    }
+    fn on_message(&mut self, _: PortId, _: Packet, _: &mut Ctx<'_, Packet>) {}
+}
+
+#[test]
+#[should_panic(expected = "`test_forgetful` scheduled a local message (token 7)")]
+fn a_local_message_without_a_handler_panics() {
+    let mut b = SystemBuilder::new("system", 0);
+    b.add("f", Forgetful);
+    b.build().unwrap().run();
 }

@@ -51,7 +51,6 @@ use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::{Access, Action, IndexedOutcome, MsgClass};
 
 use super::check::{Checker, LineSnapshot};
-use super::dc::Timed;
 use super::link::EciLink;
 use super::{CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
 use crate::util::{complete, non_negative, non_negative_f, ns_to_ps};
@@ -97,9 +96,15 @@ const ST_STALLS: usize = 1;
 const ST_REQUESTS: usize = 2;
 const ST_FORWARDS: usize = 3;
 
+// Local-message tokens (`Ctx::schedule_local`): the CC's fixed-latency
+// pipelines, each item a kernel event of its own.
+/// Ingress to the engine's queue (from the link, or the device's requests).
 const TOK_INBOX: u64 = 0;
+/// Egress from the engine's send to the link.
 const TOK_OUTBOX: u64 = 1;
+/// The engine's message to the device-local machine.
 const TOK_LOCAL: u64 = 2;
+// Wake-up tokens.
 const TOK_APP: u64 = 3;
 const TOK_ENGINE: u64 = 4;
 const TOK_WATCHDOG: u64 = 5;
@@ -206,9 +211,9 @@ pub struct CacheController {
     /// use the data once without keeping it.
     received: HashMap<u64, Box<Line>>,
     app_state: HashMap<u64, u8>,
-    inbox: Timed<CohMsg>,
-    outbox: Timed<CohMsg>,
-    local_in: Timed<CohMsg>,
+    /// Messages in the ingress, egress and local pipelines (carried by the
+    /// kernel as local messages until they are due).
+    in_pipelines: usize,
     queue: VecDeque<CohMsg>,
     busy_until: Tick,
     engine_wake: Tick,
@@ -259,9 +264,7 @@ impl CacheController {
             copies: HashMap::default(),
             received: HashMap::default(),
             app_state: HashMap::default(),
-            inbox: Timed::new(TOK_INBOX),
-            outbox: Timed::new(TOK_OUTBOX),
-            local_in: Timed::new(TOK_LOCAL),
+            in_pipelines: 0,
             queue: VecDeque::new(),
             busy_until: 0,
             engine_wake: Tick::MAX,
@@ -328,18 +331,15 @@ impl CacheController {
     }
 
     /// Every message inside the CC, sent and not yet handled by a table:
-    /// in the pipelines and the engine's queue.
+    /// in the engine's queue. (Those in the pipelines are the kernel's
+    /// local messages, listed by `Simulation::in_flight`.)
     pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
-        self.inbox
-            .iter()
-            .chain(self.outbox.iter())
-            .chain(self.local_in.iter())
-            .chain(self.queue.iter())
+        self.queue.iter()
     }
 
     /// Messages queued or in the pipelines.
     pub fn queued(&self) -> usize {
-        self.queue.len() + self.inbox.len() + self.outbox.len() + self.local_in.len()
+        self.queue.len() + self.in_pipelines
     }
 
     fn st(&self, line: u64) -> usize {
@@ -359,6 +359,13 @@ impl CacheController {
     fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
         self.checker.borrow_mut().violation(ctx.now(), text);
         ctx.stop();
+    }
+
+    /// Puts `m` in the pipeline `token` (a `TOK_*` of a local message),
+    /// due at `at`.
+    fn pipe(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, token: u64, m: CohMsg) {
+        self.in_pipelines += 1;
+        ctx.schedule_local(at, token, m);
     }
 
     fn wake_engine(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick) {
@@ -459,9 +466,9 @@ impl CacheController {
                     let out = t.make(mi, line, data);
                     if meta.to == PEER {
                         ctx.count(ST_REQUESTS, u64::from(meta.class == MsgClass::Request));
-                        self.outbox.push(ctx, done + self.egress, out);
+                        self.pipe(ctx, done + self.egress, TOK_OUTBOX, out);
                     } else {
-                        self.local_in.push(ctx, done + self.period, out);
+                        self.pipe(ctx, done + self.period, TOK_LOCAL, out);
                     }
                 }
                 Action::Fill => copy = m.data.clone(),
@@ -636,8 +643,7 @@ impl CacheController {
                     };
                     self.checker.borrow_mut().sent(op.line, mi);
                     // The request reaches the engine a cycle later.
-                    self.inbox
-                        .push(ctx, now + self.period, t.make(mi, op.line, data));
+                    self.pipe(ctx, now + self.period, TOK_INBOX, t.make(mi, op.line, data));
                 }
             }
             let line = op.line;
@@ -668,32 +674,34 @@ impl Component<CohMsg> for CacheController {
             return self.fail(ctx, e);
         }
         let at = ctx.now() + self.ingress + self.link.jitter_of(ctx);
-        self.inbox.push(ctx, at, m);
+        self.pipe(ctx, at, TOK_INBOX, m);
+    }
+
+    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+        self.in_pipelines -= 1;
+        match token {
+            TOK_INBOX => {
+                self.queue.push_back(m);
+                // The engine picks once every message due at this tick is
+                // queued (each is an event of its own), so that it sees
+                // them all, as at a clock edge.
+                let now = ctx.now();
+                self.wake_engine(ctx, now);
+            }
+            TOK_OUTBOX => {
+                let meta = &self.tables.msgs[m.msg as usize];
+                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                let port = (m.line % self.links) as PortId;
+                ctx.send(port, m, bytes, vc);
+            }
+            TOK_LOCAL => self.local_message(ctx, m),
+            _ => unreachable!("cc: local message with token {token}"),
+        }
     }
 
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
-        let now = ctx.now();
         match token {
-            TOK_INBOX => {
-                while let Some(m) = self.inbox.pop_due(now) {
-                    self.queue.push_back(m);
-                }
-                self.engine(ctx);
-            }
             TOK_ENGINE => self.engine(ctx),
-            TOK_OUTBOX => {
-                while let Some(m) = self.outbox.pop_due(now) {
-                    let meta = &self.tables.msgs[m.msg as usize];
-                    let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                    let port = (m.line % self.links) as PortId;
-                    ctx.send(port, m, bytes, vc);
-                }
-            }
-            TOK_LOCAL => {
-                while let Some(m) = self.local_in.pop_due(now) {
-                    self.local_message(ctx, m);
-                }
-            }
             TOK_APP => self.issue_app(ctx),
             TOK_WATCHDOG => self.watchdog_fire(ctx),
             _ => {}

@@ -96,8 +96,8 @@ use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::{Access, Action, IndexedOutcome};
 
 use super::check::{Checker, LineSnapshot};
-use super::dc::Timed;
 use super::link::EciLink;
+use super::parked::Parked;
 use super::{CohMsg, Line, Tables, LINE_BYTES, PEER};
 use crate::util::{complete, non_negative, non_negative_f, ns_to_ps, positive};
 
@@ -147,11 +147,16 @@ const ST_L1_HIT: usize = 4;
 const ST_WB_STALL: usize = 5;
 const ST_TAD_WAIT: usize = 6;
 
-// Wake tokens: the low byte is the kind, the rest the core (issue only).
-const TOK_OUTBOX: u64 = 0;
+// Wake tokens: the low byte is the kind, the rest the core (issue) or the
+// completion's slot in `done` (done).
 const TOK_ISSUE: u64 = 1;
 const TOK_DONE: u64 = 2;
 const TOK_WATCHDOG: u64 = 3;
+// Local-message tokens (`Ctx::schedule_local`): the fixed-latency paths of
+// messages, each item a kernel event of its own.
+/// From the LLC's send to the link.
+const TOK_OUTBOX: u64 = 0;
+/// A received message delayed by link jitter.
 const TOK_INBOX: u64 = 4;
 
 /// The local (non-message) events of the peer table the LLC raises, resolved
@@ -657,7 +662,6 @@ pub struct CoherentCpu {
     watchdog_armed: bool,
     links: u64,
     link: EciLink,
-    inbox: Timed<CohMsg>,
     cores: Vec<Core>,
     /// Who waits for each line (never iterated, so hashed).
     waiting: HashMap<u64, Vec<Waiter>>,
@@ -667,8 +671,9 @@ pub struct CoherentCpu {
     /// Valid lines of each set, least recently used first (empty when the
     /// capacity is unlimited: nothing is ever evicted, so order is moot).
     lru: Vec<VecDeque<u64>>,
-    outbox: Timed<CohMsg>,
-    done: Timed<Done>,
+    /// Completions on their way to their cores, each named by the slot in
+    /// its `TOK_DONE` wake-up.
+    done: Parked<Done>,
     /// Completed operations of all cores in completion order.
     pub completed: Vec<Completed>,
     /// The watchdog's report, when it fired.
@@ -809,7 +814,6 @@ impl CoherentCpu {
             watchdog_armed: false,
             links: link.links,
             link: link.clone(),
-            inbox: Timed::new(TOK_INBOX),
             cores,
             waiting: HashMap::default(),
             spare_waiters: Vec::new(),
@@ -819,8 +823,7 @@ impl CoherentCpu {
             } else {
                 (0..sets).map(|_| VecDeque::new()).collect()
             },
-            outbox: Timed::new(TOK_OUTBOX),
-            done: Timed::new(TOK_DONE),
+            done: Parked::new(),
             completed: Vec::new(),
             stuck: None,
             store_log: Vec::new(),
@@ -886,12 +889,6 @@ impl CoherentCpu {
         for (&line, l) in &self.llc {
             s.state(line, PEER, l.state as usize);
         }
-    }
-
-    /// Every message inside the CPU, sent and not yet handled by a table:
-    /// in the egress pipeline, and arrivals held back by link jitter.
-    pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
-        self.outbox.iter().chain(self.inbox.iter())
     }
 
     /// The LLC's state name and copy of a line.
@@ -1060,7 +1057,8 @@ impl CoherentCpu {
 
     fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, d: Done) {
         let (c, i) = (d.core, d.op);
-        self.done.push(ctx, at, d);
+        let slot = self.done.park(d);
+        ctx.wake_at(at, TOK_DONE | slot << 8);
         let core = &mut self.cores[c];
         // Only the write buffer's drain asks whether an op has read.
         if self.wb_entries > 0 {
@@ -1459,8 +1457,8 @@ impl CoherentCpu {
                         (true, true) => Some(copy.take().unwrap_or_else(|| Box::new([0; 128]))),
                         (true, false) => Some(copy.clone().unwrap_or_else(|| Box::new([0; 128]))),
                     };
-                    self.outbox
-                        .push(ctx, now + delay, self.tables.make(msg, line, data));
+                    let out = self.tables.make(msg, line, data);
+                    ctx.schedule_local(now + delay, TOK_OUTBOX, out);
                 }
                 Act::Fill { takes_input } => {
                     copy = match (copy.take(), input.as_deref()) {
@@ -1699,56 +1697,55 @@ impl Component<CohMsg> for CoherentCpu {
             0 => self.receive(ctx, m),
             j => {
                 let at = ctx.now() + j;
-                self.inbox.push(ctx, at, m);
+                ctx.schedule_local(at, TOK_INBOX, m);
             }
+        }
+    }
+
+    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+        match token {
+            TOK_OUTBOX => {
+                let meta = &self.tables.msgs[m.msg as usize];
+                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                let port = (m.line % self.links) as PortId;
+                ctx.send(port, m, bytes, vc);
+            }
+            TOK_INBOX => self.receive(ctx, m),
+            _ => unreachable!("cpu: local message with token {token}"),
         }
     }
 
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
         match token & 0xFF {
-            TOK_OUTBOX => {
-                while let Some(m) = self.outbox.pop_due(now) {
-                    let meta = &self.tables.msgs[m.msg as usize];
-                    let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                    let port = (m.line % self.links) as PortId;
-                    ctx.send(port, m, bytes, vc);
-                }
-            }
             TOK_ISSUE => self.try_issue(ctx, (token >> 8) as usize),
-            TOK_INBOX => {
-                while let Some(m) = self.inbox.pop_due(now) {
-                    self.receive(ctx, m);
-                }
-            }
             TOK_DONE => {
-                while let Some(d) = self.done.pop_due(now) {
-                    let c = d.core;
-                    let core = &mut self.cores[c];
-                    if let Some(k) = core.outstanding_pos(d.op) {
-                        let t0 = core.outstanding.remove(k).expect("found").issued;
-                        ctx.record(ST_LAT, now - t0);
-                        core.done += 1;
-                        if core.blocking == Some(d.op) {
-                            core.blocking = None;
-                        }
-                        // Built in place: the record holds a whole line.
-                        self.completed.push(Completed {
-                            core: c,
-                            op: d.op,
-                            issued: t0,
-                            latency_ps: now - t0,
-                            data: d.data,
-                            old: d.old,
-                        });
-                        if let Some(drv) = self.driver.as_mut() {
-                            let more = drv(self.completed.last().expect("pushed"));
-                            self.cores[c].program.extend(more);
-                        }
+                let d = self.done.take(token >> 8);
+                let c = d.core;
+                let core = &mut self.cores[c];
+                if let Some(k) = core.outstanding_pos(d.op) {
+                    let t0 = core.outstanding.remove(k).expect("found").issued;
+                    ctx.record(ST_LAT, now - t0);
+                    core.done += 1;
+                    if core.blocking == Some(d.op) {
+                        core.blocking = None;
                     }
-                    self.check_fence(ctx, c);
-                    self.try_issue(ctx, c);
+                    // Built in place: the record holds a whole line.
+                    self.completed.push(Completed {
+                        core: c,
+                        op: d.op,
+                        issued: t0,
+                        latency_ps: now - t0,
+                        data: d.data,
+                        old: d.old,
+                    });
+                    if let Some(drv) = self.driver.as_mut() {
+                        let more = drv(self.completed.last().expect("pushed"));
+                        self.cores[c].program.extend(more);
+                    }
                 }
+                self.check_fence(ctx, c);
+                self.try_issue(ctx, c);
             }
             TOK_WATCHDOG => self.watchdog_fire(ctx),
             _ => {}

@@ -38,9 +38,9 @@ use ccsim_protocol::ir::{Action, IndexedOutcome};
 use super::cc::{is_cpu_homed, CPU_HOMED_BASE};
 use super::check::{Checker, LineSnapshot};
 use super::cpu::{Completed, CpuOp, Driver};
-use super::dc::Timed;
 use super::link::EciLink;
 use super::memory::LineStore;
+use super::parked::Parked;
 use super::{CohMsg, Line, Tables, PEER};
 use crate::util::{complete, non_negative_f, ns_to_ps};
 
@@ -71,10 +71,15 @@ const ST_LAT: usize = 0;
 const ST_FWD: usize = 1;
 const ST_STALLS: usize = 2;
 
-const TOK_OUTBOX: u64 = 0;
+// Wake-up tokens: the low byte is the kind, the rest the completion's slot
+// in `done` (done only).
 const TOK_ISSUE: u64 = 1;
 const TOK_DONE: u64 = 2;
 const TOK_WATCHDOG: u64 = 3;
+// Local-message tokens (`Ctx::schedule_local`), each item a kernel event.
+/// From the home's send to the link.
+const TOK_OUTBOX: u64 = 0;
+/// A received message delayed by link jitter.
 const TOK_INBOX: u64 = 4;
 
 /// The `cpu_home` component.
@@ -97,9 +102,11 @@ pub struct CpuHome {
     pub mem: LineStore,
     /// ECI requests the table stalls, by line, in arrival order.
     stalled: HashMap<u64, VecDeque<CohMsg>>,
-    inbox: Timed<CohMsg>,
-    outbox: Timed<CohMsg>,
-    done: Timed<(usize, Line)>,
+    /// Received messages delayed by link jitter (carried by the kernel).
+    in_inbox: usize,
+    /// Completions (op, data) on their way to the core, each named by the
+    /// slot in its `TOK_DONE` wake-up.
+    done: Parked<(usize, Line)>,
     program: Vec<CpuOp>,
     next: usize,
     /// Issue tick of each issued op.
@@ -157,9 +164,8 @@ impl CpuHome {
             state: HashMap::default(),
             mem: LineStore::default(),
             stalled: HashMap::default(),
-            inbox: Timed::new(TOK_INBOX),
-            outbox: Timed::new(TOK_OUTBOX),
-            done: Timed::new(TOK_DONE),
+            in_inbox: 0,
+            done: Parked::new(),
             program,
             next: 0,
             issued: Vec::new(),
@@ -215,17 +221,15 @@ impl CpuHome {
     }
 
     /// Every message inside the home, sent and not yet handled by a table:
-    /// in the pipelines and stalled requests.
+    /// stalled requests. (Those in the pipelines are the kernel's local
+    /// messages, listed by `Simulation::in_flight`.)
     pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
-        self.inbox
-            .iter()
-            .chain(self.outbox.iter())
-            .chain(self.stalled.values().flatten())
+        self.stalled.values().flatten()
     }
 
     /// Requests waiting at the home.
     pub fn queued(&self) -> usize {
-        self.stalled.values().map(VecDeque::len).sum::<usize>() + self.inbox.len()
+        self.stalled.values().map(VecDeque::len).sum::<usize>() + self.in_inbox
     }
 
     fn st(&self, line: u64) -> usize {
@@ -238,6 +242,12 @@ impl CpuHome {
     fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
         self.checker.borrow_mut().violation(ctx.now(), text);
         ctx.stop();
+    }
+
+    /// Completes op `done.0` with data `done.1` at `at`.
+    fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, done: (usize, Line)) {
+        let slot = self.done.park(done);
+        ctx.wake_at(at, TOK_DONE | slot << 8);
     }
 
     fn try_issue(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
@@ -267,7 +277,7 @@ impl CpuHome {
         match self.program[i].clone() {
             CpuOp::Wait { ps } => {
                 self.current = None;
-                self.done.push(ctx, now + ps, (i, [0; 128]));
+                self.complete_at(ctx, now + ps, (i, [0; 128]));
             }
             CpuOp::Load { line } => {
                 let st = self.st(line);
@@ -279,7 +289,7 @@ impl CpuHome {
                     if !sends {
                         self.current = None;
                         let v = self.mem.read(line);
-                        self.done.push(ctx, now + delay, (i, v));
+                        self.complete_at(ctx, now + delay, (i, v));
                     }
                 }
             }
@@ -292,7 +302,7 @@ impl CpuHome {
                         self.apply(ctx, line, *next, actions, None, Some((word, value)), 0);
                         self.current = None;
                         let v = self.mem.read(line);
-                        self.done.push(ctx, now + delay, (i, v));
+                        self.complete_at(ctx, now + delay, (i, v));
                     }
                 } else if let Some(IndexedOutcome::Go { next, actions }) =
                     t.idx[PEER].lookup(st, self.ev_wr)
@@ -338,7 +348,7 @@ impl CpuHome {
                         ctx.count(ST_FWD, 1);
                     }
                     self.checker.borrow_mut().sent(line, mi);
-                    self.outbox.push(ctx, now + delay, t.make(mi, line, data));
+                    ctx.schedule_local(now + delay, TOK_OUTBOX, t.make(mi, line, data));
                 }
                 Action::WriteMem => match input {
                     Some(v) => self.mem.write(line, v),
@@ -525,48 +535,51 @@ impl Component<CohMsg> for CpuHome {
             return self.fail(ctx, e);
         }
         let at = ctx.now() + self.link.jitter_of(ctx);
-        self.inbox.push(ctx, at, m);
+        self.in_inbox += 1;
+        ctx.schedule_local(at, TOK_INBOX, m);
+    }
+
+    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+        match token {
+            TOK_INBOX => {
+                self.in_inbox -= 1;
+                let line = m.line;
+                if self.receive(ctx, m) {
+                    self.settle(ctx, line);
+                }
+            }
+            TOK_OUTBOX => {
+                let meta = &self.tables.msgs[m.msg as usize];
+                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                let port = (m.line % self.links) as PortId;
+                ctx.send(port, m, bytes, vc);
+            }
+            _ => unreachable!("cpu_home: local message with token {token}"),
+        }
     }
 
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
-        match token {
-            TOK_INBOX => {
-                while let Some(m) = self.inbox.pop_due(now) {
-                    let line = m.line;
-                    if self.receive(ctx, m) {
-                        self.settle(ctx, line);
-                    }
-                }
-            }
-            TOK_OUTBOX => {
-                while let Some(m) = self.outbox.pop_due(now) {
-                    let meta = &self.tables.msgs[m.msg as usize];
-                    let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                    let port = (m.line % self.links) as PortId;
-                    ctx.send(port, m, bytes, vc);
-                }
-            }
+        match token & 0xFF {
             TOK_ISSUE => self.try_issue(ctx),
             TOK_DONE => {
-                while let Some((i, data)) = self.done.pop_due(now) {
-                    let issued = self.issued[i];
-                    ctx.record(ST_LAT, now - issued);
-                    // One core; no atomics on CPU-homed lines yet.
-                    let c = Completed {
-                        core: 0,
-                        op: i,
-                        issued,
-                        latency_ps: now - issued,
-                        data,
-                        old: None,
-                    };
-                    if let Some(d) = self.driver.as_mut() {
-                        self.program.extend(d(&c));
-                    }
-                    self.completed.push(c);
-                    ctx.wake_after(self.issue.max(1), TOK_ISSUE);
+                let (i, data) = self.done.take(token >> 8);
+                let issued = self.issued[i];
+                ctx.record(ST_LAT, now - issued);
+                // One core; no atomics on CPU-homed lines yet.
+                let c = Completed {
+                    core: 0,
+                    op: i,
+                    issued,
+                    latency_ps: now - issued,
+                    data,
+                    old: None,
+                };
+                if let Some(d) = self.driver.as_mut() {
+                    self.program.extend(d(&c));
                 }
+                self.completed.push(c);
+                ctx.wake_after(self.issue.max(1), TOK_ISSUE);
             }
             TOK_WATCHDOG => self.watchdog_fire(ctx),
             _ => {}

@@ -13,9 +13,11 @@
 //! * **Scheduling.** Each dispatch round visits the slice's DCUs round
 //!   robin; an idle DCU takes the first event it can handle, responses before
 //!   requests. An event the table stalls, or one for another line while the
-//!   DCU is busy, stays queued and the DCU tries the next one. A round is
-//!   due when a message arrives and when a DCU becomes free; a round of a
-//!   slice with nothing queued only advances the pointer, so it is reserved
+//!   DCU is busy, stays queued and the DCU tries the next one. A round runs
+//!   when a message enters a DCU queue (at once, in the same event, unless
+//!   a round of the slice is already due at that tick and will find it) and
+//!   is due when a DCU becomes free; a round of a slice with nothing queued
+//!   only advances the pointer, so it is reserved
 //!   (`Ctx::defer_wake`) rather than queued, and becomes a kernel event only
 //!   if work arrives before it is due (see `DirectoryController::schedule`).
 //! * **Header and payload are separated.** A data message's payload goes to
@@ -37,7 +39,6 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_kernel::queue::{order_word, EventQueue};
 use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
 
 use super::check::{Checker, LineSnapshot};
@@ -76,85 +77,18 @@ const ST_STALLS: usize = 1;
 const ST_AXI_RD: usize = 2;
 const ST_AXI_WR: usize = 3;
 
+// Tokens of local messages (`Ctx::schedule_local`): the DC's fixed-latency
+// pipelines. Each item is a kernel event of its own, handled at its place
+// among the events of its tick.
+/// Ingress to a DCU queue (from the link, or from the local machine).
 const TOK_INBOX: u64 = 0;
+/// Egress from a DCU's send to the link.
 const TOK_OUTBOX: u64 = 1;
+/// A DCU's message to the device-local machine (AXI, completions).
 const TOK_LOCAL: u64 = 2;
+// Tokens of wake-ups.
 const TOK_APP: u64 = 3;
 const TOK_SLICE: u64 = 8;
-
-/// Items due at later ticks, popped in (tick, insertion) order.
-///
-/// Most items go through a fixed-latency pipeline, so they arrive in tick
-/// order: those wait in a FIFO (no heap work). An item due earlier than the
-/// FIFO's last (a shorter memory access, link jitter) goes to a heap, the
-/// kernel's own [`EventQueue`], under the same insertion number; a pop takes
-/// the earlier of the two fronts by (tick, insertion number), so the order
-/// is exactly that of one heap. Each push schedules a wake-up with the
-/// queue's token; the first wake-up at a tick takes every item due by then.
-pub(crate) struct Timed<T> {
-    fifo: VecDeque<(Tick, u64, T)>,
-    heap: EventQueue<T>,
-    next: u64,
-    token: u64,
-}
-
-impl<T> Timed<T> {
-    pub(crate) fn new(token: u64) -> Self {
-        Timed {
-            fifo: VecDeque::new(),
-            heap: EventQueue::new(),
-            next: 0,
-            token,
-        }
-    }
-    #[inline]
-    pub(crate) fn push<M: Message>(&mut self, ctx: &mut Ctx<'_, M>, at: Tick, item: T) {
-        let at = at.max(ctx.now());
-        let seq = self.next;
-        self.next += 1;
-        if self.fifo.back().is_none_or(|&(last, _, _)| last <= at) {
-            self.fifo.push_back((at, seq, item));
-        } else {
-            self.heap.push_reserved(at, Priority::Wake, seq, item);
-        }
-        ctx.wake_at(at, self.token);
-    }
-    #[inline]
-    pub(crate) fn pop_due(&mut self, now: Tick) -> Option<T> {
-        let from_fifo = match (self.fifo.front(), self.heap.peek_place()) {
-            (None, None) => return None,
-            (Some(&(t, _, _)), None) => t <= now,
-            (None, Some((t, _))) => {
-                return if t <= now {
-                    self.heap.pop().map(|(_, i)| i)
-                } else {
-                    None
-                }
-            }
-            (Some(&(t, seq, _)), Some(h)) => {
-                if (t, order_word(Priority::Wake, seq)) < h {
-                    t <= now
-                } else if h.0 <= now {
-                    return self.heap.pop().map(|(_, i)| i);
-                } else {
-                    return None;
-                }
-            }
-        };
-        if from_fifo {
-            self.fifo.pop_front().map(|(_, _, i)| i)
-        } else {
-            None
-        }
-    }
-    pub(crate) fn len(&self) -> usize {
-        self.fifo.len() + self.heap.len()
-    }
-    /// Every queued item, in no particular order (for reports).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        self.fifo.iter().map(|(_, _, i)| i).chain(self.heap.iter())
-    }
-}
 
 /// A request of the FPGA application: a local event of `ir.local` on a line
 /// (`clean`, `clinv`, `lock`, `unlock`, `read`, `write`).
@@ -309,9 +243,9 @@ pub struct DirectoryController {
     /// Dispatch rounds reserved while their slice had no queued message
     /// (see [`DirectoryController::schedule`]), in no particular order.
     deferred: [Vec<DeferredWake>; 2],
-    inbox: Timed<CohMsg>,
-    outbox: Timed<CohMsg>,
-    local_in: Timed<CohMsg>,
+    /// Messages in the ingress, egress and local pipelines (carried by the
+    /// kernel as local messages until they are due).
+    in_pipelines: usize,
     app_ops: VecDeque<AppOp>,
     /// Application ops in flight, by line (at most one per line), with
     /// their issue tick.
@@ -379,9 +313,7 @@ impl DirectoryController {
             nonempty_bits: vec![0; (2 * per_slice).div_ceil(64)],
             scheduled: [Tick::MAX; 2],
             deferred: [Vec::new(), Vec::new()],
-            inbox: Timed::new(TOK_INBOX),
-            outbox: Timed::new(TOK_OUTBOX),
-            local_in: Timed::new(TOK_LOCAL),
+            in_pipelines: 0,
             app_ops: VecDeque::new(),
             app_outstanding: BTreeMap::new(),
             app_window: 1,
@@ -529,9 +461,9 @@ impl DirectoryController {
             let slice = d / self.per_slice;
             if self.nonempty[slice] == 0 {
                 // The slice has work again. A reserved round still due at
-                // this tick runs before the round asked for below and finds
-                // it, so it becomes a real wake-up; later ones wait for the
-                // end of that round (see `dispatch`).
+                // this tick would find it, so it becomes a real wake-up;
+                // later ones wait for the end of the next round, which
+                // decides again (see `dispatch`).
                 let now = ctx.now();
                 let list = &mut self.deferred[slice];
                 while let Some(i) = list.iter().position(|w| w.at == now) {
@@ -546,8 +478,16 @@ impl DirectoryController {
         } else {
             self.dcus[d].responses.push_back(m);
         }
-        let now = ctx.now();
-        self.schedule(ctx, d / self.per_slice, now);
+        // The slice's dispatch round runs now, in this event, unless one is
+        // already due at this tick (it will find the message). (A separate
+        // round at the same tick, as before, cost a kernel event per
+        // message and ran after other work of the tick, e.g. the other
+        // slice's round: the order of the slices' memory accesses at a tick
+        // differs between the two.)
+        let slice = d / self.per_slice;
+        if self.scheduled[slice] != ctx.now() {
+            self.dispatch(ctx, slice);
+        }
     }
 
     /// The first event DCU `d` can handle: (queue, position). Errors are
@@ -689,7 +629,7 @@ impl DirectoryController {
                     let data = meta.data.then(|| Box::new(self.mem.read(line)));
                     let out = tables.make(mi, line, data);
                     if meta.to == PEER {
-                        self.outbox.push(ctx, done + self.egress, out);
+                        self.pipe(ctx, done + self.egress, TOK_OUTBOX, out);
                     } else {
                         self.send_local(ctx, d, done, out);
                     }
@@ -787,7 +727,15 @@ impl DirectoryController {
             }
             AxiKind::NotAxi => at + self.period,
         };
-        self.local_in.push(ctx, arrive, m);
+        self.pipe(ctx, arrive, TOK_LOCAL, m);
+    }
+
+    /// Puts `m` in the pipeline `token` (a `TOK_*` of a local message),
+    /// due at `at`.
+    #[inline]
+    fn pipe(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, token: u64, m: CohMsg) {
+        self.in_pipelines += 1;
+        ctx.schedule_local(at, token, m);
     }
 
     /// The local machine handles a message (an AXI request or a completion).
@@ -850,7 +798,7 @@ impl DirectoryController {
                     let mi = sends.next().expect("resolved with the table");
                     let out = tables.make(mi, line, None);
                     // AXI completions and app requests reach the DCU a cycle later.
-                    self.inbox.push(ctx, now + self.period, out);
+                    self.pipe(ctx, now + self.period, TOK_INBOX, out);
                 }
                 Action::Store => {
                     let v = data.unwrap_or_else(|| self.mem.read(line));
@@ -968,31 +916,29 @@ impl Component<CohMsg> for DirectoryController {
 
     fn on_message(&mut self, _port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
         let at = ctx.now() + self.ingress + self.link.jitter_of(ctx);
-        self.inbox.push(ctx, at, m);
+        self.pipe(ctx, at, TOK_INBOX, m);
+    }
+
+    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+        self.settle(ctx);
+        self.in_pipelines -= 1;
+        match token {
+            TOK_INBOX => self.enqueue(ctx, m),
+            TOK_OUTBOX => {
+                let meta = &self.tables.msgs[m.msg as usize];
+                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                let port = (m.line % self.links) as PortId;
+                ctx.send(port, m, bytes, vc);
+            }
+            TOK_LOCAL => self.local_message(ctx, m),
+            _ => unreachable!("dc: local message with token {token}"),
+        }
     }
 
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
         let now = ctx.now();
         self.settle(ctx);
         match token {
-            TOK_INBOX => {
-                while let Some(m) = self.inbox.pop_due(now) {
-                    self.enqueue(ctx, m);
-                }
-            }
-            TOK_OUTBOX => {
-                while let Some(m) = self.outbox.pop_due(now) {
-                    let meta = &self.tables.msgs[m.msg as usize];
-                    let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                    let port = (m.line % self.links) as PortId;
-                    ctx.send(port, m, bytes, vc);
-                }
-            }
-            TOK_LOCAL => {
-                while let Some(m) = self.local_in.pop_due(now) {
-                    self.local_message(ctx, m);
-                }
-            }
             TOK_APP => {
                 if self.app_wake_at <= ctx.now() {
                     self.app_wake_at = Tick::MAX;
@@ -1024,17 +970,12 @@ impl DirectoryController {
     }
 
     /// Every message inside the DC, sent and not yet handled by a table:
-    /// in the ingress, egress and AXI pipelines and in the DCU queues.
+    /// in the DCU queues. (Those in the ingress, egress and AXI pipelines
+    /// are the kernel's local messages, listed by `Simulation::in_flight`.)
     pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
-        let dcus = self
-            .dcus
+        self.dcus
             .iter()
-            .flat_map(|d| d.responses.iter().chain(&d.requests));
-        self.inbox
-            .iter()
-            .chain(self.outbox.iter())
-            .chain(self.local_in.iter())
-            .chain(dcus)
+            .flat_map(|d| d.responses.iter().chain(&d.requests))
     }
 
     /// Messages queued in DCUs (waiting or stalled) and in the pipelines.
@@ -1043,8 +984,6 @@ impl DirectoryController {
             .iter()
             .map(|d| d.requests.len() + d.responses.len())
             .sum::<usize>()
-            + self.inbox.len()
-            + self.outbox.len()
-            + self.local_in.len()
+            + self.in_pipelines
     }
 }

@@ -62,6 +62,7 @@ pub mod dc;
 pub mod invocation;
 pub mod link;
 pub mod memory;
+mod parked;
 pub mod shared;
 pub mod system;
 

@@ -297,7 +297,9 @@ impl SharedSystem {
         // A snapshot keeps only its own protocol's messages (by catalogue);
         // states come from that protocol's agents.
         let dc_gather = |s: &mut LineSnapshot| {
-            let queued = cpu.queued_messages().chain(dc.queued_messages());
+            // (The CPU holds no message outside the kernel: its pipelines are
+            // local messages.)
+            let queued = dc.queued_messages();
             self.sim
                 .in_flight()
                 .chain(queued)

@@ -191,7 +191,9 @@ impl CoherentSystem {
         });
         let checker = self.checker.borrow();
         let gather = |s: &mut LineSnapshot| {
-            let queued = cpu.queued_messages().chain(dc.queued_messages());
+            // (The CPU holds no message outside the kernel: its pipelines are
+            // local messages.)
+            let queued = dc.queued_messages();
             self.sim
                 .in_flight()
                 .chain(queued)
