@@ -43,7 +43,7 @@ use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
 use super::check::Checker;
 use super::link::EciLink;
 use super::memory::{LineStore, MemTiming};
-use super::{CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
+use super::{boxed_line, recycle_line, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
 use crate::util::{complete, non_negative, non_negative_f, positive};
 
 /// Declaration of `directory_controller`.
@@ -622,7 +622,10 @@ impl DirectoryController {
                         dcu.busy_until = now + self.event;
                         let until = dcu.busy_until;
                         next = Some(next.map_or(until, |n| n.min(until)));
-                        self.execute(ctx, d, m);
+                        self.execute(ctx, d, &m);
+                        if let Some(b) = m.data {
+                            recycle_line(b);
+                        }
                     }
                 }
             }
@@ -660,7 +663,7 @@ impl DirectoryController {
     }
 
     /// Runs one table row of the DC for message `m` in DCU `d`.
-    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: CohMsg) {
+    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: &CohMsg) {
         let now = ctx.now();
         let tables = self.tables.clone();
         let line = m.line;
@@ -678,7 +681,7 @@ impl DirectoryController {
                 Action::Send(_) => {
                     let mi = sends.next().expect("resolved with the table");
                     let meta = &tables.msgs[mi as usize];
-                    let data = meta.data.then(|| Box::new(self.mem.read(line)));
+                    let data = meta.data.then(|| boxed_line(self.mem.read(line)));
                     let out = tables.make(mi, line, data);
                     if meta.to == PEER {
                         self.outbox.push(ctx, done + self.egress, out);
@@ -886,7 +889,7 @@ impl DirectoryController {
                 self.observe(
                     now,
                     DcEvent::AppDone {
-                        event: op.event.clone(),
+                        event: op.event,
                         line,
                         latency_ps: now - t0,
                     },
