@@ -247,7 +247,7 @@ impl CpuHome {
         };
         let now = ctx.now();
         let t = self.tables.clone();
-        match self.program[i].clone() {
+        match self.program[i] {
             CpuOp::Wait { ps } => {
                 self.current = None;
                 self.done.push(ctx, now + ps, (i, [0; 128]));

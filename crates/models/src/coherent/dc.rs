@@ -609,10 +609,16 @@ impl DirectoryController {
                     }
                     if let Some((qi, pos)) = found {
                         let dcu = &mut self.dcus[d];
-                        let m = if qi == 0 {
-                            dcu.responses.remove(pos)
+                        let q = if qi == 0 {
+                            &mut dcu.responses
                         } else {
-                            dcu.requests.remove(pos)
+                            &mut dcu.requests
+                        };
+                        // Usually the head: `pop_front` skips `remove`'s shifting.
+                        let m = if pos == 0 {
+                            q.pop_front()
+                        } else {
+                            q.remove(pos)
                         }
                         .expect("picked");
                         if dcu.responses.is_empty() && dcu.requests.is_empty() {

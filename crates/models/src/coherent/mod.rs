@@ -102,7 +102,9 @@ const SPARE_LINES_MAX: usize = 1024;
 thread_local! {
     /// Buffers of data messages that were consumed, reused by
     /// [`boxed_line`]: a data message then costs no allocation. A cache of
-    /// memory only; nothing simulated depends on it.
+    /// memory only; nothing simulated depends on it. (Boxes, not lines:
+    /// the point is to keep the allocations themselves.)
+    #[allow(clippy::vec_box)]
     static SPARE_LINES: std::cell::RefCell<Vec<Box<Line>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
