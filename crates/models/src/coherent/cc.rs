@@ -564,6 +564,9 @@ impl CacheController {
         self.notify(ctx, &CcNotice::Done(&done));
         self.completed.push(done);
         ctx.wake_at(now + self.period, TOK_APP);
+        if let Some(b) = m.data {
+            recycle_line(b);
+        }
     }
 
     fn set_app_state(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64, next: usize) {

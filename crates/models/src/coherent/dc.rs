@@ -807,6 +807,9 @@ impl DirectoryController {
                 }
             }
         }
+        if let Some(b) = m.data {
+            recycle_line(b);
+        }
     }
 
     /// Runs the local table's row for event `ev` on `line`; `message` is
