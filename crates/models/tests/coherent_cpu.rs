@@ -238,7 +238,7 @@ fn a_fence_waits_for_the_write_buffer_to_drain() {
     };
     let fenced = run(
         &cpu(&base),
-        vec![vec![store.clone(), CpuOp::Fence, CpuOp::Load { line: 1 }]],
+        vec![vec![store, CpuOp::Fence, CpuOp::Load { line: 1 }]],
     );
     let drained = fenced.cpu().store_log[0].0;
     let fence = op(&fenced, 0, 1);

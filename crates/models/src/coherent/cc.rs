@@ -52,7 +52,7 @@ use ccsim_protocol::ir::{Access, Action, IndexedOutcome, MsgClass};
 
 use super::check::{Checker, LineSnapshot};
 use super::link::EciLink;
-use super::{CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
+use super::{boxed_line, recycle_line, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
 use crate::util::{complete, non_negative, non_negative_f, ns_to_ps};
 
 /// First CPU-homed line index. Line indices are byte address / 128, so
@@ -428,7 +428,10 @@ impl CacheController {
         if let Some(i) = pick {
             let m = self.queue.remove(i).expect("picked");
             self.busy_until = now + self.event;
-            self.execute(ctx, m);
+            self.execute(ctx, &m);
+            if let Some(b) = m.data {
+                recycle_line(b);
+            }
             if !self.queue.is_empty() {
                 let at = self.busy_until;
                 self.wake_engine(ctx, at);
@@ -437,7 +440,7 @@ impl CacheController {
     }
 
     /// Runs one row of the CC table for message `m`.
-    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: &CohMsg) {
         let now = ctx.now();
         let t = self.tables.clone();
         let line = m.line;
@@ -449,9 +452,12 @@ impl CacheController {
         ctx.count(ST_EVENTS, 1);
         let done = now + self.event;
         let had = t.access[GENERATED][st] != Access::None;
-        let mut copy = self.copies.get(&line).cloned();
+        // Line buffers come from the pool and go back to it.
+        let mut copy = self.copies.get(&line).map(|b| boxed_line(**b));
         if let Some(d) = &m.data {
-            self.received.insert(line, d.clone());
+            if let Some(old) = self.received.insert(line, boxed_line(**d)) {
+                recycle_line(old);
+            }
         }
         for a in actions {
             match a {
@@ -459,8 +465,8 @@ impl CacheController {
                     let mi = t.msg(x).expect("validated");
                     let meta = &t.msgs[mi as usize];
                     let data = meta.data.then(|| match (&copy, had) {
-                        (Some(c), true) => c.clone(),
-                        _ => Box::new([0; 128]),
+                        (Some(c), true) => boxed_line(**c),
+                        _ => boxed_line([0; 128]),
                     });
                     self.checker.borrow_mut().sent(line, mi);
                     let out = t.make(mi, line, data);
@@ -471,14 +477,22 @@ impl CacheController {
                         self.pipe(ctx, done + self.period, TOK_LOCAL, out);
                     }
                 }
-                Action::Fill => copy = m.data.clone(),
+                Action::Fill => {
+                    if let Some(b) = copy.take() {
+                        recycle_line(b);
+                    }
+                    copy = m.data.as_deref().map(|d| boxed_line(*d));
+                }
                 Action::Store => {
                     let Some(v) = m.data.as_deref() else {
                         return self.fail(ctx, format!("cc: store on {} without data", m.name));
                     };
                     self.checker.borrow_mut().store(line, v);
                     self.store_log.push((now, line, *v));
-                    copy = Some(Box::new(*v));
+                    match copy.as_deref_mut() {
+                        Some(c) => *c = *v,
+                        None => copy = Some(boxed_line(*v)),
+                    }
                 }
                 Action::Check => {
                     let v = copy
@@ -500,15 +514,16 @@ impl CacheController {
         }
         let next = *next;
         if t.access[GENERATED][next] == Access::None {
-            copy = None;
+            if let Some(b) = copy.take() {
+                recycle_line(b);
+            }
         }
-        match copy {
-            Some(c) => {
-                self.copies.insert(line, c);
-            }
-            None => {
-                self.copies.remove(&line);
-            }
+        let replaced = match copy {
+            Some(c) => self.copies.insert(line, c),
+            None => self.copies.remove(&line),
+        };
+        if let Some(b) = replaced {
+            recycle_line(b);
         }
         if next == t.initial[GENERATED] {
             self.state.remove(&line);
@@ -582,6 +597,9 @@ impl CacheController {
         self.notify(ctx, &CcNotice::Done(&done));
         self.completed.push(done);
         ctx.wake_at(now + self.period, TOK_APP);
+        if let Some(b) = m.data {
+            recycle_line(b);
+        }
     }
 
     fn set_app_state(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64, next: usize) {
@@ -637,8 +655,8 @@ impl CacheController {
                 if let Action::Send(x) = a {
                     let mi = t.msg(x).expect("validated");
                     let data = match (&op.kind, t.msgs[mi as usize].data) {
-                        (CcOpKind::Store(v), true) => Some(v.clone()),
-                        (_, true) => Some(Box::new([0; 128])),
+                        (CcOpKind::Store(v), true) => Some(boxed_line(**v)),
+                        (_, true) => Some(boxed_line([0; 128])),
                         _ => None,
                     };
                     self.checker.borrow_mut().sent(op.line, mi);

@@ -98,7 +98,7 @@ use ccsim_protocol::ir::{Access, Action, IndexedOutcome};
 use super::check::{Checker, LineSnapshot};
 use super::link::EciLink;
 use super::parked::Parked;
-use super::{CohMsg, Line, Tables, LINE_BYTES, PEER};
+use super::{boxed_line, recycle_line, CohMsg, Line, Tables, LINE_BYTES, PEER};
 use crate::util::{complete, non_negative, non_negative_f, ns_to_ps, positive};
 
 /// Declaration of `coherent_cpu`.
@@ -187,24 +187,16 @@ const LOCAL_EV_NAMES: [&str; 7] = [
 const EVICTIONS: [LocalEv; 3] = [LocalEv::EvictDirty, LocalEv::EvictClean, LocalEv::Drop];
 
 /// One action of a peer-table row, with what the IR says by name (the
-/// message) resolved once, and with what the row's later actions need
-/// worked out once, so a transition moves boxes instead of copying them.
+/// message) resolved once.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Act {
     /// Send message `msg` (with the LLC's copy when `data`).
     Send {
         msg: u16,
         data: bool,
-        /// The copy is dead afterwards (the row ends without access and no
-        /// later action reads it): the message takes it instead of a clone.
-        moves_copy: bool,
     },
     /// Take the received line as the copy.
-    Fill {
-        /// No later action reads the received line: its box may become
-        /// the copy.
-        takes_input: bool,
-    },
+    Fill,
     Store,
     Check,
     WriteMem,
@@ -250,38 +242,20 @@ impl PeerTable {
         let idx = &t.idx[PEER];
         let access = t.access[PEER].clone();
         let compile = |st: usize, next: usize, actions: &[Action]| {
-            let data_msg = |a: &Action| match a {
-                Action::Send(x) => t.msgs[t.msg(x).expect("validated") as usize].data,
-                _ => false,
-            };
             let acts: Vec<Act> = actions
                 .iter()
-                .enumerate()
-                .map(|(k, a)| {
-                    let later = &actions[k + 1..];
-                    match a {
-                        Action::Send(x) => {
-                            let msg = t.msg(x).expect("validated");
-                            let data = t.msgs[msg as usize].data;
-                            Act::Send {
-                                msg,
-                                data,
-                                moves_copy: data
-                                    && access[next] == Access::None
-                                    && later
-                                        .iter()
-                                        .all(|b| matches!(b, Action::Send(_)) && !data_msg(b)),
-                            }
+                .map(|a| match a {
+                    Action::Send(x) => {
+                        let msg = t.msg(x).expect("validated");
+                        Act::Send {
+                            msg,
+                            data: t.msgs[msg as usize].data,
                         }
-                        Action::Fill => Act::Fill {
-                            takes_input: !later
-                                .iter()
-                                .any(|b| matches!(b, Action::Fill | Action::Store)),
-                        },
-                        Action::Store => Act::Store,
-                        Action::Check => Act::Check,
-                        Action::WriteMem => Act::WriteMem,
                     }
+                    Action::Fill => Act::Fill,
+                    Action::Store => Act::Store,
+                    Action::Check => Act::Check,
+                    Action::WriteMem => Act::WriteMem,
                 })
                 .collect();
             let sent = acts
@@ -357,7 +331,7 @@ impl AtomicOp {
 }
 
 /// A core operation.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CpuOp {
     /// Load a line.
     Load {
@@ -460,10 +434,47 @@ pub struct Completed {
     pub old: Option<u64>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct LlcLine {
     state: u8,
-    data: Option<Box<Line>>,
+    /// Where the LLC's copy is (`None`: it has none).
+    copy: Option<CopySlot>,
+}
+
+/// A slot of [`CopySlab`] (1-based, so that an absent copy costs no space).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CopySlot(std::num::NonZeroU32);
+
+/// The LLC's copies of lines in one array whose freed slots are reused: a
+/// line that arrives costs a 128-byte copy out of its message's buffer
+/// (which goes back to the pool, [`super::recycle_line`]) instead of an
+/// allocation kept per line, and dropping the LLC frees one array instead
+/// of one box per line.
+#[derive(Debug, Default)]
+struct CopySlab {
+    lines: Vec<Line>,
+    free: Vec<CopySlot>,
+}
+
+impl CopySlab {
+    fn insert(&mut self, data: &Line) -> CopySlot {
+        if let Some(s) = self.free.pop() {
+            *self.get_mut(s) = *data;
+            return s;
+        }
+        self.lines.push(*data);
+        let n = u32::try_from(self.lines.len()).expect("fewer than 2^32 LLC copies");
+        CopySlot(std::num::NonZeroU32::new(n).expect("one-based"))
+    }
+    fn remove(&mut self, s: CopySlot) {
+        self.free.push(s);
+    }
+    fn get(&self, s: CopySlot) -> &Line {
+        &self.lines[s.0.get() as usize - 1]
+    }
+    fn get_mut(&mut self, s: CopySlot) -> &mut Line {
+        &mut self.lines[s.0.get() as usize - 1]
+    }
 }
 
 /// Who waits for a line to settle or a TAD slot to free.
@@ -532,6 +543,10 @@ impl PresenceCache {
 /// Moves `line` to the most recently used end of `q`; whether it was there
 /// (at most once; searched from that end, where recent lines are).
 fn touch_lru(q: &mut VecDeque<u64>, line: u64) -> bool {
+    if q.back() == Some(&line) {
+        // Already the most recent (a hit right after the fill).
+        return true;
+    }
     let Some(pos) = q.iter().rposition(|&l| l == line) else {
         return false;
     };
@@ -543,10 +558,16 @@ fn touch_lru(q: &mut VecDeque<u64>, line: u64) -> bool {
 }
 
 /// Removes `line` from `q` (it is there at most once; usually at the least
-/// recently used end, where removing is cheap).
+/// recently used end, where `pop_front` does without `remove`'s shifting).
 fn remove_lru(q: &mut VecDeque<u64>, line: u64) {
-    if let Some(pos) = q.iter().position(|&l| l == line) {
-        q.remove(pos);
+    match q.iter().position(|&l| l == line) {
+        Some(0) => {
+            q.pop_front();
+        }
+        Some(pos) => {
+            q.remove(pos);
+        }
+        None => {}
     }
 }
 
@@ -668,6 +689,8 @@ pub struct CoherentCpu {
     /// Emptied `waiting` lists, reused so that a miss allocates none.
     spare_waiters: Vec<Vec<Waiter>>,
     llc: HashMap<u64, LlcLine>,
+    /// The copies the `llc` entries point to.
+    copies: CopySlab,
     /// Valid lines of each set, least recently used first (empty when the
     /// capacity is unlimited: nothing is ever evicted, so order is moot).
     lru: Vec<VecDeque<u64>>,
@@ -704,6 +727,16 @@ pub fn xor_fold(x: u64, bits: u32) -> u64 {
     h
 }
 
+/// `x % n`, without a division when `n` is a power of two (set, TAD and link
+/// counts usually are; this is on every access).
+fn modulo(x: u64, n: u64) -> u64 {
+    if n.is_power_of_two() {
+        x & (n - 1)
+    } else {
+        x % n
+    }
+}
+
 fn check_words(ops: &[CpuOp], what: &str) -> Result<(), String> {
     for (i, op) in ops.iter().enumerate() {
         if let CpuOp::Store { word, .. } | CpuOp::Atomic { word, .. } = op {
@@ -736,7 +769,6 @@ impl CoherentCpu {
         link: &EciLink,
         program: Vec<CpuOp>,
     ) -> Result<Self, String> {
-        let checks = checker.borrow().enabled;
         let p = complete(&COHERENT_CPU, p)?;
         let t = COHERENT_CPU.type_name;
         let f = |n: &str| non_negative_f(&p, t, n).map(ns_to_ps);
@@ -793,6 +825,7 @@ impl CoherentCpu {
                 wb_waiters: Vec::new(),
             })
             .collect();
+        let checks = checker.borrow().enabled;
         Ok(CoherentCpu {
             issue: f("issue_ns")?,
             hit: f("hit_ns")?,
@@ -818,6 +851,7 @@ impl CoherentCpu {
             waiting: HashMap::default(),
             spare_waiters: Vec::new(),
             llc: HashMap::default(),
+            copies: CopySlab::default(),
             lru: if capacity == 0 {
                 Vec::new()
             } else {
@@ -894,10 +928,7 @@ impl CoherentCpu {
     /// The LLC's state name and copy of a line.
     pub fn line(&self, line: u64) -> (&str, Option<Line>) {
         let s = self.st(line);
-        (
-            self.tables.state_name(PEER, s),
-            self.llc.get(&line).and_then(|l| l.data.as_deref().copied()),
-        )
+        (self.tables.state_name(PEER, s), self.copy_of(line).copied())
     }
 
     /// Whether `core`'s L1 holds `line`.
@@ -914,7 +945,7 @@ impl CoherentCpu {
         match n {
             0 => 0,
             _ if self.scrambler => xor_fold(line, n.trailing_zeros()) as usize,
-            _ => (line % n) as usize,
+            _ => modulo(line, n) as usize,
         }
     }
 
@@ -923,7 +954,7 @@ impl CoherentCpu {
         if self.scrambler {
             xor_fold(line, self.sets.trailing_zeros())
         } else {
-            line % self.sets
+            modulo(line, self.sets)
         }
     }
 
@@ -940,7 +971,8 @@ impl CoherentCpu {
 
     /// The LLC's copy of a line.
     fn copy_of(&self, line: u64) -> Option<&Line> {
-        self.llc.get(&line).and_then(|l| l.data.as_deref())
+        let s = self.llc.get(&line)?.copy?;
+        Some(self.copies.get(s))
     }
 
     fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
@@ -1001,6 +1033,11 @@ impl CoherentCpu {
             && self.tad_busy[self.tad_of(line)] >= self.tad_limit
         {
             return Row::NoSlot;
+        }
+        if row.read_only && !self.checks {
+            // A hit with checks off changes nothing (as in `apply`, without
+            // the call: every load that finds its line comes here).
+            return Row::Ran(false);
         }
         self.apply(ctx, line, row, None, None, store, delay);
         Row::Ran(!row.sent.is_empty())
@@ -1086,7 +1123,7 @@ impl CoherentCpu {
     /// ordinary hit), sends its request, or leaves it waiting.
     fn attempt(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize, i: usize, extra: Tick) {
         let now = ctx.now();
-        let op = self.cores[c].program[i].clone();
+        let op = self.cores[c].program[i];
         let done = |data, old| Done {
             core: c,
             op: i,
@@ -1423,7 +1460,7 @@ impl CoherentCpu {
         line: u64,
         row: &PeerRow,
         handled: Option<u16>,
-        mut input: Option<Box<Line>>,
+        input: Option<&Line>,
         store: Option<(u8, u64)>,
         delay: Tick,
     ) {
@@ -1437,44 +1474,43 @@ impl CoherentCpu {
             // A hit with checks off changes nothing anywhere.
             return;
         }
-        // One hash lookup per transition: the entry is held throughout. The
-        // copy is taken out of it (not cloned) and put back below, so a
-        // transition costs no allocation unless a line arrives.
-        let mut slot = self.llc.entry(line);
-        let mut copy: Option<Box<Line>> = match &mut slot {
-            Entry::Occupied(o) => o.get_mut().data.take(),
+        // One hash lookup per transition: the entry is held throughout and
+        // written back below; the copy itself stays in its slab slot.
+        let slot = self.llc.entry(line);
+        let mut copy = match &slot {
+            Entry::Occupied(o) => o.get().copy,
             Entry::Vacant(_) => None,
         };
         for &act in &row.acts {
             match act {
-                Act::Send {
-                    msg,
-                    data,
-                    moves_copy,
-                } => {
-                    let data = match (data, moves_copy) {
-                        (false, _) => None,
-                        (true, true) => Some(copy.take().unwrap_or_else(|| Box::new([0; 128]))),
-                        (true, false) => Some(copy.clone().unwrap_or_else(|| Box::new([0; 128]))),
-                    };
+                Act::Send { msg, data } => {
+                    let data = data
+                        .then(|| boxed_line(copy.map_or([0; LINE_BYTES], |s| *self.copies.get(s))));
                     let out = self.tables.make(msg, line, data);
                     ctx.schedule_local(now + delay, TOK_OUTBOX, out);
                 }
-                Act::Fill { takes_input } => {
-                    copy = match (copy.take(), input.as_deref()) {
-                        (_, None) => None,
-                        (Some(mut b), Some(d)) => {
-                            *b = *d;
-                            Some(b)
+                Act::Fill => {
+                    copy = match (copy, input) {
+                        (None, None) => None,
+                        (Some(s), None) => {
+                            self.copies.remove(s);
+                            None
                         }
-                        (None, Some(_)) if takes_input => input.take(),
-                        (None, Some(d)) => Some(Box::new(*d)),
+                        (Some(s), Some(d)) => {
+                            *self.copies.get_mut(s) = *d;
+                            Some(s)
+                        }
+                        (None, Some(d)) => Some(self.copies.insert(d)),
                     }
                 }
                 Act::Store => {
-                    let v = copy.get_or_insert_with(|| Box::new([0; 128]));
-                    if let Some(d) = input.as_deref() {
-                        **v = *d;
+                    let s = match copy {
+                        Some(s) => s,
+                        None => *copy.insert(self.copies.insert(&[0; LINE_BYTES])),
+                    };
+                    let v = self.copies.get_mut(s);
+                    if let Some(d) = input {
+                        *v = *d;
                     } else if let Some((w, val)) = store {
                         put_word(v, w, val);
                         self.store_log.push((now, line, w, val));
@@ -1484,13 +1520,13 @@ impl CoherentCpu {
                     }
                 }
                 Act::Check if checks => {
-                    let v = copy.as_deref().unwrap_or(&[0; 128]);
+                    let v = copy.map_or(&[0; LINE_BYTES], |s| self.copies.get(s));
                     self.checker.borrow_mut().check_read(now, line, PEER, v);
                 }
                 Act::Check => {}
                 Act::WriteMem => {
                     if let Entry::Occupied(mut o) = slot {
-                        o.get_mut().data = copy;
+                        o.get_mut().copy = copy;
                     }
                     return self.fail(
                         ctx,
@@ -1500,29 +1536,28 @@ impl CoherentCpu {
             }
         }
         if !has {
-            copy = None;
+            if let Some(s) = copy.take() {
+                self.copies.remove(s);
+            }
         }
-        let held = if next == self.peer.initial && copy.is_none() {
+        if next == self.peer.initial && copy.is_none() {
             if let Entry::Occupied(o) = slot {
                 o.remove();
             }
-            None
         } else {
             let l = LlcLine {
                 state: next as u8,
-                data: copy,
+                copy,
             };
             match slot {
-                Entry::Occupied(mut o) => {
-                    *o.get_mut() = l;
-                    o.into_mut()
+                Entry::Occupied(mut o) => *o.get_mut() = l,
+                Entry::Vacant(v) => {
+                    v.insert(l);
                 }
-                Entry::Vacant(v) => v.insert(l),
             }
-            .data
-            .as_deref()
-        };
+        }
         if checks {
+            let held = copy.map(|s| self.copies.get(s));
             let mut c = self.checker.borrow_mut();
             c.row(now, line, PEER, handled, &row.sent, next, held, None);
             if !c.violations.is_empty() {
@@ -1543,7 +1578,14 @@ impl CoherentCpu {
         match (row.had, has) {
             (false, true) if !self.lru.is_empty() => {
                 let set = self.set_of(line) as usize;
-                self.lru[set].push_back(line);
+                let ways = self.ways;
+                let q = &mut self.lru[set];
+                if q.capacity() == 0 {
+                    // A set holds `ways` lines plus the one that makes it
+                    // evict: one allocation instead of four doublings.
+                    q.reserve_exact(ways + 1);
+                }
+                q.push_back(line);
                 self.enforce_capacity(ctx, set);
             }
             (true, false) => {
@@ -1613,7 +1655,18 @@ impl CoherentCpu {
             );
             return self.fail(ctx, e);
         };
-        self.apply(ctx, line, row, Some(m.msg), m.data, None, self.snoop);
+        self.apply(
+            ctx,
+            line,
+            row,
+            Some(m.msg),
+            m.data.as_deref(),
+            None,
+            self.snoop,
+        );
+        if let Some(b) = m.data {
+            recycle_line(b);
+        }
         // Waiting ops retry at once, before any later forward can take the
         // line away again (forward progress, as an LLC holds a refilled line
         // for the miss that asked for it); the refill time is added to their
@@ -1685,6 +1738,10 @@ impl Component<CohMsg> for CoherentCpu {
     }
 
     fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+        // One allocation for the records of the programs as given (a driver
+        // may add more).
+        self.completed
+            .reserve(self.cores.iter().map(|c| c.program.len()).sum());
         for (c, core) in self.cores.iter().enumerate() {
             if !core.program.is_empty() {
                 ctx.wake_at(0, TOK_ISSUE | (c as u64) << 8);
@@ -1707,7 +1764,7 @@ impl Component<CohMsg> for CoherentCpu {
             TOK_OUTBOX => {
                 let meta = &self.tables.msgs[m.msg as usize];
                 let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                let port = (m.line % self.links) as PortId;
+                let port = modulo(m.line, self.links) as PortId;
                 ctx.send(port, m, bytes, vc);
             }
             TOK_INBOX => self.receive(ctx, m),
@@ -1724,7 +1781,13 @@ impl Component<CohMsg> for CoherentCpu {
                 let c = d.core;
                 let core = &mut self.cores[c];
                 if let Some(k) = core.outstanding_pos(d.op) {
-                    let t0 = core.outstanding.remove(k).expect("found").issued;
+                    // Usually the oldest: popping it skips `remove`'s
+                    // general shifting.
+                    let o = match k {
+                        0 => core.outstanding.pop_front(),
+                        _ => core.outstanding.remove(k),
+                    };
+                    let t0 = o.expect("found").issued;
                     ctx.record(ST_LAT, now - t0);
                     core.done += 1;
                     if core.blocking == Some(d.op) {

@@ -41,7 +41,7 @@ use super::cpu::{Completed, CpuOp, Driver};
 use super::link::EciLink;
 use super::memory::LineStore;
 use super::parked::Parked;
-use super::{CohMsg, Line, Tables, PEER};
+use super::{boxed_line, recycle_line, CohMsg, Line, Tables, PEER};
 use crate::util::{complete, non_negative_f, ns_to_ps};
 
 /// Declaration of `cpu_home`.
@@ -274,7 +274,7 @@ impl CpuHome {
         };
         let now = ctx.now();
         let t = self.tables.clone();
-        match self.program[i].clone() {
+        match self.program[i] {
             CpuOp::Wait { ps } => {
                 self.current = None;
                 self.complete_at(ctx, now + ps, (i, [0; 128]));
@@ -343,7 +343,7 @@ impl CpuHome {
                 Action::Send(x) => {
                     let mi = t.msg(x).expect("validated");
                     let meta = &t.msgs[mi as usize];
-                    let data = meta.data.then(|| Box::new(self.mem.read(line)));
+                    let data = meta.data.then(|| boxed_line(self.mem.read(line)));
                     if meta.class == ccsim_protocol::ir::MsgClass::Forward {
                         ctx.count(ST_FWD, 1);
                     }
@@ -417,6 +417,9 @@ impl CpuHome {
                     None,
                     self.request,
                 );
+                if let Some(b) = m.data {
+                    recycle_line(b);
+                }
                 true
             }
             Some(IndexedOutcome::Stall) => {

@@ -44,7 +44,7 @@ use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
 use super::check::{Checker, LineSnapshot};
 use super::link::EciLink;
 use super::memory::{LineStore, MemTiming};
-use super::{CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
+use super::{boxed_line, recycle_line, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
 use crate::util::{complete, non_negative, non_negative_f, positive};
 
 /// Declaration of `directory_controller`.
@@ -557,10 +557,16 @@ impl DirectoryController {
                     }
                     if let Some((qi, pos)) = found {
                         let dcu = &mut self.dcus[d];
-                        let m = if qi == 0 {
-                            dcu.responses.remove(pos)
+                        let q = if qi == 0 {
+                            &mut dcu.responses
                         } else {
-                            dcu.requests.remove(pos)
+                            &mut dcu.requests
+                        };
+                        // Usually the head: `pop_front` skips `remove`'s shifting.
+                        let m = if pos == 0 {
+                            q.pop_front()
+                        } else {
+                            q.remove(pos)
                         }
                         .expect("picked");
                         if dcu.responses.is_empty() && dcu.requests.is_empty() {
@@ -570,7 +576,10 @@ impl DirectoryController {
                         dcu.busy_until = now + self.event;
                         let until = dcu.busy_until;
                         next = Some(next.map_or(until, |n| n.min(until)));
-                        self.execute(ctx, d, m);
+                        self.execute(ctx, d, &m);
+                        if let Some(b) = m.data {
+                            recycle_line(b);
+                        }
                     }
                 }
             }
@@ -608,7 +617,7 @@ impl DirectoryController {
     }
 
     /// Runs one table row of the DC for message `m` in DCU `d`.
-    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: CohMsg) {
+    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: &CohMsg) {
         let now = ctx.now();
         let tables = self.tables.clone();
         let line = m.line;
@@ -626,7 +635,7 @@ impl DirectoryController {
                 Action::Send(_) => {
                     let mi = sends.next().expect("resolved with the table");
                     let meta = &tables.msgs[mi as usize];
-                    let data = meta.data.then(|| Box::new(self.mem.read(line)));
+                    let data = meta.data.then(|| boxed_line(self.mem.read(line)));
                     let out = tables.make(mi, line, data);
                     if meta.to == PEER {
                         self.pipe(ctx, done + self.egress, TOK_OUTBOX, out);
@@ -754,6 +763,9 @@ impl DirectoryController {
                 }
             }
         }
+        if let Some(b) = m.data {
+            recycle_line(b);
+        }
     }
 
     /// Runs the local table's row for event `ev` on `line`; `message` is
@@ -843,7 +855,7 @@ impl DirectoryController {
                 self.observe(
                     now,
                     DcEvent::AppDone {
-                        event: op.event.clone(),
+                        event: op.event,
                         line,
                         latency_ps: now - t0,
                     },

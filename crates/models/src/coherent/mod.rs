@@ -85,6 +85,9 @@ pub type Line = [u8; LINE_BYTES];
 /// `z = line * K1 + (j + 1) * K2` (wrapping). A word at a time, because an
 /// unwritten line is read on every DC data response: this is on the hot
 /// path.
+// Out of line: inlined into the DC's handler it compiled to a scalar loop
+// several times slower than this function on its own.
+#[inline(never)]
 pub fn initial_line(line: u64) -> Line {
     let base = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut l = [0u8; LINE_BYTES];
@@ -93,6 +96,45 @@ pub fn initial_line(line: u64) -> Line {
         word.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
     }
     l
+}
+
+/// Most spare line buffers kept for reuse per thread (128 KiB): more than
+/// the data messages a system has in flight at once.
+const SPARE_LINES_MAX: usize = 1024;
+
+thread_local! {
+    /// Buffers of data messages that were consumed, reused by
+    /// [`boxed_line`]: a data message then costs no allocation. A cache of
+    /// memory only; nothing simulated depends on it. (Boxes, not lines:
+    /// the point is to keep the allocations themselves.)
+    #[allow(clippy::vec_box)]
+    static SPARE_LINES: std::cell::RefCell<Vec<Box<Line>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `data` in a heap buffer for a message's payload ([`CohMsg::data`]),
+/// reusing a buffer returned by [`recycle_line`] when there is one.
+#[inline]
+pub fn boxed_line(data: Line) -> Box<Line> {
+    match SPARE_LINES.with(|s| s.borrow_mut().pop()) {
+        Some(mut b) => {
+            *b = data;
+            b
+        }
+        None => Box::new(data),
+    }
+}
+
+/// Returns a consumed payload's buffer for [`boxed_line`] to reuse (dropping
+/// it instead is correct, only slower). Receivers that are done with a data
+/// message's line call this.
+#[inline]
+pub fn recycle_line(b: Box<Line>) {
+    SPARE_LINES.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < SPARE_LINES_MAX {
+            s.push(b);
+        }
+    });
 }
 
 /// Role index of the generated machine (the DC).
@@ -125,7 +167,9 @@ pub struct CohMsg {
     pub catalogue: Catalogue,
     /// Line index (byte address / 128).
     pub line: u64,
-    /// The payload (16 words) of data-carrying messages.
+    /// The payload (16 words) of data-carrying messages (made with
+    /// [`boxed_line`] and given back with [`recycle_line`] by the hot paths,
+    /// so that data messages allocate nothing in a long run).
     pub data: Option<Box<Line>>,
     /// Message name, for traces and reports ([`intern`]ed: copying it is a
     /// pointer copy, with no reference count to update per message).
