@@ -24,7 +24,8 @@
 //!                                              event ─▶ slab    fronts
 //! ```
 //!
-//! * **Lanes.** A push joins the lane of its class (a hash into `LANES`)
+//! * **Lanes.** A push joins the lane of its class (a hash into `LANES`,
+//!   a fixed array of rings of power-of-two capacity)
 //!   if it is later than the lane's last entry, which every push of a class
 //!   is. Only the lane's front has a key in the heap; a pop from the lane
 //!   moves the next entry's key into the top's place (one sift-down) or
@@ -92,7 +93,7 @@ const LANE: u32 = 1 << 31;
 
 /// Number of lanes (a power of two). A workload has a few dozen classes
 /// at most; fewer lanes make two classes share one more often (their
-/// interleaved pushes then go to the heap), more cost an empty `VecDeque`
+/// interleaved pushes then go to the heap), more cost an empty ring
 /// and a rank each.
 const LANE_BITS: u32 = 6;
 const LANES: usize = 1 << LANE_BITS;
@@ -253,7 +254,7 @@ impl<E> Lane<E> {
         let at = self.tail & self.mask();
         // The place is free (`None`), so there is nothing to drop: skip
         // the check for an old value that `*place = Some(..)` would make.
-        let free = std::mem::replace(&mut self.ring[at], Some(entry));
+        let free = self.ring[at].replace(entry);
         debug_assert!(free.is_none());
         std::mem::forget(free);
         self.tail = self.tail.wrapping_add(1);
@@ -650,6 +651,35 @@ mod tests {
         seen.sort_unstable();
         assert_eq!(seen.len(), q.len());
         assert_eq!(seen, vec![2, 3, 5, 6]);
+    }
+
+    #[test]
+    fn a_lane_grows_while_wrapped_around_and_keeps_its_order() {
+        // One class (distance 7 from the last pop): pops move the ring's
+        // head forward, so later growth happens with the entries wrapped
+        // around the end of the ring.
+        let mut q = EventQueue::new();
+        let mut next_pop = 0u64;
+        let mut pushed = 0u64;
+        let mut now = 0;
+        for round in 0..40u64 {
+            for _ in 0..(round % 5 + 1) * 3 {
+                q.push(now + 7, Priority::Deliver, pushed);
+                pushed += 1;
+            }
+            for _ in 0..round % 4 + 2 {
+                if let Some((t, e)) = q.pop() {
+                    assert_eq!(e, next_pop);
+                    next_pop += 1;
+                    now = t;
+                }
+            }
+        }
+        while let Some((_, e)) = q.pop() {
+            assert_eq!(e, next_pop);
+            next_pop += 1;
+        }
+        assert_eq!(next_pop, pushed);
     }
 
     #[test]
