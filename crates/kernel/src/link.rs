@@ -44,6 +44,7 @@ impl Direction {
         }
     }
     /// 0 for A→B, 1 for B→A.
+    #[inline]
     pub fn index(self) -> usize {
         self as usize
     }
@@ -97,11 +98,7 @@ impl LinkParams {
     /// Time to serialize `bytes` in direction `dir`, rounded up to whole
     /// picoseconds.
     pub fn serialization(&self, dir: Direction, bytes: u32) -> Tick {
-        let bw = self.bandwidth[dir.index()];
-        if bw <= 0.0 || bytes == 0 {
-            return 0;
-        }
-        (bytes as f64 * SEC as f64 / bw).ceil() as Tick
+        serialization(self.bandwidth[dir.index()], bytes)
     }
     /// Problems with these parameters, as human-readable sentences.
     pub fn problems(&self) -> Vec<String> {
@@ -133,68 +130,112 @@ pub(crate) struct Pending<M> {
     pub sent_at: Tick,
 }
 
-/// Run-time state of one direction of a link.
+/// Run-time state of one virtual channel in one direction.
+pub(crate) struct Channel<M> {
+    /// Whether the channel is flow-controlled (it declares credits).
+    pub limited: bool,
+    /// Credits available (ignored when not limited).
+    pub credits: u32,
+    /// Messages waiting for a credit.
+    pub waiting: VecDeque<Pending<M>>,
+    /// Credits on their way back while no message waited: (tick of
+    /// return, reserved sequence number), in return order. They are taken
+    /// lazily by the next send (no event each); only when a message has to
+    /// wait do they become events (see `transmit` in `sim`).
+    pub returning: VecDeque<(Tick, u64)>,
+}
+
+/// Run-time state of one direction of a link: everything a send and a
+/// delivery read, in one place (the parameters are copied in at build
+/// time, so the hot path does not go through [`LinkParams`]).
 pub(crate) struct DirectionState<M> {
     /// When the wire becomes free.
     pub busy_until: Tick,
-    /// Credits available per VC (ignored for unlimited VCs).
-    pub credits: Vec<u32>,
-    /// Messages waiting for a credit, per VC.
-    pub waiting: Vec<VecDeque<Pending<M>>>,
-    /// Credits on their way back while no message waited, per VC:
-    /// (tick of return, reserved sequence number), in return order. They
-    /// are taken lazily by the next send (no event each); only when a
-    /// message has to wait do they become events (see `transmit`).
-    pub returning: Vec<VecDeque<(Tick, u64)>>,
     /// The size of the last message and its serialization time: messages
     /// on a direction come in a few sizes, and this saves the division.
     pub serialized: (u32, Tick),
+    /// Bandwidth in bytes per second (0: infinite).
+    pub bandwidth: f64,
+    /// One-way latency after serialization.
+    pub latency: Tick,
+    /// Latency of the reverse direction, which credits travel back on.
+    pub credit_latency: Tick,
+    /// The sending endpoint's component, and the receiving endpoint's
+    /// component and port.
+    pub src: u32,
+    pub dst: u32,
+    pub dst_port: u16,
+    /// Per virtual channel.
+    pub channels: Vec<Channel<M>>,
+    /// The [`LINK_STATS`] counters (messages, bytes, credit stalls), kept
+    /// here and merged into the report by `Simulation::stats`.
+    pub counters: [u64; 3],
+}
+
+impl<M> DirectionState<M> {
+    /// Reserves the wire for `bytes` starting no earlier than `now`;
+    /// returns (start of serialization, arrival at the far end).
+    #[inline]
+    pub fn occupy(&mut self, now: Tick, bytes: u32) -> (Tick, Tick) {
+        if self.serialized.0 != bytes {
+            self.serialized = (bytes, serialization(self.bandwidth, bytes));
+        }
+        let start = now.max(self.busy_until);
+        self.busy_until = start + self.serialized.1;
+        (start, self.busy_until + self.latency)
+    }
+}
+
+/// Time to serialize `bytes` at `bandwidth` bytes per second (0:
+/// infinite), rounded up to whole picoseconds.
+fn serialization(bandwidth: f64, bytes: u32) -> Tick {
+    if bandwidth <= 0.0 || bytes == 0 {
+        return 0;
+    }
+    (bytes as f64 * SEC as f64 / bandwidth).ceil() as Tick
 }
 
 /// Run-time state of a link.
 pub(crate) struct LinkState<M> {
     pub name: String,
     pub params: LinkParams,
-    /// Endpoints: (component index, port index) for A and B.
-    pub ends: [(u32, u16); 2],
+    /// Indexed by [`Direction::index`].
     pub dirs: [DirectionState<M>; 2],
     /// Global stat slots: per direction, [messages, bytes, credit_stalls].
     pub stat_base: usize,
 }
 
 impl<M> LinkState<M> {
+    /// `ends`: (component index, port index) of endpoints A and B.
     pub fn new(name: String, params: LinkParams, ends: [(u32, u16); 2], stat_base: usize) -> Self {
-        let mk = || DirectionState {
+        let mk = |dir: usize| DirectionState {
             busy_until: 0,
-            credits: params.vcs.iter().map(|v| v.credits).collect(),
-            waiting: params.vcs.iter().map(|_| VecDeque::new()).collect(),
-            returning: params.vcs.iter().map(|_| VecDeque::new()).collect(),
-            // Zero bytes take no time (`LinkParams::serialization`).
+            // Zero bytes take no time (`serialization`).
             serialized: (0, 0),
+            bandwidth: params.bandwidth[dir],
+            latency: params.latency[dir],
+            credit_latency: params.latency[1 - dir],
+            src: ends[dir].0,
+            dst: ends[1 - dir].0,
+            dst_port: ends[1 - dir].1,
+            channels: params
+                .vcs
+                .iter()
+                .map(|v| Channel {
+                    limited: v.credits > 0,
+                    credits: v.credits,
+                    waiting: VecDeque::new(),
+                    returning: VecDeque::new(),
+                })
+                .collect(),
+            counters: [0; 3],
         };
         LinkState {
-            dirs: [mk(), mk()],
+            dirs: [mk(0), mk(1)],
             name,
             params,
-            ends,
             stat_base,
         }
-    }
-    /// Reserves the wire for `bytes` starting no earlier than `now`; returns
-    /// (start of serialization, arrival at the far end).
-    pub fn occupy(&mut self, dir: Direction, now: Tick, bytes: u32) -> (Tick, Tick) {
-        let d = &mut self.dirs[dir.index()];
-        if d.serialized.0 != bytes {
-            d.serialized = (bytes, self.params.serialization(dir, bytes));
-        }
-        let ser = d.serialized.1;
-        let start = now.max(d.busy_until);
-        d.busy_until = start + ser;
-        (start, d.busy_until + self.params.latency[dir.index()])
-    }
-    /// Whether `vc` in `dir` is flow-controlled.
-    pub fn limited(&self, vc: usize) -> bool {
-        self.params.vcs[vc].credits > 0
     }
 }
 
@@ -220,11 +261,12 @@ mod tests {
     fn back_to_back_messages_queue_on_the_wire() {
         let p = LinkParams::symmetric(100 * NS, 1e9); // 1 byte per ns
         let mut l: LinkState<()> = LinkState::new("l".into(), p, [(0, 0), (1, 0)], 0);
-        assert_eq!(l.occupy(Direction::AtoB, 0, 64), (0, 164 * NS));
+        let [a_to_b, b_to_a] = &mut l.dirs;
+        assert_eq!(a_to_b.occupy(0, 64), (0, 164 * NS));
         // The second message waits for the first to leave the wire.
-        assert_eq!(l.occupy(Direction::AtoB, 10 * NS, 64), (64 * NS, 228 * NS));
+        assert_eq!(a_to_b.occupy(10 * NS, 64), (64 * NS, 228 * NS));
         // The other direction is independent.
-        assert_eq!(l.occupy(Direction::BtoA, 10 * NS, 64), (10 * NS, 174 * NS));
+        assert_eq!(b_to_a.occupy(10 * NS, 64), (10 * NS, 174 * NS));
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //!                                              event ─▶ slab    fronts
 //! ```
 //!
-//! * **Lanes.** A push joins the lane of its class (a hash into `LANES`)
+//! * **Lanes.** A push joins the lane of its class (a hash into `LANES`,
+//!   a fixed array of rings of power-of-two capacity)
 //!   if it is later than the lane's last entry, which every push of a class
 //!   is. Only the lane's front has a key in the heap; a pop from the lane
 //!   moves the next entry's key into the top's place (one sift-down) or
@@ -43,8 +44,6 @@
 //! pending event's FIFO, so a pop always returns the smallest pending
 //! event: the order is exactly that of one heap holding every event. Where
 //! an event waits only changes the speed.
-
-use std::collections::VecDeque;
 
 use crate::time::Tick;
 
@@ -94,7 +93,7 @@ const LANE: u32 = 1 << 31;
 
 /// Number of lanes (a power of two). A workload has a few dozen classes
 /// at most; fewer lanes make two classes share one more often (their
-/// interleaved pushes then go to the heap), more cost an empty `VecDeque`
+/// interleaved pushes then go to the heap), more cost an empty ring
 /// and a rank each.
 const LANE_BITS: u32 = 6;
 const LANES: usize = 1 << LANE_BITS;
@@ -160,56 +159,45 @@ impl KeyHeap {
     fn replace_top(&mut self, key: Key) {
         self.sift_down_from_top(key);
     }
-    /// Removes the top.
+    /// Removes the top: the last key takes its place and sinks. (The heap
+    /// holds about one key per active class, a few levels, so this costs
+    /// less than moving the hole to the bottom and sifting up, as std's
+    /// `BinaryHeap::pop` does for large heaps.)
+    #[inline]
     fn pop_top(&mut self) {
         let last = self.keys.pop().expect("a top to pop");
-        let len = self.keys.len();
-        if len == 0 {
-            return;
+        if !self.keys.is_empty() {
+            self.sift_down_from_top(last);
         }
-        // The last key usually belongs near the bottom: move the smaller
-        // child up all the way down (one comparison a level), then let the
-        // key climb from there (as std's `BinaryHeap::pop` does).
-        let mut pos = 0;
-        loop {
-            let mut child = 2 * pos + 1;
-            if child >= len {
-                break;
-            }
-            if child + 1 < len && self.keys[child + 1].rank() < self.keys[child].rank() {
-                child += 1;
-            }
-            self.keys[pos] = self.keys[child];
-            pos = child;
-        }
-        self.sift_up(pos, last);
     }
     #[inline]
     fn sift_down_from_top(&mut self, key: Key) {
         // Move the smaller child up into the hole until the key fits.
         let r = key.rank();
-        let len = self.keys.len();
+        let keys = &mut self.keys[..];
+        let len = keys.len();
         let mut pos = 0;
         loop {
-            let mut child = 2 * pos + 1;
-            if child >= len {
+            let left = 2 * pos + 1;
+            if left >= len {
                 break;
             }
-            let mut child_rank = self.keys[child].rank();
-            if child + 1 < len {
-                let right = self.keys[child + 1].rank();
-                if right < child_rank {
-                    child += 1;
-                    child_rank = right;
+            let mut child = left;
+            let mut child_rank = keys[left].rank();
+            if let Some(right) = keys.get(left + 1) {
+                let right_rank = right.rank();
+                if right_rank < child_rank {
+                    child = left + 1;
+                    child_rank = right_rank;
                 }
             }
             if r < child_rank {
                 break;
             }
-            self.keys[pos] = self.keys[child];
+            keys[pos] = keys[child];
             pos = child;
         }
-        self.keys[pos] = key;
+        keys[pos] = key;
     }
 }
 
@@ -221,21 +209,101 @@ fn lane_of(distance: Tick, priority: Priority) -> usize {
     (class.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LANE_BITS)) as usize
 }
 
+/// A queued event with its place in the run.
+struct Entry<E> {
+    tick: Tick,
+    order: u64,
+    event: E,
+}
+
+/// A FIFO of entries sorted by `(tick, order)`: a ring whose capacity is a
+/// power of two and whose free places hold `None`, so a push and a pop are
+/// an index under a mask (no wrap-around arithmetic, no length to keep).
+struct Lane<E> {
+    /// Rank of the last entry pushed (0 when the lane is empty: any push
+    /// may join).
+    last: Rank,
+    /// The entries, at positions `head..tail` modulo the capacity.
+    ring: Vec<Option<Entry<E>>>,
+    head: usize,
+    tail: usize,
+}
+
+impl<E> Lane<E> {
+    fn new() -> Self {
+        Lane {
+            last: 0,
+            ring: Vec::new(),
+            head: 0,
+            tail: 0,
+        }
+    }
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == self.tail
+    }
+    #[inline]
+    fn mask(&self) -> usize {
+        self.ring.len().wrapping_sub(1)
+    }
+    #[inline(always)]
+    fn push_back(&mut self, entry: Entry<E>) {
+        if self.tail.wrapping_sub(self.head) == self.ring.len() {
+            self.grow();
+        }
+        let at = self.tail & self.mask();
+        // The place is free (`None`), so there is nothing to drop: skip
+        // the check for an old value that `*place = Some(..)` would make.
+        let free = self.ring[at].replace(entry);
+        debug_assert!(free.is_none());
+        std::mem::forget(free);
+        self.tail = self.tail.wrapping_add(1);
+    }
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<Entry<E>> {
+        let at = self.head & self.mask();
+        let entry = self.ring.get_mut(at)?.take()?;
+        self.head = self.head.wrapping_add(1);
+        Some(entry)
+    }
+    #[inline(always)]
+    fn front(&self) -> Option<&Entry<E>> {
+        self.ring.get(self.head & self.mask())?.as_ref()
+    }
+    /// Doubles the capacity (at least 8), keeping the order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let capacity = (self.ring.len() * 2).max(8);
+        let mask = self.mask();
+        let mut ring: Vec<Option<Entry<E>>> = Vec::with_capacity(capacity);
+        let mut at = self.head;
+        while at != self.tail {
+            ring.push(self.ring[at & mask].take());
+            at = at.wrapping_add(1);
+        }
+        let len = ring.len();
+        ring.resize_with(capacity, || None);
+        self.ring = ring;
+        self.head = 0;
+        self.tail = len;
+    }
+    fn iter(&self) -> impl Iterator<Item = &E> + '_ {
+        self.ring.iter().flatten().map(|e| &e.event)
+    }
+}
+
 /// A priority queue of events of type `E` (see the module docs).
 pub struct EventQueue<E> {
     /// One key per non-empty lane and one per slab event.
     heap: KeyHeap,
-    /// FIFOs of `(tick, order, event)`, each sorted by `(tick, order)`.
-    lanes: Vec<VecDeque<(Tick, u64, E)>>,
-    /// Rank of each lane's last entry (0 when empty: any push may join).
-    lasts: [Rank; LANES],
+    /// The lanes of the event classes, by [`lane_of`].
+    lanes: [Lane<E>; LANES],
     /// The lane of events due at `now`, outside the heap: a pop compares
     /// its front with the heap's top.
-    current: VecDeque<(Tick, u64, E)>,
-    /// Ranks of `current`'s front ([`NONE`] when empty) and last entry (0
-    /// when empty).
+    current: Lane<E>,
+    /// Rank of `current`'s front ([`NONE`] when empty).
     current_front: Rank,
-    current_last: Rank,
     /// Events that joined no lane, by slot; free slots are recycled, so a
     /// run allocates only while its number of pending events grows.
     slots: Vec<Option<E>>,
@@ -259,11 +327,9 @@ impl<E> EventQueue<E> {
             heap: KeyHeap {
                 keys: Vec::with_capacity(LANES),
             },
-            lanes: (0..LANES).map(|_| VecDeque::new()).collect(),
-            lasts: [0; LANES],
-            current: VecDeque::new(),
+            lanes: std::array::from_fn(|_| Lane::new()),
+            current: Lane::new(),
             current_front: NONE,
-            current_last: 0,
             slots: Vec::new(),
             free: Vec::new(),
             now: 0,
@@ -297,22 +363,23 @@ impl<E> EventQueue<E> {
         let order = order_word(priority, seq);
         let r = rank(tick, order);
         self.len += 1;
-        if tick == self.now && self.current_last < r {
-            self.current_last = r;
+        if tick == self.now && self.current.last < r {
+            self.current.last = r;
             if self.current.is_empty() {
                 self.current_front = r;
             }
-            self.current.push_back((tick, order, event));
+            self.current.push_back(Entry { tick, order, event });
             return;
         }
         // A tick before `now` wraps to a huge distance: some lane, and the
         // rank check below decides, as for any push.
         let k = lane_of(tick.wrapping_sub(self.now), priority);
-        if self.lasts[k] < r {
-            self.lasts[k] = r;
-            let lane = &mut self.lanes[k];
-            lane.push_back((tick, order, event));
-            if lane.len() == 1 {
+        let lane = &mut self.lanes[k];
+        if lane.last < r {
+            lane.last = r;
+            let started = lane.is_empty();
+            lane.push_back(Entry { tick, order, event });
+            if started {
                 self.lane_started(k, tick, order);
             }
         } else {
@@ -366,14 +433,14 @@ impl<E> EventQueue<E> {
             }
             let popped = self.current.pop_front().expect("current front");
             match self.current.front() {
-                Some(&(t, o, _)) => self.current_front = rank(t, o),
+                Some(next) => self.current_front = rank(next.tick, next.order),
                 None => {
                     self.current_front = NONE;
-                    self.current_last = 0;
+                    self.current.last = 0;
                 }
             }
             self.len -= 1;
-            return Some(popped);
+            return Some((popped.tick, popped.order, popped.event));
         }
         let top = *self.heap.top()?;
         let (tick, order) = (top.tick, top.order);
@@ -381,22 +448,22 @@ impl<E> EventQueue<E> {
             return None;
         }
         let event = if top.slot & LANE != 0 {
-            let k = (top.slot & !LANE) as usize;
-            let lane = &mut self.lanes[k];
-            let (_, _, event) = lane.pop_front().expect("lane of a heap key");
+            // (The mask only spares a bounds check: the index is a lane's.)
+            let lane = &mut self.lanes[top.slot as usize & (LANES - 1)];
+            let popped = lane.pop_front().expect("lane of a heap key");
             match lane.front() {
                 // The lane's next event takes its place in the heap.
-                Some(&(tick, order, _)) => self.heap.replace_top(Key {
-                    tick,
-                    order,
+                Some(next) => self.heap.replace_top(Key {
+                    tick: next.tick,
+                    order: next.order,
                     slot: top.slot,
                 }),
                 None => {
+                    lane.last = 0;
                     self.heap.pop_top();
-                    self.lasts[k] = 0;
                 }
             }
-            event
+            popped.event
         } else {
             self.heap.pop_top();
             self.free.push(top.slot);
@@ -421,11 +488,9 @@ impl<E> EventQueue<E> {
     /// stopped run, e.g. the messages still in flight; not for the hot
     /// path).
     pub fn iter(&self) -> impl Iterator<Item = &E> + '_ {
-        fn events<E>(q: &VecDeque<(Tick, u64, E)>) -> impl Iterator<Item = &E> + '_ {
-            q.iter().map(|(_, _, e)| e)
-        }
-        events(&self.current)
-            .chain(self.lanes.iter().flat_map(events))
+        self.current
+            .iter()
+            .chain(self.lanes.iter().flat_map(Lane::iter))
             .chain(self.slots.iter().flatten())
     }
     /// Number of pending events.
@@ -586,6 +651,35 @@ mod tests {
         seen.sort_unstable();
         assert_eq!(seen.len(), q.len());
         assert_eq!(seen, vec![2, 3, 5, 6]);
+    }
+
+    #[test]
+    fn a_lane_grows_while_wrapped_around_and_keeps_its_order() {
+        // One class (distance 7 from the last pop): pops move the ring's
+        // head forward, so later growth happens with the entries wrapped
+        // around the end of the ring.
+        let mut q = EventQueue::new();
+        let mut next_pop = 0u64;
+        let mut pushed = 0u64;
+        let mut now = 0;
+        for round in 0..40u64 {
+            for _ in 0..(round % 5 + 1) * 3 {
+                q.push(now + 7, Priority::Deliver, pushed);
+                pushed += 1;
+            }
+            for _ in 0..round % 4 + 2 {
+                if let Some((t, e)) = q.pop() {
+                    assert_eq!(e, next_pop);
+                    next_pop += 1;
+                    now = t;
+                }
+            }
+        }
+        while let Some((_, e)) = q.pop() {
+            assert_eq!(e, next_pop);
+            next_pop += 1;
+        }
+        assert_eq!(next_pop, pushed);
     }
 
     #[test]

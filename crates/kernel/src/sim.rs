@@ -69,7 +69,7 @@ enum Event<M> {
         dst: u32,
         port: u16,
         link: u32,
-        dir: u8,
+        dir: Direction,
         vc: u8,
         msg: M,
     },
@@ -86,7 +86,7 @@ enum Event<M> {
     },
     Credit {
         link: u32,
-        dir: u8,
+        dir: Direction,
         vc: u8,
     },
 }
@@ -158,20 +158,15 @@ impl<M: Message> Ctx<'_, M> {
         let Some((link, dir)) = self.world.wires[self.me as usize][port] else {
             return false;
         };
-        let l = &self.world.links[link as usize];
-        let d = &l.dirs[dir.index()];
-        !l.limited(vc as usize)
-            || d.credits[vc as usize] > 0
-            || d.returning[vc as usize]
-                .front()
-                .is_some_and(|&(t, _)| t <= self.now)
+        let ch = &self.world.links[link as usize].dirs[dir.index()].channels[vc as usize];
+        !ch.limited || ch.credits > 0 || ch.returning.front().is_some_and(|&(t, _)| t <= self.now)
     }
     /// The tick at which the wire of `port`'s link becomes free for this
     /// sender.
     pub fn wire_free_at(&self, port: PortId) -> Tick {
         let (link, dir) = self.world.wires[self.me as usize][port].expect("wired port");
-        let l = &self.world.links[link as usize];
-        l.dirs[dir.index()].busy_until.max(self.now)
+        let d = &self.world.links[link as usize].dirs[dir.index()];
+        d.busy_until.max(self.now)
     }
     /// Schedules [`Component::on_wake`] with `token` after `delay` ticks.
     #[inline]
@@ -277,6 +272,7 @@ impl<M: Message> Ctx<'_, M> {
     }
 }
 
+#[inline(always)]
 fn transmit<M: Message>(
     world: &mut World<M>,
     now: Tick,
@@ -286,54 +282,66 @@ fn transmit<M: Message>(
     msg: M,
     bytes: u32,
 ) {
-    let l = &mut world.links[link as usize];
-    let v = vc as usize;
-    assert!(
-        v < l.params.vcs.len(),
-        "link {} has no virtual channel {vc}",
-        l.name
-    );
-    if l.limited(v) {
-        let d = &mut l.dirs[dir.index()];
+    let d = &mut world.links[link as usize].dirs[dir.index()];
+    let Some(ch) = d.channels.get_mut(vc as usize) else {
+        no_such_vc(&world.links[link as usize].name, vc)
+    };
+    if ch.limited {
         // Credits that came back by now (their events, of the first
         // priority, would have run before any sender at this tick).
-        while d.returning[v].front().is_some_and(|&(t, _)| t <= now) {
-            d.returning[v].pop_front();
-            d.credits[v] += 1;
+        while ch.returning.front().is_some_and(|&(t, _)| t <= now) {
+            ch.returning.pop_front();
+            ch.credits += 1;
         }
-        if d.credits[v] == 0 {
-            // This message must wait for the next credit, so the credits
-            // still travelling become real events, in the places reserved
-            // for them when they set off: the message launches exactly when
-            // and in the order it would have with eager credit events.
-            for (t, seq) in d.returning[v].drain(..) {
-                world.queue.push_reserved(
-                    t,
-                    Priority::Credit,
-                    seq,
-                    Event::Credit {
-                        link,
-                        dir: dir as u8,
-                        vc,
-                    },
-                );
-            }
-            d.waiting[v].push_back(Pending {
-                msg,
-                bytes,
-                sent_at: now,
-            });
-            let slot = l.stat_base + dir.index() * LINK_STATS.len() + 2;
-            world.stats.add(slot, 1);
+        if ch.credits == 0 {
+            wait_for_credit(world, now, link, dir, vc, msg, bytes);
             return;
         }
-        d.credits[v] -= 1;
+        ch.credits -= 1;
     }
     launch(world, now, now, link, dir, vc, msg, bytes);
 }
 
+#[cold]
+#[inline(never)]
+fn no_such_vc(link: &str, vc: u8) -> ! {
+    panic!("link {link} has no virtual channel {vc}")
+}
+
+/// `msg` found no credit on its channel: it waits at the sender.
+#[cold]
+#[inline(never)]
+fn wait_for_credit<M: Message>(
+    world: &mut World<M>,
+    now: Tick,
+    link: u32,
+    dir: Direction,
+    vc: u8,
+    msg: M,
+    bytes: u32,
+) {
+    let d = &mut world.links[link as usize].dirs[dir.index()];
+    let ch = &mut d.channels[vc as usize];
+    // This message must wait for the next credit, so the credits still
+    // travelling become real events, in the places reserved for them when
+    // they set off: the message launches exactly when and in the order it
+    // would have with eager credit events.
+    for (t, seq) in ch.returning.drain(..) {
+        world
+            .queue
+            .push_reserved(t, Priority::Credit, seq, Event::Credit { link, dir, vc });
+    }
+    ch.waiting.push_back(Pending {
+        msg,
+        bytes,
+        sent_at: now,
+    });
+    d.counters[2] += 1;
+}
+
 /// Puts a message that holds a credit on the wire.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn launch<M: Message>(
     world: &mut World<M>,
     now: Tick,
@@ -344,24 +352,14 @@ fn launch<M: Message>(
     msg: M,
     bytes: u32,
 ) {
-    let l = &mut world.links[link as usize];
-    let (_, arrives) = l.occupy(dir, now, bytes);
-    let (dst, port) = l.ends[1 - dir.index()];
-    let (src, _) = l.ends[dir.index()];
-    let base = l.stat_base + dir.index() * LINK_STATS.len();
-    world.stats.add(base, 1);
-    world.stats.add(base + 1, bytes as u64);
+    let d = &mut world.links[link as usize].dirs[dir.index()];
+    let (_, arrives) = d.occupy(now, bytes);
+    d.counters[0] += 1;
+    d.counters[1] += bytes as u64;
+    let (dst, port) = (d.dst, d.dst_port);
     if world.tracer.enabled() {
-        world.tracer.record(Record {
-            sent: sent_at,
-            arrives,
-            src,
-            dst,
-            link,
-            vc,
-            bytes,
-            label: msg.label(),
-        });
+        let src = d.src;
+        trace_message(world, sent_at, arrives, src, dst, link, vc, bytes, &msg);
     }
     world.queue.push(
         arrives,
@@ -370,11 +368,37 @@ fn launch<M: Message>(
             dst,
             port,
             link,
-            dir: dir as u8,
+            dir,
             vc,
             msg,
         },
     );
+}
+
+#[allow(clippy::too_many_arguments)]
+#[cold]
+#[inline(never)]
+fn trace_message<M: Message>(
+    world: &mut World<M>,
+    sent: Tick,
+    arrives: Tick,
+    src: u32,
+    dst: u32,
+    link: u32,
+    vc: u8,
+    bytes: u32,
+    msg: &M,
+) {
+    world.tracer.record(Record {
+        sent,
+        arrives,
+        src,
+        dst,
+        link,
+        vc,
+        bytes,
+        label: msg.label(),
+    });
 }
 
 /// A wake-up reserved by [`Ctx::defer_wake`]: its tick and its place among
@@ -472,17 +496,17 @@ impl<M: Message> Simulation<M> {
                 self.components[dst as usize].on_message(port as usize, msg, &mut ctx);
                 // The receive buffer is free once the message was handled;
                 // the credit travels back over the reverse direction.
-                let l = &mut self.world.links[link as usize];
-                if l.limited(vc as usize) {
-                    let back = self.now + l.params.latency[1 - dir as usize];
-                    let d = &mut l.dirs[dir as usize];
-                    if d.waiting[vc as usize].is_empty() {
+                let d = &mut self.world.links[link as usize].dirs[dir.index()];
+                let ch = &mut d.channels[vc as usize];
+                if ch.limited {
+                    let back = self.now + d.credit_latency;
+                    if ch.waiting.is_empty() {
                         // Nobody waits for it: the credit returns lazily (the
                         // next send on the channel takes it once its tick has
                         // come), saving an event; its place in the run is
                         // reserved in case a message has to wait for it.
                         let seq = self.world.queue.reserve();
-                        d.returning[vc as usize].push_back((back, seq));
+                        ch.returning.push_back((back, seq));
                         self.world.horizon = self.world.horizon.max(back);
                     } else {
                         self.world.queue.push(
@@ -511,28 +535,29 @@ impl<M: Message> Simulation<M> {
                 };
                 self.components[dst as usize].on_local(token, msg, &mut ctx);
             }
-            Event::Credit { link, dir, vc } => {
-                let direction = if dir == 0 {
-                    Direction::AtoB
-                } else {
-                    Direction::BtoA
-                };
-                let d = &mut self.world.links[link as usize].dirs[dir as usize];
-                match d.waiting[vc as usize].pop_front() {
-                    // Hand the credit straight to the oldest waiting message.
-                    Some(p) => launch(
-                        &mut self.world,
-                        self.now,
-                        p.sent_at,
-                        link,
-                        direction,
-                        vc,
-                        p.msg,
-                        p.bytes,
-                    ),
-                    None => d.credits[vc as usize] += 1,
-                }
-            }
+            Event::Credit { link, dir, vc } => self.credit_returned(link, dir, vc),
+        }
+    }
+
+    /// A credit came back while a message may be waiting for it (see
+    /// `wait_for_credit`).
+    #[cold]
+    #[inline(never)]
+    fn credit_returned(&mut self, link: u32, dir: Direction, vc: u8) {
+        let ch = &mut self.world.links[link as usize].dirs[dir.index()].channels[vc as usize];
+        match ch.waiting.pop_front() {
+            // Hand the credit straight to the oldest waiting message.
+            Some(p) => launch(
+                &mut self.world,
+                self.now,
+                p.sent_at,
+                link,
+                dir,
+                vc,
+                p.msg,
+                p.bytes,
+            ),
+            None => ch.credits += 1,
         }
     }
 
@@ -565,8 +590,8 @@ impl<M: Message> Simulation<M> {
             .links
             .iter()
             .flat_map(|l| &l.dirs)
-            .flat_map(|d| &d.waiting)
-            .flat_map(|q| q.iter().map(|p| &p.msg));
+            .flat_map(|d| &d.channels)
+            .flat_map(|ch| ch.waiting.iter().map(|p| &p.msg));
         queued.chain(waiting)
     }
     /// The component `id` as its concrete type, if it is a `T`.
@@ -585,7 +610,17 @@ impl<M: Message> Simulation<M> {
     }
     /// A snapshot of every statistic.
     pub fn stats(&self) -> StatsReport {
-        self.world.stats.report()
+        // The links count in their own state while they run.
+        let mut link_counters = Vec::new();
+        for l in &self.world.links {
+            for (i, d) in l.dirs.iter().enumerate() {
+                let base = l.stat_base + i * LINK_STATS.len();
+                for (k, &value) in d.counters.iter().enumerate() {
+                    link_counters.push((base + k, value));
+                }
+            }
+        }
+        self.world.stats.report_with(&link_counters)
     }
     /// SHA-256 (hex) of the message log, when tracing is on.
     pub fn trace_hash(&self) -> Option<String> {

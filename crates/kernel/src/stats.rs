@@ -165,10 +165,20 @@ impl Stats {
     }
     /// A snapshot of every statistic.
     pub fn report(&self) -> StatsReport {
+        self.report_with(&[])
+    }
+    /// A snapshot of every statistic, with the counters of `overrides`
+    /// (`(slot, value)`) taken from there: counters that their owner keeps
+    /// elsewhere while it runs (the links' per-direction counters).
+    pub(crate) fn report_with(&self, overrides: &[(usize, u64)]) -> StatsReport {
+        let mut counters = self.counters.clone();
+        for &(slot, value) in overrides {
+            counters[slot] = value;
+        }
         let mut map = BTreeMap::new();
         for (i, name) in self.names.iter().enumerate() {
             let v = match &self.histograms[i] {
-                None => StatValue::Counter(self.counters[i]),
+                None => StatValue::Counter(counters[i]),
                 Some(x) if x.h.is_empty() => StatValue::Histogram(HistogramSummary {
                     count: 0,
                     min: 0,
