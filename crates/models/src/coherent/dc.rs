@@ -870,6 +870,8 @@ impl DirectoryController {
 
     /// The first event DCU `d` can handle, with the number of queued events
     /// the table stalls before it. Errors are unspecified receptions.
+    // Indexed loops on purpose (see the loop).
+    #[allow(clippy::needless_range_loop)]
     fn pick(&self, d: usize) -> Result<(Option<Picked>, u64), String> {
         let dcu = &self.dcus[d];
         let table = &*self.dc_table;
