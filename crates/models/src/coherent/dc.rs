@@ -1452,3 +1452,38 @@ impl DirectoryController {
             + self.in_pipelines
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_states_behave_like_a_map_across_dense_and_sparse_lines() {
+        let mut s = LineStates::default();
+        let mut want = std::collections::BTreeMap::new();
+        // Sequential lines (dense), scattered far lines (sparse), then
+        // enough lines for the dense range to grow over some sparse ones.
+        let lines: Vec<u64> = (0..3000)
+            .chain([1 << 20, 1 << 40, u64::MAX, 70_000, 200_000])
+            .chain((0..20_000).map(|i| 100_000 + 7 * i))
+            .collect();
+        for (i, &l) in lines.iter().enumerate() {
+            let st = (i % 200) as u8;
+            s.insert(l, st);
+            want.insert(l, st);
+        }
+        for &l in lines.iter().step_by(3) {
+            s.remove(l);
+            want.remove(&l);
+        }
+        s.remove(5_000_000); // never stored
+        for &l in &lines {
+            assert_eq!(s.get(l), want.get(&l).copied(), "line {l}");
+        }
+        assert_eq!(s.get(2_999_999), None);
+        let got: std::collections::BTreeMap<u64, u8> = s.iter().collect();
+        assert_eq!(got, want);
+        assert!(s.dense.len() as u64 <= DENSE_MIN.max(DENSE_BYTES_PER_LINE * lines.len() as u64));
+        assert!(s.sparse.contains_key(&(1 << 40)), "far lines stay sparse");
+    }
+}
