@@ -39,12 +39,13 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
+use ccsim_kernel::sim::DeferredWake;
 use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
 
 use super::check::{Checker, LineSnapshot};
 use super::link::EciLink;
 use super::memory::{LineStore, MemTiming};
-use super::{boxed_line, recycle_line, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
+use super::{boxed_line, recycle_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
 use crate::util::{complete, non_negative, non_negative_f, positive};
 
 /// Declaration of `directory_controller`.
@@ -194,15 +195,327 @@ impl AxiKind {
     }
 }
 
+/// Where a row's `send` goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dest {
+    /// Over ECI to the CPU (through the egress pipeline).
+    Peer,
+    /// To the device-local machine (AXI side or application).
+    Local(AxiKind),
+    /// To a DCU (a send of the local machine, through the ingress).
+    Dcu,
+}
+
+/// One action of a compiled table row.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// Sends catalogue message `msg` (with the line's bytes when `data`).
+    Send {
+        msg: u16,
+        name: &'static str,
+        data: bool,
+        to: Dest,
+    },
+    WriteMem,
+    Store,
+    Check,
+    Fill,
+}
+
+/// A transition of a compiled table.
+#[derive(Debug)]
+struct GoRow {
+    next: usize,
+    /// `next` is the machine's initial state (the line leaves the sparse map).
+    next_initial: bool,
+    next_stable: bool,
+    /// Whether any step sends.
+    sends: bool,
+    steps: Box<[Step]>,
+}
+
+/// A cell of a compiled table.
+#[derive(Debug)]
+enum Cell {
+    /// No transition: an unspecified reception.
+    Unspecified,
+    Stall,
+    Go(GoRow),
+}
+
+/// One machine's table (the DC's or the local machine's) compiled once for
+/// execution: each cell's outcome with its actions resolved to catalogue
+/// indices, receivers and AXI kinds, so a row runs without matching action
+/// strings or looking messages up. Cells are those of `MachineIndex::table`
+/// (same indices, same outcomes), so decisions are unchanged.
+#[derive(Debug)]
+struct CompiledTable {
+    n_events: usize,
+    /// By `state * n_events + event`.
+    cells: Vec<Cell>,
+    /// The table's event for each catalogue message (`None`: it has none).
+    msg_event: Vec<Option<usize>>,
+}
+
+impl CompiledTable {
+    fn new(tables: &Tables, role: usize) -> CompiledTable {
+        let idx = &tables.idx[role];
+        let n_events = idx.n_events;
+        let cells = idx
+            .table
+            .iter()
+            .enumerate()
+            .map(|(cell, outcome)| match outcome {
+                None => Cell::Unspecified,
+                Some(IndexedOutcome::Stall) => Cell::Stall,
+                Some(IndexedOutcome::Go { next, actions }) => {
+                    let mut sent = tables
+                        .sends(role, cell / n_events, cell % n_events)
+                        .iter()
+                        .copied();
+                    let steps: Box<[Step]> = actions
+                        .iter()
+                        .map(|a| match a {
+                            Action::Send(_) => {
+                                let msg = sent.next().expect("resolved with the table");
+                                let meta = &tables.msgs[msg as usize];
+                                let to = if role == LOCAL {
+                                    Dest::Dcu
+                                } else if meta.to == PEER {
+                                    Dest::Peer
+                                } else {
+                                    Dest::Local(AxiKind::of(meta.name))
+                                };
+                                Step::Send {
+                                    msg,
+                                    name: meta.name,
+                                    data: meta.data,
+                                    to,
+                                }
+                            }
+                            Action::WriteMem => Step::WriteMem,
+                            Action::Store => Step::Store,
+                            Action::Check => Step::Check,
+                            Action::Fill => Step::Fill,
+                        })
+                        .collect();
+                    Cell::Go(GoRow {
+                        next: *next,
+                        next_initial: *next == tables.initial[role],
+                        next_stable: tables.stable[role][*next],
+                        sends: steps.iter().any(|s| matches!(s, Step::Send { .. })),
+                        steps,
+                    })
+                }
+            })
+            .collect();
+        CompiledTable {
+            n_events,
+            cells,
+            msg_event: tables.msg_event[role].clone(),
+        }
+    }
+
+    /// The cell of (`state`, `event`); out of range is unspecified, as
+    /// with `MachineIndex::lookup`.
+    #[inline]
+    fn cell(&self, state: usize, event: usize) -> (usize, &Cell) {
+        let i = state * self.n_events + event;
+        (i, self.cells.get(i).unwrap_or(&Cell::Unspecified))
+    }
+}
+
+/// What [`DirectoryController::pick`] chose: the message's place in its
+/// DCU's queues and the table cell it runs (so `execute` looks up neither
+/// the line's state nor the table again).
+#[derive(Debug, Clone, Copy)]
+struct Picked {
+    /// 0: responses, 1: requests.
+    queue: usize,
+    pos: usize,
+    state: usize,
+    event: usize,
+    cell: usize,
+}
+
+/// A DCU's buffer: the payload held for the current transaction (in a
+/// recycled payload box, so filling it does not allocate), with the line
+/// and the memory generation it was read or written at. A data send of
+/// the same line while memory has not been written since (so the bytes
+/// are those memory holds) takes the box as the message's payload instead
+/// of reading memory again.
+#[derive(Debug)]
+struct Buffered {
+    bytes: Box<Line>,
+    line: u64,
+    generation: u64,
+}
+
+/// A slice's reserved dispatch rounds in (tick, reservation) order: a
+/// vector consumed from `head` and cleared when used up (the lists are
+/// short and empty out often, so this beats a ring buffer's wrapping).
+#[derive(Debug, Default)]
+struct ReservedRounds {
+    list: Vec<DeferredWake>,
+    /// The first round not consumed (0 when the list is empty).
+    head: usize,
+}
+
+impl ReservedRounds {
+    #[inline]
+    fn front(&self) -> Option<&DeferredWake> {
+        self.list.get(self.head)
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == self.list.len()
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<DeferredWake> {
+        let w = *self.list.get(self.head)?;
+        self.head += 1;
+        if self.head == self.list.len() {
+            self.list.clear();
+            self.head = 0;
+        }
+        Some(w)
+    }
+
+    /// Adds `w` after the rounds of its tick or earlier.
+    #[inline]
+    fn push(&mut self, w: DeferredWake) {
+        // A round is reserved only by a round that emptied its slice, one
+        // event time after it, so reservations come in tick order and
+        // this is a push at the back; the search keeps the order whatever
+        // the caller.
+        if self.list.last().is_none_or(|b| b.at <= w.at) {
+            self.list.push(w);
+        } else {
+            let i = self.list[self.head..]
+                .iter()
+                .rposition(|b| b.at <= w.at)
+                .map_or(self.head, |i| self.head + i + 1);
+            self.list.insert(i, w);
+        }
+    }
+
+    /// Removes and returns every round.
+    fn take_all(&mut self) -> impl Iterator<Item = DeferredWake> + '_ {
+        let head = std::mem::take(&mut self.head);
+        self.list.drain(..).skip(head)
+    }
+}
+
+/// Per-line states of one machine, sparse: a line in the machine's initial
+/// state is absent. Lines below `dense.len()` are a byte each (`ABSENT`:
+/// none), so sequential or clustered lines, the usual case, cost an index
+/// instead of a hash probe; the range grows in powers of two while it
+/// stays within [`DENSE_BYTES_PER_LINE`] bytes per stored line (beyond
+/// [`DENSE_MIN`]), so scattered lines cost no more memory than in a hash
+/// map, where the lines above it are kept.
+#[derive(Debug, Default)]
+struct LineStates {
+    dense: Vec<u8>,
+    /// Lines stored in `dense`.
+    dense_count: usize,
+    sparse: HashMap<u64, u8>,
+}
+
+/// The dense range of [`LineStates`] may always grow to this many lines.
+const DENSE_MIN: u64 = 1 << 16;
+/// Beyond `DENSE_MIN`, the dense range's bytes per stored line at most.
+const DENSE_BYTES_PER_LINE: u64 = 16;
+
+impl LineStates {
+    /// A marker no machine state takes (tables have fewer states).
+    const ABSENT: u8 = u8::MAX;
+
+    #[inline]
+    fn get(&self, line: u64) -> Option<u8> {
+        if line < self.dense.len() as u64 {
+            let s = self.dense[line as usize];
+            return (s != Self::ABSENT).then_some(s);
+        }
+        if self.sparse.is_empty() {
+            return None;
+        }
+        self.sparse.get(&line).copied()
+    }
+
+    #[inline]
+    fn insert(&mut self, line: u64, state: u8) {
+        debug_assert_ne!(state, Self::ABSENT);
+        if line >= self.dense.len() as u64 && !self.grow_to(line) {
+            self.sparse.insert(line, state);
+            return;
+        }
+        let slot = &mut self.dense[line as usize];
+        if *slot == Self::ABSENT {
+            self.dense_count += 1;
+        }
+        *slot = state;
+    }
+
+    #[inline]
+    fn remove(&mut self, line: u64) {
+        if line < self.dense.len() as u64 {
+            let slot = &mut self.dense[line as usize];
+            if *slot != Self::ABSENT {
+                *slot = Self::ABSENT;
+                self.dense_count -= 1;
+            }
+        } else if !self.sparse.is_empty() {
+            self.sparse.remove(&line);
+        }
+    }
+
+    /// Extends the dense range over `line` if it stays dense enough
+    /// (moving the sparse lines it now covers); false if not.
+    #[cold]
+    fn grow_to(&mut self, line: u64) -> bool {
+        let stored = (self.dense_count + self.sparse.len()) as u64 + 1;
+        let Some(len) = line.checked_add(1).and_then(u64::checked_next_power_of_two) else {
+            return false;
+        };
+        let len = len.max(DENSE_MIN);
+        if len > DENSE_MIN.max(stored.saturating_mul(DENSE_BYTES_PER_LINE)) {
+            return false;
+        }
+        self.dense.resize(len as usize, Self::ABSENT);
+        let mut moved = Vec::new();
+        self.sparse.retain(|&l, &mut s| {
+            let keep = l >= len;
+            if !keep {
+                moved.push((l, s));
+            }
+            keep
+        });
+        for (l, s) in moved {
+            self.dense[l as usize] = s;
+            self.dense_count += 1;
+        }
+        true
+    }
+
+    /// Every stored (line, state).
+    fn iter(&self) -> impl Iterator<Item = (u64, u8)> + '_ {
+        let dense = self.dense.iter().enumerate();
+        dense
+            .filter(|&(_, &s)| s != Self::ABSENT)
+            .map(|(l, &s)| (l as u64, s))
+            .chain(self.sparse.iter().map(|(&l, &s)| (l, s)))
+    }
+}
+
 #[derive(Debug, Default)]
 struct Dcu {
     line: Option<u64>,
     responses: VecDeque<CohMsg>,
     requests: VecDeque<CohMsg>,
     busy_until: Tick,
-    /// The payload held for the current transaction (inline: a DCU's
-    /// buffer is a fixed block RAM, and filling it should not allocate).
-    buffer: Option<Line>,
+    buffer: Option<Buffered>,
 }
 
 /// The `directory_controller` component.
@@ -221,13 +534,20 @@ pub struct DirectoryController {
     egress: Tick,
     axi: Tick,
     per_slice: usize,
-    links: u64,
+    /// `per_slice - 1` when `per_slice` is a power of two (routing by a
+    /// mask instead of a division), else `None`.
+    per_slice_mask: Option<u64>,
     link: EciLink,
-    state: HashMap<u64, u8>,
-    app_state: HashMap<u64, u8>,
-    /// What each catalogue message is to the AXI side (by message index),
-    /// classified once by name (`AXI_RD*`, `AXI_WR*`, other).
-    axi_kind: Vec<AxiKind>,
+    state: LineStates,
+    app_state: LineStates,
+    /// The DC's table (`GENERATED`), compiled (behind an `Rc` so a row
+    /// runs from it while the handler mutates `self`).
+    dc_table: Rc<CompiledTable>,
+    /// The device-local machine's table (`LOCAL`), compiled.
+    app_table: Rc<CompiledTable>,
+    /// Whether each catalogue message is a request (queued behind responses).
+    is_request: Vec<bool>,
+    catalogue: Catalogue,
     /// The memory's real bytes.
     pub mem: LineStore,
     timing: MemTiming,
@@ -241,8 +561,13 @@ pub struct DirectoryController {
     nonempty_bits: Vec<u64>,
     scheduled: [Tick; 2],
     /// Dispatch rounds reserved while their slice had no queued message
-    /// (see [`DirectoryController::schedule`]), in no particular order.
-    deferred: [Vec<DeferredWake>; 2],
+    /// (see [`DirectoryController::schedule`]), in tick order (and in
+    /// reservation order within a tick), so the ones already past are a
+    /// prefix: [`DirectoryController::settle`] looks at the fronts only.
+    deferred: [ReservedRounds; 2],
+    /// Each slice's earliest reserved round's tick (`Tick::MAX`: none), so
+    /// that `settle` passes over a slice at once before it.
+    deferred_from: [Tick; 2],
     /// Messages in the ingress, egress and local pipelines (carried by the
     /// kernel as local messages until they are due).
     in_pipelines: usize,
@@ -290,6 +615,16 @@ impl DirectoryController {
                 link.links
             ));
         }
+        for role in [GENERATED, LOCAL] {
+            let n = tables.ir.machines()[role].states.len();
+            if n >= LineStates::ABSENT as usize {
+                return Err(format!(
+                    "{t}: the {} table has {n} states; the DC keeps a state in a byte (at most {})",
+                    tables.agent(role),
+                    LineStates::ABSENT - 1
+                ));
+            }
+        }
         let clock = Clock::from_mhz(mhz);
         let cyc = |n: &str| non_negative(&p, t, n).map(|c| clock.cycles(c));
         let per_slice = positive(&p, t, "dcus_per_slice")? as usize;
@@ -300,11 +635,18 @@ impl DirectoryController {
             egress: cyc("egress_cycles")?,
             axi: cyc("axi_cycles")?,
             per_slice,
-            links: link.links,
+            per_slice_mask: per_slice.is_power_of_two().then_some(per_slice as u64 - 1),
             link: link.clone(),
-            state: HashMap::default(),
-            app_state: HashMap::default(),
-            axi_kind: tables.msgs.iter().map(|m| AxiKind::of(m.name)).collect(),
+            state: LineStates::default(),
+            app_state: LineStates::default(),
+            dc_table: Rc::new(CompiledTable::new(&tables, GENERATED)),
+            app_table: Rc::new(CompiledTable::new(&tables, LOCAL)),
+            is_request: tables
+                .msgs
+                .iter()
+                .map(|m| m.class == MsgClass::Request)
+                .collect(),
+            catalogue: tables.catalogue,
             mem: LineStore::default(),
             timing,
             dcus: (0..2 * per_slice).map(|_| Dcu::default()).collect(),
@@ -312,7 +654,8 @@ impl DirectoryController {
             nonempty: [0; 2],
             nonempty_bits: vec![0; (2 * per_slice).div_ceil(64)],
             scheduled: [Tick::MAX; 2],
-            deferred: [Vec::new(), Vec::new()],
+            deferred: Default::default(),
+            deferred_from: [Tick::MAX; 2],
             in_pipelines: 0,
             app_ops: VecDeque::new(),
             app_outstanding: BTreeMap::new(),
@@ -374,21 +717,28 @@ impl DirectoryController {
 
     fn st(&self, line: u64) -> usize {
         self.state
-            .get(&line)
-            .map(|&s| s as usize)
+            .get(line)
+            .map(|s| s as usize)
             .unwrap_or(self.tables.initial[GENERATED])
     }
 
     fn app_st(&self, line: u64) -> usize {
         self.app_state
-            .get(&line)
-            .map(|&s| s as usize)
+            .get(line)
+            .map(|s| s as usize)
             .unwrap_or(self.tables.initial[LOCAL])
     }
 
+    /// The DCU of `line`: slice `line % 2`, DCU `(line / 2) % per_slice`
+    /// of it (by a mask when `per_slice` is a power of two).
+    #[inline]
     fn dcu_of(&self, line: u64) -> usize {
-        let slice = (line % 2) as usize;
-        slice * self.per_slice + ((line / 2) % self.per_slice as u64) as usize
+        let slice = (line & 1) as usize;
+        let within = match self.per_slice_mask {
+            Some(mask) => (line >> 1) & mask,
+            None => (line >> 1) % self.per_slice as u64,
+        };
+        slice * self.per_slice + within as usize
     }
 
     fn observe(&mut self, now: Tick, e: DcEvent) {
@@ -409,6 +759,13 @@ impl DirectoryController {
         ctx.stop();
     }
 
+    /// Advances slice `s`'s round-robin pointer by one round.
+    #[inline]
+    fn advance_rr(&mut self, s: usize) {
+        let r = self.rr[s] + 1;
+        self.rr[s] = if r == self.per_slice { 0 } else { r };
+    }
+
     /// Asks for a dispatch round of `slice` at `at`.
     ///
     /// A round of a slice with no queued message does nothing but advance
@@ -424,59 +781,81 @@ impl DirectoryController {
         if self.scheduled[slice] != at {
             self.scheduled[slice] = at;
             if self.nonempty[slice] == 0 {
-                self.deferred[slice].push(ctx.defer_wake(at));
+                let w = ctx.defer_wake(at);
+                self.deferred[slice].push(w);
+                self.deferred_from[slice] = self.deferred_from[slice].min(w.at);
             } else {
                 ctx.wake_at(at, TOK_SLICE + slice as u64);
             }
         }
     }
 
+    /// Recomputes `deferred_from` of `slice` after reserved rounds left
+    /// its list.
+    #[inline]
+    fn refresh_deferred_from(&mut self, slice: usize) {
+        self.deferred_from[slice] = self.deferred[slice].front().map_or(Tick::MAX, |w| w.at);
+    }
+
     /// Applies the reserved rounds that would have run (empty) before the
     /// current event: each advances the round-robin pointer and ends the
     /// wait for its tick, as the round's own wake-up would have. (No other
     /// DC event ran between them, so their order does not matter.)
+    #[inline]
     fn settle(&mut self, ctx: &Ctx<'_, CohMsg>) {
+        // A slice with nothing reserved up to now: one comparison.
+        let now = ctx.now();
         for s in 0..2 {
-            // Usually zero or one entry; the order of the list does not
-            // matter (each keeps its reserved place in the run).
-            let mut i = 0;
-            while i < self.deferred[s].len() {
-                if !ctx.is_past(&self.deferred[s][i]) {
-                    i += 1;
-                    continue;
-                }
-                let w = self.deferred[s].swap_remove(i);
-                self.rr[s] = (self.rr[s] + 1) % self.per_slice;
-                if self.scheduled[s] == w.at {
-                    self.scheduled[s] = Tick::MAX;
-                }
+            if now >= self.deferred_from[s] {
+                self.settle_slice(ctx, s);
             }
         }
     }
 
+    fn settle_slice(&mut self, ctx: &Ctx<'_, CohMsg>, s: usize) {
+        // The list is in (tick, reservation) order, the order `is_past`
+        // compares: the past rounds are a prefix.
+        while let Some(w) = self.deferred[s].front() {
+            if !ctx.is_past(w) {
+                break;
+            }
+            let at = w.at;
+            self.deferred[s].pop_front();
+            self.advance_rr(s);
+            if self.scheduled[s] == at {
+                self.scheduled[s] = Tick::MAX;
+            }
+        }
+        self.refresh_deferred_from(s);
+    }
+
     fn enqueue(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
         let d = self.dcu_of(m.line);
-        let class = self.tables.msgs[m.msg as usize].class;
-        if self.dcus[d].responses.is_empty() && self.dcus[d].requests.is_empty() {
-            let slice = d / self.per_slice;
-            if self.nonempty[slice] == 0 {
+        let slice = (m.line & 1) as usize;
+        let request = self.is_request[m.msg as usize];
+        let dcu = &mut self.dcus[d];
+        if dcu.responses.is_empty() && dcu.requests.is_empty() {
+            if self.nonempty[slice] == 0 && !self.deferred[slice].is_empty() {
                 // The slice has work again. A reserved round still due at
                 // this tick would find it, so it becomes a real wake-up;
                 // later ones wait for the end of the next round, which
-                // decides again (see `dispatch`).
+                // decides again (see `dispatch`). (`settle` ran: none is
+                // past, so those of this tick are the first ones.)
                 let now = ctx.now();
-                let list = &mut self.deferred[slice];
-                while let Some(i) = list.iter().position(|w| w.at == now) {
-                    ctx.wake_deferred(list.remove(i), TOK_SLICE + slice as u64);
+                while self.deferred[slice].front().is_some_and(|w| w.at == now) {
+                    let w = self.deferred[slice].pop_front().expect("front");
+                    ctx.wake_deferred(w, TOK_SLICE + slice as u64);
                 }
+                self.refresh_deferred_from(slice);
             }
             self.nonempty[slice] += 1;
             self.nonempty_bits[d / 64] |= 1 << (d % 64);
         }
-        if class == MsgClass::Request {
-            self.dcus[d].requests.push_back(m);
+        let dcu = &mut self.dcus[d];
+        if request {
+            dcu.requests.push_back(m);
         } else {
-            self.dcus[d].responses.push_back(m);
+            dcu.responses.push_back(m);
         }
         // The slice's dispatch round runs now, in this event, unless one is
         // already due at this tick (it will find the message). (A separate
@@ -484,38 +863,52 @@ impl DirectoryController {
         // message and ran after other work of the tick, e.g. the other
         // slice's round: the order of the slices' memory accesses at a tick
         // differs between the two.)
-        let slice = d / self.per_slice;
         if self.scheduled[slice] != ctx.now() {
             self.dispatch(ctx, slice);
         }
     }
 
-    /// The first event DCU `d` can handle: (queue, position). Errors are
-    /// unspecified receptions.
-    fn pick(&self, d: usize) -> Result<(Option<(usize, usize)>, u64), String> {
+    /// The first event DCU `d` can handle, with the number of queued events
+    /// the table stalls before it. Errors are unspecified receptions.
+    // Indexed loops on purpose (see the loop).
+    #[allow(clippy::needless_range_loop)]
+    fn pick(&self, d: usize) -> Result<(Option<Picked>, u64), String> {
         let dcu = &self.dcus[d];
-        let t = &self.tables;
+        let table = &*self.dc_table;
         let mut stalls = 0;
-        for (qi, q) in [&dcu.responses, &dcu.requests].into_iter().enumerate() {
-            for (pos, m) in q.iter().enumerate() {
+        for (queue, q) in [&dcu.responses, &dcu.requests].into_iter().enumerate() {
+            // By index: the queues are short (usually one message), and
+            // indexing skips an iterator's set-up over the ring's halves.
+            for pos in 0..q.len() {
+                let m = &q[pos];
                 if dcu.line.is_some_and(|l| l != m.line) {
                     continue;
                 }
-                let st = self.st(m.line);
-                let name = &t.msgs[m.msg as usize].name;
-                let Some(ev) = t.msg_event[GENERATED][m.msg as usize] else {
+                let state = self.st(m.line);
+                let Some(event) = table.msg_event[m.msg as usize] else {
+                    let name = self.tables.msgs[m.msg as usize].name;
                     return Err(format!("the dc table has no event for message {name}"));
                 };
-                match t.idx[GENERATED].lookup(st, ev) {
-                    None => {
+                match table.cell(state, event) {
+                    (_, Cell::Unspecified) => {
                         return Err(format!(
-                            "unspecified reception: {name} for line {:#x} arrived at the dc in state {} and the table has no transition or stall for it",
+                            "unspecified reception: {} for line {:#x} arrived at the dc in state {} and the table has no transition or stall for it",
+                            self.tables.msgs[m.msg as usize].name,
                             m.line,
-                            t.state_name(GENERATED, st)
+                            self.tables.state_name(GENERATED, state)
                         ))
                     }
-                    Some(IndexedOutcome::Stall) => stalls += 1,
-                    Some(IndexedOutcome::Go { .. }) => return Ok((Some((qi, pos)), stalls)),
+                    (_, Cell::Stall) => stalls += 1,
+                    (cell, Cell::Go(_)) => {
+                        let p = Picked {
+                            queue,
+                            pos,
+                            state,
+                            event,
+                            cell,
+                        };
+                        return Ok((Some(p), stalls));
+                    }
                 }
             }
         }
@@ -555,18 +948,18 @@ impl DirectoryController {
                     if stalls > 0 {
                         ctx.count(ST_STALLS, stalls);
                     }
-                    if let Some((qi, pos)) = found {
+                    if let Some(p) = found {
                         let dcu = &mut self.dcus[d];
-                        let q = if qi == 0 {
+                        let q = if p.queue == 0 {
                             &mut dcu.responses
                         } else {
                             &mut dcu.requests
                         };
                         // Usually the head: `pop_front` skips `remove`'s shifting.
-                        let m = if pos == 0 {
+                        let m = if p.pos == 0 {
                             q.pop_front()
                         } else {
-                            q.remove(pos)
+                            q.remove(p.pos)
                         }
                         .expect("picked");
                         if dcu.responses.is_empty() && dcu.requests.is_empty() {
@@ -576,7 +969,7 @@ impl DirectoryController {
                         dcu.busy_until = now + self.event;
                         let until = dcu.busy_until;
                         next = Some(next.map_or(until, |n| n.min(until)));
-                        self.execute(ctx, d, &m);
+                        self.execute(ctx, d, &m, p);
                         if let Some(b) = m.data {
                             recycle_line(b);
                         }
@@ -584,18 +977,19 @@ impl DirectoryController {
                 }
             }
         }
-        self.rr[slice] = (self.rr[slice] + 1) % self.per_slice;
+        self.advance_rr(slice);
         if let Some(t) = next {
             self.schedule(ctx, slice, t);
         }
-        if self.nonempty[slice] > 0 {
+        if self.nonempty[slice] > 0 && !self.deferred[slice].is_empty() {
             // Work stays queued, so the reserved rounds would find it: they
             // become real wake-ups. (A slice emptied by this round keeps
             // them reserved; the next `enqueue` always leads to a round at
             // its own tick, before any of them, which decides again.)
-            for w in self.deferred[slice].drain(..) {
+            for w in self.deferred[slice].take_all() {
                 ctx.wake_deferred(w, TOK_SLICE + slice as u64);
             }
+            self.refresh_deferred_from(slice);
         }
     }
 
@@ -616,56 +1010,91 @@ impl DirectoryController {
         }
     }
 
-    /// Runs one table row of the DC for message `m` in DCU `d`.
-    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: &CohMsg) {
+    /// A payload with the bytes memory holds for `line`: DCU `d`'s buffer
+    /// when it holds them (read or written for `line` with no memory write
+    /// since), which empties the buffer, else a read of memory.
+    #[inline]
+    fn payload(&mut self, d: usize, line: u64) -> Box<Line> {
+        let generation = self.mem.generation();
+        let buffer = &mut self.dcus[d].buffer;
+        if buffer
+            .as_ref()
+            .is_some_and(|b| b.line == line && b.generation == generation)
+        {
+            return buffer.take().expect("checked").bytes;
+        }
+        boxed_line(self.mem.read(line))
+    }
+
+    /// Sets DCU `d`'s buffer (its box goes back to the payload pool).
+    #[inline]
+    fn set_buffer(&mut self, d: usize, b: Option<Buffered>) {
+        if let Some(old) = std::mem::replace(&mut self.dcus[d].buffer, b) {
+            recycle_line(old.bytes);
+        }
+    }
+
+    /// Runs one table row of the DC for message `m` in DCU `d`: the cell
+    /// `pick` found for it.
+    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: &CohMsg, p: Picked) {
         let now = ctx.now();
-        let tables = self.tables.clone();
-        let line = m.line;
-        let st = self.st(line);
-        let ev = tables.msg_event[GENERATED][m.msg as usize].expect("picked");
-        let Some(IndexedOutcome::Go { next, actions }) = tables.idx[GENERATED].lookup(st, ev)
-        else {
+        let table = self.dc_table.clone();
+        let Cell::Go(row) = &table.cells[p.cell] else {
             unreachable!("picked a Go row")
         };
+        let line = m.line;
         ctx.count(ST_EVENTS, 1);
         let done = now + self.event;
-        let mut sends = tables.sends(GENERATED, st, ev).iter().copied();
-        for a in actions {
-            match a {
-                Action::Send(_) => {
-                    let mi = sends.next().expect("resolved with the table");
-                    let meta = &tables.msgs[mi as usize];
-                    let data = meta.data.then(|| boxed_line(self.mem.read(line)));
-                    let out = tables.make(mi, line, data);
-                    if meta.to == PEER {
-                        self.pipe(ctx, done + self.egress, TOK_OUTBOX, out);
-                    } else {
-                        self.send_local(ctx, d, done, out);
+        for &step in row.steps.iter() {
+            match step {
+                Step::Send {
+                    msg,
+                    name,
+                    data,
+                    to,
+                } => {
+                    let data = data.then(|| self.payload(d, line));
+                    let out = CohMsg {
+                        msg,
+                        catalogue: self.catalogue,
+                        line,
+                        data,
+                        name,
+                    };
+                    match to {
+                        Dest::Peer => self.pipe(ctx, done + self.egress, TOK_OUTBOX, out),
+                        Dest::Local(kind) => self.send_local(ctx, d, done, out, kind),
+                        Dest::Dcu => unreachable!("the dc table sends to the peer or the app"),
                     }
                 }
-                Action::WriteMem => match m.data.as_deref() {
+                Step::WriteMem => match m.data.as_deref() {
                     Some(v) => {
                         self.mem.write(line, v);
-                        self.dcus[d].buffer = Some(*v);
+                        let b = Buffered {
+                            bytes: boxed_line(*v),
+                            line,
+                            generation: self.mem.generation(),
+                        };
+                        self.set_buffer(d, Some(b));
                         self.observe(now, DcEvent::Write { line });
                     }
                     None => {
                         return self.fail(ctx, format!("dc: write_mem on {} without data", m.name))
                     }
                 },
-                Action::Store => {
+                Step::Store => {
                     if let Some(v) = m.data.as_deref() {
                         self.mem.write(line, v);
                         self.checker.borrow_mut().store(line, v);
                     }
                 }
-                Action::Check => {
+                Step::Check => {
                     let v = self.mem.read(line);
                     self.checker
                         .borrow_mut()
                         .check_read(now, line, GENERATED, &v);
                 }
-                Action::Fill => {
+                Step::Fill => {
                     return self.fail(
                         ctx,
                         "dc: the table fills a cache the dc does not have".into(),
@@ -673,23 +1102,24 @@ impl DirectoryController {
                 }
             }
         }
-        let next = *next;
+        let next = row.next;
         // Sparse: a line back in the initial state costs nothing.
-        if next == tables.initial[GENERATED] {
-            self.state.remove(&line);
+        if row.next_initial {
+            self.state.remove(line);
         } else {
             self.state.insert(line, next as u8);
         }
-        self.dcus[d].line = if tables.stable[GENERATED][next] {
-            self.dcus[d].buffer = None;
+        self.dcus[d].line = if row.next_stable {
+            self.set_buffer(d, None);
             None
         } else {
             Some(line)
         };
         if self.checks {
+            let tables = self.tables.clone();
             let mut c = self.checker.borrow_mut();
             let mem = self.mem.read(line);
-            let sent = tables.sends(GENERATED, st, ev);
+            let sent = tables.sends(GENERATED, p.state, p.event);
             c.row(
                 now,
                 line,
@@ -707,31 +1137,43 @@ impl DirectoryController {
         if self.observer.is_none() {
             self.observed[0] += 1;
         } else {
+            let tables = self.tables.clone();
             let e = DcEvent::Transition {
                 line,
                 event: m.name.to_string(),
-                from: tables.state_name(GENERATED, st).to_string(),
+                from: tables.state_name(GENERATED, p.state).to_string(),
                 to: tables.state_name(GENERATED, next).to_string(),
             };
             self.observe(now, e);
         }
     }
 
-    /// A DC message to the device-local machine: AXI through the memory
-    /// timing model, completions to the application.
-    fn send_local(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, at: Tick, m: CohMsg) {
+    /// A DC message to the device-local machine (`kind` on the AXI side):
+    /// AXI through the memory timing model, completions to the application.
+    fn send_local(
+        &mut self,
+        ctx: &mut Ctx<'_, CohMsg>,
+        d: usize,
+        at: Tick,
+        m: CohMsg,
+        kind: AxiKind,
+    ) {
         let line = m.line;
-        let arrive = match self.axi_kind[m.msg as usize] {
+        let arrive = match kind {
             AxiKind::Read => {
                 ctx.count(ST_AXI_RD, 1);
                 self.observe(at, DcEvent::Read { line });
-                let v = self.mem.read(line);
-                self.dcus[d].buffer = Some(v);
+                let b = Buffered {
+                    bytes: boxed_line(self.mem.read(line)),
+                    line,
+                    generation: self.mem.generation(),
+                };
+                self.set_buffer(d, Some(b));
                 self.timing.access(at + self.axi, line, false) + self.axi
             }
             AxiKind::Write => {
                 ctx.count(ST_AXI_WR, 1);
-                self.dcus[d].buffer = None;
+                self.set_buffer(d, None);
                 self.timing.access(at + self.axi, line, true) + self.axi
             }
             AxiKind::NotAxi => at + self.period,
@@ -749,8 +1191,7 @@ impl DirectoryController {
 
     /// The local machine handles a message (an AXI request or a completion).
     fn local_message(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
-        let tables = self.tables.clone();
-        let Some(ev) = tables.msg_event[LOCAL][m.msg as usize] else {
+        let Some(ev) = self.app_table.msg_event[m.msg as usize] else {
             return self.fail(ctx, format!("the app table has no event for {}", m.name));
         };
         if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), Some(m.msg)) {
@@ -778,21 +1219,21 @@ impl DirectoryController {
         data: Option<Line>,
         message: Option<u16>,
     ) -> bool {
-        let tables = self.tables.clone();
+        let table = self.app_table.clone();
         let now = ctx.now();
         let st = self.app_st(line);
-        let (next, actions) = match tables.idx[LOCAL].lookup(st, ev) {
-            Some(IndexedOutcome::Go { next, actions }) => (*next, actions),
-            other => {
-                let what = if other.is_none() {
+        let row = match table.cell(st, ev) {
+            (_, Cell::Go(row)) => row,
+            (_, other) => {
+                let what = if matches!(other, Cell::Unspecified) {
                     "has no transition"
                 } else {
                     "stalls"
                 };
                 let e = format!(
                     "app: event {} on line {line:#x} in state {}: the table {what}",
-                    tables.ir.local.events[ev].name,
-                    tables.state_name(LOCAL, st)
+                    self.tables.ir.local.events[ev].name,
+                    self.tables.state_name(LOCAL, st)
                 );
                 if let Some(msg) = message {
                     self.checker.borrow_mut().handled(line, msg);
@@ -803,39 +1244,50 @@ impl DirectoryController {
                 return false;
             }
         };
-        let mut sends = tables.sends(LOCAL, st, ev).iter().copied();
-        for a in actions {
-            match a {
-                Action::Send(_) => {
-                    let mi = sends.next().expect("resolved with the table");
-                    let out = tables.make(mi, line, None);
+        for &step in row.steps.iter() {
+            match step {
+                Step::Send { msg, name, .. } => {
+                    let out = CohMsg {
+                        msg,
+                        catalogue: self.catalogue,
+                        line,
+                        data: None,
+                        name,
+                    };
                     // AXI completions and app requests reach the DCU a cycle later.
                     self.pipe(ctx, now + self.period, TOK_INBOX, out);
                 }
-                Action::Store => {
+                Step::Store => {
                     let v = data.unwrap_or_else(|| self.mem.read(line));
                     self.mem.write(line, &v);
                     self.checker.borrow_mut().store(line, &v);
                     self.store_log.push((now, line, v));
                     self.observe(now, DcEvent::Write { line });
                 }
-                Action::Check => {
+                Step::Check => {
                     let v = self.mem.read(line);
                     self.checker.borrow_mut().check_read(now, line, LOCAL, &v);
                     self.observe(now, DcEvent::Read { line });
                 }
-                Action::WriteMem | Action::Fill => {
+                Step::WriteMem | Step::Fill => {
+                    let a = if matches!(step, Step::WriteMem) {
+                        Action::WriteMem
+                    } else {
+                        Action::Fill
+                    };
                     self.fail(ctx, format!("app: unsupported action {a}"));
                     return false;
                 }
             }
         }
-        if next == tables.initial[LOCAL] {
-            self.app_state.remove(&line);
+        let next = row.next;
+        if row.next_initial {
+            self.app_state.remove(line);
         } else {
             self.app_state.insert(line, next as u8);
         }
         if self.checks {
+            let tables = self.tables.clone();
             let mut c = self.checker.borrow_mut();
             let mem = self.mem.read(line);
             let sent = tables.sends(LOCAL, st, ev);
@@ -848,9 +1300,8 @@ impl DirectoryController {
         // locked) or when the completion (a message) brings the app back. An
         // op whose own row sends and lands in a stable state (the invocation
         // protocol's grants) expects no completion and is done at once.
-        let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
-        let posted = message.is_none() && tables.stable[LOCAL][next];
-        if !sends || posted {
+        let posted = message.is_none() && row.next_stable;
+        if !row.sends || posted {
             if let Some((op, t0)) = self.app_outstanding.remove(&line) {
                 self.observe(
                     now,
@@ -939,7 +1390,9 @@ impl Component<CohMsg> for DirectoryController {
             TOK_OUTBOX => {
                 let meta = &self.tables.msgs[m.msg as usize];
                 let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                let port = (m.line % self.links) as PortId;
+                // Even lines on `eci0`, odd ones on `eci1` (the DC has
+                // exactly two links).
+                let port = (m.line & 1) as PortId;
                 ctx.send(port, m, bytes, vc);
             }
             TOK_LOCAL => self.local_message(ctx, m),
@@ -973,10 +1426,10 @@ impl DirectoryController {
     /// Adds the DC's and the application machine's lines not in their
     /// initial state to a stuck report's snapshot (report time only).
     pub(crate) fn snapshot_states(&self, s: &mut LineSnapshot) {
-        for (&line, &st) in &self.state {
+        for (line, st) in self.state.iter() {
             s.state(line, GENERATED, st as usize);
         }
-        for (&line, &st) in &self.app_state {
+        for (line, st) in self.app_state.iter() {
             s.state(line, LOCAL, st as usize);
         }
     }
@@ -997,5 +1450,40 @@ impl DirectoryController {
             .map(|d| d.requests.len() + d.responses.len())
             .sum::<usize>()
             + self.in_pipelines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_states_behave_like_a_map_across_dense_and_sparse_lines() {
+        let mut s = LineStates::default();
+        let mut want = std::collections::BTreeMap::new();
+        // Sequential lines (dense), scattered far lines (sparse), then
+        // enough lines for the dense range to grow over some sparse ones.
+        let lines: Vec<u64> = (0..3000)
+            .chain([1 << 20, 1 << 40, u64::MAX, 70_000, 200_000])
+            .chain((0..20_000).map(|i| 100_000 + 7 * i))
+            .collect();
+        for (i, &l) in lines.iter().enumerate() {
+            let st = (i % 200) as u8;
+            s.insert(l, st);
+            want.insert(l, st);
+        }
+        for &l in lines.iter().step_by(3) {
+            s.remove(l);
+            want.remove(&l);
+        }
+        s.remove(5_000_000); // never stored
+        for &l in &lines {
+            assert_eq!(s.get(l), want.get(&l).copied(), "line {l}");
+        }
+        assert_eq!(s.get(2_999_999), None);
+        let got: std::collections::BTreeMap<u64, u8> = s.iter().collect();
+        assert_eq!(got, want);
+        assert!(s.dense.len() as u64 <= DENSE_MIN.max(DENSE_BYTES_PER_LINE * lines.len() as u64));
+        assert!(s.sparse.contains_key(&(1 << 40)), "far lines stay sparse");
     }
 }

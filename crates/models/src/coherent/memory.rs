@@ -32,18 +32,33 @@ use crate::util::{complete, non_negative, non_negative_f, ns_to_ps, positive};
 #[derive(Debug, Default, Clone)]
 pub struct LineStore {
     lines: HashMap<u64, Box<Line>>,
+    /// Writes so far (see [`LineStore::generation`]).
+    writes: u64,
 }
 
 impl LineStore {
     /// The line's current bytes.
+    #[inline]
     pub fn read(&self, line: u64) -> Line {
+        // Nothing written yet (a read-only run): skip the hash probe.
+        if self.lines.is_empty() {
+            return initial_line(line);
+        }
         match self.lines.get(&line) {
             Some(b) => **b,
             None => initial_line(line),
         }
     }
+    /// A count that changes with every write: bytes read from the store at
+    /// one generation are still what it holds while the generation is the
+    /// same (so a copy can stand in for another read).
+    #[inline]
+    pub fn generation(&self) -> u64 {
+        self.writes
+    }
     /// Stores a line.
     pub fn write(&mut self, line: u64, data: &Line) {
+        self.writes += 1;
         match self.lines.get_mut(&line) {
             Some(held) => **held = *data,
             None => {
