@@ -495,6 +495,9 @@ enum Row {
     Missing,
     /// The row ran; whether it sent something.
     Ran(bool),
+    /// A read-only row (a hit) with checks off: it changed nothing, so what
+    /// the caller read of the line before still holds.
+    ReadOnly,
     /// The row would start a transaction but the line's TAD is full.
     NoSlot,
 }
@@ -635,13 +638,25 @@ impl Core {
     }
 }
 
-/// An op's completion on its way to the core.
+/// An op's completion on its way to the core (its line is in
+/// [`CoherentCpu::done_lines`] at the same slot).
 #[derive(Debug)]
 struct Done {
     core: usize,
     op: usize,
-    data: Line,
     old: Option<u64>,
+}
+
+/// What a completing op saw of its line, for [`CoherentCpu::complete_at`].
+#[derive(Clone, Copy, Debug)]
+enum Seen {
+    /// Nothing (zeros): fences, waits, prefetches.
+    Nothing,
+    /// The line as the core sees it ([`CoherentCpu::view`]).
+    Line(u64),
+    /// The same, with the LLC's copy already looked up (the caller changed
+    /// nothing since), which saves the lookup on every hit.
+    LineAt(u64, Option<CopySlot>),
 }
 
 /// The `coherent_cpu` component.
@@ -697,6 +712,10 @@ pub struct CoherentCpu {
     /// Completions on their way to their cores, each named by the slot in
     /// its `TOK_DONE` wake-up.
     done: Parked<Done>,
+    /// The line each parked completion saw, by the same slot: written once
+    /// in place (no 128-byte moves through `Parked`) and copied once more,
+    /// into its [`Completed`] record.
+    done_lines: Vec<Line>,
     /// Completed operations of all cores in completion order.
     pub completed: Vec<Completed>,
     /// The watchdog's report, when it fired.
@@ -858,6 +877,7 @@ impl CoherentCpu {
                 (0..sets).map(|_| VecDeque::new()).collect()
             },
             done: Parked::new(),
+            done_lines: Vec::new(),
             completed: Vec::new(),
             stuck: None,
             store_log: Vec::new(),
@@ -1037,7 +1057,7 @@ impl CoherentCpu {
         if row.read_only && !self.checks {
             // A hit with checks off changes nothing (as in `apply`, without
             // the call: every load that finds its line comes here).
-            return Row::Ran(false);
+            return Row::ReadOnly;
         }
         self.apply(ctx, line, row, None, None, store, delay);
         Row::Ran(!row.sent.is_empty())
@@ -1078,23 +1098,60 @@ impl CoherentCpu {
         }
     }
 
-    /// The line as core `c` sees it for op `i`: the LLC's copy (zeros if
-    /// none) under the core's own buffered stores older than `i`.
-    fn view(&self, c: usize, i: usize, line: u64) -> Line {
-        let mut v = self.copy_of(line).copied().unwrap_or([0; LINE_BYTES]);
-        for e in self.cores[c].wb.iter().filter(|e| e.line == line) {
+    /// Writes into `dst` the line as core `c` sees it for op `i`: the LLC's
+    /// copy in `copy` (zeros if none) under the core's own buffered stores
+    /// older than `i`.
+    fn view(
+        dst: &mut Line,
+        copies: &CopySlab,
+        core: &Core,
+        i: usize,
+        line: u64,
+        copy: Option<CopySlot>,
+    ) {
+        match copy {
+            Some(s) => *dst = *copies.get(s),
+            None => *dst = [0; LINE_BYTES],
+        }
+        for e in core.wb.iter().filter(|e| e.line == line) {
             for &(op, w, val) in &e.stores {
                 if op <= i {
-                    put_word(&mut v, w, val);
+                    put_word(dst, w, val);
                 }
             }
         }
-        v
     }
 
-    fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, d: Done) {
-        let (c, i) = (d.core, d.op);
-        let slot = self.done.park(d);
+    /// Completes op `i` of core `c` at `at` (its `TOK_DONE` wake-up), with
+    /// the line it saw, taken now, and an atomic's `old` value.
+    fn complete_at(
+        &mut self,
+        ctx: &mut Ctx<'_, CohMsg>,
+        at: Tick,
+        c: usize,
+        i: usize,
+        seen: Seen,
+        old: Option<u64>,
+    ) {
+        let slot = self.done.park(Done {
+            core: c,
+            op: i,
+            old,
+        });
+        if slot as usize == self.done_lines.len() {
+            self.done_lines.push([0; LINE_BYTES]);
+        }
+        let dst = &mut self.done_lines[slot as usize];
+        match seen {
+            Seen::Nothing => *dst = [0; LINE_BYTES],
+            Seen::Line(line) => {
+                let copy = self.llc.get(&line).and_then(|l| l.copy);
+                Self::view(dst, &self.copies, &self.cores[c], i, line, copy);
+            }
+            Seen::LineAt(line, copy) => {
+                Self::view(dst, &self.copies, &self.cores[c], i, line, copy)
+            }
+        }
         ctx.wake_at(at, TOK_DONE | slot << 8);
         let core = &mut self.cores[c];
         // Only the write buffer's drain asks whether an op has read.
@@ -1124,15 +1181,9 @@ impl CoherentCpu {
     fn attempt(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize, i: usize, extra: Tick) {
         let now = ctx.now();
         let op = self.cores[c].program[i];
-        let done = |data, old| Done {
-            core: c,
-            op: i,
-            data,
-            old,
-        };
         let Some(line) = op.line() else {
             match op {
-                CpuOp::Wait { ps } => self.complete_at(ctx, now + ps, done([0; LINE_BYTES], None)),
+                CpuOp::Wait { ps } => self.complete_at(ctx, now + ps, c, i, Seen::Nothing, None),
                 _ => {
                     self.cores[c].blocking = Some(i);
                     self.check_fence(ctx, c);
@@ -1159,10 +1210,16 @@ impl CoherentCpu {
             self.cores[c].wb_waiters.push(i);
             return;
         }
-        let st = self.st(line);
+        // One lookup for the state and the copy: a hit that changes nothing
+        // (`Row::ReadOnly`) reads the copy it found here.
+        let (st, copy) = match self.llc.get(&line) {
+            Some(l) => (l.state as usize, l.copy),
+            None => (self.peer.initial, None),
+        };
         let acc = self.peer.access[st];
         let stable = self.peer.stable[st];
         let mut old = None;
+        let mut unchanged = false;
         let hit = match op {
             CpuOp::Wait { .. } | CpuOp::Fence => unreachable!("handled above"),
             CpuOp::Store { word, value, .. } if wb_on => {
@@ -1174,12 +1231,12 @@ impl CoherentCpu {
             {
                 // Inclusive write-through L1: its copy is the LLC's.
                 if self.checks {
-                    let copy = self.copy_of(line).unwrap_or(&[0; LINE_BYTES]);
+                    let copy = copy.map_or(&[0; LINE_BYTES], |s| self.copies.get(s));
                     self.checker.borrow_mut().check_read(now, line, PEER, copy);
                 }
                 ctx.count(ST_L1_HIT, 1);
-                let data = self.view(c, i, line);
-                return self.complete_at(ctx, now + extra + self.l1_hit, done(data, None));
+                let at = now + extra + self.l1_hit;
+                return self.complete_at(ctx, at, c, i, Seen::LineAt(line, copy), None);
             }
             CpuOp::Prefetch { .. } => {
                 if acc != Access::None {
@@ -1194,7 +1251,7 @@ impl CoherentCpu {
                         }
                     }
                 }
-                return self.complete_at(ctx, now + self.issue, done([0; LINE_BYTES], None));
+                return self.complete_at(ctx, now + self.issue, c, i, Seen::Nothing, None);
             }
             CpuOp::PrefetchExclusive { .. } => {
                 acc == Access::Write || {
@@ -1234,6 +1291,10 @@ impl CoherentCpu {
                     return;
                 }
                 match self.local(ctx, line, st, LocalEv::Load, None, self.miss) {
+                    Row::ReadOnly => {
+                        unchanged = true;
+                        true
+                    }
                     Row::Ran(false) => true,
                     Row::Ran(true) => {
                         ctx.count(ST_MISS, 1);
@@ -1258,7 +1319,7 @@ impl CoherentCpu {
             CpuOp::Atomic { word, op: rmw, .. } => {
                 self.cores[c].blocking = Some(i);
                 if acc == Access::Write && self.has_row(st, LocalEv::Store) {
-                    let was = word_of(self.copy_of(line).unwrap_or(&[0; LINE_BYTES]), word);
+                    let was = word_of(copy.map_or(&[0; LINE_BYTES], |s| self.copies.get(s)), word);
                     if let Some(new) = rmw.apply(was) {
                         let _ = self.local(ctx, line, st, LocalEv::Store, Some((word, new)), 0);
                     }
@@ -1278,8 +1339,12 @@ impl CoherentCpu {
             if matches!(op, CpuOp::Load { .. }) && acc != Access::None {
                 self.fill_l1(c, line);
             }
-            let data = self.view(c, i, line);
-            self.complete_at(ctx, now + extra + self.hit, done(data, old));
+            let seen = if unchanged {
+                Seen::LineAt(line, copy)
+            } else {
+                Seen::Line(line)
+            };
+            self.complete_at(ctx, now + extra + self.hit, c, i, seen, old);
         } else {
             self.wait_for(line, Waiter::Op(c, i));
         }
@@ -1315,17 +1380,7 @@ impl CoherentCpu {
             core.stalled_store = Some(i);
             return;
         }
-        let data = self.view(c, i, line);
-        self.complete_at(
-            ctx,
-            now + extra + self.l1_hit,
-            Done {
-                core: c,
-                op: i,
-                data,
-                old: None,
-            },
-        );
+        self.complete_at(ctx, now + extra + self.l1_hit, c, i, Seen::Line(line), None);
         self.drain(ctx, c);
     }
 
@@ -1411,16 +1466,7 @@ impl CoherentCpu {
             && self.cores[c].stalled_store.is_none()
         {
             let now = ctx.now();
-            self.complete_at(
-                ctx,
-                now,
-                Done {
-                    core: c,
-                    op: f,
-                    data: [0; LINE_BYTES],
-                    old: None,
-                },
-            );
+            self.complete_at(ctx, now, c, f, Seen::Nothing, None);
         }
     }
 
@@ -1777,7 +1823,8 @@ impl Component<CohMsg> for CoherentCpu {
         match token & 0xFF {
             TOK_ISSUE => self.try_issue(ctx, (token >> 8) as usize),
             TOK_DONE => {
-                let d = self.done.take(token >> 8);
+                let slot = token >> 8;
+                let d = self.done.take(slot);
                 let c = d.core;
                 let core = &mut self.cores[c];
                 if let Some(k) = core.outstanding_pos(d.op) {
@@ -1793,13 +1840,14 @@ impl Component<CohMsg> for CoherentCpu {
                     if core.blocking == Some(d.op) {
                         core.blocking = None;
                     }
-                    // Built in place: the record holds a whole line.
+                    // The record holds a whole line: one copy, from the
+                    // completion's slot.
                     self.completed.push(Completed {
                         core: c,
                         op: d.op,
                         issued: t0,
                         latency_ps: now - t0,
-                        data: d.data,
+                        data: self.done_lines[slot as usize],
                         old: d.old,
                     });
                     if let Some(drv) = self.driver.as_mut() {
