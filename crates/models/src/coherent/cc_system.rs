@@ -185,15 +185,7 @@ impl CcSystem {
             )
         });
         let checker = self.checker.borrow();
-        let gather = |s: &mut LineSnapshot| {
-            let queued = home.queued_messages().chain(cc.queued_messages());
-            self.sim
-                .in_flight()
-                .chain(queued)
-                .for_each(|m| s.message(m));
-            home.snapshot_states(s);
-            cc.snapshot_states(s);
-        };
+        let gather = |s: &mut LineSnapshot| snapshot_cc_side(&self.sim, home, cc, s);
         let side = CheckedSide {
             label: "",
             checker: &checker,
@@ -204,4 +196,21 @@ impl CcSystem {
         let refused: Vec<&String> = cc.app_errors.iter().collect();
         verdict(outcome, &[side], watchdog, left, &refused)
     }
+}
+
+/// Fills a stuck report's snapshot for the ECI-CC protocol at report time:
+/// the messages the kernel still holds and those queued at the home and
+/// the CC, with their line states.
+pub(crate) fn snapshot_cc_side(
+    sim: &Simulation<CohMsg>,
+    home: &CpuHome,
+    cc: &CacheController,
+    s: &mut LineSnapshot,
+) {
+    sim.in_flight()
+        .chain(home.queued_messages())
+        .chain(cc.queued_messages())
+        .for_each(|m| s.message(m));
+    home.snapshot_states(s);
+    cc.snapshot_states(s);
 }

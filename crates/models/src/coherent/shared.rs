@@ -34,14 +34,16 @@ use std::sync::Arc;
 use ccsim_kernel::prelude::*;
 
 use super::cc::{CacheController, CcOp};
-use super::cc_system::cc_side_watchdog;
+use super::cc_system::{cc_side_watchdog, snapshot_cc_side};
 use super::check::{Checker, LineSnapshot};
 use super::cpu::{CoherentCpu, CpuOp};
 use super::cpu_home::CpuHome;
 use super::dc::{AppOp, DirectoryController};
 use super::link::{EciLink, VC_NAMES};
 use super::memory::{Bram, Ddr, MemTiming};
-use super::system::{verdict, CheckedSide, CoherentParams, HomeMemory, Watchdog, TIME_LIMIT};
+use super::system::{
+    snapshot_dc_side, verdict, CheckedSide, CoherentParams, HomeMemory, Watchdog, TIME_LIMIT,
+};
 use super::{Catalogue, CohMsg, Tables};
 
 /// Declaration of `eci_mux`.
@@ -296,26 +298,8 @@ impl SharedSystem {
         let (dc_checker, cc_checker) = (self.dc_checker.borrow(), self.cc_checker.borrow());
         // A snapshot keeps only its own protocol's messages (by catalogue);
         // states come from that protocol's agents.
-        let dc_gather = |s: &mut LineSnapshot| {
-            // (The CPU holds no message outside the kernel: its pipelines are
-            // local messages.)
-            let queued = dc.queued_messages();
-            self.sim
-                .in_flight()
-                .chain(queued)
-                .for_each(|m| s.message(m));
-            cpu.snapshot_states(s);
-            dc.snapshot_states(s);
-        };
-        let cc_gather = |s: &mut LineSnapshot| {
-            let queued = home.queued_messages().chain(cc.queued_messages());
-            self.sim
-                .in_flight()
-                .chain(queued)
-                .for_each(|m| s.message(m));
-            home.snapshot_states(s);
-            cc.snapshot_states(s);
-        };
+        let dc_gather = |s: &mut LineSnapshot| snapshot_dc_side(&self.sim, cpu, dc, s);
+        let cc_gather = |s: &mut LineSnapshot| snapshot_cc_side(&self.sim, home, cc, s);
         let sides = [
             CheckedSide {
                 label: "eci-dc side",

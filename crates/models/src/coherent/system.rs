@@ -190,17 +190,7 @@ impl CoherentSystem {
             )
         });
         let checker = self.checker.borrow();
-        let gather = |s: &mut LineSnapshot| {
-            // (The CPU holds no message outside the kernel: its pipelines are
-            // local messages.)
-            let queued = dc.queued_messages();
-            self.sim
-                .in_flight()
-                .chain(queued)
-                .for_each(|m| s.message(m));
-            cpu.snapshot_states(s);
-            dc.snapshot_states(s);
-        };
+        let gather = |s: &mut LineSnapshot| snapshot_dc_side(&self.sim, cpu, dc, s);
         let side = CheckedSide {
             label: "",
             checker: &checker,
@@ -303,4 +293,22 @@ pub(crate) fn verdict(
         ));
     }
     Ok(())
+}
+
+/// Fills a stuck report's snapshot for the ECI-DC protocol at report time:
+/// the messages the kernel still holds (in flight, waiting for credits, in
+/// the components' pipelines as local messages) and those queued in the
+/// DCUs, with the LLC's and the DC's line states. (The CPU holds no
+/// message outside the kernel.)
+pub(crate) fn snapshot_dc_side(
+    sim: &Simulation<CohMsg>,
+    cpu: &CoherentCpu,
+    dc: &DirectoryController,
+    s: &mut LineSnapshot,
+) {
+    sim.in_flight()
+        .chain(dc.queued_messages())
+        .for_each(|m| s.message(m));
+    cpu.snapshot_states(s);
+    dc.snapshot_states(s);
 }
