@@ -354,6 +354,11 @@ struct Buffered {
 /// A slice's reserved dispatch rounds in (tick, reservation) order: a
 /// vector consumed from `head` and cleared when used up (the lists are
 /// short and empty out often, so this beats a ring buffer's wrapping).
+/// A list that never quite empties (a slice busy for a whole run, a new
+/// round reserved before the last one is consumed) drops its consumed
+/// prefix once that is at least [`ReservedRounds::COMPACT_FROM`] rounds
+/// and half the list, so its memory follows the rounds pending, not the
+/// length of the run.
 #[derive(Debug, Default)]
 struct ReservedRounds {
     list: Vec<DeferredWake>,
@@ -362,6 +367,9 @@ struct ReservedRounds {
 }
 
 impl ReservedRounds {
+    /// Consumed rounds kept before the list is compacted.
+    const COMPACT_FROM: usize = 64;
+
     #[inline]
     fn front(&self) -> Option<&DeferredWake> {
         self.list.get(self.head)
@@ -383,6 +391,15 @@ impl ReservedRounds {
         Some(w)
     }
 
+    /// Drops the consumed rounds. Moves at most `head` rounds, so it costs
+    /// amortised O(1) per round; out of line to keep `push` small.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.list.drain(..self.head);
+        self.head = 0;
+    }
+
     /// Adds `w` after the rounds of its tick or earlier.
     #[inline]
     fn push(&mut self, w: DeferredWake) {
@@ -390,6 +407,9 @@ impl ReservedRounds {
         // event time after it, so reservations come in tick order and
         // this is a push at the back; the search keeps the order whatever
         // the caller.
+        if self.head >= Self::COMPACT_FROM && 2 * self.head >= self.list.len() {
+            self.compact();
+        }
         if self.list.last().is_none_or(|b| b.at <= w.at) {
             self.list.push(w);
         } else {
@@ -1485,5 +1505,32 @@ mod tests {
         assert_eq!(got, want);
         assert!(s.dense.len() as u64 <= DENSE_MIN.max(DENSE_BYTES_PER_LINE * lines.len() as u64));
         assert!(s.sparse.contains_key(&(1 << 40)), "far lines stay sparse");
+    }
+
+    #[test]
+    fn reserved_rounds_follow_the_pending_rounds_not_the_run_length() {
+        use super::super::cpu::CpuOp;
+        use super::super::system::{CoherentParams, CoherentSystem, HomeMemory};
+        // Even lines only: one slice is busy for the whole run and a round
+        // is reserved before the last one is consumed, so its list never
+        // empties (before compaction it held one entry per read).
+        let reads = 5_000;
+        let program = (0..reads).map(|i| CpuOp::Load { line: 10 * i }).collect();
+        let p = CoherentParams {
+            cpu: Params::new().with("mshrs", ParamValue::Int(64), "test"),
+            ..Default::default()
+        };
+        let mut sys =
+            CoherentSystem::build_with(&p, HomeMemory::Ddr, program, Vec::new(), 1, TraceMode::Off)
+                .expect("build");
+        sys.run().expect("run");
+        assert_eq!(sys.cpu().completed.len() as u64, reads);
+        for r in &sys.dc().deferred {
+            assert!(
+                r.list.capacity() <= 4 * ReservedRounds::COMPACT_FROM,
+                "{} reserved rounds kept",
+                r.list.capacity()
+            );
+        }
     }
 }
