@@ -4,9 +4,7 @@
 //! 16-way LLC, DDR, checks and trace off): `LINES` reads spread evenly over
 //! `REGION_MIB` MiB. Prints the resident-set growth of the run.
 
-use ccsim_kernel::prelude::*;
-use ccsim_models::coherent::cpu::CpuOp;
-use ccsim_models::coherent::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_models::coherent::bench::run_loads;
 use ccsim_models::coherent::Tables;
 
 fn rss_kib() -> u64 {
@@ -25,27 +23,8 @@ fn main() {
     let n = lines.min(region_lines);
     let stride = region_lines / n;
     let tables = Tables::eci_dc().expect("tables");
-    let params = CoherentParams {
-        cpu: Params::new()
-            .with("mshrs", ParamValue::Int(64), "mem")
-            .with("llc_lines", ParamValue::Int(131072), "mem")
-            .with("llc_ways", ParamValue::Int(16), "mem"),
-        dc: Params::new().with("checks", ParamValue::Bool(false), "mem"),
-        tables: Some(tables),
-        ..Default::default()
-    };
-    let program = (0..n).map(|i| CpuOp::Load { line: i * stride }).collect();
     let before = rss_kib();
-    let mut sys = CoherentSystem::build_with(
-        &params,
-        HomeMemory::Ddr,
-        program,
-        Vec::new(),
-        1,
-        TraceMode::Off,
-    )
-    .expect("build");
-    sys.run().expect("run");
+    let sys = run_loads(&tables, false, (0..n).map(|i| i * stride)).expect("run");
     let after = rss_kib();
     assert_eq!(sys.cpu().completed.len() as u64, n);
     println!(

@@ -101,7 +101,10 @@ fn params(tables: &Arc<Tables>, checks: bool) -> CoherentParams {
     }
 }
 
-fn run(
+/// Builds the benchmark's system (see the module docs) with the core
+/// loading `lines` in order, and runs it to the end. Also what the
+/// `coherent_prof` and `coherent_mem` examples run under valgrind.
+pub fn run_loads(
     tables: &Arc<Tables>,
     checks: bool,
     lines: impl Iterator<Item = u64>,
@@ -129,7 +132,7 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
     let tables = Tables::eci_dc()?;
     let speed = |checks: bool| -> Result<(f64, u64), String> {
         let t = Instant::now();
-        let sys = run(&tables, checks, 0..reads)
+        let sys = run_loads(&tables, checks, 0..reads)
             .map_err(|e| format!("coherent bench, sequential reads (checks {checks}): {e}"))?;
         let s = t.elapsed().as_secs_f64().max(1e-9);
         let done = sys.cpu().completed.len() as u64;
@@ -148,7 +151,7 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
         let n = memory_lines.min(region_lines);
         let stride = region_lines / n;
         let before = rss_bytes();
-        let sys = run(&tables, false, (0..n).map(|i| i * stride))
+        let sys = run_loads(&tables, false, (0..n).map(|i| i * stride))
             .map_err(|e| format!("coherent bench, {region_bytes}-byte region: {e}"))?;
         let after = rss_bytes();
         alive.push(sys);
