@@ -40,7 +40,7 @@ pub struct ComponentSpec {
     pub description: &'static str,
     /// Configurable parameters.
     pub params: &'static [ParamSpec],
-    /// Named ports; a port's index in this slice is its [`crate::PortId`].
+    /// Named ports; a port's index in this slice is its [`crate::sim::PortId`].
     pub ports: &'static [PortSpec],
     /// Statistics; a stat's index in this slice is its local stat index.
     pub stats: &'static [StatSpec],
