@@ -497,19 +497,13 @@ impl Checker {
     /// the checker keeps with checks on; with checks off it has none, see
     /// [`Checker::stuck_report_from`].
     pub fn stuck_report(&self, extra: &[u64]) -> Vec<String> {
-        let mut lines: Vec<u64> = self
+        let open = self
             .views
             .iter()
-            .filter(|(_, v)| self.open(v.state, &v.pending))
-            .map(|(l, _)| *l)
-            .chain(extra.iter().copied())
-            .collect();
-        lines.sort_unstable();
-        lines.dedup();
-        lines
-            .into_iter()
-            .map(|l| self.stuck_line(l, self.states_of(l), &self.pending_of(l)))
-            .collect()
+            .filter(|(_, v)| self.open(v.state, &v.pending));
+        stuck_lines(open.map(|(l, _)| *l), extra, |l| {
+            self.stuck_line(l, self.states_of(l), &self.pending_of(l))
+        })
     }
 
     /// The mirrored states of a line (initial if never seen).
@@ -533,25 +527,30 @@ impl Checker {
         }
         let mut snapshot = LineSnapshot::new(&self.tables);
         gather(&mut snapshot);
-        let mut lines: Vec<u64> = snapshot
+        let open = snapshot
             .lines
             .iter()
-            .filter(|(_, (states, pending))| self.open(*states, pending))
-            .map(|(l, _)| *l)
-            .chain(extra.iter().copied())
-            .collect();
-        lines.sort_unstable();
-        lines.dedup();
+            .filter(|(_, (states, pending))| self.open(*states, pending));
         let none = PendingSet::default();
-        lines
-            .into_iter()
-            .map(|l| {
-                let (states, pending) = snapshot
-                    .lines
-                    .get(&l)
-                    .map_or((snapshot.initial, &none), |(s, p)| (*s, p));
-                self.stuck_line(l, states.map(usize::from), &self.name_pending(pending))
-            })
-            .collect()
+        stuck_lines(open.map(|(l, _)| *l), extra, |l| {
+            let (states, pending) = snapshot
+                .lines
+                .get(&l)
+                .map_or((snapshot.initial, &none), |(s, p)| (*s, p));
+            self.stuck_line(l, states.map(usize::from), &self.name_pending(pending))
+        })
     }
+}
+
+/// The lines of a stuck report: the `open` lines and the `extra` ones,
+/// each once, sorted, each described by `describe`.
+fn stuck_lines(
+    open: impl Iterator<Item = u64>,
+    extra: &[u64],
+    describe: impl Fn(u64) -> String,
+) -> Vec<String> {
+    let mut lines: Vec<u64> = open.chain(extra.iter().copied()).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines.into_iter().map(describe).collect()
 }
