@@ -119,6 +119,17 @@ pub fn non_negative_f(p: &Params, type_name: &str, name: &str) -> Result<f64, St
     Ok(v)
 }
 
+/// `x % n`, without a division when `n` is a power of two (cache sets, TADs,
+/// links and DCUs usually are; the models do this on every access).
+#[inline]
+pub fn modulo(x: u64, n: u64) -> u64 {
+    if n.is_power_of_two() {
+        x & (n - 1)
+    } else {
+        x % n
+    }
+}
+
 /// Nanoseconds as whole picoseconds.
 pub fn ns_to_ps(ns: f64) -> Tick {
     (ns * 1000.0).round() as Tick

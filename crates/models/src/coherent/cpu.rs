@@ -99,7 +99,7 @@ use super::check::{Checker, LineSnapshot};
 use super::link::EciLink;
 use super::parked::Parked;
 use super::{boxed_line, recycle_line, CohMsg, Line, Tables, LINE_BYTES, PEER};
-use crate::util::{complete, non_negative, non_negative_f, ns_to_ps, positive};
+use crate::util::{complete, modulo, non_negative, non_negative_f, ns_to_ps, positive};
 
 /// Declaration of `coherent_cpu`.
 pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
@@ -744,16 +744,6 @@ pub fn xor_fold(x: u64, bits: u32) -> u64 {
         v = v.checked_shr(bits).unwrap_or(0);
     }
     h
-}
-
-/// `x % n`, without a division when `n` is a power of two (set, TAD and link
-/// counts usually are; this is on every access).
-fn modulo(x: u64, n: u64) -> u64 {
-    if n.is_power_of_two() {
-        x & (n - 1)
-    } else {
-        x % n
-    }
 }
 
 fn check_words(ops: &[CpuOp], what: &str) -> Result<(), String> {

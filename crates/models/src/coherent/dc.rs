@@ -46,7 +46,7 @@ use super::check::{Checker, LineSnapshot};
 use super::link::EciLink;
 use super::memory::{LineStore, MemTiming};
 use super::{boxed_line, recycle_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
-use crate::util::{complete, non_negative, non_negative_f, positive};
+use crate::util::{complete, modulo, non_negative, non_negative_f, positive};
 
 /// Declaration of `directory_controller`.
 pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
@@ -554,9 +554,6 @@ pub struct DirectoryController {
     egress: Tick,
     axi: Tick,
     per_slice: usize,
-    /// `per_slice - 1` when `per_slice` is a power of two (routing by a
-    /// mask instead of a division), else `None`.
-    per_slice_mask: Option<u64>,
     link: EciLink,
     state: LineStates,
     app_state: LineStates,
@@ -655,7 +652,6 @@ impl DirectoryController {
             egress: cyc("egress_cycles")?,
             axi: cyc("axi_cycles")?,
             per_slice,
-            per_slice_mask: per_slice.is_power_of_two().then_some(per_slice as u64 - 1),
             link: link.clone(),
             state: LineStates::default(),
             app_state: LineStates::default(),
@@ -750,15 +746,11 @@ impl DirectoryController {
     }
 
     /// The DCU of `line`: slice `line % 2`, DCU `(line / 2) % per_slice`
-    /// of it (by a mask when `per_slice` is a power of two).
+    /// of it.
     #[inline]
     fn dcu_of(&self, line: u64) -> usize {
         let slice = (line & 1) as usize;
-        let within = match self.per_slice_mask {
-            Some(mask) => (line >> 1) & mask,
-            None => (line >> 1) % self.per_slice as u64,
-        };
-        slice * self.per_slice + within as usize
+        slice * self.per_slice + modulo(line >> 1, self.per_slice as u64) as usize
     }
 
     fn observe(&mut self, now: Tick, e: DcEvent) {
