@@ -7,7 +7,8 @@
 //!   a long stream); once with the online SWMR/data-value checks off and
 //!   once with them on. Tracing is off (the kernel's fast default).
 //! * **Memory.** The same reads spread evenly over a 64 MiB and over a
-//!   1 GiB region (same number of lines touched). Per-line state lives in
+//!   1 GiB region (same number of lines touched, at an odd stride so both
+//!   runs fill every LLC set). Per-line state lives in
 //!   sparse maps, so the resident-memory growth of the two runs should be
 //!   about equal: it follows the lines touched, never the address space.
 //!   Growth is the `VmRSS` delta from `/proc/self/status` around building
@@ -89,6 +90,21 @@ fn rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// The stride that spreads `n` reads over `region_lines` lines: as wide as
+/// fits, and odd. With the scrambler off the LLC set is the line modulo a
+/// power of two, so an even stride would leave sets unused and the two
+/// memory runs would hold different amounts of cache (a stride of 2 fills
+/// half the sets); an odd stride visits every set in both runs, so they
+/// compare like with like. (`stride - 1` of an even stride still fits.)
+fn odd_stride(region_lines: u64, n: u64) -> u64 {
+    let widest = (region_lines / n).max(1);
+    if widest % 2 == 0 {
+        widest - 1
+    } else {
+        widest
+    }
+}
+
 fn params(tables: &Arc<Tables>, checks: bool) -> CoherentParams {
     CoherentParams {
         cpu: Params::new()
@@ -149,7 +165,7 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
     for region_bytes in [64u64 << 20, 1u64 << 30] {
         let region_lines = region_bytes / LINE_BYTES;
         let n = memory_lines.min(region_lines);
-        let stride = region_lines / n;
+        let stride = odd_stride(region_lines, n);
         let before = rss_bytes();
         let sys = run_loads(&tables, false, (0..n).map(|i| i * stride))
             .map_err(|e| format!("coherent bench, {region_bytes}-byte region: {e}"))?;
@@ -182,4 +198,25 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
         memory,
         memory_ratio,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::odd_stride;
+
+    #[test]
+    fn memory_runs_use_the_widest_odd_stride_that_fits() {
+        // The default 100 k lines: 524,288 / 100,000 = 5 and
+        // 8,388,608 / 100,000 = 83 are odd already.
+        assert_eq!(odd_stride(524_288, 100_000), 5);
+        assert_eq!(odd_stride(8_388_608, 100_000), 83);
+        // 200 k lines over 64 MiB: 2 would fill half the LLC's sets.
+        assert_eq!(odd_stride(524_288, 200_000), 1);
+        assert_eq!(odd_stride(8_388_608, 200_000), 41);
+        // The reads always stay inside the region, and the stride is never 0.
+        for (region, n) in [(524_288, 524_288), (524_288, 262_144), (64, 3), (1, 1)] {
+            let s = odd_stride(region, n);
+            assert!(s % 2 == 1 && (n - 1) * s < region, "{region} {n} -> {s}");
+        }
+    }
 }
