@@ -48,9 +48,10 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_protocol::ir::{Access, Action, IndexedOutcome, MsgClass};
+use ccsim_protocol::ir::{Access, MsgClass};
 
 use super::check::{Checker, LineSnapshot};
+use super::compiled::{Cell, CompiledTable, Step};
 use super::link::EciLink;
 use super::{boxed_line, recycle_line, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
 use crate::util::{complete, non_negative, non_negative_f, ns_to_ps};
@@ -90,6 +91,15 @@ pub static CACHE_CONTROLLER: ComponentSpec = ComponentSpec {
         StatSpec { name: "forwards", kind: StatKind::Counter, unit: "messages", description: "Forwards received from the CPU home." },
     ],
 };
+
+/// Where a send of the CC's table goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum CcDest {
+    /// Over ECI to the CPU home (through the egress pipeline).
+    Eci,
+    /// To the application machine (a cycle later).
+    App,
+}
 
 const ST_EVENTS: usize = 0;
 const ST_STALLS: usize = 1;
@@ -198,6 +208,10 @@ pub type CcDevice = Box<dyn FnMut(Tick, &CcNotice<'_>) -> Vec<CcOp>>;
 /// The `cache_controller` component.
 pub struct CacheController {
     tables: Arc<Tables>,
+    /// The CC's table (`ir.generated`), sends routed over ECI or to the app.
+    cc_table: Rc<CompiledTable<CcDest>>,
+    /// The application machine's table (`ir.local`); it sends to the CC.
+    app_table: Rc<CompiledTable<()>>,
     checker: Rc<RefCell<Checker>>,
     period: Tick,
     ingress: Tick,
@@ -278,6 +292,14 @@ impl CacheController {
                 .saturating_mul(1000)
                 .max(1),
             stuck: None,
+            cc_table: Rc::new(CompiledTable::new(&tables, GENERATED, |meta| {
+                if meta.to == PEER {
+                    CcDest::Eci
+                } else {
+                    CcDest::App
+                }
+            })),
+            app_table: Rc::new(CompiledTable::new(&tables, LOCAL, |_| ())),
             tables,
             checker,
         })
@@ -309,7 +331,7 @@ impl CacheController {
     /// The CC's copy of a line while it holds it writable (then the copy,
     /// possibly dirty, is the line's value).
     pub fn writable_copy(&self, line: u64) -> Option<Line> {
-        (self.tables.access[GENERATED][self.st(line)] == Access::Write)
+        (self.cc_table.access[self.st(line)] == Access::Write)
             .then(|| self.copies.get(&line).map(|b| **b))
             .flatten()
     }
@@ -346,14 +368,14 @@ impl CacheController {
         self.state
             .get(&line)
             .map(|&s| s as usize)
-            .unwrap_or(self.tables.initial[GENERATED])
+            .unwrap_or(self.cc_table.initial)
     }
 
     fn app_st(&self, line: u64) -> usize {
         self.app_state
             .get(&line)
             .map(|&s| s as usize)
-            .unwrap_or(self.tables.initial[LOCAL])
+            .unwrap_or(self.app_table.initial)
     }
 
     fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
@@ -391,6 +413,7 @@ impl CacheController {
             return self.wake_engine(ctx, at);
         }
         let t = self.tables.clone();
+        let table = self.cc_table.clone();
         let mut stalls = 0;
         let mut pick = None;
         'classes: for requests in [false, true] {
@@ -399,13 +422,13 @@ impl CacheController {
                 if (meta.class == MsgClass::Request) != requests {
                     continue;
                 }
-                let Some(ev) = t.msg_event[GENERATED][m.msg as usize] else {
+                let Some(ev) = table.msg_event[m.msg as usize] else {
                     let e = format!("the cc table has no event for message {}", meta.name);
                     return self.fail(ctx, e);
                 };
                 let st = self.st(m.line);
-                match t.idx[GENERATED].lookup(st, ev) {
-                    None => {
+                match table.cell(st, ev).1 {
+                    Cell::Unspecified => {
                         let e = format!(
                             "unspecified reception: {} for line {:#x} arrived at the cc in state {} and the table has no transition or stall for it",
                             meta.name,
@@ -414,8 +437,8 @@ impl CacheController {
                         );
                         return self.fail(ctx, e);
                     }
-                    Some(IndexedOutcome::Stall) => stalls += 1,
-                    Some(IndexedOutcome::Go { .. }) => {
+                    Cell::Stall => stalls += 1,
+                    Cell::Go(_) => {
                         pick = Some(i);
                         break 'classes;
                     }
@@ -443,15 +466,16 @@ impl CacheController {
     fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: &CohMsg) {
         let now = ctx.now();
         let t = self.tables.clone();
+        let table = self.cc_table.clone();
         let line = m.line;
         let st = self.st(line);
-        let ev = t.msg_event[GENERATED][m.msg as usize].expect("picked");
-        let Some(IndexedOutcome::Go { next, actions }) = t.idx[GENERATED].lookup(st, ev) else {
+        let ev = table.msg_event[m.msg as usize].expect("picked");
+        let Some(row) = table.row(st, ev) else {
             unreachable!("picked a Go row")
         };
         ctx.count(ST_EVENTS, 1);
         let done = now + self.event;
-        let had = t.access[GENERATED][st] != Access::None;
+        let had = row.had;
         // Line buffers come from the pool and go back to it.
         let mut copy = self.copies.get(&line).map(|b| boxed_line(**b));
         if let Some(d) = &m.data {
@@ -459,31 +483,31 @@ impl CacheController {
                 recycle_line(old);
             }
         }
-        for a in actions {
-            match a {
-                Action::Send(x) => {
-                    let mi = t.msg(x).expect("validated");
-                    let meta = &t.msgs[mi as usize];
-                    let data = meta.data.then(|| match (&copy, had) {
+        for &step in row.steps.iter() {
+            match step {
+                Step::Send { msg, data, to, .. } => {
+                    let data = data.then(|| match (&copy, had) {
                         (Some(c), true) => boxed_line(**c),
                         _ => boxed_line([0; 128]),
                     });
-                    self.checker.borrow_mut().sent(line, mi);
-                    let out = t.make(mi, line, data);
-                    if meta.to == PEER {
-                        ctx.count(ST_REQUESTS, u64::from(meta.class == MsgClass::Request));
-                        self.pipe(ctx, done + self.egress, TOK_OUTBOX, out);
-                    } else {
-                        self.pipe(ctx, done + self.period, TOK_LOCAL, out);
+                    self.checker.borrow_mut().sent(line, msg);
+                    let out = t.make(msg, line, data);
+                    match to {
+                        CcDest::Eci => {
+                            let request = t.msgs[msg as usize].class == MsgClass::Request;
+                            ctx.count(ST_REQUESTS, u64::from(request));
+                            self.pipe(ctx, done + self.egress, TOK_OUTBOX, out);
+                        }
+                        CcDest::App => self.pipe(ctx, done + self.period, TOK_LOCAL, out),
                     }
                 }
-                Action::Fill => {
+                Step::Fill => {
                     if let Some(b) = copy.take() {
                         recycle_line(b);
                     }
                     copy = m.data.as_deref().map(|d| boxed_line(*d));
                 }
-                Action::Store => {
+                Step::Store => {
                     let Some(v) = m.data.as_deref() else {
                         return self.fail(ctx, format!("cc: store on {} without data", m.name));
                     };
@@ -494,7 +518,7 @@ impl CacheController {
                         None => copy = Some(boxed_line(*v)),
                     }
                 }
-                Action::Check => {
+                Step::Check => {
                     let v = copy
                         .as_deref()
                         .copied()
@@ -504,7 +528,7 @@ impl CacheController {
                         .borrow_mut()
                         .check_read(now, line, GENERATED, &v);
                 }
-                Action::WriteMem => {
+                Step::WriteMem => {
                     return self.fail(
                         ctx,
                         "cc: the table writes memory the cc does not have".into(),
@@ -512,8 +536,8 @@ impl CacheController {
                 }
             }
         }
-        let next = *next;
-        if t.access[GENERATED][next] == Access::None {
+        let next = row.next;
+        if !row.has {
             if let Some(b) = copy.take() {
                 recycle_line(b);
             }
@@ -525,7 +549,7 @@ impl CacheController {
         if let Some(b) = replaced {
             recycle_line(b);
         }
-        if next == t.initial[GENERATED] {
+        if row.next_initial {
             self.state.remove(&line);
         } else {
             self.state.insert(line, next as u8);
@@ -563,11 +587,11 @@ impl CacheController {
         let now = ctx.now();
         let line = m.line;
         self.checker.borrow_mut().handled(line, m.msg);
-        let Some(ev) = t.msg_event[LOCAL][m.msg as usize] else {
+        let Some(ev) = self.app_table.msg_event[m.msg as usize] else {
             return self.fail(ctx, format!("the app table has no event for {}", m.name));
         };
         let st = self.app_st(line);
-        let Some(IndexedOutcome::Go { next, .. }) = t.idx[LOCAL].lookup(st, ev) else {
+        let Some(next) = self.app_table.row(st, ev).map(|row| row.next) else {
             let e = format!(
                 "app: {} on line {line:#x} in state {}: the table has no transition",
                 m.name,
@@ -575,7 +599,7 @@ impl CacheController {
             );
             return self.fail(ctx, e);
         };
-        self.set_app_state(ctx, line, *next);
+        self.set_app_state(ctx, line, next);
         let Some((op, t0)) = self.app_current.take() else {
             return self.fail(ctx, format!("app: {} with no op outstanding", m.name));
         };
@@ -603,7 +627,7 @@ impl CacheController {
     }
 
     fn set_app_state(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64, next: usize) {
-        if next == self.tables.initial[LOCAL] {
+        if next == self.app_table.initial {
             self.app_state.remove(&line);
         } else {
             self.app_state.insert(line, next as u8);
@@ -617,6 +641,7 @@ impl CacheController {
 
     fn issue_app(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
         let t = self.tables.clone();
+        let table = self.app_table.clone();
         while self.app_current.is_none() {
             let Some(op) = self.app_ops.pop_front() else {
                 return;
@@ -642,7 +667,7 @@ impl CacheController {
                 continue;
             };
             let st = self.app_st(op.line);
-            let Some(IndexedOutcome::Go { next, actions }) = t.idx[LOCAL].lookup(st, ev) else {
+            let Some(row) = table.row(st, ev) else {
                 self.app_errors.push(format!(
                     "cc: app event {} on line {:#x} in state {}: the table has no transition",
                     op.kind.event(),
@@ -651,23 +676,27 @@ impl CacheController {
                 ));
                 continue;
             };
-            for a in actions {
-                if let Action::Send(x) = a {
-                    let mi = t.msg(x).expect("validated");
-                    let data = match (&op.kind, t.msgs[mi as usize].data) {
+            for &step in row.steps.iter() {
+                if let Step::Send { msg, data, .. } = step {
+                    let data = match (&op.kind, data) {
                         (CcOpKind::Store(v), true) => Some(boxed_line(**v)),
                         (_, true) => Some(boxed_line([0; 128])),
                         _ => None,
                     };
-                    self.checker.borrow_mut().sent(op.line, mi);
+                    self.checker.borrow_mut().sent(op.line, msg);
                     // The request reaches the engine a cycle later.
-                    self.pipe(ctx, now + self.period, TOK_INBOX, t.make(mi, op.line, data));
+                    self.pipe(
+                        ctx,
+                        now + self.period,
+                        TOK_INBOX,
+                        t.make(msg, op.line, data),
+                    );
                 }
             }
             let line = op.line;
             self.app_current = Some((op, now));
             ctx.wake_after(self.watchdog, TOK_WATCHDOG);
-            self.set_app_state(ctx, line, *next);
+            self.set_app_state(ctx, line, row.next);
         }
     }
 }

@@ -93,9 +93,10 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_protocol::ir::{Access, Action, IndexedOutcome};
+use ccsim_protocol::ir::Access;
 
 use super::check::{Checker, LineSnapshot};
+use super::compiled::{Cell, CompiledTable, Row as PeerRow, Step};
 use super::link::EciLink;
 use super::parked::Parked;
 use super::{boxed_line, recycle_line, CohMsg, Line, Tables, LINE_BYTES, PEER};
@@ -185,122 +186,6 @@ const LOCAL_EV_NAMES: [&str; 7] = [
 
 /// The eviction rows tried in order: write back dirty, then clean, then drop.
 const EVICTIONS: [LocalEv; 3] = [LocalEv::EvictDirty, LocalEv::EvictClean, LocalEv::Drop];
-
-/// One action of a peer-table row, with what the IR says by name (the
-/// message) resolved once.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Act {
-    /// Send message `msg` (with the LLC's copy when `data`).
-    Send {
-        msg: u16,
-        data: bool,
-    },
-    /// Take the received line as the copy.
-    Fill,
-    Store,
-    Check,
-    WriteMem,
-}
-
-/// A `Go` row of the peer table.
-#[derive(Debug)]
-struct PeerRow {
-    next: usize,
-    acts: Vec<Act>,
-    /// The messages the row sends, in order (for the checker's tracking;
-    /// non-empty when a miss's request went out).
-    sent: Box<[u16]>,
-    /// The row keeps the state and only reads (`check` actions): a hit.
-    read_only: bool,
-    // What the row does to the line, from its two states (a row belongs
-    // to one state), so a transition reads no state tables.
-    /// Whether the LLC has access to the line before / after the row.
-    had: bool,
-    has: bool,
-    /// Whether the row starts / ends a transaction (leaves / reaches a
-    /// stable state).
-    opens: bool,
-    closes: bool,
-}
-
-/// The peer table as the LLC runs it: the `Go` rows, densely indexed like
-/// [`ccsim_protocol::ir::MachineIndex`], and the facts of each state.
-#[derive(Debug)]
-struct PeerTable {
-    /// `rows[state * n_events + event]` (`None`: no row, or a stall).
-    rows: Vec<Option<PeerRow>>,
-    n_events: usize,
-    stable: Vec<bool>,
-    access: Vec<Access>,
-    initial: usize,
-    /// Event index of each message (`None`: the peer table has none).
-    msg_event: Vec<Option<usize>>,
-}
-
-impl PeerTable {
-    fn new(t: &Tables) -> PeerTable {
-        let idx = &t.idx[PEER];
-        let access = t.access[PEER].clone();
-        let compile = |st: usize, next: usize, actions: &[Action]| {
-            let acts: Vec<Act> = actions
-                .iter()
-                .map(|a| match a {
-                    Action::Send(x) => {
-                        let msg = t.msg(x).expect("validated");
-                        Act::Send {
-                            msg,
-                            data: t.msgs[msg as usize].data,
-                        }
-                    }
-                    Action::Fill => Act::Fill,
-                    Action::Store => Act::Store,
-                    Action::Check => Act::Check,
-                    Action::WriteMem => Act::WriteMem,
-                })
-                .collect();
-            let sent = acts
-                .iter()
-                .filter_map(|a| match *a {
-                    Act::Send { msg, .. } => Some(msg),
-                    _ => None,
-                })
-                .collect();
-            PeerRow {
-                next,
-                acts,
-                sent,
-                read_only: next == st && actions.iter().all(|a| matches!(a, Action::Check)),
-                had: access[st] != Access::None,
-                has: access[next] != Access::None,
-                opens: t.stable[PEER][st] && !t.stable[PEER][next],
-                closes: !t.stable[PEER][st] && t.stable[PEER][next],
-            }
-        };
-        PeerTable {
-            rows: idx
-                .table
-                .iter()
-                .enumerate()
-                .map(|(k, o)| match o {
-                    Some(IndexedOutcome::Go { next, actions }) => {
-                        Some(compile(k / idx.n_events, *next, actions))
-                    }
-                    _ => None,
-                })
-                .collect(),
-            n_events: idx.n_events,
-            stable: t.stable[PEER].clone(),
-            access,
-            initial: t.initial[PEER],
-            msg_event: t.msg_event[PEER].clone(),
-        }
-    }
-
-    /// The `Go` row of `event` in `state`.
-    fn row(&self, state: usize, event: usize) -> Option<&PeerRow> {
-        self.rows.get(state * self.n_events + event)?.as_ref()
-    }
-}
 
 /// A read-modify-write on one 64-bit word.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -667,7 +552,7 @@ pub struct CoherentCpu {
     #[allow(clippy::redundant_allocation)]
     tables: Rc<Arc<Tables>>,
     /// The peer table as the LLC runs it (shared the same way).
-    peer: Rc<PeerTable>,
+    peer: Rc<CompiledTable<()>>,
     checker: Rc<RefCell<Checker>>,
     /// The checker's `enabled`: with checks off rows are not reported to it.
     checks: bool,
@@ -873,7 +758,7 @@ impl CoherentCpu {
             store_log: Vec::new(),
             driver: None,
             local_ids: LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n)),
-            peer: Rc::new(PeerTable::new(&tables)),
+            peer: Rc::new(CompiledTable::new(&tables, PEER, |_| ())),
             tables: Rc::new(tables),
             checks,
             checker,
@@ -1494,7 +1379,7 @@ impl CoherentCpu {
         &mut self,
         ctx: &mut Ctx<'_, CohMsg>,
         line: u64,
-        row: &PeerRow,
+        row: &PeerRow<()>,
         handled: Option<u16>,
         input: Option<&Line>,
         store: Option<(u8, u64)>,
@@ -1517,15 +1402,15 @@ impl CoherentCpu {
             Entry::Occupied(o) => o.get().copy,
             Entry::Vacant(_) => None,
         };
-        for &act in &row.acts {
+        for &act in row.steps.iter() {
             match act {
-                Act::Send { msg, data } => {
+                Step::Send { msg, data, .. } => {
                     let data = data
                         .then(|| boxed_line(copy.map_or([0; LINE_BYTES], |s| *self.copies.get(s))));
                     let out = self.tables.make(msg, line, data);
                     ctx.schedule_local(now + delay, TOK_OUTBOX, out);
                 }
-                Act::Fill => {
+                Step::Fill => {
                     copy = match (copy, input) {
                         (None, None) => None,
                         (Some(s), None) => {
@@ -1539,7 +1424,7 @@ impl CoherentCpu {
                         (None, Some(d)) => Some(self.copies.insert(d)),
                     }
                 }
-                Act::Store => {
+                Step::Store => {
                     let s = match copy {
                         Some(s) => s,
                         None => *copy.insert(self.copies.insert(&[0; LINE_BYTES])),
@@ -1555,12 +1440,12 @@ impl CoherentCpu {
                         self.checker.borrow_mut().store(line, v);
                     }
                 }
-                Act::Check if checks => {
+                Step::Check if checks => {
                     let v = copy.map_or(&[0; LINE_BYTES], |s| self.copies.get(s));
                     self.checker.borrow_mut().check_read(now, line, PEER, v);
                 }
-                Act::Check => {}
-                Act::WriteMem => {
+                Step::Check => {}
+                Step::WriteMem => {
                     if let Entry::Occupied(mut o) = slot {
                         o.get_mut().copy = copy;
                     }
@@ -1679,10 +1564,9 @@ impl CoherentCpu {
             return self.fail(ctx, format!("the cpu table has no event for {}", m.name));
         };
         let Some(row) = peer.row(st, ev) else {
-            let what = if self.tables.idx[PEER].lookup(st, ev).is_none() {
-                "has no transition"
-            } else {
-                "stalls, but the cpu cannot stall"
+            let what = match peer.cell(st, ev).1 {
+                Cell::Stall => "stalls, but the cpu cannot stall",
+                _ => "has no transition",
             };
             let e = format!(
                 "unspecified reception: {} for line {line:#x} arrived at the cpu in state {}: the table {what}",

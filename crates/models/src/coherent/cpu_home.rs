@@ -33,10 +33,10 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_protocol::ir::{Action, IndexedOutcome};
 
 use super::cc::{is_cpu_homed, CPU_HOMED_BASE};
 use super::check::{Checker, LineSnapshot};
+use super::compiled::{Cell, CompiledTable, Row, Step};
 use super::cpu::{Completed, CpuOp, Driver};
 use super::link::EciLink;
 use super::memory::LineStore;
@@ -85,6 +85,8 @@ const TOK_INBOX: u64 = 4;
 /// The `cpu_home` component.
 pub struct CpuHome {
     tables: Arc<Tables>,
+    /// The home's table (`ir.peer` of `eci-cc`).
+    table: Rc<CompiledTable<()>>,
     checker: Rc<RefCell<Checker>>,
     ev_rd: usize,
     ev_wr: usize,
@@ -174,6 +176,7 @@ impl CpuHome {
             completed: Vec::new(),
             store_log: Vec::new(),
             stuck: None,
+            table: Rc::new(CompiledTable::new(&tables, PEER, |_| ())),
             tables,
             checker,
         })
@@ -236,7 +239,7 @@ impl CpuHome {
         self.state
             .get(&line)
             .map(|&s| s as usize)
-            .unwrap_or(self.tables.initial[PEER])
+            .unwrap_or(self.table.initial)
     }
 
     fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
@@ -273,7 +276,7 @@ impl CpuHome {
             return;
         };
         let now = ctx.now();
-        let t = self.tables.clone();
+        let table = self.table.clone();
         match self.program[i] {
             CpuOp::Wait { ps } => {
                 self.current = None;
@@ -281,12 +284,9 @@ impl CpuHome {
             }
             CpuOp::Load { line } => {
                 let st = self.st(line);
-                if let Some(IndexedOutcome::Go { next, actions }) =
-                    t.idx[PEER].lookup(st, self.ev_rd)
-                {
-                    let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
-                    self.apply(ctx, line, *next, actions, None, None, self.forward);
-                    if !sends {
+                if let Some(row) = table.row(st, self.ev_rd) {
+                    self.apply(ctx, line, row, None, None, self.forward);
+                    if !row.sends {
                         self.current = None;
                         let v = self.mem.read(line);
                         self.complete_at(ctx, now + delay, (i, v));
@@ -296,21 +296,16 @@ impl CpuHome {
             CpuOp::Store { line, word, value } => {
                 let st = self.st(line);
                 if wrote {
-                    if let Some(IndexedOutcome::Go { next, actions }) =
-                        t.idx[PEER].lookup(st, self.ev_commit)
-                    {
-                        self.apply(ctx, line, *next, actions, None, Some((word, value)), 0);
+                    if let Some(row) = table.row(st, self.ev_commit) {
+                        self.apply(ctx, line, row, None, Some((word, value)), 0);
                         self.current = None;
                         let v = self.mem.read(line);
                         self.complete_at(ctx, now + delay, (i, v));
                     }
-                } else if let Some(IndexedOutcome::Go { next, actions }) =
-                    t.idx[PEER].lookup(st, self.ev_wr)
-                {
-                    let sends = actions.iter().any(|a| matches!(a, Action::Send(_)));
-                    self.apply(ctx, line, *next, actions, None, None, self.forward);
+                } else if let Some(row) = table.row(st, self.ev_wr) {
+                    self.apply(ctx, line, row, None, None, self.forward);
                     self.current = Some((i, t0, true));
-                    if !sends {
+                    if !row.sends {
                         self.attempt(ctx, delay);
                     }
                 }
@@ -325,38 +320,34 @@ impl CpuHome {
     /// Applies a transition of the home, as the checker's `apply` does:
     /// sent data comes from memory; `write_mem` takes the received line;
     /// `store` writes the core's word; `check` reads memory.
-    #[allow(clippy::too_many_arguments)]
     fn apply(
         &mut self,
         ctx: &mut Ctx<'_, CohMsg>,
         line: u64,
-        next: usize,
-        actions: &[Action],
+        row: &Row<()>,
         input: Option<&Line>,
         store: Option<(u8, u64)>,
         delay: Tick,
     ) {
         let now = ctx.now();
         let t = self.tables.clone();
-        for a in actions {
-            match a {
-                Action::Send(x) => {
-                    let mi = t.msg(x).expect("validated");
-                    let meta = &t.msgs[mi as usize];
-                    let data = meta.data.then(|| boxed_line(self.mem.read(line)));
-                    if meta.class == ccsim_protocol::ir::MsgClass::Forward {
+        for &step in row.steps.iter() {
+            match step {
+                Step::Send { msg, data, .. } => {
+                    let data = data.then(|| boxed_line(self.mem.read(line)));
+                    if t.msgs[msg as usize].class == ccsim_protocol::ir::MsgClass::Forward {
                         ctx.count(ST_FWD, 1);
                     }
-                    self.checker.borrow_mut().sent(line, mi);
-                    ctx.schedule_local(now + delay, TOK_OUTBOX, t.make(mi, line, data));
+                    self.checker.borrow_mut().sent(line, msg);
+                    ctx.schedule_local(now + delay, TOK_OUTBOX, t.make(msg, line, data));
                 }
-                Action::WriteMem => match input {
+                Step::WriteMem => match input {
                     Some(v) => self.mem.write(line, v),
                     None => {
                         return self.fail(ctx, "cpu_home: write_mem without data".into());
                     }
                 },
-                Action::Store => {
+                Step::Store => {
                     let mut v = self.mem.read(line);
                     if let Some(d) = input {
                         v = *d;
@@ -368,11 +359,11 @@ impl CpuHome {
                     self.mem.write(line, &v);
                     self.checker.borrow_mut().store(line, &v);
                 }
-                Action::Check => {
+                Step::Check => {
                     let v = self.mem.read(line);
                     self.checker.borrow_mut().check_read(now, line, PEER, &v);
                 }
-                Action::Fill => {
+                Step::Fill => {
                     return self.fail(
                         ctx,
                         "cpu_home: the table fills a cache the home does not have".into(),
@@ -380,7 +371,8 @@ impl CpuHome {
                 }
             }
         }
-        if next == t.initial[PEER] {
+        let next = row.next;
+        if row.next_initial {
             self.state.remove(&line);
         } else {
             self.state.insert(line, next as u8);
@@ -395,43 +387,35 @@ impl CpuHome {
 
     /// An ECI message from the CC: run its row, or keep a stalled request.
     fn receive(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) -> bool {
-        let t = self.tables.clone();
+        let table = self.table.clone();
         let line = m.line;
         let st = self.st(line);
-        let Some(ev) = t.msg_event[PEER][m.msg as usize] else {
+        let Some(ev) = table.msg_event[m.msg as usize] else {
             self.fail(
                 ctx,
                 format!("the cpu home table has no event for {}", m.name),
             );
             return false;
         };
-        match t.idx[PEER].lookup(st, ev) {
-            Some(IndexedOutcome::Go { next, actions }) => {
+        match table.cell(st, ev).1 {
+            Cell::Go(row) => {
                 self.checker.borrow_mut().handled(line, m.msg);
-                self.apply(
-                    ctx,
-                    line,
-                    *next,
-                    actions,
-                    m.data.as_deref(),
-                    None,
-                    self.request,
-                );
+                self.apply(ctx, line, row, m.data.as_deref(), None, self.request);
                 if let Some(b) = m.data {
                     recycle_line(b);
                 }
                 true
             }
-            Some(IndexedOutcome::Stall) => {
+            Cell::Stall => {
                 ctx.count(ST_STALLS, 1);
                 self.stalled.entry(line).or_default().push_back(m);
                 false
             }
-            None => {
+            Cell::Unspecified => {
                 let e = format!(
                     "unspecified reception: {} for line {line:#x} arrived at the cpu home in state {}: the table has no transition or stall for it",
                     m.name,
-                    t.state_name(PEER, st)
+                    self.tables.state_name(PEER, st)
                 );
                 self.fail(ctx, e);
                 false
@@ -459,8 +443,8 @@ impl CpuHome {
             while let Some(m) = q.pop_front() {
                 if !progressed {
                     let st = self.st(line);
-                    let ev = self.tables.msg_event[PEER][m.msg as usize].expect("stalled once");
-                    if let Some(IndexedOutcome::Go { .. }) = self.tables.idx[PEER].lookup(st, ev) {
+                    let ev = self.table.msg_event[m.msg as usize].expect("stalled once");
+                    if self.table.row(st, ev).is_some() {
                         progressed = self.receive(ctx, m);
                         continue;
                     }

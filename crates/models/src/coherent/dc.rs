@@ -40,9 +40,10 @@ use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
 use ccsim_kernel::sim::DeferredWake;
-use ccsim_protocol::ir::{Action, IndexedOutcome, MsgClass};
+use ccsim_protocol::ir::{Action, MsgClass};
 
 use super::check::{Checker, LineSnapshot};
+use super::compiled::{Cell, CompiledTable, Step};
 use super::link::EciLink;
 use super::memory::{LineStore, MemTiming};
 use super::{boxed_line, recycle_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
@@ -204,125 +205,6 @@ enum Dest {
     Local(AxiKind),
     /// To a DCU (a send of the local machine, through the ingress).
     Dcu,
-}
-
-/// One action of a compiled table row.
-#[derive(Debug, Clone, Copy)]
-enum Step {
-    /// Sends catalogue message `msg` (with the line's bytes when `data`).
-    Send {
-        msg: u16,
-        name: &'static str,
-        data: bool,
-        to: Dest,
-    },
-    WriteMem,
-    Store,
-    Check,
-    Fill,
-}
-
-/// A transition of a compiled table.
-#[derive(Debug)]
-struct GoRow {
-    next: usize,
-    /// `next` is the machine's initial state (the line leaves the sparse map).
-    next_initial: bool,
-    next_stable: bool,
-    /// Whether any step sends.
-    sends: bool,
-    steps: Box<[Step]>,
-}
-
-/// A cell of a compiled table.
-#[derive(Debug)]
-enum Cell {
-    /// No transition: an unspecified reception.
-    Unspecified,
-    Stall,
-    Go(GoRow),
-}
-
-/// One machine's table (the DC's or the local machine's) compiled once for
-/// execution: each cell's outcome with its actions resolved to catalogue
-/// indices, receivers and AXI kinds, so a row runs without matching action
-/// strings or looking messages up. Cells are those of `MachineIndex::table`
-/// (same indices, same outcomes), so decisions are unchanged.
-#[derive(Debug)]
-struct CompiledTable {
-    n_events: usize,
-    /// By `state * n_events + event`.
-    cells: Vec<Cell>,
-    /// The table's event for each catalogue message (`None`: it has none).
-    msg_event: Vec<Option<usize>>,
-}
-
-impl CompiledTable {
-    fn new(tables: &Tables, role: usize) -> CompiledTable {
-        let idx = &tables.idx[role];
-        let n_events = idx.n_events;
-        let cells = idx
-            .table
-            .iter()
-            .enumerate()
-            .map(|(cell, outcome)| match outcome {
-                None => Cell::Unspecified,
-                Some(IndexedOutcome::Stall) => Cell::Stall,
-                Some(IndexedOutcome::Go { next, actions }) => {
-                    let mut sent = tables
-                        .sends(role, cell / n_events, cell % n_events)
-                        .iter()
-                        .copied();
-                    let steps: Box<[Step]> = actions
-                        .iter()
-                        .map(|a| match a {
-                            Action::Send(_) => {
-                                let msg = sent.next().expect("resolved with the table");
-                                let meta = &tables.msgs[msg as usize];
-                                let to = if role == LOCAL {
-                                    Dest::Dcu
-                                } else if meta.to == PEER {
-                                    Dest::Peer
-                                } else {
-                                    Dest::Local(AxiKind::of(meta.name))
-                                };
-                                Step::Send {
-                                    msg,
-                                    name: meta.name,
-                                    data: meta.data,
-                                    to,
-                                }
-                            }
-                            Action::WriteMem => Step::WriteMem,
-                            Action::Store => Step::Store,
-                            Action::Check => Step::Check,
-                            Action::Fill => Step::Fill,
-                        })
-                        .collect();
-                    Cell::Go(GoRow {
-                        next: *next,
-                        next_initial: *next == tables.initial[role],
-                        next_stable: tables.stable[role][*next],
-                        sends: steps.iter().any(|s| matches!(s, Step::Send { .. })),
-                        steps,
-                    })
-                }
-            })
-            .collect();
-        CompiledTable {
-            n_events,
-            cells,
-            msg_event: tables.msg_event[role].clone(),
-        }
-    }
-
-    /// The cell of (`state`, `event`); out of range is unspecified, as
-    /// with `MachineIndex::lookup`.
-    #[inline]
-    fn cell(&self, state: usize, event: usize) -> (usize, &Cell) {
-        let i = state * self.n_events + event;
-        (i, self.cells.get(i).unwrap_or(&Cell::Unspecified))
-    }
 }
 
 /// What [`DirectoryController::pick`] chose: the message's place in its
@@ -559,9 +441,9 @@ pub struct DirectoryController {
     app_state: LineStates,
     /// The DC's table (`GENERATED`), compiled (behind an `Rc` so a row
     /// runs from it while the handler mutates `self`).
-    dc_table: Rc<CompiledTable>,
+    dc_table: Rc<CompiledTable<Dest>>,
     /// The device-local machine's table (`LOCAL`), compiled.
-    app_table: Rc<CompiledTable>,
+    app_table: Rc<CompiledTable<Dest>>,
     /// Whether each catalogue message is a request (queued behind responses).
     is_request: Vec<bool>,
     catalogue: Catalogue,
@@ -655,8 +537,14 @@ impl DirectoryController {
             link: link.clone(),
             state: LineStates::default(),
             app_state: LineStates::default(),
-            dc_table: Rc::new(CompiledTable::new(&tables, GENERATED)),
-            app_table: Rc::new(CompiledTable::new(&tables, LOCAL)),
+            dc_table: Rc::new(CompiledTable::new(&tables, GENERATED, |meta| {
+                if meta.to == PEER {
+                    Dest::Peer
+                } else {
+                    Dest::Local(AxiKind::of(meta.name))
+                }
+            })),
+            app_table: Rc::new(CompiledTable::new(&tables, LOCAL, |_| Dest::Dcu)),
             is_request: tables
                 .msgs
                 .iter()

@@ -22,8 +22,9 @@
 //! * **The table that was proved is the table that runs.** [`Tables`] wraps
 //!   the [`ProtocolIr`] from `ccsim-protocol` (generated from `eci-dc` or
 //!   imported from its JSON export) and every agent decides every event by
-//!   `MachineIndex::lookup`, interpreting actions exactly like the checker's
-//!   `system.rs`: `send` takes data from the cache copy (cache agent with
+//!   a cell of its `MachineIndex` table, compiled once (`compiled.rs`: the
+//!   same cells with their messages resolved), interpreting actions exactly
+//!   like the checker's `system.rs`: `send` takes data from the cache copy (cache agent with
 //!   access), else from memory (home); `write_mem` and `fill` take the
 //!   received data; `store` updates the ghost; `check` compares with it.
 //! * **Real data.** Lines are 128 bytes; memory, the LLC and every data
@@ -56,6 +57,7 @@ pub mod cc;
 pub mod cc_invocation;
 pub mod cc_system;
 pub mod check;
+mod compiled;
 pub mod cpu;
 pub mod cpu_home;
 pub mod dc;
