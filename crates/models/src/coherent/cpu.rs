@@ -523,13 +523,27 @@ impl Core {
     }
 }
 
-/// An op's completion on its way to the core (its line is in
-/// [`CoherentCpu::done_lines`] at the same slot).
+/// An op's completion on its way to the core, filled in place where it
+/// waits (`Parked`).
 #[derive(Debug)]
-struct Done {
-    core: usize,
-    op: usize,
-    old: Option<u64>,
+pub(crate) struct Done {
+    pub core: usize,
+    pub op: usize,
+    pub old: Option<u64>,
+    /// The line the op saw: written once here, copied once more into its
+    /// [`Completed`] record.
+    pub line: Line,
+}
+
+impl Default for Done {
+    fn default() -> Done {
+        Done {
+            core: 0,
+            op: 0,
+            old: None,
+            line: [0; LINE_BYTES],
+        }
+    }
 }
 
 /// What a completing op saw of its line, for [`CoherentCpu::complete_at`].
@@ -597,10 +611,6 @@ pub struct CoherentCpu {
     /// Completions on their way to their cores, each named by the slot in
     /// its `TOK_DONE` wake-up.
     done: Parked<Done>,
-    /// The line each parked completion saw, by the same slot: written once
-    /// in place (no 128-byte moves through `Parked`) and copied once more,
-    /// into its [`Completed`] record.
-    done_lines: Vec<Line>,
     /// Completed operations of all cores in completion order.
     pub completed: Vec<Completed>,
     /// The watchdog's report, when it fired.
@@ -752,7 +762,6 @@ impl CoherentCpu {
                 (0..sets).map(|_| VecDeque::new()).collect()
             },
             done: Parked::new(),
-            done_lines: Vec::new(),
             completed: Vec::new(),
             stuck: None,
             store_log: Vec::new(),
@@ -1008,15 +1017,9 @@ impl CoherentCpu {
         seen: Seen,
         old: Option<u64>,
     ) {
-        let slot = self.done.park(Done {
-            core: c,
-            op: i,
-            old,
-        });
-        if slot as usize == self.done_lines.len() {
-            self.done_lines.push([0; LINE_BYTES]);
-        }
-        let dst = &mut self.done_lines[slot as usize];
+        let (slot, done) = self.done.park();
+        (done.core, done.op, done.old) = (c, i, old);
+        let dst = &mut done.line;
         match seen {
             Seen::Nothing => *dst = [0; LINE_BYTES],
             Seen::Line(line) => {
@@ -1698,7 +1701,7 @@ impl Component<CohMsg> for CoherentCpu {
             TOK_ISSUE => self.try_issue(ctx, (token >> 8) as usize),
             TOK_DONE => {
                 let slot = token >> 8;
-                let d = self.done.take(slot);
+                let d = self.done.release(slot);
                 let c = d.core;
                 let core = &mut self.cores[c];
                 if let Some(k) = core.outstanding_pos(d.op) {
@@ -1721,7 +1724,7 @@ impl Component<CohMsg> for CoherentCpu {
                         op: d.op,
                         issued: t0,
                         latency_ps: now - t0,
-                        data: self.done_lines[slot as usize],
+                        data: d.line,
                         old: d.old,
                     });
                     if let Some(drv) = self.driver.as_mut() {

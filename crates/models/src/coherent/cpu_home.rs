@@ -37,7 +37,7 @@ use ccsim_kernel::prelude::*;
 use super::cc::{is_cpu_homed, CPU_HOMED_BASE};
 use super::check::{Checker, LineSnapshot};
 use super::compiled::{Cell, CompiledTable, Row, Step};
-use super::cpu::{Completed, CpuOp, Driver};
+use super::cpu::{Completed, CpuOp, Done, Driver};
 use super::link::EciLink;
 use super::memory::LineStore;
 use super::parked::Parked;
@@ -108,7 +108,7 @@ pub struct CpuHome {
     in_inbox: usize,
     /// Completions (op, data) on their way to the core, each named by the
     /// slot in its `TOK_DONE` wake-up.
-    done: Parked<(usize, Line)>,
+    done: Parked<Done>,
     program: Vec<CpuOp>,
     next: usize,
     /// Issue tick of each issued op.
@@ -248,8 +248,15 @@ impl CpuHome {
     }
 
     /// Completes op `done.0` with data `done.1` at `at`.
-    fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, done: (usize, Line)) {
-        let slot = self.done.park(done);
+    fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, (op, line): (usize, Line)) {
+        let (slot, done) = self.done.park();
+        // One core; no atomics on CPU-homed lines yet.
+        *done = Done {
+            core: 0,
+            op,
+            old: None,
+            line,
+        };
         ctx.wake_at(at, TOK_DONE | slot << 8);
     }
 
@@ -550,17 +557,16 @@ impl Component<CohMsg> for CpuHome {
         match token & 0xFF {
             TOK_ISSUE => self.try_issue(ctx),
             TOK_DONE => {
-                let (i, data) = self.done.take(token >> 8);
-                let issued = self.issued[i];
+                let d = self.done.release(token >> 8);
+                let issued = self.issued[d.op];
                 ctx.record(ST_LAT, now - issued);
-                // One core; no atomics on CPU-homed lines yet.
                 let c = Completed {
-                    core: 0,
-                    op: i,
+                    core: d.core,
+                    op: d.op,
                     issued,
                     latency_ps: now - issued,
-                    data,
-                    old: None,
+                    data: d.line,
+                    old: d.old,
                 };
                 if let Some(d) = self.driver.as_mut() {
                     self.program.extend(d(&c));

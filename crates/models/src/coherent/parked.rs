@@ -5,42 +5,57 @@
 //! (`Ctx::schedule_local` carries the system's message type), so each item
 //! waits here and its wake-up carries the slot: stored once, found in one
 //! step, with no ordering work (the kernel orders the wake-ups).
+//!
+//! Items are filled **in place**: [`Parked::park`] hands out a slot's item
+//! to write, and [`Parked::release`] frees the slot and lends the item to
+//! read. A completion carries a whole 128-byte line, so it is written once
+//! where it waits and read once from there, never moved in between.
 
-/// A slab of items, each taken back once by its slot.
+/// A slab of items, each parked once and released once by its slot.
 pub(crate) struct Parked<T> {
-    slots: Vec<Option<T>>,
+    items: Vec<T>,
+    /// Whether each slot holds a parked item (a slot released twice is a bug).
+    held: Vec<bool>,
     free: Vec<u32>,
 }
 
-impl<T> Parked<T> {
+impl<T: Default> Parked<T> {
     pub(crate) fn new() -> Self {
         Parked {
-            slots: Vec::new(),
+            items: Vec::new(),
+            held: Vec::new(),
             free: Vec::new(),
         }
     }
-    /// Parks `item`; returns its slot.
+
+    /// Parks an item: returns its slot and the item to fill. A reused slot
+    /// still holds the fields of its previous item, so the caller sets
+    /// every field.
     #[inline]
-    pub(crate) fn park(&mut self, item: T) -> u64 {
-        match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(item);
-                s as u64
-            }
+    pub(crate) fn park(&mut self) -> (u64, &mut T) {
+        let slot = match self.free.pop() {
+            Some(s) => s as usize,
             None => {
-                self.slots.push(Some(item));
-                (self.slots.len() - 1) as u64
+                self.items.push(T::default());
+                self.held.push(false);
+                self.items.len() - 1
             }
-        }
+        };
+        self.held[slot] = true;
+        (slot as u64, &mut self.items[slot])
     }
-    /// Takes back the item parked in `slot`.
+
+    /// Frees `slot` and lends its item, which stays as it was until the
+    /// next [`Parked::park`].
     #[inline]
-    pub(crate) fn take(&mut self, slot: u64) -> T {
-        let item = self.slots[slot as usize]
-            .take()
-            .expect("an item parked in this slot");
+    pub(crate) fn release(&mut self, slot: u64) -> &T {
+        let slot = slot as usize;
+        assert!(
+            std::mem::replace(&mut self.held[slot], false),
+            "an item parked in slot {slot}"
+        );
         self.free.push(slot as u32);
-        item
+        &self.items[slot]
     }
 }
 
@@ -50,14 +65,30 @@ mod tests {
 
     #[test]
     fn slots_are_reused_and_items_come_back() {
-        let mut p = Parked::new();
-        let a = p.park("a");
-        let b = p.park("b");
-        assert_eq!(p.take(a), "a");
-        let c = p.park("c");
+        let mut p: Parked<&str> = Parked::new();
+        let (a, item) = p.park();
+        *item = "a";
+        let (b, item) = p.park();
+        *item = "b";
+        assert_eq!(*p.release(a), "a");
+        let (c, item) = p.park();
         assert_eq!(c, a, "a freed slot is reused");
-        assert_eq!(p.take(b), "b");
-        assert_eq!(p.take(c), "c");
-        assert!(p.slots.iter().all(Option::is_none));
+        assert_eq!(
+            *item, "a",
+            "a reused slot holds its previous item until set"
+        );
+        *item = "c";
+        assert_eq!(*p.release(b), "b");
+        assert_eq!(*p.release(c), "c");
+        assert!(p.held.iter().all(|h| !h));
+    }
+
+    #[test]
+    #[should_panic(expected = "an item parked in slot 0")]
+    fn a_slot_released_twice_panics() {
+        let mut p: Parked<u8> = Parked::new();
+        let (a, _) = p.park();
+        p.release(a);
+        p.release(a);
     }
 }
