@@ -228,6 +228,9 @@ def _bench_coherent(args) -> int:
     share = report["transactions_per_sec"] / report["speed_target_per_sec"]
     _out(f"  speed target {report['speed_target_per_sec'] / 1e6:.0f} M transactions/s: "
          f"{'met' if report['speed_target_met'] else 'not met'} ({share:.2f}x of it)")
+    _out(f"  an empty event loop at {report['events_per_transaction']:.1f} events/transaction "
+         f"(bare binary heap, {report['bare_loop_events_per_sec'] / 1e6:.1f} M events/s): "
+         f"{report['bare_loop_ceiling_per_sec'] / 1e6:.2f} M transactions/s")
     for m in report["memory"]:
         rss = m["rss_delta_bytes"]
         rss_text = "n/a" if rss is None else f"{rss / 2**20:.1f} MiB"

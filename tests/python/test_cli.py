@@ -144,12 +144,17 @@ def test_bench_coherent_json_shape():
     assert "memory_ratio" in doc
     assert doc["speed_target_per_sec"] == 2_000_000
     assert doc["speed_target_met"] == (doc["transactions_per_sec"] >= 2_000_000)
+    # The empty event loop's ceiling at this run's events per transaction.
+    assert doc["bare_loop_events_per_sec"] > 0
+    assert doc["bare_loop_ceiling_per_sec"] == pytest.approx(
+        doc["bare_loop_events_per_sec"] / doc["events_per_transaction"])
 
 
 def test_bench_coherent_text_states_the_target():
     r = run_cli("bench", "coherent", "--reads", "300", "--memory-lines", "100")
     assert r.returncode == 0, r.stderr
     assert "speed target 2 M transactions/s:" in r.stdout
+    assert "an empty event loop at" in r.stdout and "events/transaction (bare binary heap" in r.stdout
     assert "ratio (1 GiB / 64 MiB):" in r.stdout
 
 

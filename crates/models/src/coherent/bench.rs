@@ -16,6 +16,11 @@
 //!   runs free anything the allocator could reuse) and both systems are
 //!   kept alive until both are measured, so neither reuses the other's
 //!   freed pages.
+//! * **The event loop's own ceiling.** The kernel benchmark's bare
+//!   binary-heap loop ([`ccsim_kernel::bench`]: push and pop, no model, no
+//!   kernel) runs in the same process; its events per second over this
+//!   run's events per transaction is what a simulator could reach at this
+//!   event granularity if every model and the kernel cost nothing.
 //!
 //! ```
 //! let r = ccsim_models::coherent::bench::coherent_bench(2_000, 1_000).unwrap();
@@ -33,6 +38,10 @@ use serde::Serialize;
 use super::cpu::CpuOp;
 use super::system::{CoherentParams, CoherentSystem, HomeMemory};
 use super::Tables;
+
+/// Events of the bare-loop measurement (about 0.4 s on the reference
+/// machine).
+const BARE_LOOP_EVENTS: u64 = 4_000_000;
 
 /// Bytes per cache line (ECI).
 const LINE_BYTES: u64 = 128;
@@ -75,6 +84,13 @@ pub struct CoherentBenchReport {
     pub speed_target_per_sec: f64,
     /// Whether `transactions_per_sec` reaches the target in this run.
     pub speed_target_met: bool,
+    /// Events per second of the bare binary-heap loop (the kernel
+    /// benchmark's baseline: no model, no kernel), measured in this run.
+    pub bare_loop_events_per_sec: f64,
+    /// `bare_loop_events_per_sec / events_per_transaction`: transactions
+    /// per second at this many events per transaction with models and
+    /// kernel free, the ceiling of any event loop on this machine.
+    pub bare_loop_ceiling_per_sec: f64,
     /// The 64 MiB and the 1 GiB run, in that order.
     pub memory: Vec<MemoryRun>,
     /// `rss_delta_bytes` of the 1 GiB run over that of the 64 MiB run
@@ -181,6 +197,9 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
 
     let (seconds, events) = speed(false)?;
     let (checked_seconds, _) = speed(true)?;
+    let bare_loop_events_per_sec =
+        ccsim_kernel::bench::kernel_bench(BARE_LOOP_EVENTS).bare_events_per_sec;
+    let events_per_transaction = events as f64 / reads as f64;
     let memory_ratio = match (memory[0].rss_delta_bytes, memory[1].rss_delta_bytes) {
         (Some(small), Some(big)) if small > 0 => Some(big as f64 / small as f64),
         _ => None,
@@ -190,11 +209,13 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
         seconds,
         transactions_per_sec: reads as f64 / seconds,
         events_per_sec: events as f64 / seconds,
-        events_per_transaction: events as f64 / reads as f64,
+        events_per_transaction,
         checked_seconds,
         checked_transactions_per_sec: reads as f64 / checked_seconds,
         speed_target_per_sec: SPEED_TARGET_PER_SEC,
         speed_target_met: reads as f64 / seconds >= SPEED_TARGET_PER_SEC,
+        bare_loop_events_per_sec,
+        bare_loop_ceiling_per_sec: bare_loop_events_per_sec / events_per_transaction,
         memory,
         memory_ratio,
     })
