@@ -247,7 +247,7 @@ impl CpuHome {
         ctx.stop();
     }
 
-    /// Completes op `done.0` with data `done.1` at `at`.
+    /// Completes op `op`, which saw `line`, at `at`.
     fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, (op, line): (usize, Line)) {
         let (slot, done) = self.done.park();
         // One core; no atomics on CPU-homed lines yet.
