@@ -96,17 +96,30 @@ fn packets(n: u32, bytes: u32, vc: u8) -> Vec<Packet> {
     (0..n).map(|id| Packet { id, bytes, vc }).collect()
 }
 
-fn run(script: Vec<Packet>, params: LinkParams) -> Vec<(u32, Tick)> {
-    let mut b = SystemBuilder::new("system", 0);
+/// A source sending `script` (at random gaps, or all at once) to a sink
+/// over a link of `params`: the builder (to name the link or trace before
+/// building), the sink and the link.
+fn source_to_sink(
+    seed: u64,
+    script: Vec<Packet>,
+    random_gaps: bool,
+    params: LinkParams,
+) -> (SystemBuilder<Packet>, ComponentId, LinkId) {
+    let mut b = SystemBuilder::new("system", seed);
     let s = b.add(
         "src",
         Source {
             script,
-            random_gaps: false,
+            random_gaps,
         },
     );
     let k = b.add("sink", Sink::default());
-    b.connect(s, "out", k, "in", params);
+    let l = b.connect(s, "out", k, "in", params);
+    (b, k, l)
+}
+
+fn run(script: Vec<Packet>, params: LinkParams) -> Vec<(u32, Tick)> {
+    let (b, k, _) = source_to_sink(0, script, false, params);
     let mut sim = b.build().expect("valid");
     assert_eq!(sim.run(), RunOutcome::Drained);
     sim.component::<Sink>(k).unwrap().arrivals.clone()
@@ -139,11 +152,9 @@ fn per_direction_latency_is_independent() {
     assert_eq!(arrivals, vec![(0, 10 * NS)]);
 }
 
-#[test]
-fn credits_throttle_a_channel_without_blocking_the_others() {
-    // Two credits on vc0, unlimited vc1. Infinite bandwidth, 100 ns each way:
-    // vc0 packets 0,1 arrive at 100 ns; their credits are back at 200 ns, so
-    // packets 2,3 arrive at 300 ns, and 4 at 500 ns. vc1 is not held back.
+/// Two credits on vc0, unlimited vc1, infinite bandwidth, 100 ns each way;
+/// packets 0-4 on vc0 and 99 on vc1, all sent at 0.
+fn credit_scenario() -> (Vec<Packet>, LinkParams) {
     let params = LinkParams::symmetric(100 * NS, 0.0)
         .with_vcs(vec![VcParams::new("req", 2), VcParams::new("rsp", 0)]);
     let mut script = packets(5, 64, 0);
@@ -152,6 +163,14 @@ fn credits_throttle_a_channel_without_blocking_the_others() {
         bytes: 64,
         vc: 1,
     });
+    (script, params)
+}
+
+#[test]
+fn credits_throttle_a_channel_without_blocking_the_others() {
+    // vc0 packets 0,1 arrive at 100 ns; their credits are back at 200 ns, so
+    // packets 2,3 arrive at 300 ns, and 4 at 500 ns. vc1 is not held back.
+    let (script, params) = credit_scenario();
     let arrivals = run(script, params);
     assert_eq!(
         arrivals,
@@ -171,24 +190,8 @@ fn in_flight_lists_messages_on_the_wire_and_waiting_for_credits() {
     // As above: two credits on vc0, 100 ns each way. Packets 0, 1 and 99
     // are on the wire until 100 ns; 2, 3 and 4 wait for credits (back at
     // 200 ns); 2 and 3 are then on the wire until 300 ns while 4 waits.
-    let params = LinkParams::symmetric(100 * NS, 0.0)
-        .with_vcs(vec![VcParams::new("req", 2), VcParams::new("rsp", 0)]);
-    let mut script = packets(5, 64, 0);
-    script.push(Packet {
-        id: 99,
-        bytes: 64,
-        vc: 1,
-    });
-    let mut b = SystemBuilder::new("system", 0);
-    let s = b.add(
-        "src",
-        Source {
-            script,
-            random_gaps: false,
-        },
-    );
-    let k = b.add("sink", Sink::default());
-    b.connect(s, "out", k, "in", params);
+    let (script, params) = credit_scenario();
+    let (b, k, _) = source_to_sink(0, script, false, params);
     let mut sim = b.build().unwrap();
     let ids = |sim: &Simulation<Packet>| {
         let mut v: Vec<u32> = sim.in_flight().map(|p| p.id).collect();
@@ -209,16 +212,7 @@ fn in_flight_lists_messages_on_the_wire_and_waiting_for_credits() {
 #[test]
 fn credit_stalls_are_counted() {
     let params = LinkParams::symmetric(10 * NS, 0.0).with_vcs(vec![VcParams::new("req", 1)]);
-    let mut b = SystemBuilder::new("system", 0);
-    let s = b.add(
-        "src",
-        Source {
-            script: packets(4, 64, 0),
-            random_gaps: false,
-        },
-    );
-    let k = b.add("sink", Sink::default());
-    let l = b.connect(s, "out", k, "in", params);
+    let (mut b, _, l) = source_to_sink(0, packets(4, 64, 0), false, params);
     b.name_link(l, "wire");
     let mut sim = b.build().unwrap();
     sim.run();
@@ -236,31 +230,12 @@ fn lazy_credit_returns_launch_waiting_messages_exactly() {
     // launches at max(sent, credit back) and the run ends when the last
     // credit is home, as with an event per credit return.
     let params = LinkParams::symmetric(100 * NS, 0.0).with_vcs(vec![VcParams::new("req", 1)]);
-    let mut b = SystemBuilder::new("system", 7);
-    let script = packets(200, 64, 0);
-    let s = b.add(
-        "src",
-        Source {
-            script,
-            random_gaps: true,
-        },
-    );
-    let k = b.add("sink", Sink::default());
-    b.connect(s, "out", k, "in", params);
+    let (b, k, _) = source_to_sink(7, packets(200, 64, 0), true, params);
     let mut sim = b.build().unwrap();
     assert_eq!(sim.run(), RunOutcome::Drained);
     let arrivals = sim.component::<Sink>(k).unwrap().arrivals.clone();
     // The same random gaps the source drew (its own stream, seed 7).
-    let mut b2 = SystemBuilder::new("system", 7);
-    let s2 = b2.add(
-        "src",
-        Source {
-            script: packets(200, 64, 0),
-            random_gaps: true,
-        },
-    );
-    let k2 = b2.add("sink", Sink::default());
-    b2.connect(s2, "out", k2, "in", LinkParams::symmetric(0, 0.0));
+    let (b2, k2, _) = source_to_sink(7, packets(200, 64, 0), true, LinkParams::symmetric(0, 0.0));
     let mut free = b2.build().unwrap();
     free.run();
     let mut sent = free.component::<Sink>(k2).unwrap().arrivals.clone();
@@ -280,17 +255,9 @@ fn lazy_credit_returns_launch_waiting_messages_exactly() {
 }
 
 fn traced_run(seed: u64) -> (String, String) {
-    let mut b = SystemBuilder::new("system", seed);
+    let params = LinkParams::symmetric(40 * NS, 4e9);
+    let (mut b, _, _) = source_to_sink(seed, packets(50, 64, 0), true, params);
     b.trace(TraceMode::Full);
-    let s = b.add(
-        "src",
-        Source {
-            script: packets(50, 64, 0),
-            random_gaps: true,
-        },
-    );
-    let k = b.add("sink", Sink::default());
-    b.connect(s, "out", k, "in", LinkParams::symmetric(40 * NS, 4e9));
     let mut sim = b.build().unwrap();
     sim.run();
     (sim.trace_hash().unwrap(), sim.trace_json().unwrap())
