@@ -525,22 +525,31 @@ fn a_dcu_is_serial_and_blocking_per_line() {
     );
 }
 
-#[test]
-fn a_stalled_request_lets_the_dcu_take_another_and_the_watchdog_reports_it() {
-    // The app locks line 0 and never unlocks: the CPU's RLDD for line 0 is
-    // stalled by the table (state L), the DCU takes line 2's request instead,
-    // and the watchdog reports line 0 with its states and pending message.
-    let p = CoherentParams {
+/// Two MSHRs, a 5 us watchdog and one DCU per slice, so lines 0 and 2
+/// share a DCU.
+fn one_dcu_params() -> CoherentParams {
+    CoherentParams {
         cpu: Params::new()
             .with("mshrs", ParamValue::Int(2), "test")
             .with("watchdog_us", ParamValue::Float(5.0), "test"),
         dc: Params::new().with("dcus_per_slice", ParamValue::Int(1), "test"),
         ..Default::default()
-    };
+    }
+}
+
+/// The CPU loads lines 0 and 2 while the app locks line 0 and never
+/// unlocks it.
+fn loads_behind_a_lock(p: &CoherentParams) -> CoherentSystem {
     let app = vec![AppOp::new("lock", 0)];
-    let mut sys =
-        CoherentSystem::build_with(&p, HomeMemory::Bram, loads([0, 2]), app, 1, TraceMode::Off)
-            .unwrap();
+    CoherentSystem::build_with(p, HomeMemory::Bram, loads([0, 2]), app, 1, TraceMode::Off).unwrap()
+}
+
+#[test]
+fn a_stalled_request_lets_the_dcu_take_another_and_the_watchdog_reports_it() {
+    // The app locks line 0 and never unlocks: the CPU's RLDD for line 0 is
+    // stalled by the table (state L), the DCU takes line 2's request instead,
+    // and the watchdog reports line 0 with its states and pending message.
+    let mut sys = loads_behind_a_lock(&one_dcu_params());
     let e = sys.run().unwrap_err();
     assert!(e.starts_with("watchdog: op 0"), "{e}");
     assert!(
@@ -673,24 +682,7 @@ fn with_checks_off_the_watchdog_reports_stalled_and_in_flight_messages() {
     // As in the stalled-request test: the RLDD of line 0 stalls in its DCU
     // behind the app's lock; with checks off the watchdog's report is
     // completed by the system from the DC's queues and states.
-    let p = CoherentParams {
-        cpu: Params::new()
-            .with("mshrs", ParamValue::Int(2), "test")
-            .with("watchdog_us", ParamValue::Float(5.0), "test"),
-        dc: Params::new().with("dcus_per_slice", ParamValue::Int(1), "test"),
-        ..Default::default()
-    };
-    let e = same_report_either_way(p, |p| {
-        CoherentSystem::build_with(
-            p,
-            HomeMemory::Bram,
-            loads([0, 2]),
-            vec![AppOp::new("lock", 0)],
-            1,
-            TraceMode::Off,
-        )
-        .unwrap()
-    });
+    let e = same_report_either_way(one_dcu_params(), loads_behind_a_lock);
     assert!(e.starts_with("watchdog: op 0"), "{e}");
     assert!(
         e.contains("line 0x0: dc=L cpu=IS_D app=Locked; pending messages: [RLDD]"),
