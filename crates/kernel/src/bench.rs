@@ -235,6 +235,15 @@ fn run_bare(events: u64) -> (u64, f64, u64) {
     (processed, secs, checksum)
 }
 
+/// Events per second of the bare binary-heap loop alone (warmed up first,
+/// as in [`kernel_bench`]): the speed of an event loop that only orders
+/// events, for benchmarks that compare a model against it.
+pub fn bare_loop_events_per_sec(events: u64) -> f64 {
+    run_bare(events / 20 + 1);
+    let (b_events, b_secs, _) = run_bare(events);
+    b_events as f64 / b_secs
+}
+
 /// Runs both loops for about `events` events each and compares them.
 pub fn kernel_bench(events: u64) -> KernelBenchReport {
     // Warm both code paths (page faults, heap growth) before timing.

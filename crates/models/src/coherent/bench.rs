@@ -197,8 +197,7 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
 
     let (seconds, events) = speed(false)?;
     let (checked_seconds, _) = speed(true)?;
-    let bare_loop_events_per_sec =
-        ccsim_kernel::bench::kernel_bench(BARE_LOOP_EVENTS).bare_events_per_sec;
+    let bare_loop_events_per_sec = ccsim_kernel::bench::bare_loop_events_per_sec(BARE_LOOP_EVENTS);
     let events_per_transaction = events as f64 / reads as f64;
     let memory_ratio = match (memory[0].rss_delta_bytes, memory[1].rss_delta_bytes) {
         (Some(small), Some(big)) if small > 0 => Some(big as f64 / small as f64),

@@ -58,8 +58,6 @@ pub(crate) struct Row<D> {
     pub steps: Box<[Step<D>]>,
     /// The messages the row sends, in order.
     pub sent: Box<[u16]>,
-    /// Whether any step sends.
-    pub sends: bool,
     /// `next` is the machine's initial state (the line leaves the sparse map).
     pub next_initial: bool,
     pub next_stable: bool,
@@ -72,6 +70,14 @@ pub(crate) struct Row<D> {
     pub has: bool,
     /// The row keeps the state and only reads (`check` actions): a hit.
     pub read_only: bool,
+}
+
+impl<D> Row<D> {
+    /// Whether any step sends.
+    #[inline]
+    pub fn sends(&self) -> bool {
+        !self.sent.is_empty()
+    }
 }
 
 /// A cell of a compiled table.
@@ -138,7 +144,6 @@ impl<D: Copy> CompiledTable<D> {
                         .collect();
                     Cell::Go(Row {
                         next,
-                        sends: !sent.is_empty(),
                         sent,
                         next_initial: next == tables.initial[role],
                         next_stable: stable[next],

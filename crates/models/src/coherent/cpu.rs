@@ -944,7 +944,7 @@ impl CoherentCpu {
             return Row::ReadOnly;
         }
         self.apply(ctx, line, row, None, None, store, delay);
-        Row::Ran(!row.sent.is_empty())
+        Row::Ran(row.sends())
     }
 
     /// Whether the table has a row for `ev` in state `st`.

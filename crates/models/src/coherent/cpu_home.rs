@@ -293,7 +293,7 @@ impl CpuHome {
                 let st = self.st(line);
                 if let Some(row) = table.row(st, self.ev_rd) {
                     self.apply(ctx, line, row, None, None, self.forward);
-                    if !row.sends {
+                    if !row.sends() {
                         self.current = None;
                         let v = self.mem.read(line);
                         self.complete_at(ctx, now + delay, (i, v));
@@ -312,7 +312,7 @@ impl CpuHome {
                 } else if let Some(row) = table.row(st, self.ev_wr) {
                     self.apply(ctx, line, row, None, None, self.forward);
                     self.current = Some((i, t0, true));
-                    if !row.sends {
+                    if !row.sends() {
                         self.attempt(ctx, delay);
                     }
                 }

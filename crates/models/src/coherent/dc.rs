@@ -1201,7 +1201,7 @@ impl DirectoryController {
         // op whose own row sends and lands in a stable state (the invocation
         // protocol's grants) expects no completion and is done at once.
         let posted = message.is_none() && row.next_stable;
-        if !row.sends || posted {
+        if !row.sends() || posted {
             if let Some((op, t0)) = self.app_outstanding.remove(&line) {
                 self.observe(
                     now,
