@@ -2,16 +2,24 @@
 //! point with its metrics, statistics and trace hash, so two builds can be
 //! compared byte for byte:
 //! `cargo run --release -p ccsim-experiments --example dump_points > points.txt`.
-//! Pass `--no-trace-stats` to leave out `sim.events` and the trace hash (the
-//! figures that legitimately change when a model schedules fewer events).
-//! Pass `--only <experiment>` to print the points of one experiment.
+//!
+//! * `--json`: one JSON object per line (`experiment`, `series`, `x`,
+//!   `metrics`, `stats`, `trace_hash`, or `error`); this is the format of
+//!   the committed golden file `tests/golden/points.jsonl`, which
+//!   `tests/python/test_golden_points.py` compares with the installed
+//!   package.
+//! * `--quick`: the quick sweeps only.
+//! * `--no-trace-stats`: leave out `sim.events` and the trace hash (the
+//!   figures that legitimately change when a model schedules fewer events).
+//! * `--only <experiment>`: the points of one experiment.
 
 use ccsim_config::Platform;
 use ccsim_config::{list_experiments, Experiment};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let no_event_stats = args.iter().any(|a| a == "--no-trace-stats");
+    let flag = |f: &str| args.iter().any(|a| a == f);
+    let (no_event_stats, json, quick) = (flag("--no-trace-stats"), flag("--json"), flag("--quick"));
     let only = args
         .iter()
         .position(|a| a == "--only")
@@ -22,9 +30,10 @@ fn main() {
             continue;
         }
         let e = Experiment::load(name, &decls).unwrap_or_else(|err| panic!("{name}: {err}"));
+        let xs = if quick { &e.quick } else { &e.sweep };
         for s in &e.series {
             let platform = Platform::load(&s.platform).expect("platform");
-            for &x in &e.sweep {
+            for &x in xs {
                 let r = ccsim_experiments::run_point(
                     &s.workload,
                     &platform,
@@ -34,17 +43,31 @@ fn main() {
                     0,
                     false,
                 );
-                match r {
-                    Ok(mut p) => {
-                        if no_event_stats {
-                            p.stats.remove("sim.events");
-                            p.trace_hash.clear();
-                        }
-                        println!(
-                            "{name} {} x={x} metrics={:?} stats={:?} hash={}",
-                            s.name, p.metrics, p.stats, p.trace_hash
-                        )
+                let r = r.map(|mut p| {
+                    if no_event_stats {
+                        p.stats.remove("sim.events");
+                        p.trace_hash.clear();
                     }
+                    p
+                });
+                if json {
+                    let mut o = serde_json::json!({"experiment": name, "series": s.name, "x": x});
+                    match r {
+                        Ok(p) => {
+                            o["metrics"] = serde_json::json!(p.metrics);
+                            o["stats"] = serde_json::json!(p.stats);
+                            o["trace_hash"] = serde_json::json!(p.trace_hash);
+                        }
+                        Err(err) => o["error"] = serde_json::json!(err.to_string()),
+                    }
+                    println!("{o}");
+                    continue;
+                }
+                match r {
+                    Ok(p) => println!(
+                        "{name} {} x={x} metrics={:?} stats={:?} hash={}",
+                        s.name, p.metrics, p.stats, p.trace_hash
+                    ),
                     Err(err) => println!("{name} {} x={x} error={err:?}", s.name),
                 }
             }
