@@ -236,20 +236,4 @@ impl Message for CohMsg {
     }
 }
 
-/// The process-wide copy of a message name. Each distinct name is stored
-/// once for the life of the process (protocols have a few dozen names), so
-/// messages can carry `&'static str` instead of a reference-counted string.
-pub fn intern(name: &str) -> &'static str {
-    static NAMES: std::sync::OnceLock<std::sync::Mutex<rustc_hash::FxHashSet<&'static str>>> =
-        std::sync::OnceLock::new();
-    let mut names = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = names.get(name) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.insert(n);
-    n
-}
+pub use ccsim_protocol::engine::intern;

@@ -8,8 +8,8 @@
 //!              PCIe/memory/MMIO messages (SysMsg)
 //!   line       one cache line of real bytes, its initial pattern, a
 //!              pool of payload buffers
-//!   tables     a protocol's IR (ccsim-protocol) with message facts resolved
-//!   compiled   a machine's table compiled once for execution
+//!   tables     a two-node protocol as the Enzian agents run it (the
+//!              engine's Protocol with message facts and VCs resolved)
 //!   check      online SWMR / data-value checks and the stuck report
 //!   memory     the coherent memories behind a home: BRAM, DDR (MIG-like)
 //!   vc         the virtual channel of a coherent message
@@ -25,7 +25,6 @@
 //! ```
 
 pub mod check;
-pub mod compiled;
 pub mod envelope;
 pub mod line;
 pub mod memory;

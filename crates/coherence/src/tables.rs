@@ -5,9 +5,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ccsim_protocol::ir::{Access, Action, IndexedOutcome, MachineIndex, MsgClass, ProtocolIr};
+use ccsim_protocol::engine::{CompiledTable, Protocol};
+use ccsim_protocol::ir::{
+    Access, Action, IndexedOutcome, MachineIndex, MsgClass, ProtocolIr, Target,
+};
 
-use crate::envelope::{intern, Catalogue, CohMsg};
+use crate::envelope::{Catalogue, CohMsg};
 use crate::line::Line;
 
 /// Role index of the generated machine (the DC).
@@ -20,7 +23,7 @@ pub const LOCAL: usize = 2;
 /// Facts about one message type, resolved once from the IR.
 #[derive(Clone, Debug)]
 pub struct MsgMeta {
-    /// Name ([`intern`]ed).
+    /// Name (interned).
     pub name: &'static str,
     /// Whether it carries a line.
     pub data: bool,
@@ -34,9 +37,15 @@ pub struct MsgMeta {
     pub vc: u8,
 }
 
-/// The three machines of a protocol, indexed for interpretation.
+/// A two-node protocol (`generated`, `peer`, `local`) as the Enzian agents
+/// run it: the engine's [`Protocol`] with each message's ECI virtual
+/// channel, the catalogue its messages are tagged with, and the roles of
+/// memory and cache. Role-form protocols run on the generic table agents,
+/// which use the [`Protocol`] directly.
 #[derive(Debug)]
 pub struct Tables {
+    /// The compiled protocol (the IR as checked, dense tables, facts).
+    pub proto: Protocol,
     /// The IR (as checked).
     pub ir: ProtocolIr,
     /// Dense tables by role.
@@ -58,168 +67,143 @@ pub struct Tables {
     /// The catalogue this protocol's messages are tagged with (from where
     /// its memory is).
     pub catalogue: Catalogue,
-    /// Name to index; hashed, never iterated.
-    msg_ids: rustc_hash::FxHashMap<String, u16>,
-    /// `send_ids[role][cell]`: the catalogue indices of the messages a table
-    /// cell (`idx[role].table[cell]`) sends, in action order, resolved once
-    /// so a simulated send does not look its message up by name.
-    send_ids: [Vec<Box<[u16]>>; 3],
-}
-
-fn role_index(r: &str) -> Result<usize, String> {
-    match r {
-        "generated" => Ok(GENERATED),
-        "peer" => Ok(PEER),
-        "local" => Ok(LOCAL),
-        _ => Err(format!("unknown role {r:?}")),
-    }
 }
 
 impl Tables {
     /// Indexes `ir`; fails with the reason when a table names an unknown
-    /// state, event or message, or the roles do not fit the simulator:
-    /// memory at the generated agent and the cache at the peer (FPGA-homed
-    /// lines, run by the DC and the CPU LLC) or the reverse (CPU-homed
-    /// lines, run by the FPGA's CC and the CPU home).
+    /// state, event or message, or the protocol does not fit the Enzian
+    /// agents: the two-node form, memory at the generated agent and the
+    /// cache at the peer (FPGA-homed lines, run by the DC and the CPU LLC)
+    /// or the reverse (CPU-homed lines, run by the FPGA's CC and the CPU
+    /// home), and no guards, targets, `write` or directory actions (those
+    /// are for the generic table agents).
     pub fn new(ir: ProtocolIr) -> Result<Tables, String> {
-        let ms = ir.machines();
-        let idx = [ms[0].index()?, ms[1].index()?, ms[2].index()?];
-        let mut initial = [0; 3];
-        for r in 0..3 {
-            initial[r] = idx[r].state(&ms[r].initial).ok_or_else(|| {
-                format!("{}: unknown initial state {}", ms[r].name, ms[r].initial)
-            })?;
+        let roles: Vec<&str> = ir.roles.iter().map(|m| m.role.as_str()).collect();
+        if roles != ["generated", "peer", "local"] {
+            return Err(format!(
+                "{}: the Enzian agents run two-node protocols (roles generated, peer, local), not roles {}",
+                ir.name,
+                roles.join(", ")
+            ));
         }
-        let mut msgs = Vec::new();
-        for m in &ir.messages {
-            msgs.push(MsgMeta {
-                name: intern(&m.name),
-                data: m.data,
-                from: role_index(&m.from)?,
-                to: role_index(&m.to)?,
-                class: m.class,
-                vc: crate::vc::vc_of(m.class, m.data, &m.from),
-            });
-        }
-        let msg_event = [0, 1, 2].map(|r| {
-            msgs.iter()
-                .map(|m| idx[r].event(m.name))
-                .collect::<Vec<_>>()
-        });
-        for (r, m) in ms.iter().enumerate() {
+        for m in &ir.roles {
             for t in &m.transitions {
-                if let ccsim_protocol::ir::Outcome::Go { actions, .. } = &t.outcome {
-                    for a in actions {
-                        if let Action::Send(x) = a {
-                            let Some(mm) = msgs.iter().find(|mm| mm.name == x) else {
-                                return Err(format!(
-                                    "{}: ({}, {}) sends unknown message {x}",
-                                    m.name, t.state, t.event
-                                ));
-                            };
-                            if mm.from != r {
-                                return Err(format!(
-                                    "{}: ({}, {}) sends {x}, which another agent sends",
-                                    m.name, t.state, t.event
-                                ));
-                            }
-                        }
-                    }
+                let unsupported = t.guard.is_some()
+                    || matches!(&t.outcome, ccsim_protocol::ir::Outcome::Go { actions, .. }
+                        if actions.iter().any(|a| a.is_directory()
+                            || matches!(a, Action::Write | Action::Send { to: Target::Src | Target::Req | Target::Owner | Target::Sharers | Target::Home, .. })));
+                if unsupported {
+                    return Err(format!(
+                        "{}: ({}, {}) uses a guard, a target, `write` or a directory action, which the Enzian agents do not run",
+                        m.name, t.state, t.event
+                    ));
                 }
             }
         }
-        let mem_role = role_index(&ir.memory_at)?;
-        let cache_role = role_index(&ir.cache_at)?;
+        let proto = Protocol::new(ir.clone())?;
+        let mem_role = proto.home;
+        let cache_role = (0..3)
+            .find(|&r| proto.keeps_copy(r))
+            .ok_or_else(|| format!("{}: no role keeps a copy", ir.name))?;
         let catalogue = match (mem_role, cache_role) {
             (GENERATED, PEER) => Catalogue::FpgaHomed,
             (PEER, GENERATED) => Catalogue::CpuHomed,
             _ => {
                 return Err(format!(
-                    "{}: the simulator runs protocols with memory at one of the generated agent and the peer and the cache at the other (got memory_at={}, cache_at={})",
-                    ir.name, ir.memory_at, ir.cache_at
+                    "{}: the simulator runs protocols with memory at one of the generated agent and the peer and the cache at the other (got memory at {}, cache at {})",
+                    ir.name, ir.roles[mem_role].role, ir.roles[cache_role].role
                 ))
             }
         };
-        let msg_ids: rustc_hash::FxHashMap<String, u16> = msgs
+        let msgs = proto
+            .msgs
             .iter()
-            .enumerate()
-            .map(|(i, m)| (m.name.to_string(), i as u16))
+            .zip(&ir.messages)
+            .map(|(f, m)| MsgMeta {
+                name: f.name,
+                data: f.data,
+                from: f.from,
+                to: f.to,
+                class: f.class,
+                vc: crate::vc::vc_of(m.class, m.data, &m.from),
+            })
             .collect();
-        // Every sent name was checked above, so each resolves.
-        let send_ids = [0, 1, 2].map(|r| {
-            idx[r]
-                .table
-                .iter()
-                .map(|cell| match cell {
-                    Some(IndexedOutcome::Go { actions, .. }) => actions
-                        .iter()
-                        .filter_map(|a| match a {
-                            Action::Send(x) => msg_ids.get(x.as_str()).copied(),
-                            _ => None,
-                        })
-                        .collect(),
-                    _ => Box::default(),
-                })
-                .collect()
-        });
+        let three =
+            |v: &[Vec<bool>]| -> [Vec<bool>; 3] { [v[0].clone(), v[1].clone(), v[2].clone()] };
         Ok(Tables {
-            msg_ids,
-            send_ids,
-            stable: ms.map(|m| m.states.iter().map(|s| s.stable).collect()),
-            access: ms.map(|m| m.states.iter().map(|s| s.access).collect()),
-            idx,
+            idx: [
+                proto.idx[0].clone(),
+                proto.idx[1].clone(),
+                proto.idx[2].clone(),
+            ],
             msgs,
-            msg_event,
-            initial,
+            msg_event: [
+                proto.msg_event[0].clone(),
+                proto.msg_event[1].clone(),
+                proto.msg_event[2].clone(),
+            ],
+            stable: three(&proto.stable),
+            access: [
+                proto.access[0].clone(),
+                proto.access[1].clone(),
+                proto.access[2].clone(),
+            ],
+            initial: [proto.initial[0], proto.initial[1], proto.initial[2]],
             mem_role,
             cache_role,
             catalogue,
             ir,
+            proto,
         })
     }
 
     /// The shipped `eci-dc` protocol, generated from its spec.
     pub fn eci_dc() -> Result<Arc<Tables>, String> {
         static CACHE: std::sync::OnceLock<Result<Arc<Tables>, String>> = std::sync::OnceLock::new();
-        CACHE
-            .get_or_init(|| {
-                let spec = ccsim_protocol::load_spec("eci-dc").map_err(|e| e.to_string())?;
-                let (ir, _) = ccsim_protocol::generate(&spec).map_err(|e| e.to_string())?;
-                Tables::new(ir).map(Arc::new)
-            })
-            .clone()
+        CACHE.get_or_init(|| Self::shipped("eci-dc")).clone()
     }
 
     /// The shipped `eci-cc` protocol (CPU-homed lines: the FPGA's cache
     /// controller and the CPU home), generated from its spec.
     pub fn eci_cc() -> Result<Arc<Tables>, String> {
         static CACHE: std::sync::OnceLock<Result<Arc<Tables>, String>> = std::sync::OnceLock::new();
-        CACHE
-            .get_or_init(|| {
-                let spec = ccsim_protocol::load_spec("eci-cc").map_err(|e| e.to_string())?;
-                let (ir, _) = ccsim_protocol::generate(&spec).map_err(|e| e.to_string())?;
-                Tables::new(ir).map(Arc::new)
-            })
-            .clone()
+        CACHE.get_or_init(|| Self::shipped("eci-cc")).clone()
+    }
+
+    /// A shipped spec, generated and indexed.
+    pub fn shipped(name: &str) -> Result<Arc<Tables>, String> {
+        let spec = ccsim_protocol::load_spec(name).map_err(|e| e.to_string())?;
+        let (ir, _) = ccsim_protocol::generate(&spec).map_err(|e| e.to_string())?;
+        Tables::new(ir).map(Arc::new)
+    }
+
+    /// `role`'s table compiled for execution; `route` says where the agent
+    /// sends each message (by its facts).
+    pub fn compile<D: Copy>(&self, role: usize, route: impl Fn(&MsgMeta) -> D) -> CompiledTable<D> {
+        CompiledTable::new(&self.proto, role, |m, _| route(&self.msgs[m as usize]))
     }
 
     /// The catalogue indices of the messages `role`'s row for (`state`,
     /// `event`) sends, in the order of its `send` actions (empty for a stall
     /// or an unspecified reception).
-    pub fn sends(&self, role: usize, state: usize, event: usize) -> &[u16] {
-        self.send_ids[role]
-            .get(state * self.idx[role].n_events + event)
-            .map_or(&[], |ids| ids)
+    pub fn sends(&self, role: usize, state: usize, event: usize) -> Vec<u16> {
+        match self.idx[role].lookup(state, event) {
+            Some(IndexedOutcome::Go { actions, .. }) => actions
+                .iter()
+                .filter_map(|a| a.sent().and_then(|m| self.proto.msg(m)))
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Message index by name.
     pub fn msg(&self, name: &str) -> Option<u16> {
-        self.msg_ids.get(name).copied()
+        self.proto.msg(name)
     }
 
     /// State name of `role`.
     pub fn state_name(&self, role: usize, state: usize) -> &str {
-        &self.ir.machines()[role].states[state].name
+        &self.ir.roles[role].states[state].name
     }
 
     /// Event index of a local (non-message) event of `role`.
@@ -229,7 +213,7 @@ impl Tables {
 
     /// Machine name of `role` (`dc`, `cpu`, `app`).
     pub fn agent(&self, role: usize) -> &str {
-        &self.ir.machines()[role].name
+        &self.ir.roles[role].name
     }
 
     /// A message of type `msg` about `line` with `data`.

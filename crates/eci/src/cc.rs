@@ -1,14 +1,14 @@
 //! The FPGA's cache controller (CC, CCKit §4.3): the FPGA as a **caching
 //! agent of CPU memory**. It holds real 128-byte copies of CPU-homed lines
-//! and **executes the generated table of `eci-cc`** (`ir.generated`), the
+//! and **executes the generated table of `eci-cc`** (`ir.roles[0]`), the
 //! mirror image of the DC: there the FPGA is the home and the CPU caches,
 //! here the CPU is the home ([`super::cpu_home`]) and the FPGA caches.
 //!
 //! ```text
-//!  device logic ──CcOp (ld/ldx/st/evict)──► app machine (ir.local)
+//!  device logic ──CcOp (ld/ldx/st/evict)──► app machine (ir.roles[2])
 //!                                              │ LCL_LD/LCL_LDX/LCL_ST/LCL_EVICT
 //!                                              ▼
-//!  ECI ──FLDRS/FLDX/FEVX/SINV, PSHA/PEMD──► CC engine (ir.generated) ──RLDD/RLDX/RC2D_S,
+//!  ECI ──FLDRS/FLDX/FEVX/SINV, PSHA/PEMD──► CC engine (ir.roles[0]) ──RLDD/RLDX/RC2D_S,
 //!                                              │                         VICC/VICD/VICS,
 //!                                              │ LCL_ACK/LCL_NACK        HAKI/HAKS/HAKD──► ECI
 //!                                              ▼
@@ -27,7 +27,7 @@
 //!   ECI message pays `ingress_cycles` in and `egress_cycles` out, like the
 //!   DC's transport.
 //! * **Application interface.** [`CcOp`]s are issued one at a time to the
-//!   app machine (`ld`, `ldx`, `st`, `evict` of `ir.local`); each completes
+//!   app machine (`ld`, `ldx`, `st`, `evict` of `ir.roles[2]`); each completes
 //!   when its `LCL_ACK`/`LCL_NACK` returns, as a [`CcDone`] with the bytes
 //!   the load saw (the copy, or for a load the table let use the data
 //!   once, that data). A [`CcDevice`] is told of every completion and of
@@ -52,9 +52,9 @@ use ccsim_protocol::ir::{Access, MsgClass};
 
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
-use ccsim_coherence::compiled::{Cell, CompiledTable, Step};
 use ccsim_coherence::util::{complete, non_negative, non_negative_f, ns_to_ps};
 use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, SendStep, Step};
 
 /// First CPU-homed line index. Line indices are byte address / 128, so
 /// this is byte address 2^40 (1 TiB): everything below is FPGA-homed (the
@@ -208,9 +208,9 @@ pub type CcDevice = Box<dyn FnMut(Tick, &CcNotice<'_>) -> Vec<CcOp>>;
 /// The `cache_controller` component.
 pub struct CacheController {
     tables: Arc<Tables>,
-    /// The CC's table (`ir.generated`), sends routed over ECI or to the app.
+    /// The CC's table (`ir.roles[0]`), sends routed over ECI or to the app.
     cc_table: Rc<CompiledTable<CcDest>>,
-    /// The application machine's table (`ir.local`); it sends to the CC.
+    /// The application machine's table (`ir.roles[2]`); it sends to the CC.
     app_table: Rc<CompiledTable<()>>,
     checker: Rc<RefCell<Checker>>,
     period: Tick,
@@ -258,7 +258,7 @@ impl CacheController {
         if tables.cache_role != GENERATED {
             return Err(format!(
                 "{t}: protocol {} keeps the cache at its {} agent; the CC runs a generated cache agent (e.g. eci-cc)",
-                tables.ir.name, tables.ir.cache_at
+                tables.ir.name, tables.ir.roles[tables.cache_role].role
             ));
         }
         let mhz = non_negative_f(&p, t, "clock_mhz")?;
@@ -292,14 +292,14 @@ impl CacheController {
                 .saturating_mul(1000)
                 .max(1),
             stuck: None,
-            cc_table: Rc::new(CompiledTable::new(&tables, GENERATED, |meta| {
+            cc_table: Rc::new(tables.compile(GENERATED, |meta| {
                 if meta.to == PEER {
                     CcDest::Eci
                 } else {
                     CcDest::App
                 }
             })),
-            app_table: Rc::new(CompiledTable::new(&tables, LOCAL, |_| ())),
+            app_table: Rc::new(tables.compile(LOCAL, |_| ())),
             tables,
             checker,
         })
@@ -438,6 +438,7 @@ impl CacheController {
                         return self.fail(ctx, e);
                     }
                     Cell::Stall => stalls += 1,
+                    Cell::Guarded(_) => unreachable!("Tables::new rejects guards"),
                     Cell::Go(_) => {
                         pick = Some(i);
                         break 'classes;
@@ -477,65 +478,25 @@ impl CacheController {
         let done = now + self.event;
         let had = row.had;
         // Line buffers come from the pool and go back to it.
-        let mut copy = self.copies.get(&line).map(|b| boxed_line(**b));
+        let copy = self.copies.get(&line).map(|b| boxed_line(**b));
         if let Some(d) = &m.data {
             if let Some(old) = self.received.insert(line, boxed_line(**d)) {
                 recycle_line(old);
             }
         }
-        for &step in row.steps.iter() {
-            match step {
-                Step::Send { msg, data, to, .. } => {
-                    let data = data.then(|| match (&copy, had) {
-                        (Some(c), true) => boxed_line(**c),
-                        _ => boxed_line([0; 128]),
-                    });
-                    self.checker.borrow_mut().sent(line, msg);
-                    let out = t.make(msg, line, data);
-                    match to {
-                        CcDest::Eci => {
-                            let request = t.msgs[msg as usize].class == MsgClass::Request;
-                            ctx.count(ST_REQUESTS, u64::from(request));
-                            self.pipe(ctx, done + self.egress, TOK_OUTBOX, out);
-                        }
-                        CcDest::App => self.pipe(ctx, done + self.period, TOK_LOCAL, out),
-                    }
-                }
-                Step::Fill => {
-                    if let Some(b) = copy.take() {
-                        recycle_line(b);
-                    }
-                    copy = m.data.as_deref().map(|d| boxed_line(*d));
-                }
-                Step::Store => {
-                    let Some(v) = m.data.as_deref() else {
-                        return self.fail(ctx, format!("cc: store on {} without data", m.name));
-                    };
-                    self.checker.borrow_mut().store(line, v);
-                    self.store_log.push((now, line, *v));
-                    match copy.as_deref_mut() {
-                        Some(c) => *c = *v,
-                        None => copy = Some(boxed_line(*v)),
-                    }
-                }
-                Step::Check => {
-                    let v = copy
-                        .as_deref()
-                        .copied()
-                        .or_else(|| self.received.get(&line).map(|b| **b))
-                        .unwrap_or([0; 128]);
-                    self.checker
-                        .borrow_mut()
-                        .check_read(now, line, GENERATED, &v);
-                }
-                Step::WriteMem => {
-                    return self.fail(
-                        ctx,
-                        "cc: the table writes memory the cc does not have".into(),
-                    )
-                }
-            }
+        let mut fx = CcRow {
+            cc: self,
+            ctx,
+            m,
+            copy,
+            had,
+            done,
+            now,
+        };
+        if let Err(e) = execute(row, &mut fx) {
+            return self.fail(ctx, e);
         }
+        let mut copy = fx.copy;
         let next = row.next;
         if !row.has {
             if let Some(b) = copy.take() {
@@ -677,7 +638,7 @@ impl CacheController {
                 continue;
             };
             for &step in row.steps.iter() {
-                if let Step::Send { msg, data, .. } = step {
+                if let Step::Send(SendStep { msg, data, .. }) = step {
                     let data = match (&op.kind, data) {
                         (CcOpKind::Store(v), true) => Some(boxed_line(**v)),
                         (_, true) => Some(boxed_line([0; 128])),
@@ -698,6 +659,97 @@ impl CacheController {
             ctx.wake_after(self.watchdog, TOK_WATCHDOG);
             self.set_app_state(ctx, line, row.next);
         }
+    }
+}
+
+/// A CC row's effects (the engine decides which): sends from the CC's copy
+/// (while the state it leaves has access), `fill` from the grant, `store`
+/// from the app's line, `check` of the copy.
+struct CcRow<'a, 'c> {
+    cc: &'a mut CacheController,
+    ctx: &'a mut Ctx<'c, CohMsg>,
+    /// The message being handled.
+    m: &'a CohMsg,
+    /// The line's copy as the row leaves it.
+    copy: Option<Box<Line>>,
+    /// The CC had access before the row.
+    had: bool,
+    /// When the CC is done with the event.
+    done: Tick,
+    now: Tick,
+}
+
+impl Effects<CcDest> for CcRow<'_, '_> {
+    fn send(&mut self, s: &SendStep<CcDest>) -> Result<(), String> {
+        let (cc, line) = (&mut *self.cc, self.m.line);
+        let data = s.data.then(|| match (&self.copy, self.had) {
+            (Some(c), true) => boxed_line(**c),
+            _ => boxed_line([0; 128]),
+        });
+        cc.checker.borrow_mut().sent(line, s.msg);
+        let out = cc.tables.make(s.msg, line, data);
+        match s.to {
+            CcDest::Eci => {
+                let request = cc.tables.msgs[s.msg as usize].class == MsgClass::Request;
+                self.ctx.count(ST_REQUESTS, u64::from(request));
+                let at = self.done + cc.egress;
+                cc.pipe(self.ctx, at, TOK_OUTBOX, out);
+            }
+            CcDest::App => {
+                let at = self.done + cc.period;
+                cc.pipe(self.ctx, at, TOK_LOCAL, out);
+            }
+        }
+        Ok(())
+    }
+
+    fn fill(&mut self) -> Result<(), String> {
+        if let Some(b) = self.copy.take() {
+            recycle_line(b);
+        }
+        self.copy = self.m.data.as_deref().map(|d| boxed_line(*d));
+        Ok(())
+    }
+
+    fn store(&mut self) -> Result<(), String> {
+        let (m, now) = (self.m, self.now);
+        let Some(v) = m.data.as_deref() else {
+            return Err(format!("cc: store on {} without data", m.name));
+        };
+        self.cc.checker.borrow_mut().store(m.line, v);
+        self.cc.store_log.push((now, m.line, *v));
+        match self.copy.as_deref_mut() {
+            Some(c) => *c = *v,
+            None => self.copy = Some(boxed_line(*v)),
+        }
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        let line = self.m.line;
+        let v = self
+            .copy
+            .as_deref()
+            .copied()
+            .or_else(|| self.cc.received.get(&line).map(|b| **b))
+            .unwrap_or([0; 128]);
+        self.cc
+            .checker
+            .borrow_mut()
+            .check_read(self.now, line, GENERATED, &v);
+        Ok(())
+    }
+
+    fn write_mem(&mut self) -> Result<(), String> {
+        Err("cc: the table writes memory the cc does not have".into())
+    }
+
+    fn write(&mut self) -> Result<(), String> {
+        Err("cc: unsupported action write".into())
+    }
+
+    fn directory(&mut self, op: DirOp) -> Result<(), String> {
+        Err(format!("cc: unsupported directory action {op:?}"))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The CPU side: cores with L1 caches and write buffers in front of a shared
 //! LLC that is the ECI remote agent and **executes the peer table**
-//! (`ir.peer`) with real data.
+//! (`ir.roles[1]`) with real data.
 //!
 //! ```text
 //!   core 0 ─ L1 (write-through) ─ write buffer ─┐
@@ -97,10 +97,12 @@ use ccsim_protocol::ir::Access;
 
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
-use ccsim_coherence::compiled::{Cell, CompiledTable, Row as PeerRow, Step};
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, non_negative, non_negative_f, ns_to_ps, positive};
 use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, LINE_BYTES, PEER};
+use ccsim_protocol::engine::{
+    execute, Cell, CompiledTable, DirOp, Effects, Row as PeerRow, SendStep,
+};
 
 /// Declaration of `coherent_cpu`.
 pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
@@ -767,7 +769,7 @@ impl CoherentCpu {
             store_log: Vec::new(),
             driver: None,
             local_ids: LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n)),
-            peer: Rc::new(CompiledTable::new(&tables, PEER, |_| ())),
+            peer: Rc::new(tables.compile(PEER, |_| ())),
             tables: Rc::new(tables),
             checks,
             checker,
@@ -1405,59 +1407,25 @@ impl CoherentCpu {
             Entry::Occupied(o) => o.get().copy,
             Entry::Vacant(_) => None,
         };
-        for &act in row.steps.iter() {
-            match act {
-                Step::Send { msg, data, .. } => {
-                    let data = data
-                        .then(|| boxed_line(copy.map_or([0; LINE_BYTES], |s| *self.copies.get(s))));
-                    let out = self.tables.make(msg, line, data);
-                    ctx.schedule_local(now + delay, TOK_OUTBOX, out);
-                }
-                Step::Fill => {
-                    copy = match (copy, input) {
-                        (None, None) => None,
-                        (Some(s), None) => {
-                            self.copies.remove(s);
-                            None
-                        }
-                        (Some(s), Some(d)) => {
-                            *self.copies.get_mut(s) = *d;
-                            Some(s)
-                        }
-                        (None, Some(d)) => Some(self.copies.insert(d)),
-                    }
-                }
-                Step::Store => {
-                    let s = match copy {
-                        Some(s) => s,
-                        None => *copy.insert(self.copies.insert(&[0; LINE_BYTES])),
-                    };
-                    let v = self.copies.get_mut(s);
-                    if let Some(d) = input {
-                        *v = *d;
-                    } else if let Some((w, val)) = store {
-                        put_word(v, w, val);
-                        self.store_log.push((now, line, w, val));
-                    }
-                    if checks {
-                        self.checker.borrow_mut().store(line, v);
-                    }
-                }
-                Step::Check if checks => {
-                    let v = copy.map_or(&[0; LINE_BYTES], |s| self.copies.get(s));
-                    self.checker.borrow_mut().check_read(now, line, PEER, v);
-                }
-                Step::Check => {}
-                Step::WriteMem => {
-                    if let Entry::Occupied(mut o) = slot {
-                        o.get_mut().copy = copy;
-                    }
-                    return self.fail(
-                        ctx,
-                        "cpu: the table writes memory the LLC does not have".into(),
-                    );
-                }
+        let mut fx = LlcRow {
+            copies: &mut self.copies,
+            tables: self.tables.as_ref().as_ref(),
+            checker: &self.checker,
+            store_log: &mut self.store_log,
+            ctx,
+            copy: &mut copy,
+            line,
+            input,
+            store,
+            checks,
+            now,
+            delay,
+        };
+        if let Err(e) = execute(row, &mut fx) {
+            if let Entry::Occupied(mut o) = slot {
+                o.get_mut().copy = copy;
             }
+            return self.fail(ctx, e);
         }
         if !has {
             if let Some(s) = copy.take() {
@@ -1652,6 +1620,103 @@ impl CoherentCpu {
             self.watchdog_armed = true;
             ctx.wake_at(t0 + self.watchdog, TOK_WATCHDOG);
         }
+    }
+}
+
+/// An LLC row's effects (the engine decides which) on the LLC's copy of
+/// the line, which lives in the copy slab: the fields of the CPU a row
+/// touches, borrowed apart from the LLC's map so that the map entry is
+/// held across the row.
+struct LlcRow<'a, 'c> {
+    copies: &'a mut CopySlab,
+    tables: &'a Tables,
+    checker: &'a Rc<RefCell<Checker>>,
+    store_log: &'a mut Vec<(Tick, u64, u8, u64)>,
+    ctx: &'a mut Ctx<'c, CohMsg>,
+    /// The line's copy (its slab slot) as the row leaves it.
+    copy: &'a mut Option<CopySlot>,
+    line: u64,
+    /// The received line, if the row handles a data message.
+    input: Option<&'a Line>,
+    /// The core's store (word, value) for `store`.
+    store: Option<(u8, u64)>,
+    /// Whether the online checks run.
+    checks: bool,
+    now: Tick,
+    /// When the row's messages leave.
+    delay: Tick,
+}
+
+impl Effects<()> for LlcRow<'_, '_> {
+    #[inline]
+    fn send(&mut self, s: &SendStep<()>) -> Result<(), String> {
+        let copies = &*self.copies;
+        let data = s
+            .data
+            .then(|| boxed_line(self.copy.map_or([0; LINE_BYTES], |c| *copies.get(c))));
+        let out = self.tables.make(s.msg, self.line, data);
+        self.ctx
+            .schedule_local(self.now + self.delay, TOK_OUTBOX, out);
+        Ok(())
+    }
+
+    #[inline]
+    fn fill(&mut self) -> Result<(), String> {
+        *self.copy = match (*self.copy, self.input) {
+            (None, None) => None,
+            (Some(s), None) => {
+                self.copies.remove(s);
+                None
+            }
+            (Some(s), Some(d)) => {
+                *self.copies.get_mut(s) = *d;
+                Some(s)
+            }
+            (None, Some(d)) => Some(self.copies.insert(d)),
+        };
+        Ok(())
+    }
+
+    #[inline]
+    fn store(&mut self) -> Result<(), String> {
+        let s = match *self.copy {
+            Some(s) => s,
+            None => *self.copy.insert(self.copies.insert(&[0; LINE_BYTES])),
+        };
+        let v = self.copies.get_mut(s);
+        if let Some(d) = self.input {
+            *v = *d;
+        } else if let Some((w, val)) = self.store {
+            put_word(v, w, val);
+            self.store_log.push((self.now, self.line, w, val));
+        }
+        if self.checks {
+            self.checker.borrow_mut().store(self.line, v);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn check(&mut self) -> Result<(), String> {
+        if self.checks {
+            let v = self.copy.map_or(&[0; LINE_BYTES], |s| self.copies.get(s));
+            self.checker
+                .borrow_mut()
+                .check_read(self.now, self.line, PEER, v);
+        }
+        Ok(())
+    }
+
+    fn write_mem(&mut self) -> Result<(), String> {
+        Err("cpu: the table writes memory the LLC does not have".into())
+    }
+
+    fn write(&mut self) -> Result<(), String> {
+        Err("cpu: unsupported action write".into())
+    }
+
+    fn directory(&mut self, op: DirOp) -> Result<(), String> {
+        Err(format!("cpu: unsupported directory action {op:?}"))
     }
 }
 

@@ -38,11 +38,11 @@ use super::cc::{is_cpu_homed, CPU_HOMED_BASE};
 use super::cpu::{Completed, CpuOp, Done, Driver};
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
-use ccsim_coherence::compiled::{Cell, CompiledTable, Row, Step};
 use ccsim_coherence::memory::LineStore;
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, non_negative_f, ns_to_ps};
 use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, PEER};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, Row, SendStep};
 
 /// Declaration of `cpu_home`.
 pub static CPU_HOME: ComponentSpec = ComponentSpec {
@@ -85,7 +85,7 @@ const TOK_INBOX: u64 = 4;
 /// The `cpu_home` component.
 pub struct CpuHome {
     tables: Arc<Tables>,
-    /// The home's table (`ir.peer` of `eci-cc`).
+    /// The home's table (`ir.roles[1]` of `eci-cc`).
     table: Rc<CompiledTable<()>>,
     checker: Rc<RefCell<Checker>>,
     ev_rd: usize,
@@ -139,7 +139,7 @@ impl CpuHome {
         if tables.mem_role != PEER {
             return Err(format!(
                 "{t}: protocol {} keeps memory at its {} agent; the CPU home runs a peer home (e.g. eci-cc)",
-                tables.ir.name, tables.ir.memory_at
+                tables.ir.name, tables.ir.home
             ));
         }
         for (i, op) in program.iter().enumerate() {
@@ -176,7 +176,7 @@ impl CpuHome {
             completed: Vec::new(),
             store_log: Vec::new(),
             stuck: None,
-            table: Rc::new(CompiledTable::new(&tables, PEER, |_| ())),
+            table: Rc::new(tables.compile(PEER, |_| ())),
             tables,
             checker,
         })
@@ -337,46 +337,17 @@ impl CpuHome {
         delay: Tick,
     ) {
         let now = ctx.now();
-        let t = self.tables.clone();
-        for &step in row.steps.iter() {
-            match step {
-                Step::Send { msg, data, .. } => {
-                    let data = data.then(|| boxed_line(self.mem.read(line)));
-                    if t.msgs[msg as usize].class == ccsim_protocol::ir::MsgClass::Forward {
-                        ctx.count(ST_FWD, 1);
-                    }
-                    self.checker.borrow_mut().sent(line, msg);
-                    ctx.schedule_local(now + delay, TOK_OUTBOX, t.make(msg, line, data));
-                }
-                Step::WriteMem => match input {
-                    Some(v) => self.mem.write(line, v),
-                    None => {
-                        return self.fail(ctx, "cpu_home: write_mem without data".into());
-                    }
-                },
-                Step::Store => {
-                    let mut v = self.mem.read(line);
-                    if let Some(d) = input {
-                        v = *d;
-                    } else if let Some((w, val)) = store {
-                        let o = w as usize * 8;
-                        v[o..o + 8].copy_from_slice(&val.to_le_bytes());
-                        self.store_log.push((now, line, w, val));
-                    }
-                    self.mem.write(line, &v);
-                    self.checker.borrow_mut().store(line, &v);
-                }
-                Step::Check => {
-                    let v = self.mem.read(line);
-                    self.checker.borrow_mut().check_read(now, line, PEER, &v);
-                }
-                Step::Fill => {
-                    return self.fail(
-                        ctx,
-                        "cpu_home: the table fills a cache the home does not have".into(),
-                    )
-                }
-            }
+        let mut fx = HomeRow {
+            home: self,
+            ctx,
+            line,
+            input,
+            store,
+            delay,
+            now,
+        };
+        if let Err(e) = execute(row, &mut fx) {
+            return self.fail(ctx, e);
         }
         let next = row.next;
         if row.next_initial {
@@ -418,6 +389,7 @@ impl CpuHome {
                 self.stalled.entry(line).or_default().push_back(m);
                 false
             }
+            Cell::Guarded(_) => unreachable!("Tables::new rejects guards"),
             Cell::Unspecified => {
                 let e = format!(
                     "unspecified reception: {} for line {line:#x} arrived at the cpu home in state {}: the table has no transition or stall for it",
@@ -490,6 +462,83 @@ impl CpuHome {
         } else {
             ctx.wake_at(t0 + self.watchdog, TOK_WATCHDOG);
         }
+    }
+}
+
+/// The home's row effects (the engine decides which): data from memory,
+/// `write_mem` from the received line, `store` of the core's word,
+/// `check` of memory.
+struct HomeRow<'a, 'c> {
+    home: &'a mut CpuHome,
+    ctx: &'a mut Ctx<'c, CohMsg>,
+    line: u64,
+    /// The received line, if the row handles a data message.
+    input: Option<&'a Line>,
+    /// The core's store (word, value) for `store`.
+    store: Option<(u8, u64)>,
+    /// When the row's messages leave.
+    delay: Tick,
+    now: Tick,
+}
+
+impl Effects<()> for HomeRow<'_, '_> {
+    fn send(&mut self, s: &SendStep<()>) -> Result<(), String> {
+        let (h, line) = (&mut *self.home, self.line);
+        let data = s.data.then(|| boxed_line(h.mem.read(line)));
+        if h.tables.msgs[s.msg as usize].class == ccsim_protocol::ir::MsgClass::Forward {
+            self.ctx.count(ST_FWD, 1);
+        }
+        h.checker.borrow_mut().sent(line, s.msg);
+        let out = h.tables.make(s.msg, line, data);
+        self.ctx
+            .schedule_local(self.now + self.delay, TOK_OUTBOX, out);
+        Ok(())
+    }
+
+    fn write_mem(&mut self) -> Result<(), String> {
+        match self.input {
+            Some(v) => {
+                self.home.mem.write(self.line, v);
+                Ok(())
+            }
+            None => Err("cpu_home: write_mem without data".into()),
+        }
+    }
+
+    fn store(&mut self) -> Result<(), String> {
+        let (h, line) = (&mut *self.home, self.line);
+        let mut v = h.mem.read(line);
+        if let Some(d) = self.input {
+            v = *d;
+        } else if let Some((w, val)) = self.store {
+            let o = w as usize * 8;
+            v[o..o + 8].copy_from_slice(&val.to_le_bytes());
+            h.store_log.push((self.now, line, w, val));
+        }
+        h.mem.write(line, &v);
+        h.checker.borrow_mut().store(line, &v);
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        let v = self.home.mem.read(self.line);
+        self.home
+            .checker
+            .borrow_mut()
+            .check_read(self.now, self.line, PEER, &v);
+        Ok(())
+    }
+
+    fn fill(&mut self) -> Result<(), String> {
+        Err("cpu_home: the table fills a cache the home does not have".into())
+    }
+
+    fn write(&mut self) -> Result<(), String> {
+        Err("cpu_home: unsupported action write".into())
+    }
+
+    fn directory(&mut self, op: DirOp) -> Result<(), String> {
+        Err(format!("cpu_home: unsupported directory action {op:?}"))
     }
 }
 

@@ -27,7 +27,7 @@
 //!   table answers `AXI_RD_DONE`/`AXI_WR_DONE` when the memory timing model
 //!   ([`MemTiming`]: BRAM or DDR) completes the access.
 //! * **Application interface.** [`AppOp`]s (clean, clean-invalidate, lock,
-//!   unlock, and reads/writes while locked) are local events of `ir.local`;
+//!   unlock, and reads/writes while locked) are local events of `ir.roles[2]`;
 //!   every read, write and state change is reported as a [`DcEvent`] to the
 //!   optional observer and counted.
 
@@ -40,16 +40,16 @@ use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
 use ccsim_kernel::sim::DeferredWake;
-use ccsim_protocol::ir::{Action, MsgClass};
+use ccsim_protocol::ir::MsgClass;
 
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
-use ccsim_coherence::compiled::{Cell, CompiledTable, Step};
 use ccsim_coherence::memory::{LineStore, MemTiming};
 use ccsim_coherence::util::{complete, modulo, non_negative, non_negative_f, positive};
 use ccsim_coherence::{
     boxed_line, recycle_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER,
 };
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, SendStep};
 
 /// Declaration of `directory_controller`.
 pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
@@ -94,7 +94,7 @@ const TOK_LOCAL: u64 = 2;
 const TOK_APP: u64 = 3;
 const TOK_SLICE: u64 = 8;
 
-/// A request of the FPGA application: a local event of `ir.local` on a line
+/// A request of the FPGA application: a local event of `ir.roles[2]` on a line
 /// (`clean`, `clinv`, `lock`, `unlock`, `read`, `write`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppOp {
@@ -218,7 +218,6 @@ struct Picked {
     queue: usize,
     pos: usize,
     state: usize,
-    event: usize,
     cell: usize,
 }
 
@@ -539,14 +538,14 @@ impl DirectoryController {
             link: link.clone(),
             state: LineStates::default(),
             app_state: LineStates::default(),
-            dc_table: Rc::new(CompiledTable::new(&tables, GENERATED, |meta| {
+            dc_table: Rc::new(tables.compile(GENERATED, |meta| {
                 if meta.to == PEER {
                     Dest::Peer
                 } else {
                     Dest::Local(AxiKind::of(meta.name))
                 }
             })),
-            app_table: Rc::new(CompiledTable::new(&tables, LOCAL, |_| Dest::Dcu)),
+            app_table: Rc::new(tables.compile(LOCAL, |_| Dest::Dcu)),
             is_request: tables
                 .msgs
                 .iter()
@@ -801,12 +800,12 @@ impl DirectoryController {
                         ))
                     }
                     (_, Cell::Stall) => stalls += 1,
+                    (_, Cell::Guarded(_)) => unreachable!("Tables::new rejects guards"),
                     (cell, Cell::Go(_)) => {
                         let p = Picked {
                             queue,
                             pos,
                             state,
-                            event,
                             cell,
                         };
                         return Ok((Some(p), stalls));
@@ -947,62 +946,16 @@ impl DirectoryController {
         let line = m.line;
         ctx.count(ST_EVENTS, 1);
         let done = now + self.event;
-        for &step in row.steps.iter() {
-            match step {
-                Step::Send {
-                    msg,
-                    name,
-                    data,
-                    to,
-                } => {
-                    let data = data.then(|| self.payload(d, line));
-                    let out = CohMsg {
-                        msg,
-                        catalogue: self.catalogue,
-                        line,
-                        data,
-                        name,
-                    };
-                    match to {
-                        Dest::Peer => self.pipe(ctx, done + self.egress, TOK_OUTBOX, out),
-                        Dest::Local(kind) => self.send_local(ctx, d, done, out, kind),
-                        Dest::Dcu => unreachable!("the dc table sends to the peer or the app"),
-                    }
-                }
-                Step::WriteMem => match m.data.as_deref() {
-                    Some(v) => {
-                        self.mem.write(line, v);
-                        let b = Buffered {
-                            bytes: boxed_line(*v),
-                            line,
-                            generation: self.mem.generation(),
-                        };
-                        self.set_buffer(d, Some(b));
-                        self.observe(now, DcEvent::Write { line });
-                    }
-                    None => {
-                        return self.fail(ctx, format!("dc: write_mem on {} without data", m.name))
-                    }
-                },
-                Step::Store => {
-                    if let Some(v) = m.data.as_deref() {
-                        self.mem.write(line, v);
-                        self.checker.borrow_mut().store(line, v);
-                    }
-                }
-                Step::Check => {
-                    let v = self.mem.read(line);
-                    self.checker
-                        .borrow_mut()
-                        .check_read(now, line, GENERATED, &v);
-                }
-                Step::Fill => {
-                    return self.fail(
-                        ctx,
-                        "dc: the table fills a cache the dc does not have".into(),
-                    )
-                }
-            }
+        let mut fx = DcRow {
+            dc: self,
+            ctx,
+            d,
+            m,
+            now,
+            done,
+        };
+        if let Err(e) = execute(row, &mut fx) {
+            return self.fail(ctx, e);
         }
         let next = row.next;
         // Sparse: a line back in the initial state costs nothing.
@@ -1018,16 +971,14 @@ impl DirectoryController {
             Some(line)
         };
         if self.checks {
-            let tables = self.tables.clone();
             let mut c = self.checker.borrow_mut();
             let mem = self.mem.read(line);
-            let sent = tables.sends(GENERATED, p.state, p.event);
             c.row(
                 now,
                 line,
                 GENERATED,
                 Some(m.msg),
-                sent,
+                &row.sent,
                 next,
                 None,
                 Some(&mem),
@@ -1134,7 +1085,7 @@ impl DirectoryController {
                 };
                 let e = format!(
                     "app: event {} on line {line:#x} in state {}: the table {what}",
-                    self.tables.ir.local.events[ev].name,
+                    self.tables.ir.roles[LOCAL].events[ev].name,
                     self.tables.state_name(LOCAL, st)
                 );
                 if let Some(msg) = message {
@@ -1146,41 +1097,16 @@ impl DirectoryController {
                 return false;
             }
         };
-        for &step in row.steps.iter() {
-            match step {
-                Step::Send { msg, name, .. } => {
-                    let out = CohMsg {
-                        msg,
-                        catalogue: self.catalogue,
-                        line,
-                        data: None,
-                        name,
-                    };
-                    // AXI completions and app requests reach the DCU a cycle later.
-                    self.pipe(ctx, now + self.period, TOK_INBOX, out);
-                }
-                Step::Store => {
-                    let v = data.unwrap_or_else(|| self.mem.read(line));
-                    self.mem.write(line, &v);
-                    self.checker.borrow_mut().store(line, &v);
-                    self.store_log.push((now, line, v));
-                    self.observe(now, DcEvent::Write { line });
-                }
-                Step::Check => {
-                    let v = self.mem.read(line);
-                    self.checker.borrow_mut().check_read(now, line, LOCAL, &v);
-                    self.observe(now, DcEvent::Read { line });
-                }
-                Step::WriteMem | Step::Fill => {
-                    let a = if matches!(step, Step::WriteMem) {
-                        Action::WriteMem
-                    } else {
-                        Action::Fill
-                    };
-                    self.fail(ctx, format!("app: unsupported action {a}"));
-                    return false;
-                }
-            }
+        let mut fx = AppRow {
+            dc: self,
+            ctx,
+            line,
+            data: data.as_ref(),
+            now,
+        };
+        if let Err(e) = execute(row, &mut fx) {
+            self.fail(ctx, e);
+            return false;
         }
         let next = row.next;
         if row.next_initial {
@@ -1189,11 +1115,9 @@ impl DirectoryController {
             self.app_state.insert(line, next as u8);
         }
         if self.checks {
-            let tables = self.tables.clone();
             let mut c = self.checker.borrow_mut();
             let mem = self.mem.read(line);
-            let sent = tables.sends(LOCAL, st, ev);
-            c.row(now, line, LOCAL, message, sent, next, None, Some(&mem));
+            c.row(now, line, LOCAL, message, &row.sent, next, None, Some(&mem));
             if !c.violations.is_empty() {
                 ctx.stop();
             }
@@ -1352,6 +1276,154 @@ impl DirectoryController {
             .map(|d| d.requests.len() + d.responses.len())
             .sum::<usize>()
             + self.in_pipelines
+    }
+}
+
+/// A DC table row's effects (the engine decides which; these say how,
+/// on the DC's memory, DCU buffer and pipelines).
+struct DcRow<'a, 'c> {
+    dc: &'a mut DirectoryController,
+    ctx: &'a mut Ctx<'c, CohMsg>,
+    /// The DCU running the row.
+    d: usize,
+    /// The message being handled.
+    m: &'a CohMsg,
+    now: Tick,
+    /// When the DCU is done with the event.
+    done: Tick,
+}
+
+impl Effects<Dest> for DcRow<'_, '_> {
+    #[inline]
+    fn send(&mut self, s: &SendStep<Dest>) -> Result<(), String> {
+        let dc = &mut *self.dc;
+        let line = self.m.line;
+        let data = s.data.then(|| dc.payload(self.d, line));
+        let out = CohMsg {
+            msg: s.msg,
+            catalogue: dc.catalogue,
+            line,
+            data,
+            name: s.name,
+        };
+        match s.to {
+            Dest::Peer => dc.pipe(self.ctx, self.done + dc.egress, TOK_OUTBOX, out),
+            Dest::Local(kind) => dc.send_local(self.ctx, self.d, self.done, out, kind),
+            Dest::Dcu => unreachable!("the dc table sends to the peer or the app"),
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn write_mem(&mut self) -> Result<(), String> {
+        let (m, dc) = (self.m, &mut *self.dc);
+        let Some(v) = m.data.as_deref() else {
+            return Err(format!("dc: write_mem on {} without data", m.name));
+        };
+        dc.mem.write(m.line, v);
+        let b = Buffered {
+            bytes: boxed_line(*v),
+            line: m.line,
+            generation: dc.mem.generation(),
+        };
+        dc.set_buffer(self.d, Some(b));
+        dc.observe(self.now, DcEvent::Write { line: m.line });
+        Ok(())
+    }
+
+    #[inline]
+    fn store(&mut self) -> Result<(), String> {
+        if let Some(v) = self.m.data.as_deref() {
+            self.dc.mem.write(self.m.line, v);
+            self.dc.checker.borrow_mut().store(self.m.line, v);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn check(&mut self) -> Result<(), String> {
+        let v = self.dc.mem.read(self.m.line);
+        self.dc
+            .checker
+            .borrow_mut()
+            .check_read(self.now, self.m.line, GENERATED, &v);
+        Ok(())
+    }
+
+    fn fill(&mut self) -> Result<(), String> {
+        Err("dc: the table fills a cache the dc does not have".into())
+    }
+
+    fn write(&mut self) -> Result<(), String> {
+        Err("dc: unsupported action write".into())
+    }
+
+    fn directory(&mut self, op: DirOp) -> Result<(), String> {
+        Err(format!("dc: unsupported directory action {op:?}"))
+    }
+}
+
+/// The device-local machine's row effects: AXI completions and the
+/// application's reads and writes of the DC's memory.
+struct AppRow<'a, 'c> {
+    dc: &'a mut DirectoryController,
+    ctx: &'a mut Ctx<'c, CohMsg>,
+    line: u64,
+    /// The data the event brings (an application write's line).
+    data: Option<&'a Line>,
+    now: Tick,
+}
+
+impl Effects<Dest> for AppRow<'_, '_> {
+    #[inline]
+    fn send(&mut self, s: &SendStep<Dest>) -> Result<(), String> {
+        let out = CohMsg {
+            msg: s.msg,
+            catalogue: self.dc.catalogue,
+            line: self.line,
+            data: None,
+            name: s.name,
+        };
+        // AXI completions and app requests reach the DCU a cycle later.
+        let at = self.now + self.dc.period;
+        self.dc.pipe(self.ctx, at, TOK_INBOX, out);
+        Ok(())
+    }
+
+    fn store(&mut self) -> Result<(), String> {
+        let (dc, line) = (&mut *self.dc, self.line);
+        let v = self.data.copied().unwrap_or_else(|| dc.mem.read(line));
+        dc.mem.write(line, &v);
+        dc.checker.borrow_mut().store(line, &v);
+        dc.store_log.push((self.now, line, v));
+        dc.observe(self.now, DcEvent::Write { line });
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        let (dc, line) = (&mut *self.dc, self.line);
+        let v = dc.mem.read(line);
+        dc.checker
+            .borrow_mut()
+            .check_read(self.now, line, LOCAL, &v);
+        dc.observe(self.now, DcEvent::Read { line });
+        Ok(())
+    }
+
+    fn write_mem(&mut self) -> Result<(), String> {
+        Err("app: unsupported action write_mem".into())
+    }
+
+    fn fill(&mut self) -> Result<(), String> {
+        Err("app: unsupported action fill".into())
+    }
+
+    fn write(&mut self) -> Result<(), String> {
+        Err("app: unsupported action write".into())
+    }
+
+    fn directory(&mut self, op: DirOp) -> Result<(), String> {
+        Err(format!("app: unsupported directory action {op:?}"))
     }
 }
 

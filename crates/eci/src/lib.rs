@@ -12,12 +12,12 @@
 //!
 //! ```text
 //!   CoherentCpu (cores with L1s and write buffers + shared LLC = ECI
-//!                remote agent, table ir.peer; TADs, XOR scrambler)
+//!                remote agent, table ir.roles[1]; TADs, XOR scrambler)
 //!     ├─eci0── kernel link, 5 VCs (even lines) ──┐
 //!     └─eci1── kernel link, 5 VCs (odd lines)  ──┤
 //!                          DirectoryController: even / odd slice,
-//!                          N serial DCUs each, table ir.generated,
-//!                          app machine ir.local, AXI → BRAM | DDR (MIG-like)
+//!                          N serial DCUs each, table ir.roles[0],
+//!                          app machine ir.roles[2], AXI → BRAM | DDR (MIG-like)
 //! ```
 //!
 //! * **The table that was proved is the table that runs.** [`Tables`](ccsim_coherence::Tables) wraps

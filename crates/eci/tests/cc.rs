@@ -256,7 +256,7 @@ fn a_retargeted_home_row_fails_swmr() {
     // Mutant: a core write while the FPGA holds the line Exclusive commits
     // at once instead of recalling it with FEVX: two writers.
     let mut ir = Tables::eci_cc().unwrap().ir.clone();
-    for tr in &mut ir.peer.transitions {
+    for tr in &mut ir.roles[1].transitions {
         if tr.state == "E" && tr.event == "wr" {
             tr.outcome = Outcome::Go {
                 next: "I_W".into(),
@@ -299,7 +299,7 @@ fn a_retargeted_cc_row_fails_with_a_clear_report() {
     // its data but stays Modified; the core's next write then invalidates a
     // copy the home believes Shared and the CC has no row for that.
     let t = with_generated(|ir| {
-        for tr in &mut ir.generated.transitions {
+        for tr in &mut ir.roles[0].transitions {
             if tr.state == "M" && tr.event == "FLDRS" {
                 if let Outcome::Go { next, .. } = &mut tr.outcome {
                     *next = "M".into();
@@ -317,7 +317,7 @@ fn a_retargeted_cc_row_fails_with_a_clear_report() {
 #[test]
 fn a_deleted_cc_row_fails_as_an_unspecified_reception() {
     let t = with_generated(|ir| {
-        ir.generated
+        ir.roles[0]
             .transitions
             .retain(|tr| !(tr.state == "S" && tr.event == "SINV"));
     });
@@ -603,7 +603,7 @@ mod shared_links {
 fn a_stuck_device_op_is_reported_by_the_watchdog() {
     // Mutant: the home stalls a read-shared from an idle line forever.
     let mut ir = Tables::eci_cc().unwrap().ir.clone();
-    for tr in &mut ir.peer.transitions {
+    for tr in &mut ir.roles[1].transitions {
         if tr.state == "I" && tr.event == "RLDD" {
             tr.outcome = Outcome::Stall;
         }
@@ -623,7 +623,7 @@ fn a_stuck_device_op_is_reported_by_the_watchdog() {
 /// forever.
 fn home_stalls_rldd() -> Arc<Tables> {
     let mut ir = Tables::eci_cc().unwrap().ir.clone();
-    for tr in &mut ir.peer.transitions {
+    for tr in &mut ir.roles[1].transitions {
         if tr.state == "I" && tr.event == "RLDD" {
             tr.outcome = Outcome::Stall;
         }

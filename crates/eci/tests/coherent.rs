@@ -430,7 +430,7 @@ fn with_generated(f: impl FnOnce(&mut ccsim_protocol::ProtocolIr)) -> Arc<Tables
 fn a_deleted_dc_row_fails_with_a_clear_report() {
     // Delete the DC's reaction to a read-shared request in state I.
     let t = with_generated(|ir| {
-        ir.generated
+        ir.roles[0]
             .transitions
             .retain(|t| !(t.state == "I" && t.event == "RLDD"))
     });
@@ -454,7 +454,7 @@ fn a_retargeted_dc_row_fails_swmr() {
     // A read alone still works; an app lock after it locks the line while the
     // CPU still holds it Shared, and the online check must catch that.
     let t = with_generated(|ir| {
-        for tr in ir.generated.transitions.iter_mut() {
+        for tr in ir.roles[0].transitions.iter_mut() {
             if let Outcome::Go { next, actions } = &mut tr.outcome {
                 if next == "S" && actions.iter().any(|a| a.to_string() == "send PSHA") {
                     *next = "I".into();
@@ -484,7 +484,7 @@ fn a_retargeted_dc_row_fails_swmr() {
 fn a_stuck_transaction_is_reported_not_hung() {
     // The DC never answers the AXI read: the mutant drops `send PSHA`.
     let t = with_generated(|ir| {
-        for tr in ir.generated.transitions.iter_mut() {
+        for tr in ir.roles[0].transitions.iter_mut() {
             if let Outcome::Go { actions, .. } = &mut tr.outcome {
                 actions.retain(|a| format!("{a}") != "send PSHA");
             }
@@ -588,7 +588,7 @@ fn with_checks_off_a_deadlock_reports_the_stuck_line_from_the_components() {
     // mutant drops `send LCL_ACK` from `I LCL_LOCK`): the app waits in
     // WLock forever. App ops arm no watchdog, so the run drains.
     let t = with_generated(|ir| {
-        for tr in ir.generated.transitions.iter_mut() {
+        for tr in ir.roles[0].transitions.iter_mut() {
             if let Outcome::Go { actions, .. } = &mut tr.outcome {
                 if tr.state == "I" && tr.event == "LCL_LOCK" {
                     actions.retain(|a| format!("{a}") != "send LCL_ACK");
@@ -632,7 +632,7 @@ fn with_checks_off_a_lost_grant_is_reported_by_the_watchdog() {
     // The DC never grants: the mutant drops `send PSHA`, so the read of
     // line 6 waits in IS_D with the DC in S until the watchdog fires.
     let t = with_generated(|ir| {
-        for tr in ir.generated.transitions.iter_mut() {
+        for tr in ir.roles[0].transitions.iter_mut() {
             if let Outcome::Go { actions, .. } = &mut tr.outcome {
                 actions.retain(|a| format!("{a}") != "send PSHA");
             }
@@ -656,7 +656,7 @@ fn with_checks_off_a_lost_grant_is_reported_by_the_watchdog() {
 fn with_checks_off_an_unspecified_reception_lists_the_waiting_message() {
     // The DC has no row for RLDD in I: the request stays in its DCU queue.
     let t = with_generated(|ir| {
-        ir.generated
+        ir.roles[0]
             .transitions
             .retain(|t| !(t.state == "I" && t.event == "RLDD"))
     });

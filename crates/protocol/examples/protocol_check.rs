@@ -28,6 +28,7 @@ fn main() {
         dcus,
         values,
         max_in_flight: spec.check.max_in_flight,
+        instances: spec.check.instances.clone(),
     };
     let r = ccsim_protocol::check(
         &spec,

@@ -123,6 +123,7 @@ impl CcInvocation {
             dcus: vec![0, 1],
             values,
             max_in_flight: 2,
+            instances: Default::default(),
         };
         Ok(CcInvocation {
             sys: System::new(ir, sc)?,
@@ -483,11 +484,11 @@ mod tests {
         let spec = crate::load_spec("eci-cc").unwrap();
         let (mut ir, _) = crate::generate(&spec).unwrap();
         // Make every store refused: the CC's store rows answer LCL_NACK.
-        for t in &mut ir.generated.transitions {
+        for t in &mut ir.roles[0].transitions {
             if t.event == "LCL_ST" {
                 if let crate::ir::Outcome::Go { actions, next } = &mut t.outcome {
                     if t.state == "E" || t.state == "M" {
-                        *actions = vec![crate::ir::Action::Send("LCL_NACK".into())];
+                        *actions = vec![crate::ir::Action::send("LCL_NACK")];
                         *next = t.state.clone();
                     }
                 }

@@ -1,4 +1,4 @@
-//! Exporters: JSON (the IR), Graphviz dot, SystemVerilog, Murphi.
+//! Exporters: JSON (the IR), Graphviz dot, SystemVerilog, Murphi, text.
 
 use crate::ir::{Machine, Outcome, ProtocolIr};
 
@@ -34,10 +34,14 @@ pub fn export_dot_machine(m: &Machine) -> String {
     for t in &m.transitions {
         if let Outcome::Go { next, actions } = &t.outcome {
             let acts: Vec<String> = actions.iter().map(|a| a.to_string()).collect();
+            let event = match t.guard {
+                Some(g) => format!("{} [{}]", t.event, g.as_str()),
+                None => t.event.clone(),
+            };
             let label = if acts.is_empty() {
-                t.event.clone()
+                event
             } else {
-                format!("{} / {}", t.event, acts.join(", "))
+                format!("{event} / {}", acts.join(", "))
             };
             out.push_str(&format!(
                 "  {} -> {} [label={}];\n",
@@ -51,11 +55,11 @@ pub fn export_dot_machine(m: &Machine) -> String {
     out
 }
 
-/// Graphviz dot of all three machines, one `digraph` each, concatenated.
+/// Graphviz dot of every role's machine, one `digraph` each, concatenated.
 pub fn export_dot(ir: &ProtocolIr) -> String {
     ir.machines()
         .iter()
-        .map(|m| export_dot_machine(m))
+        .map(export_dot_machine)
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -81,12 +85,22 @@ fn bits_for(n: usize) -> usize {
     b
 }
 
-/// The generated machine as a SystemVerilog ROM: a combinational case table
-/// indexed by `{state, event}` giving the next state, a valid bit, a stall
-/// bit and one bit per action (CCKit's protocol ROM, §4.3). Lints clean with
-/// `verilator --lint-only -Wall`.
+/// The protocol ROMs as SystemVerilog: one `<machine>_rom` module per
+/// role, a combinational case table on `{state, event}` giving next state,
+/// valid, stall and one bit per action. A machine with guarded rows gets
+/// one input per guard it uses (`guard_last_ack_i`, ...): the datapath
+/// computes the predicate, the ROM picks the row.
 pub fn export_sv(ir: &ProtocolIr) -> String {
-    let m = &ir.generated;
+    ir.machines()
+        .iter()
+        .map(|m| export_sv_machine(ir, m))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The ROM of one machine (see [`export_sv`]).
+pub fn export_sv_machine(ir: &ProtocolIr, m: &Machine) -> String {
+    use crate::ir::{Action, Guard};
     let module = format!(
         "{}_rom",
         m.name
@@ -96,7 +110,7 @@ pub fn export_sv(ir: &ProtocolIr) -> String {
     let sw = bits_for(m.states.len());
     let ew = bits_for(m.events.len());
     // Action bits: every distinct action the table uses, in sorted order.
-    let mut acts: Vec<crate::ir::Action> = m
+    let mut acts: Vec<Action> = m
         .transitions
         .iter()
         .filter_map(|t| match &t.outcome {
@@ -107,10 +121,22 @@ pub fn export_sv(ir: &ProtocolIr) -> String {
         .collect();
     acts.sort();
     acts.dedup();
-    let act_name = |a: &crate::ir::Action| match a {
-        crate::ir::Action::Send(x) => format!("A_SEND_{}", sv_ident(x)),
+    let act_name = |a: &Action| match a {
+        Action::Send { msg, to } => match to {
+            crate::ir::Target::Default => format!("A_SEND_{}", sv_ident(msg)),
+            t => format!("A_SEND_{}_TO_{}", sv_ident(msg), sv_ident(t.as_str())),
+        },
         other => format!("A_{}", sv_ident(&other.to_string())),
     };
+    let mut guards: Vec<Guard> = m
+        .transitions
+        .iter()
+        .filter_map(|t| t.guard)
+        .map(|g| if g.is_positive() { g } else { g.complement() })
+        .collect();
+    guards.sort();
+    guards.dedup();
+    let guard_in = |g: Guard| format!("guard_{}_i", g.as_str());
     let na = acts.len().max(1);
     let mut o = String::new();
     o.push_str(&format!(
@@ -135,8 +161,12 @@ pub fn export_sv(ir: &ProtocolIr) -> String {
     for (i, a) in acts.iter().enumerate() {
         o.push_str(&format!("//   {i:3} {a}\n"));
     }
+    let guard_ports: String = guards
+        .iter()
+        .map(|g| format!("    input  logic        {},\n", guard_in(*g)))
+        .collect();
     o.push_str(&format!(
-        "module {module} (\n    input  logic [{sm}:0] state_i,\n    input  logic [{em}:0] event_i,\n    output logic [{sm}:0] next_state_o,\n    output logic        valid_o,\n    output logic        stall_o,\n    output logic [{am}:0] actions_o\n);\n",
+        "module {module} (\n    input  logic [{sm}:0] state_i,\n    input  logic [{em}:0] event_i,\n{guard_ports}    output logic [{sm}:0] next_state_o,\n    output logic        valid_o,\n    output logic        stall_o,\n    output logic [{am}:0] actions_o\n);\n",
         sm = sw - 1,
         em = ew - 1,
         am = na - 1
@@ -176,19 +206,52 @@ pub fn export_sv(ir: &ProtocolIr) -> String {
         o.push_str(&format!("    localparam int {} = {i};\n", act_name(a)));
     }
     o.push_str("    always_comb begin\n        next_state_o = state_i;\n        valid_o = 1'b0;\n        stall_o = 1'b0;\n        actions_o = '0;\n        case ({state_i, event_i})\n");
-    for t in &m.transitions {
-        let key = format!("{{S_{}, E_{}}}", sv_ident(&t.state), sv_ident(&t.event));
-        match &t.outcome {
-            Outcome::Stall => o.push_str(&format!("            {key}: stall_o = 1'b1;\n")),
+    let body = |outcome: &Outcome, indent: &str| -> String {
+        match outcome {
+            Outcome::Stall => format!("{indent}stall_o = 1'b1;\n"),
             Outcome::Go { next, actions } => {
-                o.push_str(&format!("            {key}: begin\n                next_state_o = S_{};\n                valid_o = 1'b1;\n", sv_ident(next)));
+                let mut b = format!(
+                    "{indent}next_state_o = S_{};\n{indent}valid_o = 1'b1;\n",
+                    sv_ident(next)
+                );
                 for a in actions {
-                    o.push_str(&format!(
-                        "                actions_o[{}] = 1'b1;\n",
-                        act_name(a)
-                    ));
+                    b.push_str(&format!("{indent}actions_o[{}] = 1'b1;\n", act_name(a)));
                 }
-                o.push_str("            end\n");
+                b
+            }
+        }
+    };
+    let mut done = std::collections::BTreeSet::new();
+    for t in &m.transitions {
+        if !done.insert((t.state.as_str(), t.event.as_str())) {
+            continue;
+        }
+        let key = format!("{{S_{}, E_{}}}", sv_ident(&t.state), sv_ident(&t.event));
+        match t.guard {
+            None => o.push_str(&format!(
+                "            {key}: begin\n{}            end\n",
+                body(&t.outcome, "                ")
+            )),
+            Some(g) => {
+                let other = m
+                    .transitions
+                    .iter()
+                    .find(|u| {
+                        u.state == t.state && u.event == t.event && u.guard == Some(g.complement())
+                    })
+                    .expect("guards come in pairs");
+                let (pos, neg) = if g.is_positive() {
+                    (t, other)
+                } else {
+                    (other, t)
+                };
+                let pg = if g.is_positive() { g } else { g.complement() };
+                o.push_str(&format!(
+                    "            {key}: begin\n                if ({}) begin\n{}                end else begin\n{}                end\n            end\n",
+                    guard_in(pg),
+                    body(&pos.outcome, "                    "),
+                    body(&neg.outcome, "                    ")
+                ));
             }
         }
     }
@@ -199,291 +262,628 @@ pub fn export_sv(ir: &ProtocolIr) -> String {
 /// The composed system as a Murphi model (for Rumur or CMurphi).
 ///
 /// The Murphi model mirrors [`crate::system::System`] exactly: the same
-/// tables, the same data and network encoding (a count per line, message
-/// type and value: a canonical multiset), the same DCU blocking, the same
-/// normalisation of the cached value when no copy is held. Rumur therefore
-/// reports the same number of reachable states as ccsim's checker. Run with
-/// `rumur --deadlock-detection stuck` (ccsim's dead-end notion); the
-/// `AG EF quiescent` progress check is ccsim's own.
+/// agents, tables and guards, the same data, directory and network encoding
+/// (a count per line, message type and tuple: a canonical multiset), the
+/// same DCU blocking, the same normalisation of a copy its agent no longer
+/// holds, and the same stop at the first failing step of a row. Every
+/// (agent, row, tuple) is one rule, as it is one action of the checker, so
+/// Rumur reports the same number of reachable states and rules fired as
+/// ccsim's checker. Run with `rumur --deadlock-detection stuck` (ccsim's
+/// dead-end notion); the `AG EF quiescent` progress check is ccsim's own.
 pub fn export_murphi(ir: &ProtocolIr, cfg: &crate::system::SystemConfig) -> String {
-    use crate::ir::{Access, Action};
-    let ms = ir.machines();
-    let pre = ["G_", "P_", "Q_"];
-    let var = ["gen", "peer", "loc"];
-    let role_of = |r: &str| match r {
-        "generated" => 0usize,
-        "peer" => 1,
-        _ => 2,
-    };
-    let (mem_role, cache_role) = (role_of(&ir.memory_at), role_of(&ir.cache_at));
-    let id = |s: &str| s.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
-    let st = |r: usize, s: &str| format!("{}{}", pre[r], id(s));
-    let msg = |m: &str| format!("M_{}", id(m));
-    let lines = cfg.dcus.len();
-    let mut o = String::new();
-    o.push_str(&format!(
-        "-- Composed system of protocol `{}` exported by ccsim-protocol; do not edit.\n\
-         -- {} line(s) on DCUs {:?}, {} data values, at most {} identical messages in flight.\n\
-         -- Check with: rumur --deadlock-detection stuck\n\n",
-        ir.name, lines, cfg.dcus, cfg.values, cfg.max_in_flight
-    ));
-    o.push_str(&format!(
-        "const\n  NLINES: {lines};\n  NVALS: {};\n  BOUND: {};\n\ntype\n  Line: 0..NLINES-1;\n  Val: 0..NVALS-1;\n  Count: 0..BOUND;\n",
-        cfg.values, cfg.max_in_flight
-    ));
-    for (r, m) in ms.iter().enumerate() {
-        let names: Vec<String> = m.states.iter().map(|s| st(r, &s.name)).collect();
-        o.push_str(&format!(
-            "  {}State: enum {{ {} }};\n",
-            pre[r].trim_end_matches('_'),
-            names.join(", ")
-        ));
+    match crate::system::System::new(ir.clone(), cfg.clone()) {
+        Ok(sys) => Murphi { sys: &sys }.model(),
+        Err(e) => format!("-- cannot export {}: {e}\n", ir.name),
     }
-    let mnames: Vec<String> = ir.messages.iter().map(|m| msg(&m.name)).collect();
-    o.push_str(&format!("  Msg: enum {{ {} }};\n\n", mnames.join(", ")));
-    o.push_str("var\n");
-    for r in 0..3 {
-        o.push_str(&format!(
-            "  {}: array [Line] of {}State;\n",
-            var[r],
-            pre[r].trim_end_matches('_')
-        ));
+}
+
+/// The Murphi text of one composed system.
+struct Murphi<'a> {
+    sys: &'a crate::system::System,
+}
+
+impl Murphi<'_> {
+    fn id(s: &str) -> String {
+        s.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
     }
-    o.push_str("  cache: array [Line] of Val;\n  mem: array [Line] of Val;\n  ghost: array [Line] of Val;\n  net: array [Line] of array [Msg] of array [Val] of Count;\n  err: 0..2;\n\n");
-    // Helper functions.
-    o.push_str("function GStable(s: GState): boolean;\nbegin\n  return ");
-    let gst: Vec<String> = ms[0]
-        .states
-        .iter()
-        .filter(|s| s.stable)
-        .map(|s| format!("s = {}", st(0, &s.name)))
-        .collect();
-    o.push_str(&format!("{};\nend;\n\n", gst.join(" | ")));
-    o.push_str("function UnitBusy(l: Line): boolean;\nbegin\n");
-    for l in 0..lines {
-        let others: Vec<String> = (0..lines)
-            .filter(|&x| x != l && cfg.dcus[x] == cfg.dcus[l])
-            .map(|x| format!("!GStable(gen[{x}])"))
-            .collect();
-        if !others.is_empty() {
-            o.push_str(&format!(
-                "  if l = {l} then return {}; endif;\n",
-                others.join(" | ")
-            ));
+
+    /// The enum value of `role`'s state `s`.
+    fn st(&self, role: usize, s: &str) -> String {
+        format!("R{role}_{}", Self::id(s))
+    }
+
+    fn agent(&self, a: usize) -> String {
+        format!("a{a}_{}", Self::id(&self.sys.agent_names()[a]))
+    }
+
+    fn net(&self, m: usize) -> String {
+        format!("net_{}", Self::id(self.sys.message_name(m)))
+    }
+
+    /// `agent`'s state variable.
+    fn var(&self, a: usize) -> String {
+        format!("st_{}", self.agent(a))
+    }
+
+    fn copy(&self, a: usize) -> String {
+        format!("copy_{}", self.agent(a))
+    }
+
+    fn acks(&self, a: usize) -> String {
+        format!("acks_{}", self.agent(a))
+    }
+
+    /// The expression of the value `agent` holds (its copy or memory).
+    fn value_of(&self, a: usize) -> String {
+        if self.sys.copy_at[a].is_some() {
+            format!("{}[l]", self.copy(a))
+        } else {
+            "mem[l]".into()
         }
     }
-    o.push_str("  return false;\nend;\n\n");
-    let none_states: Vec<String> = ms[cache_role]
-        .states
-        .iter()
-        .filter(|s| s.access == Access::None)
-        .map(|s| format!("{}[l] = {}", var[cache_role], st(cache_role, &s.name)))
-        .collect();
-    o.push_str("procedure Normalize(l: Line);\nbegin\n");
-    if !none_states.is_empty() {
-        o.push_str(&format!(
-            "  if {} then cache[l] := 0; endif;\n",
-            none_states.join(" | ")
-        ));
-    }
-    o.push_str("end;\n\n");
-    o.push_str("procedure Send(l: Line; m: Msg; d: Val);\nbegin\n  if net[l][m][d] >= BOUND then\n    if err < 2 then err := 2; endif;\n  else\n    net[l][m][d] := net[l][m][d] + 1;\n  endif;\nend;\n\n");
-    // Start state.
-    o.push_str("startstate \"init\"\nbegin\n  for l: Line do\n");
-    for (r, m) in ms.iter().enumerate() {
-        o.push_str(&format!("    {}[l] := {};\n", var[r], st(r, &m.initial)));
-    }
-    o.push_str("    cache[l] := 0;\n    mem[l] := 0;\n    ghost[l] := 0;\n    for m: Msg do for d: Val do net[l][m][d] := 0; endfor; endfor;\n  endfor;\n  err := 0;\nend;\n\n");
-    // Rules.
-    let msg_info = |name: &str| {
-        ir.messages
-            .iter()
-            .find(|m| m.name == name)
-            .expect("known message")
-    };
-    let body = |r: usize,
-                src: &crate::ir::StateInfo,
-                next: &str,
-                actions: &[Action],
-                input: Option<&str>,
-                fresh: &str|
-     -> String {
-        let mut b = String::new();
-        for a in actions {
-            match a {
-                Action::Send(m) => {
-                    let mi = msg_info(m);
-                    let d = if !mi.data {
-                        "0".to_string()
-                    } else if r == cache_role && src.access != Access::None {
-                        "cache[l]".to_string()
-                    } else if r == mem_role {
-                        "mem[l]".to_string()
-                    } else {
-                        fresh.to_string()
-                    };
-                    b.push_str(&format!("    Send(l, {}, {d});\n", msg(m)));
-                }
-                Action::WriteMem => {
-                    b.push_str(&format!("    mem[l] := {};\n", input.unwrap_or("0")))
-                }
-                Action::Fill => b.push_str(&format!("    cache[l] := {};\n", input.unwrap_or("0"))),
-                Action::Store => {
-                    let v = input.unwrap_or(fresh);
-                    let tgt = if r == cache_role { "cache" } else { "mem" };
-                    b.push_str(&format!("    {tgt}[l] := {v};\n    ghost[l] := {v};\n"));
-                }
-                Action::Check => {
-                    let tgt = if r == cache_role { "cache" } else { "mem" };
-                    b.push_str(&format!(
-                        "    if {tgt}[l] != ghost[l] then err := 1; endif;\n"
-                    ));
-                }
-            }
-        }
-        b.push_str(&format!(
-            "    {}[l] := {};\n    Normalize(l);\n",
-            var[r],
-            st(r, next)
-        ));
-        b
-    };
-    for (r, m) in ms.iter().enumerate() {
-        for t in &m.transitions {
-            let Outcome::Go { next, actions } = &t.outcome else {
-                continue;
-            };
-            let src = m
-                .states
-                .iter()
-                .find(|s| s.name == t.state)
-                .expect("known state");
-            let ev = m
-                .events
-                .iter()
-                .find(|e| e.name == t.event)
-                .expect("known event");
-            let unit = if r == 0 { " & !UnitBusy(l)" } else { "" };
-            if ev.message {
-                let mi = msg_info(&t.event);
-                let input = if mi.data { Some("d") } else { None };
-                o.push_str(&format!(
-                    "ruleset l: Line; d: Val do\n  rule \"{} {} receives {}\"\n    err = 0 & {}[l] = {} & net[l][{}][d] > 0{unit}\n  ==>\n  begin\n    net[l][{}][d] := net[l][{}][d] - 1;\n{}  end;\nend;\n\n",
-                    m.name, t.state, t.event, var[r], st(r, &t.state), msg(&t.event), msg(&t.event), msg(&t.event),
-                    body(r, src, next, actions, input, "0")
-                ));
-            } else {
-                let fresh = actions.iter().any(|a| match a {
-                    Action::Store => true,
-                    Action::Send(x) => {
-                        msg_info(x).data
-                            && r != mem_role
-                            && !(r == cache_role && src.access != Access::None)
-                    }
-                    _ => false,
-                });
-                let (rs, fv) = if fresh {
-                    ("ruleset l: Line; v: Val do", "v")
-                } else {
-                    ("ruleset l: Line do", "0")
-                };
-                o.push_str(&format!(
-                    "{rs}\n  rule \"{} {} {}\"\n    err = 0 & {}[l] = {}{unit}\n  ==>\n  begin\n{}  end;\nend;\n\n",
-                    m.name, t.state, t.event, var[r], st(r, &t.state),
-                    body(r, src, next, actions, None, fv)
-                ));
-            }
-        }
-    }
-    // Invariants.
-    let acc = |r: usize, a: Access| -> String {
-        let v: Vec<String> = ms[r]
+
+    /// A disjunction of `agent`'s states satisfying `f`, or `false`.
+    fn states_where(&self, a: usize, f: impl Fn(&crate::ir::StateInfo) -> bool) -> String {
+        let r = self.sys.role_of(a);
+        let v: Vec<String> = self.sys.ir.roles[r]
             .states
             .iter()
-            .filter(|s| s.access == a)
-            .map(|s| format!("{}[l] = {}", var[r], st(r, &s.name)))
+            .filter(|s| f(s))
+            .map(|s| format!("{}[l] = {}", self.var(a), self.st(r, &s.name)))
             .collect();
         if v.is_empty() {
             "false".into()
         } else {
             format!("({})", v.join(" | "))
         }
-    };
-    let mut w = Vec::new();
-    let mut rd = Vec::new();
-    for r in 0..3 {
-        w.push(acc(r, Access::Write));
-        rd.push(acc(r, Access::Read));
     }
-    let mut pairs = Vec::new();
-    for a in 0..3 {
-        for b in 0..3 {
-            if a != b {
-                pairs.push(format!("({} & ({} | {}))", w[a], w[b], rd[b]));
+
+    fn model(&self) -> String {
+        use crate::ir::Access;
+        let sys = self.sys;
+        let ir = &sys.ir;
+        let cfg = &sys.cfg;
+        let lines = cfg.dcus.len();
+        let n = sys.agents();
+        let mut o = String::new();
+        o.push_str(&format!(
+            "-- Composed system of protocol `{}` exported by ccsim-protocol; do not edit.\n\
+             -- {} line(s) on DCUs {:?}, {} data values, at most {} identical messages in flight.\n\
+             -- Agents: {}.\n\
+             -- Check with: rumur --deadlock-detection stuck\n\n",
+            ir.name,
+            lines,
+            cfg.dcus,
+            cfg.values,
+            cfg.max_in_flight,
+            sys.agent_names().join(", ")
+        ));
+        o.push_str(&format!(
+            "const\n  NLINES: {lines};\n  NVALS: {};\n  BOUND: {};\n\ntype\n  Line: 0..NLINES-1;\n  Val: 0..NVALS-1;\n  Count: 0..BOUND;\n  Acks: -16..16;\n  Owner: 0..{n};\n  Agent: 0..{};\n",
+            cfg.values,
+            cfg.max_in_flight,
+            n - 1
+        ));
+        for (r, m) in ir.roles.iter().enumerate() {
+            let names: Vec<String> = m.states.iter().map(|s| self.st(r, &s.name)).collect();
+            o.push_str(&format!(
+                "  Role{r}State: enum {{ {} }};\n",
+                names.join(", ")
+            ));
+        }
+        for m in 0..sys.n_messages() {
+            o.push_str(&format!(
+                "  Tuple_{}: 0..{};\n",
+                Self::id(sys.message_name(m)),
+                sys.tuples[m].len() - 1
+            ));
+        }
+        o.push_str("\nvar\n");
+        for a in 0..n {
+            o.push_str(&format!(
+                "  {}: array [Line] of Role{}State;\n",
+                self.var(a),
+                sys.role_of(a)
+            ));
+        }
+        for a in 0..n {
+            if sys.copy_at[a].is_some() {
+                o.push_str(&format!("  {}: array [Line] of Val;\n", self.copy(a)));
+            }
+            if sys.acks_at[a].is_some() {
+                o.push_str(&format!("  {}: array [Line] of Acks;\n", self.acks(a)));
+            }
+        }
+        if sys.dir_at.is_some() {
+            o.push_str("  owner: array [Line] of Owner;\n  sharers: array [Line] of array [Agent] of boolean;\n");
+        }
+        o.push_str("  mem: array [Line] of Val;\n  ghost: array [Line] of Val;\n");
+        for m in 0..sys.n_messages() {
+            o.push_str(&format!(
+                "  {}: array [Line] of array [Tuple_{}] of Count;\n",
+                self.net(m),
+                Self::id(sys.message_name(m))
+            ));
+        }
+        o.push_str("  err: 0..3;\n\n");
+        // Serial units.
+        for a in 0..n {
+            let r = sys.role_of(a);
+            if !ir.roles[r].serial {
+                continue;
+            }
+            o.push_str(&format!(
+                "function Stable{a}(l: Line): boolean;\nbegin\n  return {};\nend;\n\n",
+                self.states_where(a, |s| s.stable)
+            ));
+            o.push_str(&format!("function UnitBusy{a}(l: Line): boolean;\nbegin\n"));
+            for l in 0..lines {
+                let others: Vec<String> = (0..lines)
+                    .filter(|&x| x != l && cfg.dcus[x] == cfg.dcus[l])
+                    .map(|x| format!("!Stable{a}({x})"))
+                    .collect();
+                if !others.is_empty() {
+                    o.push_str(&format!(
+                        "  if l = {l} then return {}; endif;\n",
+                        others.join(" | ")
+                    ));
+                }
+            }
+            o.push_str("  return false;\nend;\n\n");
+        }
+        for m in 0..sys.n_messages() {
+            o.push_str(&format!(
+                "procedure Send_{id}(l: Line; t: Tuple_{id});\nbegin\n  if {net}[l][t] >= BOUND then\n    err := 2;\n  else\n    {net}[l][t] := {net}[l][t] + 1;\n  endif;\nend;\n\n",
+                id = Self::id(sys.message_name(m)),
+                net = self.net(m)
+            ));
+        }
+        // Start state.
+        o.push_str("startstate \"init\"\nbegin\n  for l: Line do\n");
+        for a in 0..n {
+            let r = sys.role_of(a);
+            o.push_str(&format!(
+                "    {}[l] := {};\n",
+                self.var(a),
+                self.st(r, &ir.roles[r].initial)
+            ));
+            if sys.copy_at[a].is_some() {
+                o.push_str(&format!("    {}[l] := 0;\n", self.copy(a)));
+            }
+            if sys.acks_at[a].is_some() {
+                o.push_str(&format!("    {}[l] := 0;\n", self.acks(a)));
+            }
+        }
+        if sys.dir_at.is_some() {
+            o.push_str("    owner[l] := 0;\n    for a: Agent do sharers[l][a] := false; endfor;\n");
+        }
+        o.push_str("    mem[l] := 0;\n    ghost[l] := 0;\n");
+        for m in 0..sys.n_messages() {
+            o.push_str(&format!(
+                "    for t: Tuple_{} do {}[l][t] := 0; endfor;\n",
+                Self::id(sys.message_name(m)),
+                self.net(m)
+            ));
+        }
+        o.push_str("  endfor;\n  err := 0;\nend;\n\n");
+        // Rules: one per (agent, row[, tuple]).
+        for a in 0..n {
+            let r = sys.role_of(a);
+            let machine = &ir.roles[r];
+            let unit = if machine.serial {
+                format!(" & !UnitBusy{a}(l)")
+            } else {
+                String::new()
+            };
+            for t in &machine.transitions {
+                let Outcome::Go { next, actions } = &t.outcome else {
+                    continue;
+                };
+                let ev = machine
+                    .events
+                    .iter()
+                    .find(|e| e.name == t.event)
+                    .expect("known event");
+                let src_state = &machine.states[sys.proto.state(r, &t.state).expect("state")];
+                let row = RowText {
+                    m: self,
+                    agent: a,
+                    role: r,
+                    holds_before: src_state.holds_data,
+                    next,
+                    actions,
+                };
+                if ev.message {
+                    let msg = sys.proto.msg(&t.event).expect("message") as usize;
+                    let f = &sys.proto.msgs[msg];
+                    for ti in 0..sys.tuples[msg].len() {
+                        let env = sys.tuples[msg].decode(ti);
+                        if env.dst as usize != a {
+                            continue;
+                        }
+                        let req = env.req.unwrap_or(env.src);
+                        let guard = self.guard_text(a, t.guard, req, f.ack);
+                        let input = f.data.then(|| env.value.to_string());
+                        let writes = actions
+                            .iter()
+                            .any(|x| matches!(x, crate::ir::Action::Write));
+                        let (open, fv, close) = if writes {
+                            ("ruleset v: Val do\n", "v", "endruleset;\n")
+                        } else {
+                            ("", "0", "")
+                        };
+                        o.push_str(&format!(
+                            "{open}rule \"{} {} receives {} #{ti}{}\"\n  err = 0 & {}[l] = {} & {}[l][{ti}] > 0{unit}{guard}\n==>\nbegin\n  {}[l][{ti}] := {}[l][{ti}] - 1;\n{}end;\n{close}\n",
+                            sys.agent_names()[a],
+                            t.state,
+                            t.event,
+                            t.guard.map(|g| format!(" [{}]", g.as_str())).unwrap_or_default(),
+                            self.var(a),
+                            self.st(r, &t.state),
+                            self.net(msg),
+                            self.net(msg),
+                            self.net(msg),
+                            row.body(env.src, req, f.ack, input.as_deref(), fv)
+                        ));
+                    }
+                } else {
+                    let fresh = actions.iter().any(|x| match x {
+                        crate::ir::Action::Store
+                        | crate::ir::Action::Fill
+                        | crate::ir::Action::WriteMem
+                        | crate::ir::Action::Write => true,
+                        crate::ir::Action::Send { msg, .. } => {
+                            ir.message(msg).is_some_and(|mi| mi.data)
+                                && row.source() == crate::engine::DataSource::Fresh
+                        }
+                        _ => false,
+                    });
+                    let guard = self.guard_text(a, t.guard, a as u8, false);
+                    let (open, fv, close) = if fresh {
+                        ("ruleset l: Line; v: Val do", "v", "endruleset;\n\n")
+                    } else {
+                        ("ruleset l: Line do", "0", "endruleset;\n\n")
+                    };
+                    o.push_str(&format!(
+                        "{open}\nrule \"{} {} {}{}\"\n  err = 0 & {}[l] = {}{unit}{guard}\n==>\nbegin\n{}end;\n{close}",
+                        sys.agent_names()[a],
+                        t.state,
+                        t.event,
+                        t.guard.map(|g| format!(" [{}]", g.as_str())).unwrap_or_default(),
+                        self.var(a),
+                        self.st(r, &t.state),
+                        row.body(a as u8, a as u8, false, Some(fv), fv)
+                    ));
+                    continue;
+                }
+            }
+        }
+        // Message rules are written without a ruleset over lines: wrap them.
+        let o = wrap_line_rulesets(&o);
+        let mut o = o;
+        // Invariants.
+        let acc = |a: usize, x: Access| self.states_where(a, |s| s.access == x);
+        let w: Vec<String> = (0..n).map(|a| acc(a, Access::Write)).collect();
+        let rd: Vec<String> = (0..n).map(|a| acc(a, Access::Read)).collect();
+        let mut pairs = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    pairs.push(format!("({} & ({} | {}))", w[a], w[b], rd[b]));
+                }
+            }
+        }
+        o.push_str(&format!(
+            "invariant \"swmr\"\n  forall l: Line do !({}) endforall;\n\n",
+            pairs.join(" | ")
+        ));
+        let mut dv = vec!["err != 1".to_string()];
+        for a in 0..n {
+            dv.push(format!(
+                "forall l: Line do (({} | {}) -> {} = ghost[l]) endforall",
+                w[a],
+                rd[a],
+                self.value_of(a)
+            ));
+        }
+        let moving: Vec<String> = (0..sys.n_messages())
+            .filter(|&m| sys.proto.moves_cached_data(m as u16))
+            .map(|m| {
+                format!(
+                    "(exists t: Tuple_{} do {}[l][t] > 0 endexists)",
+                    Self::id(sys.message_name(m)),
+                    self.net(m)
+                )
+            })
+            .collect();
+        let moving = if moving.is_empty() {
+            "false".into()
+        } else {
+            moving.join(" | ")
+        };
+        let writers: Vec<String> = w.iter().map(|x| format!("!{x}")).collect();
+        dv.push(format!(
+            "forall l: Line do ({} & !({moving})) -> mem[l] = ghost[l] endforall",
+            writers.join(" & ")
+        ));
+        o.push_str(&format!(
+            "invariant \"data-value\"\n  {};\n\n",
+            dv.join("\n  & ")
+        ));
+        let mut un = Vec::new();
+        for m in 0..sys.n_messages() {
+            for ti in 0..sys.tuples[m].len() {
+                let env = sys.tuples[m].decode(ti);
+                let d = env.dst as usize;
+                let r = sys.role_of(d);
+                let machine = &ir.roles[r];
+                let missing: Vec<String> = machine
+                    .states
+                    .iter()
+                    .filter(|s| {
+                        !machine
+                            .transitions
+                            .iter()
+                            .any(|t| t.state == s.name && t.event == sys.message_name(m))
+                    })
+                    .map(|s| format!("{}[l] = {}", self.var(d), self.st(r, &s.name)))
+                    .collect();
+                if !missing.is_empty() {
+                    un.push(format!(
+                        "({}[l][{ti}] > 0 & ({}))",
+                        self.net(m),
+                        missing.join(" | ")
+                    ));
+                }
+            }
+        }
+        let un = if un.is_empty() {
+            "false".into()
+        } else {
+            un.join("\n    | ")
+        };
+        o.push_str(&format!(
+            "invariant \"no-unspecified-reception\"\n  forall l: Line do !(\n    {un}) endforall;\n\n"
+        ));
+        o.push_str("invariant \"network-bound\"\n  err != 2;\n\n");
+        o.push_str("invariant \"valid-targets\"\n  err != 3;\n");
+        o
+    }
+
+    /// ` & <predicate>` of a guard for `agent`, acting for `req`, after the
+    /// ack of an `ack` message was counted; empty without a guard.
+    fn guard_text(&self, a: usize, guard: Option<crate::ir::Guard>, req: u8, ack: bool) -> String {
+        use crate::ir::Guard;
+        let Some(g) = guard else {
+            return String::new();
+        };
+        let acks = || {
+            if ack {
+                format!("{}[l] - 1", self.acks(a))
+            } else {
+                format!("{}[l]", self.acks(a))
+            }
+        };
+        let others = || {
+            let v: Vec<String> = (0..self.sys.agents())
+                .filter(|&x| x != req as usize)
+                .map(|x| format!("sharers[l][{x}]"))
+                .collect();
+            if v.is_empty() {
+                "false".to_string()
+            } else {
+                format!("({})", v.join(" | "))
+            }
+        };
+        let p = match g {
+            Guard::LastAck => format!("{} = 0", acks()),
+            Guard::MoreAcks => format!("{} != 0", acks()),
+            Guard::FromOwner => format!("owner[l] = {}", req + 1),
+            Guard::NotFromOwner => format!("owner[l] != {}", req + 1),
+            Guard::NoOtherSharers => format!("!{}", others()),
+            Guard::OtherSharers => others(),
+        };
+        format!(" & ({p})")
+    }
+}
+
+/// The Murphi statements of one row of one agent.
+struct RowText<'a> {
+    m: &'a Murphi<'a>,
+    agent: usize,
+    role: usize,
+    holds_before: bool,
+    next: &'a str,
+    actions: &'a [crate::ir::Action],
+}
+
+impl RowText<'_> {
+    fn source(&self) -> crate::engine::DataSource {
+        use crate::engine::DataSource;
+        let sys = self.m.sys;
+        if sys.copy_at[self.agent].is_some() && self.holds_before {
+            DataSource::Copy
+        } else if self.role == sys.proto.home {
+            DataSource::Memory
+        } else {
+            DataSource::Fresh
+        }
+    }
+
+    /// The rule body: the ack count, each action guarded by `err < 2`
+    /// (a failed send stops the row, a stale read does not), then the next
+    /// state and the normalisation of the copy.
+    fn body(&self, src: u8, req: u8, ack: bool, input: Option<&str>, fresh: &str) -> String {
+        use crate::engine::DataSource;
+        use crate::ir::{Action, Target};
+        let m = self.m;
+        let sys = m.sys;
+        let a = self.agent;
+        let mut b = String::new();
+        if ack {
+            b.push_str(&format!(
+                "  {acks}[l] := {acks}[l] - 1;\n",
+                acks = m.acks(a)
+            ));
+        }
+        let value_var = if sys.copy_at[a].is_some() {
+            format!("{}[l]", m.copy(a))
+        } else {
+            "mem[l]".to_string()
+        };
+        for act in self.actions {
+            let stmt = match act {
+                Action::Send { msg, to } => {
+                    let mi = sys.proto.msg(msg).expect("message") as usize;
+                    let f = &sys.proto.msgs[mi];
+                    let value = if !f.data {
+                        "0".to_string()
+                    } else {
+                        match self.source() {
+                            DataSource::Copy => format!("{}[l]", m.copy(a)),
+                            DataSource::Memory => "mem[l]".into(),
+                            DataSource::Fresh => fresh.to_string(),
+                        }
+                    };
+                    let rq = f.requester.then_some(req);
+                    let ts = &sys.tuples[mi];
+                    // The tuple index of a send to `dst`, value added at run time.
+                    let send_to = |dst: u8| -> Option<String> {
+                        let base = ts.index(&crate::system::Envelope {
+                            src: a as u8,
+                            dst,
+                            req: rq,
+                            value: 0,
+                        })?;
+                        Some(format!(
+                            "Send_{}(l, {base} + {value});",
+                            Murphi::id(sys.message_name(mi))
+                        ))
+                    };
+                    let fixed = |dst: u8| send_to(dst).unwrap_or_else(|| "err := 3;".into());
+                    match to {
+                        Target::Default => {
+                            let dst = if f.to == sys.proto.home {
+                                sys.home
+                            } else {
+                                sys.agents_of(f.to)[0]
+                            };
+                            fixed(dst)
+                        }
+                        Target::Home => fixed(sys.home),
+                        Target::Src => fixed(src),
+                        Target::Req => fixed(req),
+                        Target::Owner => {
+                            let mut s = "if owner[l] = 0 then err := 3;".to_string();
+                            for o in 0..sys.agents() as u8 {
+                                s.push_str(&format!(
+                                    " elsif owner[l] = {} then {}",
+                                    o + 1,
+                                    fixed(o)
+                                ));
+                            }
+                            s.push_str(" endif;");
+                            s
+                        }
+                        Target::Sharers => {
+                            let acks = m.acks(a);
+                            let mut s = String::new();
+                            for x in 0..sys.agents() as u8 {
+                                if x == req {
+                                    continue;
+                                }
+                                s.push_str(&format!(
+                                    "if err < 2 & sharers[l][{x}] then {} if err < 2 then {acks}[l] := {acks}[l] + 1; endif; endif; ",
+                                    fixed(x)
+                                ));
+                            }
+                            s
+                        }
+                    }
+                }
+                Action::Fill => format!("{}[l] := {};", m.copy(a), input.unwrap_or("0")),
+                Action::Store => {
+                    let v = input.unwrap_or(fresh);
+                    format!("{value_var} := {v}; ghost[l] := {v};")
+                }
+                Action::Check => format!("if {value_var} != ghost[l] then err := 1; endif;"),
+                Action::Write => format!("{value_var} := {fresh}; ghost[l] := {fresh};"),
+                Action::WriteMem => format!("mem[l] := {};", input.unwrap_or("0")),
+                Action::AddSharer => format!("sharers[l][{req}] := true;"),
+                Action::RemoveSharer => format!("sharers[l][{req}] := false;"),
+                Action::ClearSharers => "for x: Agent do sharers[l][x] := false; endfor;".into(),
+                Action::SetOwner => format!("owner[l] := {};", req + 1),
+                Action::ClearOwner => "owner[l] := 0;".into(),
+                Action::OwnerToSharers => {
+                    let mut s = String::new();
+                    for o in 0..sys.agents() {
+                        s.push_str(&format!(
+                            "if owner[l] = {} then sharers[l][{o}] := true; endif; ",
+                            o + 1
+                        ));
+                    }
+                    s.push_str("owner[l] := 0;");
+                    s
+                }
+            };
+            b.push_str(&format!("  if err < 2 then {stmt} endif;\n"));
+        }
+        b.push_str(&format!(
+            "  {}[l] := {};\n",
+            m.var(a),
+            m.st(self.role, self.next)
+        ));
+        let holds_after = sys.ir.roles[self.role]
+            .states
+            .iter()
+            .find(|s| s.name == self.next)
+            .is_some_and(|s| s.holds_data);
+        if sys.copy_at[a].is_some() && !holds_after {
+            b.push_str(&format!("  {}[l] := 0;\n", m.copy(a)));
+        }
+        b
+    }
+}
+
+/// Wraps every top-level `rule` that is not inside a ruleset into
+/// `ruleset l: Line do ... endruleset;` (message rules name `l` freely).
+fn wrap_line_rulesets(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_ruleset = false;
+    let mut in_bare = false;
+    for line in text.lines() {
+        if line == "ruleset v: Val do" {
+            // A message rule that writes: its value ruleset nests in the
+            // line ruleset.
+            out.push_str("ruleset l: Line do\n");
+            out.push_str(line);
+            out.push('\n');
+            in_ruleset = true;
+            in_bare = true;
+            continue;
+        }
+        if line.starts_with("ruleset ") {
+            in_ruleset = true;
+        }
+        if line.starts_with("rule ") && !in_ruleset {
+            out.push_str("ruleset l: Line do\n");
+            in_bare = true;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if line == "end;" && in_bare {
+            out.push_str("endruleset;\n");
+            in_bare = false;
+        }
+        if line == "endruleset;" {
+            in_ruleset = false;
+            if in_bare {
+                out.push_str("endruleset;\n");
+                in_bare = false;
             }
         }
     }
-    o.push_str(&format!(
-        "invariant \"swmr\"\n  forall l: Line do !({}) endforall;\n\n",
-        pairs.join(" | ")
-    ));
-    let mut dv = vec!["err != 1".to_string()];
-    for r in 0..3 {
-        let tgt = if r == cache_role { "cache" } else { "mem" };
-        dv.push(format!(
-            "forall l: Line do (({} | {}) -> {tgt}[l] = ghost[l]) endforall",
-            w[r], rd[r]
-        ));
-    }
-    let wb: Vec<String> = ir
-        .messages
-        .iter()
-        .filter(|m| m.data && role_of(&m.from) == cache_role && role_of(&m.to) == mem_role)
-        .map(|m| format!("net[l][{}][d] > 0", msg(&m.name)))
-        .collect();
-    let wb = if wb.is_empty() {
-        "false".into()
-    } else {
-        format!("(exists d: Val do {} endexists)", wb.join(" | "))
-    };
-    dv.push(format!(
-        "forall l: Line do (!({}) & !({}) & !({}) & !{wb}) -> mem[l] = ghost[l] endforall",
-        w[0], w[1], w[2]
-    ));
-    o.push_str(&format!(
-        "invariant \"data-value\"\n  {};\n\n",
-        dv.join("\n  & ")
-    ));
-    let mut un = Vec::new();
-    for mi in &ir.messages {
-        let r = role_of(&mi.to);
-        let m = ms[r];
-        let missing: Vec<String> = m
-            .states
-            .iter()
-            .filter(|s| {
-                !m.transitions
-                    .iter()
-                    .any(|t| t.state == s.name && t.event == mi.name)
-            })
-            .map(|s| format!("{}[l] = {}", var[r], st(r, &s.name)))
-            .collect();
-        if !missing.is_empty() {
-            un.push(format!(
-                "(net[l][{}][d] > 0 & ({}))",
-                msg(&mi.name),
-                missing.join(" | ")
-            ));
-        }
-    }
-    let un = if un.is_empty() {
-        "false".into()
-    } else {
-        un.join("\n    | ")
-    };
-    o.push_str(&format!("invariant \"no-unspecified-reception\"\n  forall l: Line do forall d: Val do !(\n    {un}) endforall endforall;\n\n"));
-    o.push_str("invariant \"network-bound\"\n  err != 2;\n");
-    o
+    out
 }
 
 /// A human-readable summary for `ccsim protocol generate`: the generator's
@@ -493,7 +893,7 @@ pub fn export_text(ir: &ProtocolIr, stats: &crate::GenStats) -> String {
     let mut o = format!("protocol {}: {}\n\n", ir.name, ir.description);
     o.push_str(&format!(
         "generated machine `{}`: {} equations ({} with reorderings) -> {} tree states -> {} states ({} stable), {} transitions, {} stalls, {} message types\n",
-        ir.generated.name,
+        ir.primary().name,
         stats.equations,
         stats.equations_with_reorderings,
         stats.tree_states,
@@ -524,15 +924,25 @@ pub fn export_text(ir: &ProtocolIr, stats: &crate::GenStats) -> String {
         o.push_str("table:\n");
         for t in &m.transitions {
             match &t.outcome {
-                Outcome::Stall => o.push_str(&format!("  {:<16} {:<12} stall\n", t.state, t.event)),
+                Outcome::Stall => o.push_str(&format!(
+                    "  {:<16} {:<12} stall{}\n",
+                    t.state,
+                    t.event,
+                    t.guard
+                        .map(|g| format!(" [{}]", g.as_str()))
+                        .unwrap_or_default()
+                )),
                 Outcome::Go { next, actions } => {
                     let a: Vec<String> = actions.iter().map(|x| x.to_string()).collect();
                     o.push_str(&format!(
-                        "  {:<16} {:<12} -> {:<16} {}\n",
+                        "  {:<16} {:<12} -> {:<16} {}{}\n",
                         t.state,
                         t.event,
                         next,
-                        a.join(", ")
+                        a.join(", "),
+                        t.guard
+                            .map(|g| format!(" [{}]", g.as_str()))
+                            .unwrap_or_default()
                     ));
                 }
             }

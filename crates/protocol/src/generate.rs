@@ -29,8 +29,8 @@
 //! device-local messages is dropped).
 
 use crate::ir::{
-    Action, ChannelInfo, EventInfo, Machine, MessageInfo, MsgClass, Outcome, ProtocolIr, StateInfo,
-    Transition,
+    Access, Action, ChannelInfo, DataHome, EventInfo, Guard, Machine, MessageInfo, MsgClass,
+    Outcome, ProtocolIr, StateInfo, Transition,
 };
 use crate::spec::{parse_action, Spec, SpecError, TableSpec};
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,9 +70,13 @@ fn short(m: &str) -> &str {
     m.strip_prefix("LCL_").unwrap_or(m)
 }
 
-/// Generates the protocol IR (generated machine plus the peer and local
-/// tables) and the generator's counts.
+/// Generates the protocol IR and the generator's counts: for the two-node
+/// form the generated machine plus the peer and local tables, for the role
+/// form one machine per role table.
 pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
+    if !spec.is_two_node() {
+        return Ok(role_form(spec));
+    }
     let err = |place: String, message: String| SpecError {
         path: format!("{}: {}", spec.origin, place),
         message,
@@ -137,7 +141,7 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
 
     // Pass 3: prefix tree. Node 0..n_stable are the stable roots.
     let stable: Vec<&str> = spec
-        .generated
+        .generated()
         .state
         .iter()
         .map(|s| s.name.as_str())
@@ -277,7 +281,7 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
 
     // Build the machine.
     let mut states: Vec<StateInfo> = spec
-        .generated
+        .generated()
         .state
         .iter()
         .map(|s| StateInfo {
@@ -288,6 +292,7 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
             ),
             stable: true,
             access: s.access,
+            holds_data: s.access != Access::None,
             home: Some(s.home.clone()),
             remote: Some(s.remote.clone()),
         })
@@ -334,6 +339,7 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
             ),
             stable: false,
             access: crate::ir::Access::None,
+            holds_data: false,
             home: None,
             remote: None,
         });
@@ -342,7 +348,7 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
         Target::Node(c) => class_name[class[*c]].clone(),
         Target::Stable(s) => stable[*s].to_string(),
     };
-    let mut rows: Vec<(String, String, Outcome)> = Vec::new();
+    let mut rows: Vec<(String, String, Option<Guard>, Outcome)> = Vec::new();
     for (i, node) in nodes.iter().enumerate() {
         let from = if i < stable.len() {
             stable[i].to_string()
@@ -355,6 +361,7 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
             rows.push((
                 from.clone(),
                 m.clone(),
+                None,
                 Outcome::Go {
                     next: target_name(t),
                     actions: a.clone(),
@@ -374,12 +381,12 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
         .collect();
     let have: BTreeSet<(String, String)> = rows
         .iter()
-        .map(|(s, e, _)| (s.clone(), e.clone()))
+        .map(|(s, e, _, _)| (s.clone(), e.clone()))
         .collect();
     for s in &states {
         for r in &requests {
             if !have.contains(&(s.name.clone(), r.to_string())) {
-                rows.push((s.name.clone(), r.to_string(), Outcome::Stall));
+                rows.push((s.name.clone(), r.to_string(), None, Outcome::Stall));
             }
         }
     }
@@ -395,10 +402,10 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
         })
         .collect();
     let generated = finish_machine(
-        &spec.generated.name,
+        &spec.generated().name,
         "generated",
-        &spec.generated.description,
-        &spec.generated.initial,
+        &spec.generated().description,
+        &spec.generated().initial,
         states,
         events,
         rows,
@@ -412,50 +419,36 @@ pub fn generate(spec: &Spec) -> Result<(ProtocolIr, GenStats), SpecError> {
         used.insert(t.event.clone());
         if let Outcome::Go { actions, .. } = &t.outcome {
             for a in actions {
-                if let Action::Send(m) = a {
-                    used.insert(m.clone());
+                if let Some(m) = a.sent() {
+                    used.insert(m.to_string());
                 }
             }
         }
     }
     stats.messages = used.len();
 
-    let peer = table_machine(spec, &spec.peer, "peer");
-    let local = table_machine(spec, &spec.local, "local");
+    let cache_at = spec.protocol.cache_at.as_deref().unwrap_or("");
+    let data = |role: &str| {
+        if role == cache_at {
+            DataHome::Copy
+        } else {
+            DataHome::Memory
+        }
+    };
+    let mut generated = generated;
+    generated.serial = true;
+    generated.data = data("generated");
+    let mut peer = table_machine(spec, spec.peer.as_ref().expect("validated"), "peer");
+    peer.data = data("peer");
+    let mut local = table_machine(spec, spec.local.as_ref().expect("validated"), "local");
+    local.data = data("local");
     let ir = ProtocolIr {
         name: spec.protocol.name.clone(),
         description: spec.protocol.description.clone(),
-        channels: spec
-            .channel
-            .iter()
-            .map(|c| ChannelInfo {
-                name: c.name.clone(),
-                class: c.class,
-                data: c.data,
-                description: c.description.clone(),
-            })
-            .collect(),
-        messages: spec
-            .message
-            .iter()
-            .map(|m| {
-                let c = spec.channel_of(&m.name).expect("validated");
-                MessageInfo {
-                    name: m.name.clone(),
-                    channel: c.name.clone(),
-                    class: c.class,
-                    data: c.data,
-                    from: c.from.clone(),
-                    to: c.to.clone(),
-                    description: m.description.clone(),
-                }
-            })
-            .collect(),
-        generated,
-        peer,
-        local,
-        memory_at: spec.protocol.memory_at.clone(),
-        cache_at: spec.protocol.cache_at.clone(),
+        channels: channels(spec),
+        messages: messages(spec),
+        roles: vec![generated, peer, local],
+        home: spec.home_role().to_string(),
     };
     Ok((ir, stats))
 }
@@ -518,6 +511,76 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// The spec's channels as the IR lists them.
+fn channels(spec: &Spec) -> Vec<ChannelInfo> {
+    spec.channel
+        .iter()
+        .map(|c| ChannelInfo {
+            name: c.name.clone(),
+            class: c.class,
+            data: c.data,
+            description: c.description.clone(),
+        })
+        .collect()
+}
+
+/// The spec's messages with their channel's class, data flag and roles.
+fn messages(spec: &Spec) -> Vec<MessageInfo> {
+    spec.message
+        .iter()
+        .map(|m| {
+            let c = spec.channel_of(&m.name).expect("validated");
+            MessageInfo {
+                name: m.name.clone(),
+                channel: c.name.clone(),
+                class: c.class,
+                data: c.data,
+                from: c.from.clone(),
+                to: c.to.clone(),
+                description: m.description.clone(),
+                requester: m.requester,
+                ack: m.ack,
+            }
+        })
+        .collect()
+}
+
+/// The IR of a role-form spec: one machine per role table. Its counts are
+/// those of the home's machine (nothing is generated).
+fn role_form(spec: &Spec) -> (ProtocolIr, GenStats) {
+    let roles: Vec<Machine> = spec
+        .role
+        .iter()
+        .map(|r| {
+            let mut m = table_machine(spec, r, &r.name);
+            m.multiple = r.multiple;
+            m.data = r.data.unwrap_or_default();
+            m.serial = r.serial;
+            m
+        })
+        .collect();
+    let ir = ProtocolIr {
+        name: spec.protocol.name.clone(),
+        description: spec.protocol.description.clone(),
+        channels: channels(spec),
+        messages: messages(spec),
+        roles,
+        home: spec.home_role().to_string(),
+    };
+    let home = ir.primary();
+    let stats = GenStats {
+        equations: 0,
+        equations_with_reorderings: 0,
+        tree_states: home.states.len(),
+        states: home.states.len(),
+        stable_states: home.states.iter().filter(|s| s.stable).count(),
+        transitions: home.n_transitions(),
+        stalls: home.n_stalls(),
+        messages: machine_messages(&ir, home).len(),
+    };
+    (ir, stats)
+}
+
 /// A response may only be received after a step that sent something to its
 /// sender (the forward it answers).
 fn causal(spec: &Spec, steps: &[(String, Vec<Action>)]) -> bool {
@@ -528,7 +591,7 @@ fn causal(spec: &Spec, steps: &[(String, Vec<Action>)]) -> bool {
             return false;
         }
         for a in acts {
-            if let Action::Send(s) = a {
+            if let Some(s) = a.sent() {
                 sent_to.insert(spec.channel_of(s).expect("validated").to.clone());
             }
         }
@@ -543,7 +606,7 @@ fn finish_machine(
     initial: &str,
     states: Vec<StateInfo>,
     events: Vec<EventInfo>,
-    rows: Vec<(String, String, Outcome)>,
+    rows: Vec<(String, String, Option<Guard>, Outcome)>,
 ) -> Machine {
     let sidx: BTreeMap<&str, usize> = states
         .iter()
@@ -556,17 +619,21 @@ fn finish_machine(
         .map(|(i, e)| (e.name.as_str(), i))
         .collect();
     let mut rows = rows;
-    rows.sort_by_key(|(s, e, _)| (sidx[s.as_str()], eidx[e.as_str()]));
+    rows.sort_by_key(|(s, e, _, _)| (sidx[s.as_str()], eidx[e.as_str()]));
     Machine {
         name: name.into(),
         role: role.into(),
+        multiple: false,
+        data: DataHome::None,
+        serial: false,
         description: description.into(),
         initial: initial.into(),
         transitions: rows
             .into_iter()
-            .map(|(state, event, outcome)| Transition {
+            .map(|(state, event, guard, outcome)| Transition {
                 state,
                 event,
+                guard,
                 outcome,
             })
             .collect(),
@@ -585,6 +652,7 @@ pub fn table_machine(spec: &Spec, t: &TableSpec, role: &str) -> Machine {
             description: s.description.clone(),
             stable: s.stable,
             access: s.access,
+            holds_data: s.holds_data.unwrap_or(s.access != Access::None),
             home: None,
             remote: None,
         })
@@ -623,7 +691,11 @@ pub fn table_machine(spec: &Spec, t: &TableSpec, role: &str) -> Machine {
                         .collect(),
                 }
             };
-            (r.state.clone(), r.event.clone(), o)
+            let guard = r
+                .guard
+                .as_deref()
+                .map(|g| Guard::parse(g).expect("validated"));
+            (r.state.clone(), r.event.clone(), guard, o)
         })
         .collect();
     finish_machine(
@@ -646,8 +718,8 @@ pub fn machine_messages(ir: &ProtocolIr, m: &Machine) -> BTreeSet<String> {
         }
         if let Outcome::Go { actions, .. } = &t.outcome {
             for a in actions {
-                if let Action::Send(s) = a {
-                    out.insert(s.clone());
+                if let Some(s) = a.sent() {
+                    out.insert(s.to_string());
                 }
             }
         }

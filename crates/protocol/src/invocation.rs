@@ -112,6 +112,7 @@ impl Invocation {
             },
             values,
             max_in_flight: 2,
+            instances: Default::default(),
         };
         Ok(Invocation {
             sys: System::new(ir, sc)?,

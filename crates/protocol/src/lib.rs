@@ -28,7 +28,7 @@
 //!
 //! let spec = load_spec("eci-dc").unwrap(); // a shipped name or a path
 //! let (ir, stats) = generate(&spec).unwrap();
-//! assert_eq!(ir.generated.name, "dc");
+//! assert_eq!(ir.generated().unwrap().name, "dc");
 //! assert!(stats.states > stats.stable_states); // transient states were generated
 //! let report = check(&spec, &CheckOptions::default()).unwrap();
 //! assert!(report.verified, "{}", report.to_text());
@@ -71,8 +71,10 @@
 //! * [`export`]: JSON, dot, SystemVerilog, Murphi.
 
 pub mod cc_invocation;
+pub mod engine;
 pub mod export;
 pub mod generate;
+pub mod invariants;
 pub mod invocation;
 pub mod ir;
 pub mod mutate;
@@ -115,6 +117,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "invocation-shared-dcu",
         "the invocation protocol with A and B on one DCU (deadlocks without not-ready)",
         include_str!("../../../protocols/invocation-shared-dcu.toml"),
+    ),
+    (
+        "msi-dma",
+        "MSI directory protocol (Primer §8.2) with caches, a blocking directory and a DMA agent; 64 B lines",
+        include_str!("../../../protocols/msi-dma.toml"),
     ),
 ];
 
@@ -241,6 +248,9 @@ impl ViolationReport {
 pub struct CheckReport {
     /// Protocol name.
     pub protocol: String,
+    /// The machine the counts below describe: `generated machine `dc`` for
+    /// the two-node form, `home machine `directory`` for the role form.
+    pub machine: String,
     /// States of the generated machine.
     pub states: usize,
     /// Transitions of the generated machine (stalls excluded).
@@ -272,6 +282,14 @@ pub struct CheckReport {
     /// For application protocols: one line per variant checked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<String>,
+}
+
+/// How reports name the machine their counts describe.
+fn machine_label(ir: &ProtocolIr) -> String {
+    match ir.generated() {
+        Some(g) => format!("generated machine `{}`", g.name),
+        None => format!("home machine `{}`", ir.primary().name),
+    }
 }
 
 /// Builds the composed system for an IR with a configuration.
@@ -343,6 +361,7 @@ fn check_invocation_variants(
     }
     Ok(CheckReport {
         protocol: ir.name.clone(),
+        machine: machine_label(&ir),
         states: stats.states,
         transitions: stats.transitions,
         stalls: stats.stalls,
@@ -372,29 +391,32 @@ pub fn check_ir(
     let sys = system(ir, cfg.clone())?;
     let mut explorer = ccsim_check::Explorer::new(&sys, explore_options(max_states));
     let r = explorer.run();
-    // Row coverage of the generated machine.
+    // Row coverage of the generated machine (or the home's).
+    let primary = sys.ir.primary();
+    let primary_role = sys.ir.role_index(&primary.role).expect("a role");
     let mut fired = std::collections::BTreeSet::new();
     let mut acts = Vec::new();
     for s in explorer.states() {
         acts.clear();
         sys.actions(s, &mut acts);
         for a in &acts {
-            let (role, st, ev) = sys.row_of(s, a);
-            if role == 0 {
-                fired.insert((st, ev));
+            let (agent, st, ev, guard) = sys.row_of(s, a);
+            if sys.role_of(agent) == primary_role {
+                fired.insert((st, ev, guard));
             }
         }
     }
-    let unexercised: Vec<String> = sys
-        .ir
-        .generated
+    let unexercised: Vec<String> = primary
         .transitions
         .iter()
         .filter(|t| {
             matches!(t.outcome, ir::Outcome::Go { .. })
-                && !fired.contains(&(t.state.clone(), t.event.clone()))
+                && !fired.contains(&(t.state.clone(), t.event.clone(), t.guard))
         })
-        .map(|t| format!("{}/{}", t.state, t.event))
+        .map(|t| match t.guard {
+            Some(g) => format!("{}/{} [{}]", t.state, t.event, g.as_str()),
+            None => format!("{}/{}", t.state, t.event),
+        })
         .collect();
     let violations = r
         .violations
@@ -406,6 +428,7 @@ pub fn check_ir(
         .collect::<Vec<_>>();
     Ok(CheckReport {
         protocol: name,
+        machine: machine_label(&sys.ir),
         states: stats.states,
         transitions: stats.transitions,
         stalls: stats.stalls,
@@ -429,9 +452,10 @@ impl CheckReport {
     /// Human-readable summary with the counterexample, if any.
     pub fn to_text(&self) -> String {
         let mut s = format!(
-            "protocol {}: generated machine {} states, {} transitions, {} stalls, {} message types\n\
-             checked {} line(s) on DCUs {:?}, {} data values: {} reachable states, {} transitions, {:.3} s\n",
+            "protocol {}: {} {} states, {} transitions, {} stalls, {} message types\n\
+             checked {} line(s) on DCUs {:?}, {} data values{}: {} reachable states, {} transitions, {:.3} s\n",
             self.protocol,
+            self.machine,
             self.states,
             self.transitions,
             self.stalls,
@@ -439,6 +463,17 @@ impl CheckReport {
             self.config.dcus.len(),
             self.config.dcus,
             self.config.values,
+            if self.config.instances.is_empty() {
+                String::new()
+            } else {
+                let v: Vec<String> = self
+                    .config
+                    .instances
+                    .iter()
+                    .map(|(r, n)| format!("{n} {r}"))
+                    .collect();
+                format!(", {}", v.join(", "))
+            },
             self.reachable_states,
             self.system_transitions,
             self.seconds
@@ -450,8 +485,9 @@ impl CheckReport {
             s.push_str("verified: swmr, data-value, no-unspecified-reception, network-bound, deadlock-freedom\n");
             if !self.unexercised.is_empty() {
                 s.push_str(&format!(
-                    "note: {} transition(s) of the generated machine are never exercised by this system: {}\n",
+                    "note: {} transition(s) of the {} are never exercised by this system: {}\n",
                     self.unexercised.len(),
+                    self.machine,
                     self.unexercised.join(" ")
                 ));
             }

@@ -1,14 +1,20 @@
 //! Mutation testing of a generated table: delete or corrupt one transition
 //! and check that the checker catches it with a counterexample.
 //!
-//! Three mutation kinds per `Go` row of the generated machine:
+//! Three mutation kinds per `Go` row of a machine (the generated one, or
+//! any role's with [`mutants_of_role`]):
 //! * `delete`: the row disappears (the event becomes unspecified there);
+//!   rows of local events are not deleted: without one the program simply
+//!   never issues that op there, which removes behaviour and cannot be
+//!   wrong;
 //! * `retarget`: the next state becomes the following state in table order,
 //!   skipping a target that is a legal over-approximation of the correct one
 //!   (see [`over_approximates`]: such a mutant is equivalent to the original
 //!   and no checker can reject it);
 //! * `drop-action`: the row loses one of its actions (one mutant per
-//!   action; not `check` or `store`, the observers of the data-value property).
+//!   action; not `check`, `store` or `write`, the observers of the
+//!   data-value property, nor a `fill` that a later `write` of the same row
+//!   overwrites).
 
 use crate::ir::{Outcome, ProtocolIr};
 
@@ -21,30 +27,44 @@ pub struct Mutant {
     pub ir: ProtocolIr,
 }
 
-/// Every single-row mutant of the generated machine, in table order.
+/// Every single-row mutant of the generated machine (or, for a role-form
+/// spec, the home's), in table order.
 pub fn mutants(ir: &ProtocolIr) -> Vec<Mutant> {
-    let m = &ir.generated;
+    let r = ir.role_index(&ir.primary().role).expect("a role");
+    mutants_of_role(ir, r)
+}
+
+/// Every single-row mutant of role `r`'s machine, in table order.
+pub fn mutants_of_role(ir: &ProtocolIr, r: usize) -> Vec<Mutant> {
+    let m = &ir.roles[r];
     let names: Vec<&str> = m.states.iter().map(|s| s.name.as_str()).collect();
     let mut out = Vec::new();
     for (i, t) in m.transitions.iter().enumerate() {
         let Outcome::Go { next, actions } = &t.outcome else {
             continue;
         };
-        let row = format!("({}, {})", t.state, t.event);
-        let mut del = ir.clone();
-        del.generated.transitions.remove(i);
-        out.push(Mutant {
-            description: format!("delete {row}"),
-            ir: del,
-        });
+        let row = match t.guard {
+            Some(g) => format!("{}: ({}, {} [{}])", m.name, t.state, t.event, g.as_str()),
+            None if ir.generated().is_some() => format!("({}, {})", t.state, t.event),
+            None => format!("{}: ({}, {})", m.name, t.state, t.event),
+        };
+        let local = m.events.iter().any(|e| e.name == t.event && !e.message);
+        if !local {
+            let mut del = ir.clone();
+            del.roles[r].transitions.remove(i);
+            out.push(Mutant {
+                description: format!("delete {row}"),
+                ir: del,
+            });
+        }
         let k = names.iter().position(|n| n == next).expect("known state");
         let new_next = (1..names.len())
             .map(|d| names[(k + d) % names.len()])
-            .find(|c| !over_approximates(ir, next, c))
+            .find(|c| !over_approximates_in(ir, r, next, c))
             .unwrap_or(names[(k + 1) % names.len()])
             .to_string();
         let mut re = ir.clone();
-        re.generated.transitions[i].outcome = Outcome::Go {
+        re.roles[r].transitions[i].outcome = Outcome::Go {
             next: new_next.clone(),
             actions: actions.clone(),
         };
@@ -56,13 +76,16 @@ pub fn mutants(ir: &ProtocolIr) -> Vec<Mutant> {
             // `check` and `store` are the program's reads and writes, the
             // observers of the data-value property: removing one changes
             // what is observed, not the protocol, so no checker can object.
-            if matches!(dropped, crate::ir::Action::Check | crate::ir::Action::Store) {
+            use crate::ir::Action;
+            if matches!(dropped, Action::Check | Action::Store | Action::Write)
+                || (*dropped == Action::Fill && actions[k..].contains(&Action::Write))
+            {
                 continue;
             }
             let mut dr = ir.clone();
             let mut a = actions.clone();
             a.remove(k);
-            dr.generated.transitions[i].outcome = Outcome::Go {
+            dr.roles[r].transitions[i].outcome = Outcome::Go {
                 next: next.clone(),
                 actions: a,
             };
@@ -86,14 +109,21 @@ pub fn mutants(ir: &ProtocolIr) -> Vec<Mutant> {
 ///   actions, and whose successors over-approximate pairwise (e.g. "wait for
 ///   the AXI write, then S" instead of "..., then I").
 pub fn over_approximates(ir: &ProtocolIr, old: &str, new: &str) -> bool {
-    over_approx(ir, old, new, 8)
+    let r = ir.role_index(&ir.primary().role).expect("a role");
+    over_approximates_in(ir, r, old, new)
 }
 
-fn over_approx(ir: &ProtocolIr, old: &str, new: &str, depth: u32) -> bool {
+/// [`over_approximates`] for the states of role `r`.
+pub fn over_approximates_in(ir: &ProtocolIr, r: usize, old: &str, new: &str) -> bool {
+    over_approx(ir, r, old, new, 8)
+}
+
+fn over_approx(ir: &ProtocolIr, r: usize, old: &str, new: &str, depth: u32) -> bool {
     if old == new {
         return true;
     }
-    let find = |n: &str| ir.generated.states.iter().find(|s| s.name == n);
+    let m = &ir.roles[r];
+    let find = |n: &str| m.states.iter().find(|s| s.name == n);
     let (Some(o), Some(n)) = (find(old), find(new)) else {
         return false;
     };
@@ -108,16 +138,13 @@ fn over_approx(ir: &ProtocolIr, old: &str, new: &str, depth: u32) -> bool {
         return false;
     }
     let rows = |st: &str| -> Vec<&crate::ir::Transition> {
-        ir.generated
-            .transitions
-            .iter()
-            .filter(|t| t.state == st)
-            .collect()
+        m.transitions.iter().filter(|t| t.state == st).collect()
     };
     let (ro, rn) = (rows(old), rows(new));
     ro.len() == rn.len()
         && ro.iter().zip(&rn).all(|(a, b)| {
             a.event == b.event
+                && a.guard == b.guard
                 && match (&a.outcome, &b.outcome) {
                     (Outcome::Stall, Outcome::Stall) => true,
                     (
@@ -129,7 +156,7 @@ fn over_approx(ir: &ProtocolIr, old: &str, new: &str, depth: u32) -> bool {
                             next: nb,
                             actions: ab,
                         },
-                    ) => aa == ab && over_approx(ir, na, nb, depth - 1),
+                    ) => aa == ab && over_approx(ir, r, na, nb, depth - 1),
                     _ => false,
                 }
         })

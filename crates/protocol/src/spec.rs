@@ -1,22 +1,39 @@
 //! The spec format (TOML) and its validation.
 //!
-//! A spec describes a two-node protocol plus a device-local agent:
+//! A spec is written in one of two forms.
 //!
-//! * `[protocol]`: name, description, which role holds memory and which a cache;
-//! * `[[channel]]`: virtual channels, each with one message class, a data flag
-//!   and a direction (`from` and `to` roles);
-//! * `[[message]]`: every message with its channel and a description;
+//! **Two-node form** (CCKit §4.2): a home and a remote caching agent plus a
+//! device-local agent, in the roles `generated`, `peer` and `local`:
+//!
+//! * `[protocol]`: name, description, which role holds memory (`memory_at`)
+//!   and which a cache (`cache_at`);
 //! * `[generated]`: the agent whose transient-state machine is generated. Its
 //!   stable states are (home state, remote state) pairs as in CCKit §4.2, and
 //!   its behaviour is a list of `[[equation]]`s;
-//! * `[peer]` and `[local]`: the other two agents, written directly as tables;
+//! * `[peer]` and `[local]`: the other two agents, written directly as tables.
+//!
+//! **Role form**: any number of roles, each a hand-written table:
+//!
+//! * `[protocol]`: name, description, and `home`, the role holding memory;
+//! * `[[role]]`: `name`, `description`, `initial`, `multiple` (a system may
+//!   hold several instances), `data` (`copy`, `memory` or `none`), `serial`,
+//!   `[[role.state]]`, `[[role.event]]` (local events) and
+//!   `[[role.transition]]` rows, which may carry a `guard`.
+//!
+//! Both forms share:
+//!
+//! * `[[channel]]`: virtual channels, each with one message class, a data flag
+//!   and a direction (`from` and `to` roles);
+//! * `[[message]]`: every message with its channel and a description, and
+//!   optionally `requester = true` (it carries the requester it acts for)
+//!   and `ack = true` (it counts one acknowledgement at its receiver);
 //! * `[check]`: the default checking configuration (lines, DCU mapping, data
-//!   values, network bound).
+//!   values, network bound, instances per role).
 //!
 //! Every error names its place: `protocols/eci-dc.toml: equation[12].receive[1]:
 //! unknown message "RLDZ"`.
 
-use crate::ir::{Access, Action, MsgClass};
+use crate::ir::{Access, Action, DataHome, Guard, MsgClass, Target};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -39,10 +56,15 @@ pub struct ProtocolHeader {
     pub name: String,
     /// What the protocol is.
     pub description: String,
-    /// Role holding the line's memory (`generated` or `peer`).
-    pub memory_at: String,
-    /// Role holding a cached copy (`generated` or `peer`).
-    pub cache_at: String,
+    /// Two-node form: role holding the line's memory (`generated` or `peer`).
+    #[serde(default)]
+    pub memory_at: Option<String>,
+    /// Two-node form: role holding a cached copy (`generated` or `peer`).
+    #[serde(default)]
+    pub cache_at: Option<String>,
+    /// Role form: the role holding the line's memory and directory entry.
+    #[serde(default)]
+    pub home: Option<String>,
 }
 
 /// `[[channel]]` entry.
@@ -79,6 +101,12 @@ pub struct MessageSpec {
     pub data: Option<bool>,
     /// What it means.
     pub description: String,
+    /// It carries the identity of the requester it acts for.
+    #[serde(default)]
+    pub requester: bool,
+    /// Receiving it counts one acknowledgement.
+    #[serde(default)]
+    pub ack: bool,
 }
 
 /// A stable state of the generated agent: a (home, remote) pair.
@@ -164,6 +192,9 @@ pub struct TableStateSpec {
     /// Whether no transaction is open.
     #[serde(default = "default_true")]
     pub stable: bool,
+    /// Whether the agent holds the line's data (default: it has access).
+    #[serde(default)]
+    pub holds_data: Option<bool>,
     /// Description.
     pub description: String,
 }
@@ -186,6 +217,10 @@ pub struct RowSpec {
     pub state: String,
     /// Event (message or local event).
     pub event: String,
+    /// Guard: this row fires only when it holds (its complement names the
+    /// other row of the same state and event).
+    #[serde(default)]
+    pub guard: Option<String>,
     /// Next state (absent together with `stall = true`).
     #[serde(default)]
     pub next: Option<String>,
@@ -197,16 +232,26 @@ pub struct RowSpec {
     pub stall: bool,
 }
 
-/// `[peer]` or `[local]` table.
+/// `[peer]`, `[local]` or `[[role]]` table.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TableSpec {
-    /// Agent name.
+    /// Agent name (the role's name in the role form).
     pub name: String,
     /// Description.
     pub description: String,
     /// Initial state.
     pub initial: String,
+    /// Role form: a system may hold several instances of this role.
+    #[serde(default)]
+    pub multiple: bool,
+    /// Role form: where the role's data lives (default `none`).
+    #[serde(default)]
+    pub data: Option<DataHome>,
+    /// Role form: the role's instances are serial units (gated by
+    /// `[check] dcus`).
+    #[serde(default)]
+    pub serial: bool,
     /// States.
     pub state: Vec<TableStateSpec>,
     /// Local events.
@@ -233,6 +278,9 @@ pub struct CheckSpec {
     /// the free-running agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub application: Option<String>,
+    /// Instances per role (role form; a role not named has one).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub instances: BTreeMap<String, u8>,
 }
 
 fn default_dcus() -> Vec<u8> {
@@ -252,6 +300,7 @@ impl Default for CheckSpec {
             values: default_values(),
             max_in_flight: default_bound(),
             application: None,
+            instances: BTreeMap::new(),
         }
     }
 }
@@ -266,14 +315,21 @@ pub struct Spec {
     pub channel: Vec<ChannelSpec>,
     /// Messages.
     pub message: Vec<MessageSpec>,
-    /// Generated agent.
-    pub generated: GeneratedSpec,
-    /// State-equations.
+    /// Two-node form: the generated agent.
+    #[serde(default)]
+    pub generated: Option<GeneratedSpec>,
+    /// Two-node form: state-equations.
+    #[serde(default)]
     pub equation: Vec<EquationSpec>,
-    /// Peer agent table.
-    pub peer: TableSpec,
-    /// Local agent table.
-    pub local: TableSpec,
+    /// Two-node form: the peer agent's table.
+    #[serde(default)]
+    pub peer: Option<TableSpec>,
+    /// Two-node form: the local agent's table.
+    #[serde(default)]
+    pub local: Option<TableSpec>,
+    /// Role form: one table per role.
+    #[serde(default)]
+    pub role: Vec<TableSpec>,
     /// Check configuration.
     #[serde(default)]
     pub check: CheckSpec,
@@ -288,22 +344,43 @@ impl fmt::Display for Spec {
     }
 }
 
-/// The roles of the three agents.
+/// The roles of the two-node form.
 pub const ROLES: [&str; 3] = ["generated", "peer", "local"];
 
-/// Parses an action string such as `send FEVX` or `write_mem`.
+/// Parses an action string such as `send FEVX`, `send Data to req` or
+/// `write_mem`.
 pub fn parse_action(s: &str) -> Result<Action, String> {
     let s = s.trim();
-    if let Some(m) = s.strip_prefix("send ") {
-        return Ok(Action::Send(m.trim().to_string()));
+    if let Some(rest) = s.strip_prefix("send ") {
+        let mut words = rest.split_whitespace();
+        let msg = words.next().unwrap_or("").to_string();
+        return match (words.next(), words.next(), words.next()) {
+            (None, _, _) => Ok(Action::send(&msg)),
+            (Some("to"), Some(t), None) => match Target::parse(t) {
+                Some(to) => Ok(Action::Send { msg, to }),
+                None => Err(format!(
+                    "unknown target {t:?} (expected src, req, owner, sharers or home)"
+                )),
+            },
+            _ => Err(format!(
+                "bad send {s:?} (expected \"send MSG\" or \"send MSG to TARGET\")"
+            )),
+        };
     }
     match s {
         "write_mem" => Ok(Action::WriteMem),
         "fill" => Ok(Action::Fill),
         "store" => Ok(Action::Store),
         "check" => Ok(Action::Check),
+        "write" => Ok(Action::Write),
+        "add_sharer" => Ok(Action::AddSharer),
+        "remove_sharer" => Ok(Action::RemoveSharer),
+        "clear_sharers" => Ok(Action::ClearSharers),
+        "set_owner" => Ok(Action::SetOwner),
+        "clear_owner" => Ok(Action::ClearOwner),
+        "owner_to_sharers" => Ok(Action::OwnerToSharers),
         _ => Err(format!(
-            "unknown action {s:?} (expected \"send MSG\", \"write_mem\", \"fill\", \"store\" or \"check\")"
+            "unknown action {s:?} (expected \"send MSG\", \"write_mem\", \"fill\", \"store\", \"check\", \"write\" or a directory action: add_sharer, remove_sharer, clear_sharers, set_owner, clear_owner, owner_to_sharers)"
         )),
     }
 }
@@ -342,18 +419,59 @@ impl Spec {
         self.channel.iter().find(|c| c.name == m.channel)
     }
 
-    /// The name of the agent playing `role`.
-    pub fn agent_name(&self, role: &str) -> &str {
+    /// Whether the spec is in the two-node form (`[generated]`, `[peer]`,
+    /// `[local]`) rather than the role form.
+    pub fn is_two_node(&self) -> bool {
+        self.role.is_empty()
+    }
+
+    /// The generated agent (two-node form).
+    pub fn generated(&self) -> &GeneratedSpec {
+        self.generated
+            .as_ref()
+            .expect("a validated two-node spec has [generated]")
+    }
+
+    /// The role names, in order.
+    pub fn role_names(&self) -> Vec<&str> {
+        if self.is_two_node() {
+            ROLES.to_vec()
+        } else {
+            self.role.iter().map(|r| r.name.as_str()).collect()
+        }
+    }
+
+    /// The role holding memory.
+    pub fn home_role(&self) -> &str {
+        let p = &self.protocol;
+        if self.is_two_node() {
+            p.memory_at.as_deref().unwrap_or("")
+        } else {
+            p.home.as_deref().unwrap_or("")
+        }
+    }
+
+    /// The table of a hand-written role (`peer`, `local`, or a role-form
+    /// role).
+    pub fn table(&self, role: &str) -> Option<&TableSpec> {
         match role {
-            "generated" => &self.generated.name,
-            "peer" => &self.peer.name,
-            _ => &self.local.name,
+            "peer" if self.is_two_node() => self.peer.as_ref(),
+            "local" if self.is_two_node() => self.local.as_ref(),
+            _ => self.role.iter().find(|r| r.name == role),
+        }
+    }
+
+    /// The name of the agent playing `role`.
+    pub fn agent_name<'a>(&'a self, role: &'a str) -> &'a str {
+        match role {
+            "generated" if self.is_two_node() => &self.generated().name,
+            _ => self.table(role).map_or(role, |t| t.name.as_str()),
         }
     }
 
     /// Name of the stable state for a (home, remote) pair.
     pub fn stable_name(&self, home: &str, remote: &str) -> Option<&str> {
-        self.generated
+        self.generated()
             .state
             .iter()
             .find(|s| s.home == home && s.remote == remote)
@@ -362,8 +480,51 @@ impl Spec {
 
     /// Checks names, channels, directions, actions and replies.
     pub fn validate(&self) -> Result<(), SpecError> {
+        if self.is_two_node() {
+            self.validate_two_node_header()?;
+        } else {
+            self.validate_role_header()?;
+        }
+        self.validate_channels_and_messages()?;
+        if self.is_two_node() {
+            self.validate_equations()?;
+            self.validate_table(self.peer.as_ref().expect("checked"), "peer", "peer")?;
+            self.validate_table(self.local.as_ref().expect("checked"), "local", "local")?;
+        } else {
+            for (i, r) in self.role.iter().enumerate() {
+                self.validate_table(r, &r.name, &format!("role[{i}]"))?;
+            }
+        }
+        self.validate_check()
+    }
+
+    fn validate_two_node_header(&self) -> Result<(), SpecError> {
         let p = &self.protocol;
+        if p.home.is_some() {
+            return Err(self.err(
+                "protocol.home",
+                "`home` names the home of a role-form spec; the two-node form uses memory_at and cache_at",
+            ));
+        }
+        for (field, present) in [
+            ("generated", self.generated.is_some()),
+            ("peer", self.peer.is_some()),
+            ("local", self.local.is_some()),
+        ] {
+            if !present {
+                return Err(self.err(
+                    field,
+                    format!("missing [{field}] (a spec has [generated], [[equation]], [peer] and [local], or [[role]] tables)"),
+                ));
+            }
+        }
         for (field, v) in [("memory_at", &p.memory_at), ("cache_at", &p.cache_at)] {
+            let Some(v) = v else {
+                return Err(self.err(
+                    format!("protocol.{field}"),
+                    "missing field (expected \"generated\" or \"peer\")",
+                ));
+            };
             if v != "generated" && v != "peer" {
                 return Err(self.err(
                     format!("protocol.{field}"),
@@ -377,6 +538,81 @@ impl Spec {
                 "memory and cache must be at different roles",
             ));
         }
+        for (name, t) in [("peer", &self.peer), ("local", &self.local)] {
+            let t = t.as_ref().expect("checked");
+            if t.multiple || t.data.is_some() || t.serial {
+                return Err(self.err(
+                    name,
+                    "multiple, data and serial belong to role-form tables ([[role]])",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_role_header(&self) -> Result<(), SpecError> {
+        let p = &self.protocol;
+        if self.generated.is_some()
+            || self.peer.is_some()
+            || self.local.is_some()
+            || !self.equation.is_empty()
+        {
+            return Err(self.err(
+                "role",
+                "a spec is written either with [generated], [[equation]], [peer] and [local] (the two-node form) or with [[role]] tables, not both",
+            ));
+        }
+        for field in ["memory_at", "cache_at"] {
+            let set = if field == "memory_at" {
+                p.memory_at.is_some()
+            } else {
+                p.cache_at.is_some()
+            };
+            if set {
+                return Err(self.err(
+                    format!("protocol.{field}"),
+                    "a role-form spec names its home with `home`; each role says where its data lives",
+                ));
+            }
+        }
+        let mut names = BTreeSet::new();
+        for (i, r) in self.role.iter().enumerate() {
+            if !names.insert(r.name.as_str()) {
+                return Err(self.err(
+                    format!("role[{i}].name"),
+                    format!("duplicate role {:?}", r.name),
+                ));
+            }
+        }
+        let Some(home) = &p.home else {
+            return Err(self.err(
+                "protocol.home",
+                "missing field: the role that holds the line's memory",
+            ));
+        };
+        let Some(h) = self.role.iter().position(|r| &r.name == home) else {
+            return Err(self.err(
+                "protocol.home",
+                format!(
+                    "unknown role {home:?} (roles: {})",
+                    self.role_names().join(", ")
+                ),
+            ));
+        };
+        if self.role[h].multiple {
+            return Err(self.err(
+                format!("role[{h}].multiple"),
+                "the home holds the line's memory and directory entry: a line has one home",
+            ));
+        }
+        if self.role.len() > 8 {
+            return Err(self.err("role", format!("at most 8 roles, got {}", self.role.len())));
+        }
+        Ok(())
+    }
+
+    fn validate_channels_and_messages(&self) -> Result<(), SpecError> {
+        let roles = self.role_names();
         // Channels.
         let mut chans = BTreeSet::new();
         for (i, c) in self.channel.iter().enumerate() {
@@ -387,20 +623,27 @@ impl Spec {
                 ));
             }
             for (f, r) in [("from", &c.from), ("to", &c.to)] {
-                if !ROLES.contains(&r.as_str()) {
+                if !roles.contains(&r.as_str()) {
+                    let expected = if self.is_two_node() {
+                        "generated, peer or local".to_string()
+                    } else {
+                        roles.join(", ")
+                    };
                     return Err(self.err(
                         format!("channel[{i}].{f}"),
-                        format!("unknown role {r:?} (expected generated, peer or local)"),
+                        format!("unknown role {r:?} (expected {expected})"),
                     ));
                 }
             }
-            if c.from == c.to {
+            if c.from == c.to && !self.table(&c.from).is_some_and(|t| t.multiple) {
                 return Err(self.err(
                     format!("channel[{i}]"),
                     "a channel must connect two different roles",
                 ));
             }
-            if c.from == "local" && c.to == "peer" || c.from == "peer" && c.to == "local" {
+            if self.is_two_node()
+                && (c.from == "local" && c.to == "peer" || c.from == "peer" && c.to == "local")
+            {
                 return Err(self.err(
                     format!("channel[{i}]"),
                     "the local agent talks only to the generated agent",
@@ -454,9 +697,19 @@ impl Spec {
                     ));
                 }
             }
+            if m.ack && c.class == MsgClass::Request {
+                return Err(self.err(
+                    format!("message[{i}].ack"),
+                    format!("{} is a request; acknowledgements are responses", m.name),
+                ));
+            }
         }
+        Ok(())
+    }
+
+    fn validate_equations(&self) -> Result<(), SpecError> {
         // Generated agent stable states.
-        let g = &self.generated;
+        let g = self.generated();
         let mut gstates = BTreeSet::new();
         for (i, s) in g.state.iter().enumerate() {
             if !gstates.insert(s.name.as_str()) {
@@ -483,7 +736,6 @@ impl Spec {
         }
         let homes: BTreeSet<&str> = g.state.iter().map(|s| s.home.as_str()).collect();
         let remotes: BTreeSet<&str> = g.state.iter().map(|s| s.remote.as_str()).collect();
-        // Equations.
         for (i, e) in self.equation.iter().enumerate() {
             let at = |f: &str| format!("equation[{i}].{f}");
             if e.kind != "conflict-free" && e.kind != "conflict" {
@@ -566,12 +818,12 @@ impl Spec {
                 all_actions.push((format!("equation[{i}].on_complete[{k}]"), a.clone()));
             }
             for (place, a) in &all_actions {
-                self.check_action(place, a, "generated")?;
+                self.check_action(place, a, "generated", None)?;
             }
             // Missing reply: every forward sent must be answered later in the equation.
             for (j, list) in e.actions.iter().enumerate() {
                 for a in list {
-                    if let Ok(Action::Send(m)) = parse_action(a) {
+                    if let Ok(Action::Send { msg: m, .. }) = parse_action(a) {
                         let c = self.channel_of(&m).expect("checked");
                         if c.class == MsgClass::Forward
                             && !e.receive[j + 1..].iter().any(|r| {
@@ -589,8 +841,10 @@ impl Spec {
                 }
             }
         }
-        self.validate_table(&self.peer, "peer")?;
-        self.validate_table(&self.local, "local")?;
+        Ok(())
+    }
+
+    fn validate_check(&self) -> Result<(), SpecError> {
         if self.check.dcus.is_empty() {
             return Err(self.err("check.dcus", "at least one line"));
         }
@@ -627,12 +881,55 @@ impl Spec {
                 format!("expected 1 to 4, got {}", self.check.max_in_flight),
             ));
         }
+        let mut agents = 0usize;
+        for role in self.role_names() {
+            agents += *self.check.instances.get(role).unwrap_or(&1) as usize;
+        }
+        for (role, &n) in &self.check.instances {
+            let place = format!("check.instances.{role}");
+            let Some(t) = self.table(role).filter(|_| !self.is_two_node()) else {
+                return Err(self.err(
+                    place,
+                    format!("unknown role {role:?} (instances are set for role-form roles)"),
+                ));
+            };
+            if n == 0 {
+                return Err(self.err(place, "at least one instance"));
+            }
+            if n > 1 && !t.multiple {
+                return Err(self.err(
+                    place,
+                    format!("role {role} is not `multiple`, so a system has one instance of it"),
+                ));
+            }
+        }
+        if agents > 8 {
+            return Err(self.err(
+                "check.instances",
+                format!("at most 8 agents in a checked system, got {agents}"),
+            ));
+        }
         Ok(())
     }
 
-    fn check_action(&self, place: &str, a: &str, role: &str) -> Result<(), SpecError> {
+    /// Checks one action of a row of `role` (`event` is the message the row
+    /// handles, if any).
+    fn check_action(
+        &self,
+        place: &str,
+        a: &str,
+        role: &str,
+        event: Option<&ChannelSpec>,
+    ) -> Result<(), SpecError> {
         let act = parse_action(a).map_err(|m| self.err(place, m))?;
-        if let Action::Send(m) = act {
+        let home = self.home_role();
+        if act.is_directory() && role != home {
+            return Err(self.err(
+                place,
+                format!("{act} updates the directory entry, which only the home ({home}) keeps"),
+            ));
+        }
+        if let Action::Send { msg: m, to } = act {
             let Some(c) = self.channel_of(&m) else {
                 return Err(self.err(place, format!("unknown message {m:?}")));
             };
@@ -647,30 +944,57 @@ impl Spec {
                     ),
                 ));
             }
+            let multiple = self.table(&c.to).is_some_and(|t| t.multiple);
+            let bad = match to {
+                Target::Default if multiple => Some(format!(
+                    "message {m} goes to the role {}, which may have several instances: name its target (send {m} to src|req|owner|sharers)",
+                    c.to
+                )),
+                Target::Owner | Target::Sharers if role != home => Some(format!(
+                    "only the home ({home}) keeps the owner and sharers"
+                )),
+                Target::Home if c.to != home => Some(format!(
+                    "message {m} goes to the {}, not to the home ({home})",
+                    c.to
+                )),
+                Target::Src if event.is_some_and(|e| e.from != c.to) || event.is_none() => {
+                    Some(format!(
+                        "`to src` answers the sender of the handled message, which is not a {}",
+                        c.to
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(b) = bad {
+                return Err(self.err(place, b));
+            }
         }
         Ok(())
     }
 
-    fn validate_table(&self, t: &TableSpec, role: &str) -> Result<(), SpecError> {
+    /// Checks a hand-written table of `role`; `at` prefixes error places
+    /// (`peer`, `local`, `role[2]`).
+    fn validate_table(&self, t: &TableSpec, role: &str, at_table: &str) -> Result<(), SpecError> {
         let mut states = BTreeSet::new();
         for (i, s) in t.state.iter().enumerate() {
             if !states.insert(s.name.as_str()) {
                 return Err(self.err(
-                    format!("{role}.state[{i}]"),
+                    format!("{at_table}.state[{i}]"),
                     format!("duplicate state {:?}", s.name),
                 ));
             }
         }
         if !states.contains(t.initial.as_str()) {
             return Err(self.err(
-                format!("{role}.initial"),
+                format!("{at_table}.initial"),
                 format!("unknown state {:?}", t.initial),
             ));
         }
+        let home = self.home_role();
         let locals: BTreeSet<&str> = t.event.iter().map(|e| e.name.as_str()).collect();
-        let mut seen = BTreeMap::new();
+        let mut seen: BTreeMap<(&str, &str), (usize, Option<Guard>)> = BTreeMap::new();
         for (i, r) in t.transition.iter().enumerate() {
-            let at = |f: &str| format!("{role}.transition[{i}].{f}");
+            let at = |f: &str| format!("{at_table}.transition[{i}].{f}");
             if !states.contains(r.state.as_str()) {
                 return Err(self.err(at("state"), format!("unknown state {:?}", r.state)));
             }
@@ -699,19 +1023,66 @@ impl Spec {
                     ));
                 }
             }
-            if let Some(prev) = seen.insert((r.state.as_str(), r.event.as_str()), i) {
-                return Err(self.err(
-                    format!("{role}.transition[{i}]"),
-                    format!(
-                        "({}, {}) is already defined by transition[{prev}]",
-                        r.state, r.event
-                    ),
-                ));
+            let guard = match &r.guard {
+                None => None,
+                Some(g) => {
+                    let Some(g) = Guard::parse(g) else {
+                        return Err(self.err(
+                            at("guard"),
+                            format!("unknown guard {g:?} (expected last_ack, more_acks, from_owner, not_from_owner, no_other_sharers or other_sharers)"),
+                        ));
+                    };
+                    if g.reads_directory() && role != home {
+                        return Err(self.err(
+                            at("guard"),
+                            format!(
+                                "{} reads the directory entry, which only the home ({home}) keeps",
+                                g.as_str()
+                            ),
+                        ));
+                    }
+                    let acked = self.message.iter().any(|m| m.name == r.event && m.ack);
+                    if !g.reads_directory() && !acked {
+                        return Err(self.err(
+                            at("guard"),
+                            format!(
+                                "{} counts acknowledgements: {} is not a message with `ack = true`",
+                                g.as_str(),
+                                r.event
+                            ),
+                        ));
+                    }
+                    Some(g)
+                }
+            };
+            match seen.get(&(r.state.as_str(), r.event.as_str())) {
+                None => {
+                    seen.insert((r.state.as_str(), r.event.as_str()), (i, guard));
+                }
+                Some(&(prev, pg)) => {
+                    let complementary =
+                        matches!((pg, guard), (Some(a), Some(b)) if a.complement() == b);
+                    if !complementary {
+                        let msg = match (pg, guard) {
+                            (None, None) => format!(
+                                "({}, {}) is already defined by transition[{prev}]",
+                                r.state, r.event
+                            ),
+                            _ => format!(
+                                "({}, {}) has two rows (transition[{prev}] and this one); two rows need complementary guards such as last_ack / more_acks",
+                                r.state, r.event
+                            ),
+                        };
+                        return Err(self.err(format!("{at_table}.transition[{i}]"), msg));
+                    }
+                    // A third row finds two entries: mark the pair as used.
+                    seen.insert((r.state.as_str(), r.event.as_str()), (i, None));
+                }
             }
             if r.stall {
                 if r.next.is_some() || !r.actions.is_empty() {
                     return Err(self.err(
-                        format!("{role}.transition[{i}]"),
+                        format!("{at_table}.transition[{i}]"),
                         "a stall has no next state or actions",
                     ));
                 }
@@ -727,23 +1098,30 @@ impl Spec {
                 continue;
             }
             let Some(next) = &r.next else {
-                return Err(self.err(format!("{role}.transition[{i}]"), "missing next state"));
+                return Err(self.err(format!("{at_table}.transition[{i}]"), "missing next state"));
             };
             if !states.contains(next.as_str()) {
                 return Err(self.err(at("next"), format!("unknown state {next:?}")));
             }
             for (k, a) in r.actions.iter().enumerate() {
-                self.check_action(&format!("{role}.transition[{i}].actions[{k}]"), a, role)?;
+                self.check_action(
+                    &format!("{at_table}.transition[{i}].actions[{k}]"),
+                    a,
+                    role,
+                    msg_chan,
+                )?;
             }
-            // Missing reply: a forward or request to this agent that expects an answer.
+            // Missing reply: a forward to this agent must be answered (two-node
+            // form: to its sender; role form: by some response, which may go
+            // to the requester the forward acts for).
             if let Some(c) = msg_chan {
                 if c.class == MsgClass::Forward {
                     let answered = r.actions.iter().any(|a| {
-                        matches!(parse_action(a), Ok(Action::Send(m)) if self.channel_of(&m).is_some_and(|mc| mc.class == MsgClass::Response && mc.to == c.from))
+                        matches!(parse_action(a), Ok(Action::Send { msg: m, .. }) if self.channel_of(&m).is_some_and(|mc| mc.class == MsgClass::Response && (mc.to == c.from || !self.is_two_node())))
                     });
                     if !answered {
                         return Err(self.err(
-                            format!("{role}.transition[{i}]"),
+                            format!("{at_table}.transition[{i}]"),
                             format!(
                                 "forward {} in state {} is not answered (no response sent)",
                                 r.event, r.state

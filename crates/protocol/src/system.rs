@@ -1,41 +1,61 @@
-//! The composed system the checker explores: for every line, the generated
-//! machine, the peer agent and the device-local agent, all *interpreted from
-//! the IR tables*, plus an unordered network (a bounded multiset per message
-//! type) and real data values.
+//! The composed system the checker explores: for every line, one instance
+//! of each role (or several, for a `multiple` role), all executing their
+//! rows through [`crate::engine::execute`], an unordered network (a
+//! bounded multiset of messages) and real data values.
 //!
 //! ```text
-//!   local (app) --LCL_REQ--> generated (DC) --FWD/RSP--> peer (CPU LLC)
-//!               <--LCL_RSP--                <--REQ/RSP--
+//!   two-node form:  local (app) ──LCL──▶ generated (DC) ──FWD/RSP──▶ peer (CPU LLC)
+//!                              ◀──────                 ◀──REQ/RSP──
+//!   role form:      cache0, cache1 ──▶ directory (home) ◀── dma, ...
 //! ```
 //!
-//! * **Data.** Each line carries the memory value, the cached copy and a
-//!   ghost "latest write" value, over `values` distinct values. Stores pick
-//!   any value; checks compare against the ghost.
-//! * **Network.** For each line, message type and data value, a count of
-//!   messages in flight (a canonical multiset; any of them can be delivered
-//!   next, so every reordering is explored). Sending beyond `max_in_flight`
-//!   is a violation.
-//! * **Serial units.** Lines map to DCUs. While the generated machine of a
-//!   line is in a transient state, the unit is busy with it and events for
-//!   other lines on the same unit wait (CCKit §4.3: serial, blocking DCUs).
+//! * **Agents.** Role instances in role order: `[check] instances` gives
+//!   each role's count (one by default). A two-node spec's agents are
+//!   0 = generated, 1 = peer, 2 = local.
+//! * **Data.** Each line carries memory, a copy per agent whose role keeps
+//!   one, and a ghost "latest write", over `values` distinct values. Stores
+//!   pick any value; checks compare against the ghost.
+//! * **Directory.** If the protocol uses them, the home's owner and sharers
+//!   per line, and an ack counter per agent whose role counts acks.
+//! * **Network.** For each line, message type and *tuple* (sender, receiver,
+//!   requester if the message carries one, value if it carries data), a
+//!   count of messages in flight: a canonical multiset, any of them can be
+//!   delivered next, so every reordering is explored. Sending beyond
+//!   `max_in_flight` identical messages is a violation.
+//! * **Serial units.** Lines map to DCUs. While a serial role's agent (the
+//!   generated DC) is in a transient state for a line, events of that
+//!   agent for other lines on the same unit wait (CCKit §4.3: serial,
+//!   blocking DCUs).
 //!
-//! Properties: SWMR, data-value, no unspecified reception, network bound,
-//! and progress (`ccsim_check`'s `CheckOptions::progress`): from every
-//! reachable state a quiescent state (all agents stable, network empty) is
-//! reachable through helping actions ([`System::helps`]).
+//! Properties ([`crate::invariants`]): SWMR, data-value, no unspecified
+//! reception, valid targets, network bound, and progress
+//! (`ccsim_check`'s `CheckOptions::progress`): from every reachable state a
+//! quiescent state (all agents stable, network empty) is reachable through
+//! helping actions ([`System::helps`]).
 
-use crate::ir::{Access, Action, IndexedOutcome, MachineIndex, MsgClass, ProtocolIr};
+use std::collections::BTreeMap;
+
+use crate::engine::{
+    execute, pick, AgentId, Cell, CompiledTable, DataSource, DirEntry, DirOp, Effects, Protocol,
+    Row, SendStep,
+};
+use crate::invariants::{self, AgentLine, LineView};
+use crate::ir::{DataHome, MsgClass, ProtocolIr, Target};
 use ccsim_check::model::{ChartStep, Invariant, Model};
 
-/// Checking configuration: lines, their units, data values, network bound.
+/// Checking configuration: lines, their units, data values, network bound,
+/// instances per role.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SystemConfig {
     /// DCU of each line; the length is the number of lines.
     pub dcus: Vec<u8>,
     /// Number of distinct data values (at least 1).
     pub values: u8,
-    /// Most messages of one (line, type, value) in flight.
+    /// Most messages of one (line, type, tuple) in flight.
     pub max_in_flight: u8,
+    /// Instances per role (a role not named has one).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub instances: BTreeMap<String, u8>,
 }
 
 impl From<&crate::spec::CheckSpec> for SystemConfig {
@@ -44,15 +64,18 @@ impl From<&crate::spec::CheckSpec> for SystemConfig {
             dcus: c.dcus.clone(),
             values: c.values,
             max_in_flight: c.max_in_flight,
+            instances: c.instances.clone(),
         }
     }
 }
 
 /// A system state: one flat byte vector (cheap to hash and clone).
 ///
-/// Layout: per line `[generated, peer, local, cache, memory, ghost]`, then
-/// the network counts `[line][message][value]`, then an error code
-/// (0 none, 1 a check read a stale value, 2 network bound exceeded).
+/// Layout: per line the agents' states, the copies, the ack counters, the
+/// home's owner (agent + 1, 0 = none) and sharers (a bit set), memory and
+/// the ghost; then the network counts `[line][message][tuple]`; then an
+/// error code (0 none, 1 a check read a stale value, 2 network bound
+/// exceeded, 3 a send to no agent or to an agent of another role).
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SysState(pub Box<[u8]>);
 
@@ -65,36 +88,86 @@ impl std::fmt::Debug for SysState {
 /// A rule instance.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SysAction {
-    /// A local event of `role` on `line`; `value` is the fresh value for a
+    /// A local event of `agent` on `line`; `value` is the fresh value for a
     /// store or a data message the agent originates.
     Local {
         /// Line index.
         line: u8,
-        /// 0 generated, 1 peer, 2 local.
-        role: u8,
-        /// Event index in the role's machine.
+        /// Agent index (two-node form: 0 generated, 1 peer, 2 local).
+        agent: u8,
+        /// Event index in the agent's machine.
         event: u16,
         /// Fresh value.
         value: u8,
     },
-    /// Deliver one message of type `msg` with `data` on `line`.
+    /// Deliver one message of type `msg` on `line`; `tuple` names its
+    /// sender, receiver, requester and value ([`System::tuple`]).
     Deliver {
         /// Line index.
         line: u8,
         /// Message index in the IR catalogue.
         msg: u16,
-        /// Data value (0 for messages without data).
-        data: u8,
+        /// Tuple index within the message type.
+        tuple: u16,
+        /// The op's value a `write` in the row stores (0 without one).
+        value: u8,
     },
 }
 
+/// A message in flight, decoded from its tuple.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Envelope {
+    /// Sender.
+    pub src: u8,
+    /// Receiver.
+    pub dst: u8,
+    /// The requester it carries (`None` if its type carries none).
+    pub req: Option<u8>,
+    /// Its data value (0 for messages without data).
+    pub value: u8,
+}
+
+/// How the tuples of one message type are laid out.
 #[derive(Clone, Debug)]
-struct MsgMeta {
-    name: String,
-    data: bool,
-    from: usize,
-    to: usize,
-    class: MsgClass,
+pub(crate) struct TupleSpace {
+    pub(crate) srcs: Vec<u8>,
+    pub(crate) dsts: Vec<u8>,
+    /// Requesters (every agent) or one `None`.
+    pub(crate) reqs: Vec<Option<u8>>,
+    pub(crate) vals: u8,
+    /// Offset of the message's counts within a line's network block.
+    base: usize,
+}
+
+impl TupleSpace {
+    pub(crate) fn len(&self) -> usize {
+        self.srcs.len() * self.dsts.len() * self.reqs.len() * self.vals as usize
+    }
+
+    pub(crate) fn index(&self, e: &Envelope) -> Option<usize> {
+        let s = self.srcs.iter().position(|&a| a == e.src)?;
+        let d = self.dsts.iter().position(|&a| a == e.dst)?;
+        let r = self.reqs.iter().position(|&a| a == e.req)?;
+        Some(
+            ((s * self.dsts.len() + d) * self.reqs.len() + r) * self.vals as usize
+                + e.value as usize,
+        )
+    }
+
+    pub(crate) fn decode(&self, mut i: usize) -> Envelope {
+        let value = (i % self.vals as usize) as u8;
+        i /= self.vals as usize;
+        let r = i % self.reqs.len();
+        i /= self.reqs.len();
+        let d = i % self.dsts.len();
+        let s = i / self.dsts.len();
+        Envelope {
+            src: self.srcs[s],
+            dst: self.dsts[d],
+            req: self.reqs[r],
+            value,
+        }
+    }
 }
 
 /// The composed system built from a [`ProtocolIr`].
@@ -103,34 +176,34 @@ pub struct System {
     pub ir: ProtocolIr,
     /// Configuration.
     pub cfg: SystemConfig,
-    idx: [MachineIndex; 3],
-    access: [Vec<Access>; 3],
-    stable: [Vec<bool>; 3],
-    msgs: Vec<MsgMeta>,
-    /// `msg_event[role][msg]`: the event index of message `msg` in `role`'s machine.
-    msg_event: [Vec<Option<usize>>; 3],
+    pub(crate) proto: Protocol,
+    pub(crate) tables: Vec<CompiledTable<()>>,
+    /// Role of each agent.
+    pub(crate) agent_role: Vec<usize>,
+    /// Name of each agent (`dc`, `cache0`).
+    pub(crate) agent_names: Vec<String>,
+    /// Agents of each role.
+    pub(crate) role_agents: Vec<Vec<u8>>,
+    /// The home agent.
+    pub(crate) home: u8,
     /// Local (non-message) event indices per role.
-    local_events: [Vec<usize>; 3],
-    mem_role: usize,
-    cache_role: usize,
-    names: [String; 3],
-}
-
-const PER_LINE: usize = 6;
-const CACHE: usize = 3;
-const MEM: usize = 4;
-const GHOST: usize = 5;
-
-fn role_index(r: &str) -> usize {
-    match r {
-        "generated" => 0,
-        "peer" => 1,
-        _ => 2,
-    }
+    pub(crate) local_events: Vec<Vec<usize>>,
+    /// Per agent: offset of its copy within a line block.
+    pub(crate) copy_at: Vec<Option<usize>>,
+    /// Per agent: offset of its ack counter.
+    pub(crate) acks_at: Vec<Option<usize>>,
+    /// Offset of the home's owner and sharers.
+    pub(crate) dir_at: Option<usize>,
+    mem_at: usize,
+    ghost_at: usize,
+    per_line: usize,
+    pub(crate) tuples: Vec<TupleSpace>,
+    net_per_line: usize,
 }
 
 impl System {
-    /// Builds the system; fails if a table names an unknown state or event.
+    /// Builds the system; fails if a table names an unknown state or event,
+    /// or the configuration does not fit the protocol.
     pub fn new(ir: ProtocolIr, cfg: SystemConfig) -> Result<System, String> {
         if cfg.dcus.is_empty() || cfg.dcus.len() > 8 {
             return Err("between 1 and 8 lines".into());
@@ -138,125 +211,223 @@ impl System {
         if cfg.values == 0 || cfg.max_in_flight == 0 {
             return Err("values and max_in_flight must be at least 1".into());
         }
-        let ms = ir.machines();
-        let idx = [ms[0].index()?, ms[1].index()?, ms[2].index()?];
-        let access = ms.map(|m| m.states.iter().map(|s| s.access).collect::<Vec<_>>());
-        let stable = ms.map(|m| m.states.iter().map(|s| s.stable).collect::<Vec<_>>());
-        let msgs: Vec<MsgMeta> = ir
-            .messages
-            .iter()
-            .map(|m| MsgMeta {
-                name: m.name.clone(),
-                data: m.data,
-                from: role_index(&m.from),
-                to: role_index(&m.to),
-                class: m.class,
-            })
-            .collect();
-        let msg_event = [0, 1, 2].map(|r| {
-            msgs.iter()
-                .map(|m| idx[r].event_ids.get(&m.name).copied())
-                .collect::<Vec<_>>()
-        });
-        let local_events = ms.map(|m| {
-            m.events
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| !e.message)
-                .map(|(i, _)| i)
-                .collect::<Vec<_>>()
-        });
-        for (r, m) in ms.iter().enumerate() {
-            if !idx[r].state_ids.contains_key(&m.initial) {
-                return Err(format!("{}: unknown initial state {}", m.name, m.initial));
-            }
-            if m.states.len() > 255 {
-                return Err(format!("{}: more than 255 states", m.name));
-            }
-            for t in &m.transitions {
-                if let crate::ir::Outcome::Go { actions, .. } = &t.outcome {
-                    for a in actions {
-                        if let Action::Send(x) = a {
-                            match msgs.iter().find(|mm| &mm.name == x) {
-                                None => {
-                                    return Err(format!(
-                                        "{}: ({}, {}) sends unknown message {x}",
-                                        m.name, t.state, t.event
-                                    ))
-                                }
-                                Some(mm) if mm.from != r => {
-                                    return Err(format!(
-                                        "{}: ({}, {}) sends {x}, which another agent sends",
-                                        m.name, t.state, t.event
-                                    ))
-                                }
-                                _ => {}
-                            }
-                        }
-                    }
-                }
+        for role in cfg.instances.keys() {
+            if ir.role_index(role).is_none() {
+                return Err(format!("instances: unknown role {role:?}"));
             }
         }
-        let names = ms.map(|m| m.name.clone());
+        let proto = Protocol::new(ir.clone())?;
+        let tables: Vec<CompiledTable<()>> = (0..ir.roles.len())
+            .map(|r| CompiledTable::new(&proto, r, |_, _| ()))
+            .collect();
+        let mut agent_role = Vec::new();
+        let mut agent_names = Vec::new();
+        let mut role_agents = vec![Vec::new(); ir.roles.len()];
+        for (r, m) in ir.roles.iter().enumerate() {
+            let n = *cfg.instances.get(&m.role).unwrap_or(&1);
+            if n == 0 || (n > 1 && !m.multiple) {
+                return Err(format!(
+                    "instances.{}: {n} instances of a role that is not `multiple`",
+                    m.role
+                ));
+            }
+            for i in 0..n {
+                role_agents[r].push(agent_role.len() as u8);
+                agent_role.push(r);
+                agent_names.push(if m.multiple {
+                    format!("{}{i}", m.name)
+                } else {
+                    m.name.clone()
+                });
+            }
+        }
+        if agent_role.len() > 8 {
+            return Err(format!(
+                "at most 8 agents in a checked system, got {}",
+                agent_role.len()
+            ));
+        }
+        let home_role = proto.home;
+        let home = role_agents[home_role][0];
+        // Which roles count acks and whether the home keeps a directory.
+        let sends_to_sharers = |r: usize| {
+            ir.roles[r].transitions.iter().any(|t| {
+                matches!(&t.outcome, crate::ir::Outcome::Go { actions, .. }
+                    if actions.iter().any(|a| matches!(a, crate::ir::Action::Send { to: Target::Sharers, .. })))
+            })
+        };
+        let counts_acks: Vec<bool> = (0..ir.roles.len())
+            .map(|r| sends_to_sharers(r) || proto.msgs.iter().any(|m| m.ack && m.to == r))
+            .collect();
+        let uses_directory = ir.roles[home_role].transitions.iter().any(|t| {
+            t.guard.is_some_and(|g| g.reads_directory())
+                || matches!(&t.outcome, crate::ir::Outcome::Go { actions, .. }
+                    if actions.iter().any(|a| a.is_directory() || matches!(a, crate::ir::Action::Send { to: Target::Owner | Target::Sharers, .. })))
+        });
+        let n = agent_role.len();
+        let mut at = n;
+        let mut copy_at = vec![None; n];
+        for (a, &r) in agent_role.iter().enumerate() {
+            if ir.roles[r].data == DataHome::Copy {
+                copy_at[a] = Some(at);
+                at += 1;
+            }
+        }
+        let mut acks_at = vec![None; n];
+        for (a, &r) in agent_role.iter().enumerate() {
+            if counts_acks[r] {
+                acks_at[a] = Some(at);
+                at += 1;
+            }
+        }
+        let dir_at = uses_directory.then(|| {
+            at += 2;
+            at - 2
+        });
+        let (mem_at, ghost_at) = (at, at + 1);
+        let per_line = at + 2;
+        let all: Vec<Option<u8>> = (0..n as u8).map(Some).collect();
+        let mut tuples = Vec::new();
+        let mut net_per_line = 0;
+        for m in &proto.msgs {
+            let t = TupleSpace {
+                srcs: role_agents[m.from].clone(),
+                dsts: role_agents[m.to].clone(),
+                reqs: if m.requester { all.clone() } else { vec![None] },
+                vals: if m.data { cfg.values } else { 1 },
+                base: net_per_line,
+            };
+            net_per_line += t.len();
+            tuples.push(t);
+        }
+        let local_events = ir
+            .roles
+            .iter()
+            .map(|m| {
+                m.events
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| !e.message)
+                    .map(|(i, _)| i)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         Ok(System {
-            mem_role: role_index(&ir.memory_at),
-            cache_role: role_index(&ir.cache_at),
             ir,
             cfg,
-            idx,
-            access,
-            stable,
-            msgs,
-            msg_event,
+            proto,
+            tables,
+            agent_role,
+            agent_names,
+            role_agents,
+            home,
             local_events,
-            names,
+            copy_at,
+            acks_at,
+            dir_at,
+            mem_at,
+            ghost_at,
+            per_line,
+            tuples,
+            net_per_line,
         })
     }
 
-    /// The local event `event` of `role` on `line` as an action, if the
-    /// role's table has a transition for it in the current state.
+    /// Number of agents.
+    pub fn agents(&self) -> usize {
+        self.agent_role.len()
+    }
+
+    /// The role of `agent`.
+    pub fn role_of(&self, agent: usize) -> usize {
+        self.agent_role[agent]
+    }
+
+    /// The agents of `role`.
+    pub fn agents_of(&self, role: usize) -> &[u8] {
+        &self.role_agents[role]
+    }
+
+    /// The message in flight that tuple `tuple` of `msg` stands for.
+    pub fn tuple(&self, msg: usize, tuple: usize) -> Envelope {
+        self.tuples[msg].decode(tuple)
+    }
+
+    /// The local event `event` of `agent` on `line` as an action, if the
+    /// agent's table has a transition for it in the current state.
     pub fn local_action(
         &self,
         s: &SysState,
         line: usize,
-        role: usize,
+        agent: usize,
         event: &str,
         value: u8,
     ) -> Option<SysAction> {
-        let e = *self.idx[role].event_ids.get(event)?;
-        let st = s.0[line * PER_LINE + role];
-        if r_is_go(self.outcome(role, st, e)) && !(role == 0 && self.unit_busy(s, line)) {
-            Some(SysAction::Local {
+        let r = self.agent_role[agent];
+        let e = *self.proto.idx[r].event_ids.get(event)?;
+        (self.local_row(s, line, agent, e).is_some() && !self.unit_busy(s, line, agent)).then_some(
+            SysAction::Local {
                 line: line as u8,
-                role: role as u8,
+                agent: agent as u8,
                 event: e as u16,
                 value,
-            })
-        } else {
-            None
-        }
+            },
+        )
     }
 
-    /// The table row `(role, state name, event name)` an action fires.
-    pub fn row_of(&self, s: &SysState, a: &SysAction) -> (usize, String, String) {
-        let (line, role, event) = match *a {
+    /// The table row `(agent, state name, event name, guard)` an action
+    /// fires; `guard` is the guard of the row the guard picked (`None` for
+    /// an unguarded row).
+    pub fn row_of(
+        &self,
+        s: &SysState,
+        a: &SysAction,
+    ) -> (usize, String, String, Option<crate::ir::Guard>) {
+        let (line, agent, event) = match *a {
             SysAction::Local {
-                line, role, event, ..
-            } => (line as usize, role as usize, event as usize),
-            SysAction::Deliver { line, msg, .. } => {
-                let to = self.msgs[msg as usize].to;
+                line, agent, event, ..
+            } => (line as usize, agent as usize, event as usize),
+            SysAction::Deliver {
+                line, msg, tuple, ..
+            } => {
+                let dst = self.tuple(msg as usize, tuple as usize).dst as usize;
+                let r = self.agent_role[dst];
                 (
                     line as usize,
-                    to,
-                    self.msg_event[to][msg as usize].expect("deliverable"),
+                    dst,
+                    self.proto.msg_event[r][msg as usize].expect("deliverable"),
                 )
             }
         };
-        let m = self.ir.machines()[role];
+        let m = &self.ir.roles[self.agent_role[agent]];
+        let r = self.agent_role[agent];
+        let st = self.state(s, line, agent);
+        let guard = match self.tables[r].cell(st, event).1 {
+            Cell::Guarded(g) => {
+                let (req, ack) = match *a {
+                    SysAction::Deliver { msg, tuple, .. } => {
+                        let e = self.tuple(msg as usize, tuple as usize);
+                        (e.req.unwrap_or(e.src), self.proto.msgs[msg as usize].ack)
+                    }
+                    SysAction::Local { .. } => (agent as u8, false),
+                };
+                let mut d = self.dir(&s.0, line, agent);
+                if ack {
+                    d.acks -= 1;
+                }
+                Some(if d.holds(g.guard, AgentId::from(req)) {
+                    g.guard
+                } else {
+                    g.guard.complement()
+                })
+            }
+            _ => None,
+        };
         (
-            role,
-            self.state_name(s, line, role).to_string(),
+            agent,
+            self.state_name(s, line, agent).to_string(),
             m.events[event].name.clone(),
+            guard,
         )
     }
 
@@ -266,8 +437,9 @@ impl System {
     pub fn helps(&self, s: &SysState, a: &SysAction) -> bool {
         match *a {
             SysAction::Deliver { .. } => true,
-            SysAction::Local { line, role, .. } => {
-                !self.stable[role as usize][s.0[line as usize * PER_LINE + role as usize] as usize]
+            SysAction::Local { line, agent, .. } => {
+                let st = self.state(s, line as usize, agent as usize);
+                !self.proto.stable[self.agent_role[agent as usize]][st]
             }
         }
     }
@@ -277,146 +449,175 @@ impl System {
         self.cfg.dcus.len()
     }
 
-    fn vals(&self) -> usize {
-        self.cfg.values as usize
+    fn line_off(&self, line: usize) -> usize {
+        line * self.per_line
     }
 
-    fn net_off(&self, line: usize, msg: usize, v: usize) -> usize {
-        self.lines() * PER_LINE + (line * self.msgs.len() + msg) * self.vals() + v
+    fn net_off(&self, line: usize, msg: usize, tuple: usize) -> usize {
+        self.lines() * self.per_line + line * self.net_per_line + self.tuples[msg].base + tuple
     }
 
     fn err_off(&self) -> usize {
-        self.lines() * PER_LINE + self.lines() * self.msgs.len() * self.vals()
+        self.lines() * (self.per_line + self.net_per_line)
     }
 
-    /// The state name of `role` on `line`.
-    pub fn state_name(&self, s: &SysState, line: usize, role: usize) -> &str {
-        &self.ir.machines()[role].states[s.0[line * PER_LINE + role] as usize].name
+    fn state(&self, s: &SysState, line: usize, agent: usize) -> usize {
+        s.0[self.line_off(line) + agent] as usize
     }
 
-    fn outcome(&self, role: usize, state: u8, event: usize) -> Option<&IndexedOutcome> {
-        self.idx[role].table[state as usize * self.idx[role].n_events + event].as_ref()
+    /// The state name of `agent` on `line`.
+    pub fn state_name(&self, s: &SysState, line: usize, agent: usize) -> &str {
+        let r = self.agent_role[agent];
+        &self.ir.roles[r].states[self.state(s, line, agent)].name
     }
 
-    /// Whether the unit of `line` is busy with another line.
-    fn unit_busy(&self, s: &SysState, line: usize) -> bool {
-        (0..self.lines()).any(|o| {
+    fn dir(&self, s: &[u8], line: usize, agent: usize) -> DirEntry {
+        let b = self.line_off(line);
+        let mut d = DirEntry::default();
+        if let Some(a) = self.acks_at[agent] {
+            d.acks = s[b + a] as i8 as i16;
+        }
+        if agent as u8 == self.home {
+            if let Some(o) = self.dir_at {
+                d.owner = s[b + o].checked_sub(1).map(AgentId::from);
+                d.sharers = u64::from(s[b + o + 1]);
+            }
+        }
+        d
+    }
+
+    fn set_dir(&self, s: &mut [u8], line: usize, agent: usize, d: &DirEntry) {
+        let b = self.line_off(line);
+        if let Some(a) = self.acks_at[agent] {
+            s[b + a] = d.acks as i8 as u8;
+        }
+        if agent as u8 == self.home {
+            if let Some(o) = self.dir_at {
+                s[b + o] = d.owner.map_or(0, |x| x as u8 + 1);
+                s[b + o + 1] = d.sharers as u8;
+            }
+        }
+    }
+
+    /// The cell `agent` fires for `event` on `line`, guards resolved for
+    /// requester `req` (after counting the ack of an `ack` message).
+    fn cell<'a>(
+        &'a self,
+        s: &[u8],
+        line: usize,
+        agent: usize,
+        event: usize,
+        req: u8,
+        ack: bool,
+    ) -> &'a Cell<()> {
+        let r = self.agent_role[agent];
+        let st = s[self.line_off(line) + agent] as usize;
+        let cell = self.tables[r].cell(st, event).1;
+        if !matches!(cell, Cell::Guarded(_)) {
+            return cell;
+        }
+        let mut d = self.dir(s, line, agent);
+        if ack {
+            d.acks -= 1;
+        }
+        pick(cell, |g| d.holds(g, AgentId::from(req)))
+    }
+
+    fn local_row(&self, s: &SysState, line: usize, agent: usize, event: usize) -> Option<&Row<()>> {
+        match self.cell(&s.0, line, agent, event, agent as u8, false) {
+            Cell::Go(row) => Some(row),
+            _ => None,
+        }
+    }
+
+    /// The row a delivery fires, if the receiver takes it (not a stall).
+    fn delivery_row(&self, s: &[u8], line: usize, msg: usize, e: &Envelope) -> Option<&Row<()>> {
+        let dst = e.dst as usize;
+        let ev = self.proto.msg_event[self.agent_role[dst]][msg]?;
+        let f = &self.proto.msgs[msg];
+        match self.cell(s, line, dst, ev, e.req.unwrap_or(e.src), f.ack) {
+            Cell::Go(row) => Some(row),
+            _ => None,
+        }
+    }
+
+    /// Whether `agent` belongs to a serial role whose unit is busy with
+    /// another line.
+    fn unit_busy(&self, s: &SysState, line: usize, agent: usize) -> bool {
+        self.unit_holder(s, line, agent).is_some()
+    }
+
+    /// The other line holding `agent`'s serial unit, if any.
+    fn unit_holder(&self, s: &SysState, line: usize, agent: usize) -> Option<usize> {
+        let r = self.agent_role[agent];
+        if !self.ir.roles[r].serial {
+            return None;
+        }
+        (0..self.lines()).find(|&o| {
             o != line
                 && self.cfg.dcus[o] == self.cfg.dcus[line]
-                && !self.stable[0][s.0[o * PER_LINE] as usize]
+                && !self.proto.stable[r][self.state(s, o, agent)]
         })
     }
 
-    fn needs_fresh(&self, role: usize, state: u8, actions: &[Action], has_input: bool) -> bool {
-        actions.iter().any(|a| match a {
-            Action::Store => !has_input,
-            Action::Send(m) => {
-                let mi = self
-                    .msgs
-                    .iter()
-                    .position(|x| &x.name == m)
-                    .expect("known message");
-                self.msgs[mi].data
-                    && role != self.mem_role
-                    && !(role == self.cache_role
-                        && self.access[role][state as usize] != Access::None)
-            }
-            _ => false,
-        })
-    }
-
-    fn value_of(&self, s: &[u8], line: usize, role: usize) -> u8 {
-        if role == self.cache_role {
-            s[line * PER_LINE + CACHE]
-        } else {
-            s[line * PER_LINE + MEM]
-        }
-    }
-
-    /// Applies a transition of `role` on `line`; `input` is the received data.
+    /// Applies `row` for `agent` on `line`.
+    #[allow(clippy::too_many_arguments)]
     fn apply(
         &self,
-        st: &SysState,
-        (line, role): (usize, usize),
-        next: usize,
-        actions: &[Action],
+        s: &mut Vec<u8>,
+        line: usize,
+        agent: usize,
+        row: &Row<()>,
         input: Option<u8>,
         fresh: u8,
-    ) -> SysState {
-        let mut s = st.0.to_vec();
-        let base = line * PER_LINE;
-        let src = s[base + role];
-        let err = self.err_off();
-        for a in actions {
-            match a {
-                Action::Send(m) => {
-                    let mi = self
-                        .msgs
-                        .iter()
-                        .position(|x| &x.name == m)
-                        .expect("known message");
-                    let d = if !self.msgs[mi].data {
-                        0
-                    } else if role == self.cache_role
-                        && self.access[role][src as usize] != Access::None
-                    {
-                        s[base + CACHE]
-                    } else if role == self.mem_role {
-                        s[base + MEM]
-                    } else {
-                        fresh
-                    };
-                    let o = self.net_off(line, mi, d as usize);
-                    if s[o] >= self.cfg.max_in_flight {
-                        s[err] = s[err].max(2);
-                    } else {
-                        s[o] += 1;
-                    }
-                }
-                Action::WriteMem => s[base + MEM] = input.unwrap_or(0),
-                Action::Fill => s[base + CACHE] = input.unwrap_or(0),
-                Action::Store => {
-                    let v = input.unwrap_or(fresh);
-                    if role == self.cache_role {
-                        s[base + CACHE] = v;
-                    } else {
-                        s[base + MEM] = v;
-                    }
-                    s[base + GHOST] = v;
-                }
-                Action::Check => {
-                    if self.value_of(&s, line, role) != s[base + GHOST] {
-                        s[err] = 1;
-                    }
-                }
+        (src, req, ack): (u8, u8, bool),
+    ) {
+        let mut dir = self.dir(s, line, agent);
+        if ack {
+            dir.acks -= 1;
+        }
+        let mut fx = Apply {
+            sys: self,
+            s,
+            line,
+            agent,
+            input,
+            fresh,
+            src,
+            req,
+            dir,
+        };
+        // A failing effect has recorded its error code in the state.
+        let _ = execute(row, &mut fx);
+        let dir = fx.dir;
+        self.set_dir(s, line, agent, &dir);
+        let b = self.line_off(line);
+        s[b + agent] = row.next as u8;
+        if let Some(c) = self.copy_at[agent] {
+            if !row.holds_after {
+                s[b + c] = 0;
             }
         }
-        s[base + role] = next as u8;
-        let cs = s[base + self.cache_role];
-        if self.access[self.cache_role][cs as usize] == Access::None {
-            s[base + CACHE] = 0;
-        }
-        SysState(s.into_boxed_slice())
     }
 
     /// Whether a state is quiescent: every agent stable and nothing in flight.
     pub fn quiescent(&self, s: &SysState) -> bool {
-        let lines = self.lines();
-        (0..lines).all(|l| (0..3).all(|r| self.stable[r][s.0[l * PER_LINE + r] as usize]))
-            && s.0[lines * PER_LINE..self.err_off()]
-                .iter()
-                .all(|&c| c == 0)
+        (0..self.lines()).all(|l| {
+            (0..self.agents()).all(|a| self.proto.stable[self.agent_role[a]][self.state(s, l, a)])
+        }) && s.0[self.lines() * self.per_line..self.err_off()]
+            .iter()
+            .all(|&c| c == 0)
     }
 
-    /// Messages in flight as `(line, msg index, data, count)`.
-    pub fn in_flight(&self, s: &SysState) -> Vec<(usize, usize, u8, u8)> {
+    /// Messages in flight as `(line, msg index, tuple, count)`.
+    pub fn in_flight(&self, s: &SysState) -> Vec<(usize, usize, usize, u8)> {
         let mut v = Vec::new();
         for l in 0..self.lines() {
-            for m in 0..self.msgs.len() {
-                for d in 0..self.vals() {
-                    let c = s.0[self.net_off(l, m, d)];
+            for m in 0..self.proto.msgs.len() {
+                for t in 0..self.tuples[m].len() {
+                    let c = s.0[self.net_off(l, m, t)];
                     if c > 0 {
-                        v.push((l, m, d as u8, c));
+                        v.push((l, m, t, c));
                     }
                 }
             }
@@ -424,51 +625,97 @@ impl System {
         v
     }
 
+    /// The label of a message in flight: `NAME(A)`, with its data value,
+    /// and with sender, receiver and requester where a role has several
+    /// instances.
+    fn msg_label(&self, line: usize, msg: usize, e: &Envelope) -> String {
+        let f = &self.proto.msgs[msg];
+        let mut x = format!("{}({}", f.name, self.line_name(line));
+        let shown = |r: usize| self.ir.roles[r].multiple;
+        if shown(f.from) || shown(f.to) {
+            x.push_str(&format!(
+                ", {}->{}",
+                self.agent_names[e.src as usize], self.agent_names[e.dst as usize]
+            ));
+        }
+        if let Some(r) = e.req {
+            x.push_str(&format!(", req={}", self.agent_names[r as usize]));
+        }
+        if f.data {
+            x.push_str(&format!(",{}", e.value));
+        }
+        x.push(')');
+        x
+    }
+
     /// A one-line description of a state, for traces. Messages that wait
     /// for a busy serial unit are marked with the line holding the unit.
     pub fn describe(&self, s: &SysState) -> String {
         let mut parts = Vec::new();
         for l in 0..self.lines() {
-            let b = l * PER_LINE;
+            let b = self.line_off(l);
+            let states: Vec<String> = (0..self.agents())
+                .map(|a| format!("{}={}", self.agent_names[a], self.state_name(s, l, a)))
+                .collect();
+            let copies: Vec<String> = (0..self.agents())
+                .filter_map(|a| self.copy_at[a].map(|c| (a, s.0[b + c])))
+                .map(|(a, v)| {
+                    if self.role_agents[self.agent_role[a]].len() == 1
+                        && self.copy_at.iter().flatten().count() == 1
+                    {
+                        format!("cache={v}")
+                    } else {
+                        format!("{}.copy={v}", self.agent_names[a])
+                    }
+                })
+                .collect();
+            let mut d = String::new();
+            if let Some(o) = self.dir_at {
+                let owner = s.0[b + o]
+                    .checked_sub(1)
+                    .map_or("-".to_string(), |x| self.agent_names[x as usize].clone());
+                let sharers: Vec<&str> = (0..self.agents())
+                    .filter(|&a| s.0[b + o + 1] & (1 << a) != 0)
+                    .map(|a| self.agent_names[a].as_str())
+                    .collect();
+                d = format!(" owner={owner} sharers=[{}]", sharers.join(","));
+            }
+            for (a, at) in self.acks_at.iter().enumerate() {
+                if let Some(at) = at {
+                    let v = s.0[b + at] as i8;
+                    if v != 0 {
+                        d.push_str(&format!(" {}.acks={v}", self.agent_names[a]));
+                    }
+                }
+            }
             parts.push(format!(
-                "line {}: {}={} {}={} {}={} cache={} mem={} latest={}",
+                "line {}: {} {}{d} mem={} latest={}",
                 self.line_name(l),
-                self.names[0],
-                self.state_name(s, l, 0),
-                self.names[1],
-                self.state_name(s, l, 1),
-                self.names[2],
-                self.state_name(s, l, 2),
-                s.0[b + CACHE],
-                s.0[b + MEM],
-                s.0[b + GHOST]
+                states.join(" "),
+                if copies.is_empty() {
+                    "cache=0".to_string()
+                } else {
+                    copies.join(" ")
+                },
+                s.0[b + self.mem_at],
+                s.0[b + self.ghost_at]
             ));
         }
         let net: Vec<String> = self
             .in_flight(s)
             .into_iter()
-            .map(|(l, m, d, c)| {
-                let mut x = format!("{}({}", self.msgs[m].name, self.line_name(l));
-                if self.msgs[m].data {
-                    x.push_str(&format!(",{d}"));
-                }
-                x.push(')');
+            .map(|(l, m, t, c)| {
+                let e = self.tuple(m, t);
+                let mut x = self.msg_label(l, m, &e);
                 if c > 1 {
                     x.push_str(&format!("x{c}"));
                 }
-                if self.msgs[m].to == 0 && self.unit_busy(s, l) {
-                    let holder = (0..self.lines())
-                        .find(|&o| {
-                            o != l
-                                && self.cfg.dcus[o] == self.cfg.dcus[l]
-                                && !self.stable[0][s.0[o * PER_LINE] as usize]
-                        })
-                        .expect("busy unit has a holder");
+                if let Some(holder) = self.unit_holder(s, l, e.dst as usize) {
                     x.push_str(&format!(
                         " [waits: DCU {} is busy with line {} in {}]",
                         self.cfg.dcus[l],
                         self.line_name(holder),
-                        self.state_name(s, holder, 0)
+                        self.state_name(s, holder, e.dst as usize)
                     ));
                 }
                 x
@@ -486,113 +733,243 @@ impl System {
         }
     }
 
-    /// Agent names by role.
-    pub fn agent_names(&self) -> &[String; 3] {
-        &self.names
+    /// Agent names by agent index.
+    pub fn agent_names(&self) -> &[String] {
+        &self.agent_names
     }
 
     /// Message names by index.
     pub fn message_name(&self, m: usize) -> &str {
-        &self.msgs[m].name
+        self.proto.msgs[m].name
     }
 
     /// Number of message types.
     pub fn n_messages(&self) -> usize {
-        self.msgs.len()
+        self.proto.msgs.len()
     }
 
     /// Whether message `m` is a request.
     pub fn is_request(&self, m: usize) -> bool {
-        self.msgs[m].class == MsgClass::Request
+        self.proto.msgs[m].class == MsgClass::Request
+    }
+
+    /// The compiled protocol the system runs.
+    pub fn protocol(&self) -> &Protocol {
+        &self.proto
+    }
+
+    /// The value `agent` holds on `line`: its copy, or memory.
+    fn value_of(&self, s: &[u8], line: usize, agent: usize) -> u8 {
+        let b = self.line_off(line);
+        match self.copy_at[agent] {
+            Some(c) => s[b + c],
+            None => s[b + self.mem_at],
+        }
+    }
+
+    /// Applies `f` to the invariants' view of line `l`.
+    fn with_view<T>(&self, s: &SysState, l: usize, f: impl FnOnce(&LineView<'_, u8>) -> T) -> T {
+        let b = self.line_off(l);
+        let agents: Vec<AgentLine<'_, u8>> = (0..self.agents())
+            .map(|a| {
+                let r = self.agent_role[a];
+                let st = self.state(s, l, a);
+                AgentLine {
+                    name: &self.agent_names[a],
+                    state: &self.ir.roles[r].states[st].name,
+                    access: self.proto.access[r][st],
+                    value: Some(self.value_of(&s.0, l, a)),
+                }
+            })
+            .collect();
+        let data_in_flight = (0..self.n_messages()).any(|m| {
+            self.proto.moves_cached_data(m as u16)
+                && (0..self.tuples[m].len()).any(|t| s.0[self.net_off(l, m, t)] > 0)
+        });
+        let name = self.line_name(l);
+        f(&LineView {
+            line: &name,
+            agents: &agents,
+            memory: s.0[b + self.mem_at],
+            latest: s.0[b + self.ghost_at],
+            data_in_flight,
+        })
     }
 }
 
-fn r_is_go(o: Option<&IndexedOutcome>) -> bool {
-    matches!(o, Some(IndexedOutcome::Go { .. }))
+/// A row's effects on a state vector: the checker's side of
+/// [`crate::engine::Effects`].
+struct Apply<'a> {
+    sys: &'a System,
+    s: &'a mut Vec<u8>,
+    line: usize,
+    agent: usize,
+    input: Option<u8>,
+    fresh: u8,
+    src: u8,
+    req: u8,
+    dir: DirEntry,
+}
+
+impl Apply<'_> {
+    fn fail(&mut self, code: u8) -> Result<(), String> {
+        let e = self.sys.err_off();
+        self.s[e] = self.s[e].max(code);
+        Err(format!("error {code}"))
+    }
+
+    fn base(&self) -> usize {
+        self.sys.line_off(self.line)
+    }
+
+    fn value(&self) -> u8 {
+        self.sys.value_of(self.s, self.line, self.agent)
+    }
+
+    fn put(&mut self, e: Envelope, msg: usize) -> Result<(), String> {
+        let Some(t) = self.sys.tuples[msg].index(&e) else {
+            // A target of the wrong role.
+            return self.fail(3);
+        };
+        let o = self.sys.net_off(self.line, msg, t);
+        if self.s[o] >= self.sys.cfg.max_in_flight {
+            return self.fail(2);
+        }
+        self.s[o] += 1;
+        Ok(())
+    }
+}
+
+impl Effects<()> for Apply<'_> {
+    fn send(&mut self, st: &SendStep<()>) -> Result<(), String> {
+        let sys = self.sys;
+        let msg = st.msg as usize;
+        let f = &sys.proto.msgs[msg];
+        let value = if !st.data {
+            0
+        } else {
+            match st.source {
+                DataSource::Copy => self.s[self.base() + sys.copy_at[self.agent].expect("copy")],
+                DataSource::Memory => self.s[self.base() + sys.mem_at],
+                DataSource::Fresh => self.fresh,
+            }
+        };
+        let req = st.requester.then_some(self.req);
+        let src = self.agent as u8;
+        let one = move |dst: u8| Envelope {
+            src,
+            dst,
+            req,
+            value,
+        };
+        match st.target {
+            Target::Default => {
+                let dst = if f.to == sys.proto.home {
+                    sys.home
+                } else {
+                    sys.role_agents[f.to][0]
+                };
+                self.put(one(dst), msg)
+            }
+            Target::Home => self.put(one(sys.home), msg),
+            Target::Src => self.put(one(self.src), msg),
+            Target::Req => self.put(one(self.req), msg),
+            Target::Owner => match self.dir.owner {
+                Some(o) => self.put(one(o as u8), msg),
+                None => self.fail(3),
+            },
+            Target::Sharers => {
+                let others = self.dir.others(AgentId::from(self.req));
+                for a in 0..sys.agents() as u8 {
+                    if others & (1 << a) != 0 {
+                        self.put(one(a), msg)?;
+                        self.dir.acks += 1;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn fill(&mut self) -> Result<(), String> {
+        let b = self.base();
+        match self.sys.copy_at[self.agent] {
+            Some(c) => {
+                self.s[b + c] = self.input.unwrap_or(0);
+                Ok(())
+            }
+            None => Err("fill without a copy".into()),
+        }
+    }
+
+    fn store(&mut self) -> Result<(), String> {
+        let b = self.base();
+        let v = self.input.unwrap_or(self.fresh);
+        match self.sys.copy_at[self.agent] {
+            Some(c) => self.s[b + c] = v,
+            None => self.s[b + self.sys.mem_at] = v,
+        }
+        self.s[b + self.sys.ghost_at] = v;
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        let b = self.base();
+        if self.value() != self.s[b + self.sys.ghost_at] {
+            let e = self.sys.err_off();
+            self.s[e] = 1;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self) -> Result<(), String> {
+        let b = self.base();
+        let v = self.fresh;
+        match self.sys.copy_at[self.agent] {
+            Some(c) => self.s[b + c] = v,
+            None => self.s[b + self.sys.mem_at] = v,
+        }
+        self.s[b + self.sys.ghost_at] = v;
+        Ok(())
+    }
+
+    fn write_mem(&mut self) -> Result<(), String> {
+        let b = self.base();
+        self.s[b + self.sys.mem_at] = self.input.unwrap_or(0);
+        Ok(())
+    }
+
+    fn directory(&mut self, op: DirOp) -> Result<(), String> {
+        self.dir.apply(op, AgentId::from(self.req));
+        Ok(())
+    }
 }
 
 pub(crate) fn inv_swmr(sys: &System, s: &SysState) -> Result<(), String> {
-    for l in 0..sys.lines() {
-        let acc: Vec<Access> = (0..3)
-            .map(|r| sys.access[r][s.0[l * PER_LINE + r] as usize])
-            .collect();
-        let writers = acc.iter().filter(|a| **a == Access::Write).count();
-        let readers = acc.iter().filter(|a| **a == Access::Read).count();
-        if writers > 1 || (writers == 1 && readers > 0) {
-            let who: Vec<String> = (0..3)
-                .filter(|&r| acc[r] != Access::None)
-                .map(|r| {
-                    format!(
-                        "{} in {} ({:?})",
-                        sys.names[r],
-                        sys.state_name(s, l, r),
-                        acc[r]
-                    )
-                })
-                .collect();
-            return Err(format!(
-                "line {}: single-writer-multiple-reader violated: {}",
-                sys.line_name(l),
-                who.join(", ")
-            ));
-        }
-    }
-    Ok(())
+    (0..sys.lines()).try_for_each(|l| sys.with_view(s, l, invariants::swmr))
 }
 
 pub(crate) fn inv_data(sys: &System, s: &SysState) -> Result<(), String> {
     if s.0[sys.err_off()] == 1 {
         return Err("a read returned a value other than the latest write".into());
     }
-    for l in 0..sys.lines() {
-        let b = l * PER_LINE;
-        let ghost = s.0[b + GHOST];
-        let mut writer = false;
-        for r in 0..3 {
-            let a = sys.access[r][s.0[b + r] as usize];
-            writer |= a == Access::Write;
-            if a != Access::None && sys.value_of(&s.0, l, r) != ghost {
-                return Err(format!(
-                    "line {}: {} in {} holds value {} but the latest write is {}",
-                    sys.line_name(l),
-                    sys.names[r],
-                    sys.state_name(s, l, r),
-                    sys.value_of(&s.0, l, r),
-                    ghost
-                ));
-            }
-        }
-        let writeback = (0..sys.msgs.len()).any(|m| {
-            let mm = &sys.msgs[m];
-            mm.data
-                && mm.from == sys.cache_role
-                && mm.to == sys.mem_role
-                && (0..sys.vals()).any(|d| s.0[sys.net_off(l, m, d)] > 0)
-        });
-        if !writer && !writeback && s.0[b + MEM] != ghost {
-            return Err(format!(
-                "line {}: memory holds {} but the latest write is {} and no agent holds it",
-                sys.line_name(l),
-                s.0[b + MEM],
-                ghost
-            ));
-        }
-    }
-    Ok(())
+    (0..sys.lines()).try_for_each(|l| sys.with_view(s, l, invariants::data_value))
 }
 
 pub(crate) fn inv_reception(sys: &System, s: &SysState) -> Result<(), String> {
-    for (l, m, _, _) in sys.in_flight(s) {
-        let to = sys.msgs[m].to;
-        let st = s.0[l * PER_LINE + to];
-        let ev = sys.msg_event[to][m];
-        if ev.and_then(|e| sys.outcome(to, st, e)).is_none() {
-            return Err(format!(
-                "line {}: {} can arrive at {} in state {} but the table has no transition or stall for it",
-                sys.line_name(l),
-                sys.msgs[m].name,
-                sys.names[to],
-                sys.state_name(s, l, to)
+    for (l, m, t, _) in sys.in_flight(s) {
+        let e = sys.tuple(m, t);
+        let dst = e.dst as usize;
+        let r = sys.agent_role[dst];
+        let st = sys.state(s, l, dst);
+        let specified = sys.proto.msg_event[r][m]
+            .is_some_and(|ev| !matches!(sys.tables[r].cell(st, ev).1, Cell::Unspecified));
+        if !specified {
+            return Err(invariants::unspecified(
+                &sys.line_name(l),
+                sys.message_name(m),
+                &sys.agent_names[dst],
+                sys.state_name(s, l, dst),
             ));
         }
     }
@@ -609,6 +986,16 @@ pub(crate) fn inv_bound(sys: &System, s: &SysState) -> Result<(), String> {
     Ok(())
 }
 
+pub(crate) fn inv_targets(sys: &System, s: &SysState) -> Result<(), String> {
+    if s.0[sys.err_off()] == 3 {
+        return Err(
+            "a row sent to its owner while the line had none, or to an agent of another role than the message's receiver"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 impl Model for System {
     type State = SysState;
     type Action = SysAction;
@@ -616,9 +1003,8 @@ impl Model for System {
     fn init_states(&self) -> Vec<SysState> {
         let mut s = vec![0u8; self.err_off() + 1];
         for l in 0..self.lines() {
-            for r in 0..3 {
-                let m = self.ir.machines()[r];
-                s[l * PER_LINE + r] = self.idx[r].state_ids[&m.initial] as u8;
+            for a in 0..self.agents() {
+                s[self.line_off(l) + a] = self.proto.initial[self.agent_role[a]] as u8;
             }
         }
         vec![SysState(s.into_boxed_slice())]
@@ -629,22 +1015,17 @@ impl Model for System {
             return;
         }
         for l in 0..self.lines() {
-            for r in 0..3 {
-                if r == 0 && self.unit_busy(s, l) {
+            for a in 0..self.agents() {
+                if self.unit_busy(s, l, a) {
                     continue;
                 }
-                let st = s.0[l * PER_LINE + r];
-                for &e in &self.local_events[r] {
-                    if let Some(IndexedOutcome::Go { actions, .. }) = self.outcome(r, st, e) {
-                        let n = if self.needs_fresh(r, st, actions, false) {
-                            self.cfg.values
-                        } else {
-                            1
-                        };
+                for &e in &self.local_events[self.agent_role[a]] {
+                    if let Some(row) = self.local_row(s, l, a, e) {
+                        let n = if row.fresh { self.cfg.values } else { 1 };
                         for v in 0..n {
                             out.push(SysAction::Local {
                                 line: l as u8,
-                                role: r as u8,
+                                agent: a as u8,
                                 event: e as u16,
                                 value: v,
                             });
@@ -652,25 +1033,25 @@ impl Model for System {
                     }
                 }
             }
-            for m in 0..self.msgs.len() {
-                let to = self.msgs[m].to;
-                if to == 0 && self.unit_busy(s, l) {
-                    continue;
-                }
-                let Some(e) = self.msg_event[to][m] else {
-                    continue;
-                };
-                let st = s.0[l * PER_LINE + to];
-                let Some(IndexedOutcome::Go { .. }) = self.outcome(to, st, e) else {
-                    continue;
-                };
-                for d in 0..self.vals() {
-                    if s.0[self.net_off(l, m, d)] > 0 {
-                        out.push(SysAction::Deliver {
-                            line: l as u8,
-                            msg: m as u16,
-                            data: d as u8,
-                        });
+            for m in 0..self.n_messages() {
+                for t in 0..self.tuples[m].len() {
+                    if s.0[self.net_off(l, m, t)] == 0 {
+                        continue;
+                    }
+                    let e = self.tuple(m, t);
+                    if self.unit_busy(s, l, e.dst as usize) {
+                        continue;
+                    }
+                    if let Some(row) = self.delivery_row(&s.0, l, m, &e) {
+                        let n = if row.fresh { self.cfg.values } else { 1 };
+                        for v in 0..n {
+                            out.push(SysAction::Deliver {
+                                line: l as u8,
+                                msg: m as u16,
+                                tuple: t as u16,
+                                value: v,
+                            });
+                        }
                     }
                 }
             }
@@ -681,35 +1062,53 @@ impl Model for System {
         match *a {
             SysAction::Local {
                 line,
-                role,
+                agent,
                 event,
                 value,
             } => {
-                let (l, r) = (line as usize, role as usize);
-                let st = s.0[l * PER_LINE + r];
-                let Some(IndexedOutcome::Go { next, actions }) =
-                    self.outcome(r, st, event as usize)
-                else {
-                    return None;
-                };
-                Some(self.apply(s, (l, r), *next, actions, None, value))
+                let (l, a) = (line as usize, agent as usize);
+                let row = self.local_row(s, l, a, event as usize)?;
+                let mut v = s.0.to_vec();
+                // A local event's "received data" is the op's own value.
+                self.apply(
+                    &mut v,
+                    l,
+                    a,
+                    row,
+                    Some(value),
+                    value,
+                    (a as u8, a as u8, false),
+                );
+                Some(SysState(v.into_boxed_slice()))
             }
-            SysAction::Deliver { line, msg, data } => {
-                let (l, m) = (line as usize, msg as usize);
-                let to = self.msgs[m].to;
-                let st = s.0[l * PER_LINE + to];
-                let e = self.msg_event[to][m]?;
-                let Some(IndexedOutcome::Go { next, actions }) = self.outcome(to, st, e) else {
-                    return None;
-                };
-                let mut base = s.clone();
-                let o = self.net_off(l, m, data as usize);
-                if base.0[o] == 0 {
+            SysAction::Deliver {
+                line,
+                msg,
+                tuple,
+                value,
+            } => {
+                let (l, m, t) = (line as usize, msg as usize, tuple as usize);
+                let o = self.net_off(l, m, t);
+                if s.0[o] == 0 {
                     return None;
                 }
-                base.0[o] -= 1;
-                let input = if self.msgs[m].data { Some(data) } else { None };
-                Some(self.apply(&base, (l, to), *next, actions, input, 0))
+                let e = self.tuple(m, t);
+                let row = self.delivery_row(&s.0, l, m, &e)?;
+                let mut v = s.0.to_vec();
+                v[o] -= 1;
+                let f = &self.proto.msgs[m];
+                let input = f.data.then_some(e.value);
+                let req = e.req.unwrap_or(e.src);
+                self.apply(
+                    &mut v,
+                    l,
+                    e.dst as usize,
+                    row,
+                    input,
+                    value,
+                    (e.src, req, f.ack),
+                );
+                Some(SysState(v.into_boxed_slice()))
             }
         }
     }
@@ -732,6 +1131,10 @@ impl Model for System {
                 name: "network-bound",
                 check: inv_bound,
             },
+            Invariant {
+                name: "valid-targets",
+                check: inv_targets,
+            },
         ]
     }
 
@@ -743,21 +1146,23 @@ impl Model for System {
         self.helps(s, a)
     }
 
-    fn chart_step(&self, _s: &SysState, a: &SysAction) -> ChartStep {
+    fn chart_step(&self, s: &SysState, a: &SysAction) -> ChartStep {
         match *a {
             SysAction::Local {
                 line,
-                role,
+                agent,
                 event,
                 value,
             } => {
-                let m = self.ir.machines()[role as usize];
+                let m = &self.ir.roles[self.agent_role[agent as usize]];
                 let e = &m.events[event as usize].name;
-                let st = _s.0[line as usize * PER_LINE + role as usize];
-                let stores = matches!(self.outcome(role as usize, st, event as usize), Some(IndexedOutcome::Go { actions, .. }) if self.needs_fresh(role as usize, st, actions, false));
+                let stores = self
+                    .local_row(s, line as usize, agent as usize, event as usize)
+                    .is_some_and(|r| r.fresh);
+                let me = self.agent_names[agent as usize].clone();
                 ChartStep {
-                    from: self.names[role as usize].clone(),
-                    to: self.names[role as usize].clone(),
+                    from: me.clone(),
+                    to: me,
                     label: if stores {
                         format!("{e}({}={value})", self.line_name(line as usize))
                     } else {
@@ -765,30 +1170,46 @@ impl Model for System {
                     },
                 }
             }
-            SysAction::Deliver { line, msg, data } => {
-                let mm = &self.msgs[msg as usize];
+            SysAction::Deliver {
+                line,
+                msg,
+                tuple,
+                value,
+            } => {
+                let e = self.tuple(msg as usize, tuple as usize);
+                let f = &self.proto.msgs[msg as usize];
+                let mut label = format!("{}({}", f.name, self.line_name(line as usize));
+                if let Some(r) = e.req {
+                    label.push_str(&format!(", req={}", self.agent_names[r as usize]));
+                }
+                if f.data {
+                    label.push_str(&format!(", data={}", e.value));
+                }
+                let writes = self
+                    .delivery_row(&s.0, line as usize, msg as usize, &e)
+                    .is_some_and(|r| r.fresh);
+                if writes {
+                    label.push_str(&format!(", write={value}"));
+                }
+                label.push(')');
                 ChartStep {
-                    from: self.names[mm.from].clone(),
-                    to: self.names[mm.to].clone(),
-                    label: if mm.data {
-                        format!(
-                            "{}({}, data={data})",
-                            mm.name,
-                            self.line_name(line as usize)
-                        )
-                    } else {
-                        format!("{}({})", mm.name, self.line_name(line as usize))
-                    },
+                    from: self.agent_names[e.src as usize].clone(),
+                    to: self.agent_names[e.dst as usize].clone(),
+                    label,
                 }
             }
         }
     }
 
     fn agents(&self) -> Vec<String> {
-        vec![
-            self.names[1].clone(),
-            self.names[0].clone(),
-            self.names[2].clone(),
-        ]
+        if self.ir.generated().is_some() && self.agents() == 3 {
+            // Two-node form: the remote on the left, the home in the middle.
+            return vec![
+                self.agent_names[1].clone(),
+                self.agent_names[0].clone(),
+                self.agent_names[2].clone(),
+            ];
+        }
+        self.agent_names.clone()
     }
 }

@@ -7,7 +7,7 @@ fn eci_dc_generates_and_verifies() {
     let spec = load_spec("eci-dc").unwrap();
     let (ir, stats) = generate(&spec).unwrap();
     println!("{stats:?}");
-    for t in &ir.generated.states {
+    for t in &ir.roles[0].states {
         println!("{} : {}", t.name, t.description);
     }
     let r = check(&spec, &CheckOptions::default()).unwrap();
@@ -20,7 +20,7 @@ fn eci_cc_generates_and_verifies() {
     let spec = load_spec("eci-cc").unwrap();
     let (ir, stats) = generate(&spec).unwrap();
     println!("{stats:?}");
-    for t in &ir.generated.states {
+    for t in &ir.roles[0].states {
         println!("{} : {}", t.name, t.description);
     }
     let r = check(&spec, &CheckOptions::default()).unwrap();
@@ -34,6 +34,7 @@ fn two_lines(spec: &str, dcus: Vec<u8>, values: u8) -> ccsim_protocol::CheckRepo
         dcus,
         values,
         max_in_flight: 2,
+        instances: Default::default(),
     };
     check(
         &spec,

@@ -30,7 +30,7 @@ fn run(spec_name: &str, stride: usize) -> usize {
             !base.unexercised.contains(&row)
         })
         .collect();
-    assert!(all.len() >= (ir.generated.n_transitions() - base.unexercised.len()) * 2);
+    assert!(all.len() >= (ir.roles[0].n_transitions() - base.unexercised.len()) * 2);
     let mut escaped = Vec::new();
     let mut n = 0;
     for (i, m) in all.iter().enumerate() {
@@ -80,6 +80,7 @@ fn dc_every_mutation_is_caught_two_lines() {
         dcus: vec![0, 0],
         values: 2,
         max_in_flight: 2,
+        instances: Default::default(),
     };
     for m in mutants(&ir) {
         let r = check_ir(m.ir.clone(), stats.clone(), cfg.clone(), 0).unwrap();
