@@ -36,22 +36,30 @@ use crate::error::{ConfigError, Result};
 use crate::fields::Fields;
 use crate::platform::{locate, parse_toml, Platform};
 use crate::value::{check_param, describe, format_float, suggest};
-use ccsim_kernel::component::{ParamSpec, Params};
+use ccsim_kernel::component::{ParamProblem, ParamSpec, Params};
 use std::path::Path;
 use toml::{Table, Value};
 
 /// What the config crate needs to know about a workload to validate an
-/// experiment: its parameters and metric names. The experiments crate
-/// provides these (the config crate cannot depend on it).
+/// experiment: its parameters (with their ranges and cross-field check) and
+/// metric names. The experiments crate provides these (the config crate
+/// cannot depend on it).
 #[derive(Debug, Clone)]
 pub struct WorkloadDecl {
     /// Workload name (`dma_read`).
     pub name: &'static str,
     /// Declared workload parameters.
     pub params: &'static [ParamSpec],
+    /// Rules on the parameters their ranges cannot say (combinations a
+    /// workload refuses), run on complete parameters.
+    pub check: Option<WorkloadCheck>,
     /// Names of the metrics one point reports.
     pub metrics: Vec<&'static str>,
 }
+
+/// A workload's cross-field check: complete parameters (every range
+/// already holds); the error names the parameter at fault.
+pub type WorkloadCheck = fn(&Params) -> Result<(), ParamProblem>;
 
 /// The x axis of an experiment.
 #[derive(Debug, Clone, PartialEq)]
@@ -586,6 +594,15 @@ fn one_series(
                 ))
             }
         }
+    }
+    if let Some(check) = decl.check {
+        check(&params).map_err(|problem| {
+            ConfigError::new(
+                file,
+                format!("{path}.params.{}", problem.param),
+                problem.message,
+            )
+        })?;
     }
     Ok(Series {
         name,

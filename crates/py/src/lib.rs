@@ -164,10 +164,8 @@ impl PyPlatform {
         text_overrides: Option<Vec<(String, String)>>,
     ) -> PyResult<Self> {
         let typed = typed_overrides(py, overrides)?;
-        let p = Platform::load(name_or_path).map_err(|e| config_err(py, e))?;
-        let p = p.with_overrides(&typed).map_err(|e| config_err(py, e))?;
-        let p = p
-            .with_text_overrides(&text_overrides.unwrap_or_default())
+        let p = Platform::load(name_or_path)
+            .and_then(|p| p.with_all_overrides(&typed, &text_overrides.unwrap_or_default()))
             .map_err(|e| config_err(py, e))?;
         Ok(Self { inner: p })
     }
@@ -393,8 +391,7 @@ fn run_point<'py>(
     };
     let typed = typed_overrides(py, overrides)?;
     let platform = Platform::load(&s.platform)
-        .and_then(|p| p.with_overrides(&typed))
-        .and_then(|p| p.with_text_overrides(&text_overrides.unwrap_or_default()))
+        .and_then(|p| p.with_all_overrides(&typed, &text_overrides.unwrap_or_default()))
         .map_err(|err| config_err(py, err))?;
     run_workload(
         py,
