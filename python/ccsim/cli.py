@@ -68,12 +68,12 @@ def cmd_reproduce(args) -> int:
     if not names:
         raise UsageError("reproduce: name an experiment, or use --all or --list")
     text_overrides = _set_pairs(args.set)
-    # Validate every experiment before running any, so bad input fails fast.
-    for n in names:
-        _native.Experiment.load(n)
+    # Load and validate every experiment (and its platforms) before running
+    # any, so bad input fails fast; the runs use these loaded handles.
+    experiments = [_native.Experiment.load(n) for n in names]
     summaries = []
-    for n in names:
-        result = reproduce(n, quick=args.quick, seed=args.seed, text_overrides=text_overrides, out=args.out,
+    for experiment in experiments:
+        result = reproduce(experiment, quick=args.quick, seed=args.seed, text_overrides=text_overrides, out=args.out,
                            progress=None if not args.no_progress else False, jobs=args.jobs, trace=args.trace)
         summary = result.summary()
         summary["output_dir"] = str(Path(args.out) / result.name)

@@ -10,9 +10,9 @@
 //!  platforms/cohet.toml ──► Platform::load ──► Platform { components: instance ─► (type, Params) }
 //!        ▲ checked against ccsim_models::registry() (params, kinds, ranges, required,
 //!          provenance, then each type's check hook with the other instances as peers)
-//!  experiments/cohet-dma.toml ──► Experiment::load ──► Experiment { x, sweep, series, references }
-//!        ▲ checked against the workloads' params (ranges, check hooks) and metrics;
-//!          every platform is loaded
+//!  experiments/cohet-dma.toml ──► Experiment::load ──► Experiment { x, sweep, series, references,
+//!        ▲ checked against the workloads'          platforms: name ─► Platform }
+//!          params (ranges, check hooks) and metrics; each platform loaded once and kept
 //! ```
 //!
 //! Rules, enforced at every level of both files:
@@ -96,6 +96,33 @@ pub use experiment::{
 };
 pub use platform::{list_platforms, ComponentConfig, Platform, OVERRIDE};
 pub use value::parse_text;
+
+/// How many platform and experiment texts have been parsed in this process
+/// (shipped or from files), so tests can assert that a run parses each file
+/// once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseCounts {
+    /// Platform texts parsed ([`Platform::from_toml_str`]).
+    pub platforms: u64,
+    /// Experiment texts parsed ([`Experiment::from_toml_str`]).
+    pub experiments: u64,
+}
+
+/// The parse counters behind [`parse_counts`].
+pub(crate) mod parsed {
+    use std::sync::atomic::AtomicU64;
+    pub static PLATFORMS: AtomicU64 = AtomicU64::new(0);
+    pub static EXPERIMENTS: AtomicU64 = AtomicU64::new(0);
+}
+
+/// The parse counts so far in this process.
+pub fn parse_counts() -> ParseCounts {
+    use std::sync::atomic::Ordering::Relaxed;
+    ParseCounts {
+        platforms: parsed::PLATFORMS.load(Relaxed),
+        experiments: parsed::EXPERIMENTS.load(Relaxed),
+    }
+}
 
 /// The text of a shipped platform or experiment file, by kind and name:
 /// `shipped_text("platform", "cohet")`. Used to show and fingerprint configs.

@@ -130,6 +130,7 @@ impl Platform {
         text: &str,
         registry: &[&'static ComponentSpec],
     ) -> Result<Platform> {
+        crate::parsed::PLATFORMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let table = parse_toml(file, text)?;
         let mut top = Fields::with_keys(file, "", &table, &["platform", "components"])?;
         let header = top.req_table("platform")?;

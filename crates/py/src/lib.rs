@@ -11,6 +11,7 @@
 //! ```text
 //!  ccsim (Python) ──► _native.Platform.load / Experiment.load ──► ccsim_config (validated once)
 //!                 ──► _native.run_point ──────────────────────► ccsim_experiments::run_point
+//!                       (on the experiment's loaded platforms: no file is parsed per point)
 //!                 ──► _native.component_types / workloads ────► the static declarations
 //!                 ──► _native.kernel_bench_json ──────────────► ccsim_kernel::bench
 //!                 ──► _native.protocol_* ─────────────────────► ccsim_protocol (generate, check, export)
@@ -259,11 +260,30 @@ struct PyExperiment {
 #[pymethods]
 impl PyExperiment {
     /// Loads a shipped experiment by name or an experiment file by path, and
-    /// validates it with every platform it uses.
+    /// validates it with every platform it uses (each parsed once and kept).
     #[staticmethod]
     fn load(py: Python<'_>, name_or_path: &str) -> PyResult<Self> {
         let e = Experiment::load(name_or_path, &workload_decls()).map_err(|e| config_err(py, e))?;
         Ok(Self { inner: e })
+    }
+    /// The experiment's platform `name` (as its series name it), loaded with
+    /// the experiment, with `overrides` and `text_overrides` applied to a
+    /// copy (see `Platform.load`). Parses no file.
+    #[pyo3(signature = (name, overrides = None, text_overrides = None))]
+    fn platform(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        overrides: Option<&Bound<'_, PyDict>>,
+        text_overrides: Option<Vec<(String, String)>>,
+    ) -> PyResult<PyPlatform> {
+        let typed = typed_overrides(py, overrides)?;
+        let p = self
+            .inner
+            .platform(name)
+            .and_then(|p| p.with_all_overrides(&typed, &text_overrides.unwrap_or_default()))
+            .map_err(|e| config_err(py, e))?;
+        Ok(PyPlatform { inner: p })
     }
     /// Short name (`cohet-dma`).
     #[getter]
@@ -369,8 +389,9 @@ impl PyExperiment {
 
 /// Runs one point of `series` of `experiment` at `x` and returns
 /// `{"metrics": {..}, "stats": {..}, "trace_json": str | None, "trace_hash": str}`.
-/// The platform is loaded and overridden afresh, so the call is a pure
-/// function of its arguments.
+/// The point runs on the platform the experiment loaded, with the overrides
+/// applied to a copy: no file is parsed, and the call is a pure function of
+/// its arguments.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // mirrors the Python keyword arguments
 #[pyo3(signature = (experiment, series, x, seed = 0, overrides = None, text_overrides = None, trace = false))]
@@ -390,13 +411,21 @@ fn run_point<'py>(
         return Err(config_err(py, ConfigError::new(&e.source, "series", msg)));
     };
     let typed = typed_overrides(py, overrides)?;
-    let platform = Platform::load(&s.platform)
-        .and_then(|p| p.with_all_overrides(&typed, &text_overrides.unwrap_or_default()))
-        .map_err(|err| config_err(py, err))?;
+    let text = text_overrides.unwrap_or_default();
+    let base = e.platform(&s.platform).map_err(|err| config_err(py, err))?;
+    let overridden;
+    let platform = if typed.is_empty() && text.is_empty() {
+        base
+    } else {
+        overridden = base
+            .with_all_overrides(&typed, &text)
+            .map_err(|err| config_err(py, err))?;
+        &overridden
+    };
     run_workload(
         py,
         &s.workload,
-        &platform,
+        platform,
         &e.x.name,
         x,
         &s.params,
@@ -523,6 +552,17 @@ fn list_experiments() -> Vec<&'static str> {
     ccsim_config::list_experiments()
 }
 
+/// `{"platforms": n, "experiments": m}`: the platform and experiment texts
+/// parsed so far in this process (tests check that a run parses each once).
+#[pyfunction]
+fn parse_counts(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let c = ccsim_config::parse_counts();
+    let d = PyDict::new(py);
+    d.set_item("platforms", c.platforms)?;
+    d.set_item("experiments", c.experiments)?;
+    Ok(d)
+}
+
 /// The text of a shipped file: `kind` is `"platform"` or `"experiment"`.
 #[pyfunction]
 fn shipped_text(kind: &str, name: &str) -> Option<&'static str> {
@@ -560,6 +600,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workloads, m)?)?;
     m.add_function(wrap_pyfunction!(list_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(list_experiments, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_counts, m)?)?;
     m.add_function(wrap_pyfunction!(shipped_text, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(coherent_bench_json, m)?)?;
