@@ -26,7 +26,7 @@
 //! the overrides, so a handle sent to another process is re-validated there.
 
 use ccsim_config::{ConfigError, Experiment, Platform, WorkloadDecl};
-use ccsim_kernel::component::{ParamDefault, ParamKind, ParamSpec, ParamValue, Params};
+use ccsim_kernel::component::{ParamDefault, ParamKind, ParamRange, ParamSpec, ParamValue, Params};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -140,7 +140,35 @@ fn param_spec_to_py<'py>(py: Python<'py>, p: &ParamSpec) -> PyResult<Bound<'py, 
     d.set_item("default", default)?;
     d.set_item("required", matches!(p.default, ParamDefault::Required))?;
     d.set_item("unit", p.unit)?;
+    d.set_item("range", range_to_py(py, &p.range, p.kind)?)?;
+    d.set_item("from", p.from)?;
     d.set_item("description", p.description)?;
+    Ok(d)
+}
+
+/// `{"text", "min", "min_inclusive", "max", "max_inclusive", "one_of",
+/// "power_of_two"}`; `text` is `""` for booleans, strings and enums.
+fn range_to_py<'py>(
+    py: Python<'py>,
+    r: &ParamRange,
+    kind: ParamKind,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let numeric = matches!(kind, ParamKind::Int | ParamKind::Float);
+    d.set_item(
+        "text",
+        if numeric {
+            r.to_string()
+        } else {
+            String::new()
+        },
+    )?;
+    d.set_item("min", r.min.map(|(v, _)| v))?;
+    d.set_item("min_inclusive", r.min.map(|(_, inclusive)| inclusive))?;
+    d.set_item("max", r.max.map(|(v, _)| v))?;
+    d.set_item("max_inclusive", r.max.map(|(_, inclusive)| inclusive))?;
+    d.set_item("one_of", r.one_of.to_vec())?;
+    d.set_item("power_of_two", r.power_of_two)?;
     Ok(d)
 }
 

@@ -41,7 +41,7 @@ pub static ROOT_COMPLEX: ComponentSpec = ComponentSpec {
     description: "PCIe root complex: turns core MMIO into MWr/MRd TLPs, serves device DMA from host memory with RCB-split completions, and turns MSI writes into interrupts.",
     params: &[
         ParamSpec { name: "latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "Latency of one crossing of the root complex (either direction), including the on-chip path to the core or the memory controller." },
-        ParamSpec { name: "completion_bytes", kind: ParamKind::Int, default: ParamDefault::Int(256), unit: "bytes", range: ParamRange::at_least(64.0), from: "assumed: completions of MPS size", description: "Largest completion the RC returns for a DMA read (capped at MPS, split on the RCB)." },
+        ParamSpec { name: "completion_bytes", kind: ParamKind::Int, default: ParamDefault::Int(256), unit: "bytes", range: ParamRange::at_least(64.0), from: "assumed: completions of MPS size", description: "Largest completion the RC returns for a DMA read (capped at MPS, split on the RCB); at least the RCB of every pcie_link of the platform." },
         ParamSpec { name: "msi_address", kind: ParamKind::Int, default: ParamDefault::Int(0xFEE0_0000), unit: "address", range: ParamRange::at_least(0.0), from: "Intel SDM Vol. 3 §11.11: x86 MSI writes go to 0xFEE00000", description: "Address whose 4 KiB page receives MSI/MSI-X writes (0xFEE00000 on x86)." },
         ParamSpec { name: "max_tags", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "tags", range: ParamRange::between(1.0, 1024.0), from: "assumed", description: "Outstanding non-posted MMIO reads the RC can track." },
     ],
