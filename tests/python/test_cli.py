@@ -110,7 +110,7 @@ def test_info_of_one_component_shows_params_ports_and_stats():
     from ccsim import _native
 
     types = _native.component_types()
-    assert types, "ccsim-models registers component types"
+    assert types, "the model crates register component types"
     t = next(t for t in types if t["type"] == "pcie_link")
     r = run_cli("info", t["type"])
     assert r.returncode == 0, r.stderr

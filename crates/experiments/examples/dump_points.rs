@@ -13,7 +13,7 @@
 //!   figures that legitimately change when a model schedules fewer events).
 //! * `--only <experiment>`: the points of one experiment.
 
-use ccsim_config::{list_experiments, Experiment};
+use ccsim_platform::{list_experiments, Experiment};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -1,7 +1,7 @@
 //! Runs one experiment point and prints its metrics and run time:
 //! `cargo run --release -p ccsim-experiments --example point -- WORKLOAD PLATFORM X_NAME X [key=value ...]`.
-use ccsim_config::Platform;
 use ccsim_kernel::prelude::*;
+use ccsim_platform::Platform;
 
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();

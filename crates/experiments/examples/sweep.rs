@@ -1,8 +1,8 @@
 //! Prints one workload's metrics over a sweep of message sizes:
 //! `cargo run --release -p ccsim-experiments --example sweep -- cohet dma_read mode=bandwidth`.
 
-use ccsim_config::Platform;
 use ccsim_kernel::component::{ParamValue, Params};
+use ccsim_platform::Platform;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

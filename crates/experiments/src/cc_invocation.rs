@@ -1,7 +1,7 @@
 //! `cc_invoke` — PIO paper Fig. 5c/5d: the two-cache-line invocation with
 //! both lines **homed on the CPU** and the FPGA's cache controller as a
 //! caching agent (instances `cpu_home`, `cc`, link `eci`), on the checked
-//! `eci-cc` tables (see [`ccsim_models::coherent::cc_invocation`] for the
+//! `eci-cc` tables (see [`ccsim_eci::cc_invocation`] for the
 //! protocol as we read it: the device learns of a request from the
 //! invalidation of its Shared copy; the CPU polls its own memory).
 //!
@@ -10,7 +10,7 @@
 //! is a pure model output.
 //!
 //! ```
-//! use ccsim_config::Platform;
+//! use ccsim_platform::Platform;
 //! use ccsim_kernel::prelude::*;
 //! let enzian = Platform::load("enzian").unwrap();
 //! let p = Params::new().with("calls", ParamValue::Int(10), "doc");
@@ -21,10 +21,10 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_config::Platform;
+use ccsim_eci::cc_invocation::{run_cc_invocation, CcInvocationConfig, ReturnPath};
+use ccsim_eci::cc_system::CcParams;
 use ccsim_kernel::prelude::*;
-use ccsim_models::coherent::cc_invocation::{run_cc_invocation, CcInvocationConfig, ReturnPath};
-use ccsim_models::coherent::cc_system::CcParams;
+use ccsim_platform::Platform;
 
 use crate::invocation::percentile;
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};

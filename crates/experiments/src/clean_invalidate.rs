@@ -25,14 +25,14 @@
 //! the DC's initial state, and memory must hold the line's bytes.
 //!
 //! **How throughput mode issues concurrently.** The DC's application port
-//! ([`ccsim_models::coherent::dc`]) gets an issue window as large as the
+//! ([`ccsim_eci::dc`]) gets an issue window as large as the
 //! region (`set_app_window`): it issues one request per DC clock, in order,
 //! without waiting for acknowledgements; each request completes when its
 //! `LCL_ACK` reaches the application. The shipped `eci-dc` tables run
 //! unchanged.
 //!
 //! ```
-//! use ccsim_config::Platform;
+//! use ccsim_platform::Platform;
 //! use ccsim_kernel::prelude::*;
 //! let enzian = Platform::load("enzian").unwrap();
 //! let p = Params::new().with("mode", ParamValue::Str("latency".into()), "doc");
@@ -47,12 +47,12 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use ccsim_config::Platform;
+use ccsim_coherence::initial_line;
+use ccsim_eci::cpu::CpuOp;
+use ccsim_eci::dc::{AppOp, DcEvent};
+use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
-use ccsim_models::coherent::cpu::CpuOp;
-use ccsim_models::coherent::dc::{AppOp, DcEvent};
-use ccsim_models::coherent::initial_line;
-use ccsim_models::coherent::system::CoherentSystem;
+use ccsim_platform::Platform;
 
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 

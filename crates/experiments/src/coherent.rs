@@ -13,7 +13,7 @@
 //!   mean round-trip read latency (`latency_ns`).
 //!
 //! ```
-//! use ccsim_config::Platform;
+//! use ccsim_platform::Platform;
 //! use ccsim_kernel::prelude::*;
 //! let enzian = Platform::load("enzian").unwrap();
 //! let p = Params::new().with("config", ParamValue::Str("dc_bram".into()), "doc");
@@ -23,11 +23,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ccsim_config::Platform;
+use ccsim_coherence::initial_line;
+use ccsim_eci::cpu::CpuOp;
+use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
 use ccsim_kernel::prelude::*;
-use ccsim_models::coherent::cpu::CpuOp;
-use ccsim_models::coherent::initial_line;
-use ccsim_models::coherent::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_platform::Platform;
 
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
@@ -120,7 +120,7 @@ pub(crate) fn lines_in_mib(
             "workload {workload} sweeps {want}, not {x_name:?}"
         )));
     }
-    let line = ccsim_models::coherent::LINE_BYTES as u64;
+    let line = ccsim_coherence::LINE_BYTES as u64;
     let bytes = x * (1u64 << 20) as f64;
     if !(x > 0.0 && x <= max_mib && bytes.fract() == 0.0 && bytes as u64 % line == 0) {
         return Err(werr(format!(

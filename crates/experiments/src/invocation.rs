@@ -5,7 +5,7 @@
 //! DC (`dc`, link `eci`) running the checked `invocation` protocol tables:
 //! `calls` invocations, the two lines swapping roles every call, each
 //! result's bytes verified by the client (see
-//! [`ccsim_models::coherent::invocation`]). The x axis is a **percentile**
+//! [`ccsim_eci::invocation`]). The x axis is a **percentile**
 //! of the per-call latency distribution (x = 50: the median), so one series
 //! gives a CDF. With x = **message_bytes** the metric is the median latency
 //! of calls with an x-byte request and response, each `ceil(x / 128)`
@@ -13,7 +13,7 @@
 //! message) spreads the distribution.
 //!
 //! ```
-//! use ccsim_config::Platform;
+//! use ccsim_platform::Platform;
 //! use ccsim_kernel::prelude::*;
 //! let enzian = Platform::load("enzian").unwrap();
 //! let p = Params::new().with("calls", ParamValue::Int(20), "doc");
@@ -24,11 +24,11 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_config::Platform;
+use ccsim_coherence::LINE_BYTES;
+use ccsim_eci::invocation::{run_fastforward, run_invocation, InvocationConfig};
+use ccsim_eci::system::{CoherentParams, HomeMemory};
 use ccsim_kernel::prelude::*;
-use ccsim_models::coherent::invocation::{run_fastforward, run_invocation, InvocationConfig};
-use ccsim_models::coherent::system::{CoherentParams, HomeMemory};
-use ccsim_models::coherent::LINE_BYTES;
+use ccsim_platform::Platform;
 
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 

@@ -40,7 +40,7 @@
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
 //! ```
-//! use ccsim_config::Platform;
+//! use ccsim_platform::Platform;
 //! use ccsim_kernel::component::Params;
 //! let enzian = Platform::load("enzian").unwrap();
 //! let r = ccsim_experiments::run_point("pio_invoke", &enzian, "message_bytes", 64.0,
@@ -63,15 +63,15 @@ pub mod stream;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use ccsim_config::{ConfigError, Platform, WorkloadCheck, WorkloadDecl};
+use ccsim_coherence::envelope::SysMsg;
 use ccsim_kernel::prelude::*;
-use ccsim_models::core::Op;
-use ccsim_models::dma::{C2H, H2C};
-use ccsim_models::driver::{Completion, DmaDriver, DriverLayout, Transfer};
-use ccsim_models::msg::SysMsg;
-use ccsim_models::pcie::link::{link_config, PcieLink};
-use ccsim_models::pcie::ping::{TlpEcho, TlpPinger};
-use ccsim_models::system::{PcieSystem, PcieSystemParams};
+use ccsim_pcie::core::Op;
+use ccsim_pcie::dma::{C2H, H2C};
+use ccsim_pcie::driver::{Completion, DmaDriver, DriverLayout, Transfer};
+use ccsim_pcie::link::{link_config, PcieLink};
+use ccsim_pcie::ping::{TlpEcho, TlpPinger};
+use ccsim_pcie::system::{PcieSystem, PcieSystemParams};
+use ccsim_platform::{ConfigError, Platform, WorkloadCheck, WorkloadDecl};
 
 /// A metric a workload reports for every point.
 #[derive(Debug)]

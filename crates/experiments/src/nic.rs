@@ -20,7 +20,7 @@
 //!   trip each) and then loads the frame with uncached 16-byte MMIO reads.
 //! * `eci_pio` (Fig. 8c): the two-line protocol of Fig. 5b, one 128-byte
 //!   line per exchange, over the simulated DC (see
-//!   [`ccsim_models::nic::eci`]).
+//!   [`ccsim_devices::nic::eci`]).
 //!
 //! **Latencies** (PIO §6.3): TX = frame in registers to its last beat on
 //! the MAC's egress streaming interface; RX = its last beat on the ingress
@@ -42,17 +42,17 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_config::Platform;
-use ccsim_kernel::prelude::*;
-use ccsim_models::coherent::system::CoherentParams;
-use ccsim_models::core::Op;
-use ccsim_models::dma::{C2H, H2C};
-use ccsim_models::driver::{DriverLayout, Transfer};
-use ccsim_models::nic::eci::run_eci_nic;
-use ccsim_models::nic::{
+use ccsim_devices::nic::eci::run_eci_nic;
+use ccsim_devices::nic::{
     tx_header, MacTiming, NicPcieSystem, MAX_FRAME, MAX_FRAMES, RX_BASE, RX_STATUS, SLOT_BYTES,
     TX_BASE, TX_FRAME,
 };
+use ccsim_eci::system::CoherentParams;
+use ccsim_kernel::prelude::*;
+use ccsim_pcie::core::Op;
+use ccsim_pcie::dma::{C2H, H2C};
+use ccsim_pcie::driver::{DriverLayout, Transfer};
+use ccsim_platform::Platform;
 
 use crate::invocation::percentile;
 use crate::{

@@ -27,7 +27,7 @@
 //!   sample of written lines is read back from the home's memory.
 //!
 //! ```
-//! use ccsim_config::Platform;
+//! use ccsim_platform::Platform;
 //! use ccsim_kernel::prelude::*;
 //! let enzian = Platform::load("enzian").unwrap();
 //! let p = Params::new().with("config", ParamValue::Str("dc_bram".into()), "doc");
@@ -38,11 +38,11 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_config::Platform;
+use ccsim_coherence::{initial_line, LINE_BYTES};
+use ccsim_eci::cpu::CpuOp;
+use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
-use ccsim_models::coherent::cpu::CpuOp;
-use ccsim_models::coherent::system::CoherentSystem;
-use ccsim_models::coherent::{initial_line, LINE_BYTES};
+use ccsim_platform::Platform;
 
 use crate::coherent::{coherent_params, distinct_lines, lines_in_mib};
 use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};

@@ -1,9 +1,9 @@
 //! The shipped experiments load, their calibration points come out within
 //! 5% of the paper, the stated facts hold, and runs are deterministic.
 
-use ccsim_config::{Experiment, Platform, Role};
 use ccsim_experiments::{run_point, workload_decls, RunError};
 use ccsim_kernel::component::{ParamValue, Params};
+use ccsim_platform::{Experiment, Platform, Role};
 
 fn point(
     workload: &str,
@@ -220,7 +220,7 @@ fn bad_inputs_are_clear_errors() {
         [components.pcie]
         type = "pcie_link"
     "#;
-    let bare = Platform::from_toml_str("bare.toml", text, &ccsim_models::registry()).unwrap();
+    let bare = Platform::from_toml_str("bare.toml", text, &ccsim_platform::registry()).unwrap();
     match run_point(
         "dma_read",
         &bare,
@@ -253,7 +253,7 @@ fn bad_inputs_are_clear_errors() {
 
 #[test]
 fn every_shipped_platform_builds_and_runs_pio_and_the_link() {
-    let platforms = ccsim_config::list_platforms();
+    let platforms = ccsim_platform::list_platforms();
     assert_eq!(platforms, vec!["cohet", "enzian", "pc-vcu118"]);
     for name in platforms {
         let p = Platform::load(name).unwrap();

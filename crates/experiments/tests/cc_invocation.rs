@@ -5,9 +5,9 @@
 //! violation fails the run), medians of a plausible number of ECI round
 //! trips, and the orderings the message counts predict.
 
-use ccsim_config::Platform;
 use ccsim_experiments::{run_point, PointResult, RunError};
 use ccsim_kernel::prelude::*;
+use ccsim_platform::Platform;
 
 /// The calibrated ECI round trip (CCKit §4), ns.
 const RTT_NS: f64 = 230.0;
@@ -98,7 +98,7 @@ fn bad_input_is_an_error() {
 #[test]
 #[ignore]
 fn shipped_5c_5d_series_run_in_full() {
-    use ccsim_config::Experiment;
+    use ccsim_platform::Experiment;
     let e = Experiment::load(
         "pio-protocol-variants",
         &ccsim_experiments::workload_decls(),

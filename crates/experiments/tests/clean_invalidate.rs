@@ -3,9 +3,9 @@
 //! the 8 MiB points of the paper are behind `#[ignore]`:
 //! `cargo test --release -p ccsim-experiments --test clean_invalidate -- --ignored`.
 
-use ccsim_config::Platform;
 use ccsim_experiments::{run_point, PointResult, RunError};
 use ccsim_kernel::prelude::*;
+use ccsim_platform::Platform;
 
 /// 1/8 MiB = 1,024 lines.
 const SMALL: f64 = 0.125;

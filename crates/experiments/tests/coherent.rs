@@ -1,7 +1,7 @@
 //! `coherent_read` on the Enzian platform: CCKit Table 2.
 
-use ccsim_config::Platform;
 use ccsim_kernel::prelude::*;
+use ccsim_platform::Platform;
 
 fn point(config: &str, pattern: &str, n: f64) -> f64 {
     let enzian = Platform::load("enzian").unwrap();

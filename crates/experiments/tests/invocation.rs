@@ -2,9 +2,9 @@
 //! medians against PIO Fig. 6 and CCKit Fig. 10, determinism, the "not
 //! ready yet" path and bad input.
 
-use ccsim_config::Platform;
 use ccsim_experiments::{run_point, PointResult, RunError};
 use ccsim_kernel::prelude::*;
+use ccsim_platform::Platform;
 
 fn try_point(pct: f64, set: &[(&str, ParamValue)]) -> Result<PointResult, RunError> {
     let enzian = Platform::load("enzian").unwrap();

@@ -1,9 +1,9 @@
 //! `nic_loopback` (PIO §6.3): frames verified end to end, percentiles
 //! ordered, the paper's qualitative claims, and determinism.
 
-use ccsim_config::Platform;
 use ccsim_experiments::{run_point, PointResult};
 use ccsim_kernel::prelude::*;
+use ccsim_platform::Platform;
 
 fn point(design: &str, bytes: f64, packets: i64, seed: u64) -> PointResult {
     let enzian = Platform::load("enzian").unwrap();
@@ -109,7 +109,7 @@ fn bad_parameters_are_refused() {
 
 #[test]
 fn the_experiment_file_loads_and_its_reference_is_a_lower_bound_met() {
-    use ccsim_config::Experiment;
+    use ccsim_platform::Experiment;
     let e = Experiment::load("pio-nic", &ccsim_experiments::workload_decls())
         .unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(e.x_values(true), &[64.0, 1536.0, 9600.0]);

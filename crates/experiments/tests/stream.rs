@@ -2,9 +2,9 @@
 //! read and write throughput, checked against the simulation (the bar
 //! heights are not in the paper's text).
 
-use ccsim_config::Platform;
 use ccsim_experiments::run_point;
 use ccsim_kernel::prelude::*;
+use ccsim_platform::Platform;
 
 fn gibps(config: &str, pattern: &str, op: &str, mib: f64) -> f64 {
     gibps_on(&Platform::load("enzian").unwrap(), config, pattern, op, mib)
@@ -87,9 +87,11 @@ fn bad_x_is_a_clear_error() {
 
 #[test]
 fn the_experiment_file_covers_every_configuration_pattern_and_op() {
-    let e =
-        ccsim_config::Experiment::load("cckit-dc-throughput", &ccsim_experiments::workload_decls())
-            .unwrap();
+    let e = ccsim_platform::Experiment::load(
+        "cckit-dc-throughput",
+        &ccsim_experiments::workload_decls(),
+    )
+    .unwrap();
     assert_eq!(e.series.len(), 12);
     for op in ["read", "write"] {
         for config in ["llc_ddr", "dc_bram", "dc_ddr"] {

@@ -3,10 +3,10 @@
 //! counter and a message hand-off across cores over the ECI DC, with the
 //! online checks on.
 
-use ccsim_config::Platform;
-use ccsim_models::coherent::cpu::{AtomicOp, CpuOp};
-use ccsim_models::coherent::initial_line;
-use ccsim_models::coherent::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_coherence::initial_line;
+use ccsim_eci::cpu::{AtomicOp, CpuOp};
+use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_platform::Platform;
 
 #[test]
 fn thunderx_cpu_runs_several_cores_over_the_dc() {

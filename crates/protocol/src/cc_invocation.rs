@@ -6,7 +6,7 @@
 //! (generated), the CPU home (peer: directory, memory and the core's `rd`,
 //! `wr`, `commit`) and the device's port (local: `ld`, `ldx`, `st`,
 //! `evict`). This module adds the two programs that drive them, the same
-//! ones the simulator runs (`ccsim_models::coherent::cc_invocation`):
+//! ones the simulator runs (`ccsim_eci::cc_invocation`):
 //!
 //! * **5c, core.** Once the device holds `B` (start-up; a request written
 //!   earlier would never reach it, which the checker finds as a

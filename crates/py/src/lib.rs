@@ -1,15 +1,15 @@
 //! # ccsim-py: the `ccsim._native` extension module
 //!
 //! The one bindings crate of ccsim. It is deliberately thin: every function
-//! converts Python values to the Rust types of `ccsim-config`,
-//! `ccsim-models`, `ccsim-experiments` and `ccsim-kernel`, makes one call,
+//! converts Python values to the Rust types of `ccsim-platform`,
+//! `ccsim-platform`, `ccsim-experiments` and `ccsim-kernel`, makes one call,
 //! and converts the answer back to plain Python data (dicts, lists, floats).
 //! Policy (sweeps, resuming, plots, reports, the CLI) lives in the Python
 //! package `ccsim`, which is the supported interface; the stubs in
 //! `python/ccsim/_native.pyi` describe this module.
 //!
 //! ```text
-//!  ccsim (Python) ──► _native.Platform.load / Experiment.load ──► ccsim_config (validated once)
+//!  ccsim (Python) ──► _native.Platform.load / Experiment.load ──► ccsim_platform (validated once)
 //!                 ──► _native.run_point ──────────────────────► ccsim_experiments::run_point
 //!                       (on the experiment's loaded platforms: no file is parsed per point)
 //!                 ──► _native.component_types / workloads ────► the static declarations
@@ -18,15 +18,15 @@
 //! ```
 //!
 //! Errors are raised as the exception classes of `ccsim.errors` (one file
-//! maps every Rust error): a [`ccsim_config::ConfigError`] becomes
+//! maps every Rust error): a [`ccsim_platform::ConfigError`] becomes
 //! `ccsim.errors.ConfigError(file, path, message)`.
 //!
 //! Handles pickle by rebuilding from their config: `__reduce__` returns
 //! `Platform.load` (or `Experiment.load`) with the original name or path and
 //! the overrides, so a handle sent to another process is re-validated there.
 
-use ccsim_config::{ConfigError, Experiment, Platform, WorkloadDecl};
 use ccsim_kernel::component::{ParamDefault, ParamKind, ParamRange, ParamSpec, ParamValue, Params};
+use ccsim_platform::{ConfigError, Experiment, Platform, WorkloadDecl};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -508,7 +508,7 @@ fn run_workload<'py>(
 #[pyfunction]
 fn component_types(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
-    for spec in ccsim_models::registry() {
+    for spec in ccsim_platform::registry() {
         let d = PyDict::new(py);
         d.set_item("type", spec.type_name)?;
         d.set_item("description", spec.description)?;
@@ -571,20 +571,20 @@ fn workloads(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// Names of the shipped platforms.
 #[pyfunction]
 fn list_platforms() -> Vec<&'static str> {
-    ccsim_config::list_platforms()
+    ccsim_platform::list_platforms()
 }
 
 /// Names of the shipped experiments.
 #[pyfunction]
 fn list_experiments() -> Vec<&'static str> {
-    ccsim_config::list_experiments()
+    ccsim_platform::list_experiments()
 }
 
 /// `{"platforms": n, "experiments": m}`: the platform and experiment texts
 /// parsed so far in this process (tests check that a run parses each once).
 #[pyfunction]
 fn parse_counts(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    let c = ccsim_config::parse_counts();
+    let c = ccsim_platform::parse_counts();
     let d = PyDict::new(py);
     d.set_item("platforms", c.platforms)?;
     d.set_item("experiments", c.experiments)?;
@@ -594,7 +594,7 @@ fn parse_counts(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// The text of a shipped file: `kind` is `"platform"` or `"experiment"`.
 #[pyfunction]
 fn shipped_text(kind: &str, name: &str) -> Option<&'static str> {
-    ccsim_config::shipped_text(kind, name)
+    ccsim_platform::shipped_text(kind, name)
 }
 
 /// Runs the kernel benchmark for about `events` events and returns its
@@ -608,11 +608,11 @@ fn kernel_bench_json(py: Python<'_>, events: u64) -> PyResult<String> {
 /// Runs the coherent-simulator benchmark (`reads` sequential reads through
 /// the DC with checks off and on; `memory_lines` reads over 64 MiB and over
 /// 1 GiB) and returns its report as JSON (see
-/// `ccsim_models::coherent::bench::CoherentBenchReport`).
+/// `ccsim_eci::bench::CoherentBenchReport`).
 #[pyfunction]
 fn coherent_bench_json(py: Python<'_>, reads: u64, memory_lines: u64) -> PyResult<String> {
     let report = py
-        .allow_threads(|| ccsim_models::coherent::bench::coherent_bench(reads, memory_lines))
+        .allow_threads(|| ccsim_eci::bench::coherent_bench(reads, memory_lines))
         .map_err(PyValueError::new_err)?;
     serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
 }

@@ -1,0 +1,46 @@
+//! # ccsim-coherence: what every interconnect shares
+//!
+//! The PCIe baseline, Enzian's ECI and the coherent interconnects to come
+//! (CXL, CCIX, P-Mesh) build on the pieces here:
+//!
+//! ```text
+//!   envelope   the messages that travel: coherent messages (CohMsg) and
+//!              PCIe/memory/MMIO messages (SysMsg)
+//!   line       one cache line of real bytes, its initial pattern, a
+//!              pool of payload buffers
+//!   tables     a protocol's IR (ccsim-protocol) with message facts resolved
+//!   compiled   a machine's table compiled once for execution
+//!   check      online SWMR / data-value checks and the stuck report
+//!   memory     the coherent memories behind a home: BRAM, DDR (MIG-like)
+//!   vc         the virtual channel of a coherent message
+//!   parked     a slab of completions waiting for their tick
+//!   util       parameter reading with clear errors, small time helpers
+//! ```
+//!
+//! ```
+//! use ccsim_coherence::{initial_line, Tables};
+//! let t = Tables::eci_dc().unwrap();
+//! assert_eq!(t.agent(ccsim_coherence::GENERATED), "dc");
+//! assert_ne!(initial_line(1), initial_line(2));
+//! ```
+
+pub mod check;
+pub mod compiled;
+pub mod envelope;
+pub mod line;
+pub mod memory;
+pub mod parked;
+pub mod tables;
+pub mod util;
+pub mod vc;
+
+pub use envelope::{intern, Catalogue, CohMsg};
+pub use line::{boxed_line, initial_line, recycle_line, Line, LINE_BYTES};
+pub use tables::{table_summary, MsgMeta, Tables, GENERATED, LOCAL, PEER};
+
+use ccsim_kernel::component::ComponentSpec;
+
+/// The component types of this crate (the coherent memories).
+pub fn component_types() -> Vec<&'static ComponentSpec> {
+    vec![&memory::COHERENT_BRAM, &memory::DDR_CONTROLLER]
+}

@@ -1,0 +1,18 @@
+//! # ccsim-devices: device logic attached to an agent's interface
+//!
+//! A device is logic that sits behind an interconnect's endpoint: behind
+//! the XDMA engine's AXI port, at the DC's application interface, or (to
+//! come) at a CXL device coherency engine or a Cohort tile.
+//!
+//! * [`nic`] — the 100 Gb/s NIC of the PIO paper §6.3 (MAC in loopback,
+//!   packet SRAM, NIC logic) in three designs: PCIe DMA, PCIe PIO and ECI
+//!   PIO.
+
+pub mod nic;
+
+use ccsim_kernel::component::ComponentSpec;
+
+/// The component types of this crate.
+pub fn component_types() -> Vec<&'static ComponentSpec> {
+    vec![&nic::NIC_MAC]
+}

@@ -1,0 +1,216 @@
+//! Wiring CPU-homed lines: the [`CpuHome`] (CPU memory, directory and a
+//! core) and the FPGA's [`CacheController`] over the two ECI links, sharing
+//! one [`Checker`] that runs the `eci-cc` tables.
+//!
+//! The links are the same `eci_link` as the DC's (line `l` on link
+//! `l % 2`, one VC per message class, [`super::link::vc_of`]); every
+//! message is tagged with its [`Catalogue`](ccsim_coherence::Catalogue), so a receiver rejects a
+//! message of the other protocol instead of misreading its index.
+//!
+//! ```
+//! use ccsim_eci::cc::{CcOp, CcOpKind, CPU_HOMED_BASE};
+//! use ccsim_eci::cc_system::{CcParams, CcSystem};
+//! use ccsim_coherence::initial_line;
+//! let line = CPU_HOMED_BASE + 5;
+//! let ops = vec![CcOp::new(CcOpKind::Load, line)];
+//! let mut sys = CcSystem::build(&CcParams::default(), Vec::new(), ops, 1).unwrap();
+//! sys.run().unwrap();
+//! // The device read the bytes CPU memory holds, one ECI round trip away.
+//! let done = &sys.cc().completed[0];
+//! assert_eq!(done.data, Some(initial_line(line)));
+//! assert!(done.latency_ps > 230_000);
+//! ```
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ccsim_kernel::prelude::*;
+
+use super::cc::{CacheController, CcOp};
+use super::cpu::CpuOp;
+use super::cpu_home::CpuHome;
+use super::link::EciLink;
+use super::system::{verdict, CheckedSide, Watchdog, TIME_LIMIT};
+use ccsim_coherence::check::{Checker, LineSnapshot};
+use ccsim_coherence::{CohMsg, Line, Tables};
+
+/// Parameters of a CPU-homed system.
+#[derive(Debug, Clone)]
+pub struct CcParams {
+    /// `eci_link`.
+    pub link: Params,
+    /// `cpu_home`.
+    pub home: Params,
+    /// `cache_controller`.
+    pub cc: Params,
+    /// Online SWMR/data-value checks.
+    pub checks: bool,
+    /// The protocol; `None` is the shipped `eci-cc`.
+    pub tables: Option<Arc<Tables>>,
+}
+
+impl Default for CcParams {
+    fn default() -> Self {
+        CcParams {
+            link: Params::new(),
+            home: Params::new(),
+            cc: Params::new(),
+            checks: true,
+            tables: None,
+        }
+    }
+}
+
+/// A built CPU-homed system.
+pub struct CcSystem {
+    /// The runnable simulation.
+    pub sim: Simulation<CohMsg>,
+    /// The CPU home.
+    pub home: ComponentId,
+    /// The FPGA's CC.
+    pub cc: ComponentId,
+    /// The shared online checker.
+    pub checker: Rc<RefCell<Checker>>,
+}
+
+/// The watchdog report of the home or else the CC, if one fired, for the
+/// CPU-homed protocol's side `side` of a verdict.
+pub(crate) fn cc_side_watchdog<'a>(
+    home: &'a CpuHome,
+    cc: &'a CacheController,
+    side: usize,
+) -> Option<Watchdog<'a>> {
+    let home_report = home.stuck.as_ref().map(|r| Watchdog {
+        report: r,
+        side,
+        lines: home.outstanding_lines(),
+    });
+    home_report.or_else(|| {
+        cc.stuck.as_ref().map(|r| Watchdog {
+            report: r,
+            side,
+            lines: cc.current_line().into_iter().collect(),
+        })
+    })
+}
+
+impl CcSystem {
+    /// Builds the system: the core runs `program`, the device `ops`.
+    pub fn build(
+        p: &CcParams,
+        program: Vec<CpuOp>,
+        ops: Vec<CcOp>,
+        seed: u64,
+    ) -> Result<CcSystem, String> {
+        Self::build_with(p, program, ops, seed, TraceMode::Hash)
+    }
+
+    /// Like [`CcSystem::build`] with a trace mode.
+    pub fn build_with(
+        p: &CcParams,
+        program: Vec<CpuOp>,
+        ops: Vec<CcOp>,
+        seed: u64,
+        trace: TraceMode,
+    ) -> Result<CcSystem, String> {
+        let tables = match &p.tables {
+            Some(t) => t.clone(),
+            None => Tables::eci_cc()?,
+        };
+        let link = EciLink::from_params(&p.link)?;
+        let checker = Rc::new(RefCell::new(Checker::new(tables.clone(), p.checks)));
+        let home = CpuHome::from_params(&p.home, tables.clone(), checker.clone(), &link, program)?;
+        let mut cc = CacheController::from_params(&p.cc, tables, checker.clone(), &link)?;
+        cc.push_ops(ops);
+        let mut b = SystemBuilder::new("system", seed);
+        b.trace(trace);
+        let h = b.add("cpu_home", home);
+        let c = b.add("cc", cc);
+        for port in ["eci0", "eci1"] {
+            b.connect(h, port, c, port, link.params());
+        }
+        let sim = b.build().map_err(|e| e.to_string())?;
+        Ok(CcSystem {
+            sim,
+            home: h,
+            cc: c,
+            checker,
+        })
+    }
+
+    /// The CPU home.
+    pub fn home(&self) -> &CpuHome {
+        self.sim.component::<CpuHome>(self.home).expect("home")
+    }
+
+    /// The CPU home, mutably (to set a driver before the run).
+    pub fn home_mut(&mut self) -> &mut CpuHome {
+        self.sim.component_mut::<CpuHome>(self.home).expect("home")
+    }
+
+    /// The CC.
+    pub fn cc(&self) -> &CacheController {
+        self.sim.component::<CacheController>(self.cc).expect("cc")
+    }
+
+    /// The CC, mutably (to set the device logic before the run).
+    pub fn cc_mut(&mut self) -> &mut CacheController {
+        self.sim
+            .component_mut::<CacheController>(self.cc)
+            .expect("cc")
+    }
+
+    /// The line's current value: the CC's copy while it holds the line
+    /// writable (it may be dirty), else CPU memory.
+    pub fn line_value(&self, line: u64) -> Line {
+        self.cc()
+            .writable_copy(line)
+            .unwrap_or_else(|| self.home().mem.read(line))
+    }
+
+    /// Runs to the end. `Err` carries a multi-line report: the violation,
+    /// the watchdog's findings, or the deadlock with every stuck line.
+    pub fn run(&mut self) -> Result<(), String> {
+        let outcome = self.sim.run_until(TIME_LIMIT);
+        let (home, cc) = (self.home(), self.cc());
+        let done = home.finished() && cc.pending() == 0;
+        let left = (!done).then(|| {
+            format!(
+                "{} cpu ops done, {} device ops pending, {} messages queued at the cc, {} at the home",
+                home.completed.len(),
+                cc.pending(),
+                cc.queued(),
+                home.queued()
+            )
+        });
+        let checker = self.checker.borrow();
+        let gather = |s: &mut LineSnapshot| snapshot_cc_side(&self.sim, home, cc, s);
+        let side = CheckedSide {
+            label: "",
+            checker: &checker,
+            outstanding: home.outstanding_lines(),
+            gather: &gather,
+        };
+        let watchdog = cc_side_watchdog(home, cc, 0);
+        let refused: Vec<&String> = cc.app_errors.iter().collect();
+        verdict(outcome, &[side], watchdog, left, &refused)
+    }
+}
+
+/// Fills a stuck report's snapshot for the ECI-CC protocol at report time:
+/// the messages the kernel still holds and those queued at the home and
+/// the CC, with their line states.
+pub(crate) fn snapshot_cc_side(
+    sim: &Simulation<CohMsg>,
+    home: &CpuHome,
+    cc: &CacheController,
+    s: &mut LineSnapshot,
+) {
+    sim.in_flight()
+        .chain(home.queued_messages())
+        .chain(cc.queued_messages())
+        .for_each(|m| s.message(m));
+    home.snapshot_states(s);
+    cc.snapshot_states(s);
+}

@@ -1,0 +1,1432 @@
+//! The directory controller (CCKit §4.3, Figs. 3-4): an even and an odd
+//! slice of serial, blocking DCUs that **execute the generated DC table**,
+//! the device-local machine (application interface and AXI side), and the
+//! memory behind it.
+//!
+//! * **Routing.** Line `l` goes to slice `l % 2` (the ECI link it came on)
+//!   and to DCU `(l / 2) % dcus_per_slice` of that slice.
+//! * **A DCU is serial and blocking.** It handles one event at a time
+//!   (`event_cycles` each: header decode, table lookup, actions). While its
+//!   current line is in a transient state it only takes events of that line
+//!   (at most one coherence transaction, hence one AXI read and one write,
+//!   outstanding). Per-line state lives in a sparse map (absent = initial).
+//! * **Scheduling.** Each dispatch round visits the slice's DCUs round
+//!   robin; an idle DCU takes the first event it can handle, responses before
+//!   requests. An event the table stalls, or one for another line while the
+//!   DCU is busy, stays queued and the DCU tries the next one. A round runs
+//!   when a message enters a DCU queue (at once, in the same event, unless
+//!   a round of the slice is already due at that tick and will find it) and
+//!   is due when a DCU becomes free; a round of a slice with nothing queued
+//!   only advances the pointer, so it is reserved
+//!   (`Ctx::defer_wake`) rather than queued, and becomes a kernel event only
+//!   if work arrives before it is due (see `DirectoryController::schedule`).
+//! * **Header and payload are separated.** A data message's payload goes to
+//!   the DCU's buffer (and memory, functionally, at `write_mem`), and the
+//!   AXI write carries it from there.
+//! * **AXI side.** `AXI_RD`/`AXI_WR` go to the device-local machine, whose
+//!   table answers `AXI_RD_DONE`/`AXI_WR_DONE` when the memory timing model
+//!   ([`MemTiming`]: BRAM or DDR) completes the access.
+//! * **Application interface.** [`AppOp`]s (clean, clean-invalidate, lock,
+//!   unlock, and reads/writes while locked) are local events of `ir.local`;
+//!   every read, write and state change is reported as a [`DcEvent`] to the
+//!   optional observer and counted.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use ccsim_kernel::prelude::*;
+use ccsim_kernel::sim::DeferredWake;
+use ccsim_protocol::ir::{Action, MsgClass};
+
+use super::link::EciLink;
+use ccsim_coherence::check::{Checker, LineSnapshot};
+use ccsim_coherence::compiled::{Cell, CompiledTable, Step};
+use ccsim_coherence::memory::{LineStore, MemTiming};
+use ccsim_coherence::util::{complete, modulo};
+use ccsim_coherence::{
+    boxed_line, recycle_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER,
+};
+
+/// Declaration of `directory_controller`.
+pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
+    type_name: "directory_controller",
+    description: "A home agent executing the generated directory table: even/odd slices of serial blocking DCUs, round-robin, responses first, stall-and-try-another; AXI to BRAM or DDR.",
+    params: &[
+        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(322.0), unit: "MHz", range: ParamRange::positive(), from: "CCKit §4.3: typical FPGA clock of 322 MHz", description: "DC clock." },
+        ParamSpec { name: "dcus_per_slice", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "DCUs", range: ParamRange::at_least(1.0), from: "CCKit §4.3: an example configuration of 64 DCUs in odd and even slices", description: "DCUs in each of the two slices." },
+        ParamSpec { name: "ingress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "From the link to a DCU queue (transport, header/payload split, routing)." },
+        ParamSpec { name: "event_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: a non-pipelined DCU reads its protocol ROM and acts in a few cycles (CCKit §4.3, Fig. 4)", description: "One event in a DCU: table lookup and actions (the DCU is busy meanwhile)." },
+        ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "From a DCU's send to the link (merge of header and payload, arbitration)." },
+        ParamSpec { name: "axi_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: one AXI interconnect hop each way", description: "AXI interconnect, each way, between a DCU and the memory." },
+        ParamSpec { name: "checks", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: online checks on (test/debug mode)", description: "Assert SWMR and data-value on every transition (test/debug mode)." },
+    ],
+    ports: &[
+        PortSpec { name: "eci0", description: "Even lines.", required: true },
+        PortSpec { name: "eci1", description: "Odd lines.", required: true },
+    ],
+    stats: &[
+        StatSpec { name: "events", kind: StatKind::Counter, unit: "events", description: "Events handled by DCUs." },
+        StatSpec { name: "stalls", kind: StatKind::Counter, unit: "tries", description: "Times a DCU skipped a queued event the table stalls." },
+        StatSpec { name: "axi_reads", kind: StatKind::Counter, unit: "lines", description: "AXI reads." },
+        StatSpec { name: "axi_writes", kind: StatKind::Counter, unit: "lines", description: "AXI writes." },
+    ],
+    check: Some(check),
+};
+
+/// The DC's even and odd slices each need their own link: every ECI link
+/// of a platform with a DC must have two.
+fn check(_: &Params, peers: Peers<'_>) -> Result<(), ParamProblem> {
+    for link in peers.of_type("eci_link") {
+        let links = link.params.int("links");
+        if links != 2 {
+            return Err(ParamProblem::of_peer(
+                link,
+                "links",
+                format!("must be 2 in a platform with a directory_controller (its even and odd slices), got {links}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+const ST_EVENTS: usize = 0;
+const ST_STALLS: usize = 1;
+const ST_AXI_RD: usize = 2;
+const ST_AXI_WR: usize = 3;
+
+// Tokens of local messages (`Ctx::schedule_local`): the DC's fixed-latency
+// pipelines. Each item is a kernel event of its own, handled at its place
+// among the events of its tick.
+/// Ingress to a DCU queue (from the link, or from the local machine).
+const TOK_INBOX: u64 = 0;
+/// Egress from a DCU's send to the link.
+const TOK_OUTBOX: u64 = 1;
+/// A DCU's message to the device-local machine (AXI, completions).
+const TOK_LOCAL: u64 = 2;
+// Tokens of wake-ups.
+const TOK_APP: u64 = 3;
+const TOK_SLICE: u64 = 8;
+
+/// A request of the FPGA application: a local event of `ir.local` on a line
+/// (`clean`, `clinv`, `lock`, `unlock`, `read`, `write`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppOp {
+    /// Event name in the local table.
+    pub event: String,
+    /// Line.
+    pub line: u64,
+    /// Data for `write`.
+    pub data: Option<Box<Line>>,
+    /// Not issued before this tick (application think time).
+    pub not_before: Tick,
+}
+
+impl AppOp {
+    /// Event `event` on `line`, issued as soon as the previous op completed.
+    pub fn new(event: &str, line: u64) -> AppOp {
+        AppOp {
+            event: event.to_string(),
+            line,
+            data: None,
+            not_before: 0,
+        }
+    }
+    /// With the data of a `write`.
+    pub fn with_data(mut self, data: Line) -> AppOp {
+        self.data = Some(Box::new(data));
+        self
+    }
+    /// Not before tick `at`.
+    pub fn at(mut self, at: Tick) -> AppOp {
+        self.not_before = at;
+        self
+    }
+}
+
+/// What the application interface reports.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DcEvent {
+    /// A DC transition of `line`.
+    Transition {
+        /// Line.
+        line: u64,
+        /// Event name.
+        event: String,
+        /// State before.
+        from: String,
+        /// State after.
+        to: String,
+    },
+    /// The DC read a line from memory (AXI read).
+    Read {
+        /// Line.
+        line: u64,
+    },
+    /// The DC wrote a line to memory.
+    Write {
+        /// Line.
+        line: u64,
+    },
+    /// An application op completed.
+    AppDone {
+        /// The op's event.
+        event: String,
+        /// Line.
+        line: u64,
+        /// Issue to completion (ps).
+        latency_ps: Tick,
+    },
+}
+
+/// An observer of the application interface.
+pub type Observer = Box<dyn FnMut(Tick, &DcEvent)>;
+
+/// Device logic behind the application interface: called after the
+/// device-local machine handled a message from the DC (a notification such
+/// as the invocation protocol's `LCL_RDREQ`, or a completion such as
+/// `LCL_ACK`) with (now, message name, line, the DC's memory); returns
+/// application ops to queue. This is how an application *holds* a CPU
+/// request: the protocol table keeps the request's line transient until an
+/// op the device queues later answers it (see [`super::invocation`]).
+pub type Device = Box<dyn FnMut(Tick, &str, u64, &LineStore) -> Vec<AppOp>>;
+
+/// A DC message to the device-local machine, as the AXI side sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AxiKind {
+    Read,
+    Write,
+    /// A completion or notification for the application.
+    NotAxi,
+}
+
+impl AxiKind {
+    fn of(name: &str) -> AxiKind {
+        if name.starts_with("AXI_RD") {
+            AxiKind::Read
+        } else if name.starts_with("AXI_WR") {
+            AxiKind::Write
+        } else {
+            AxiKind::NotAxi
+        }
+    }
+}
+
+/// Where a row's `send` goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dest {
+    /// Over ECI to the CPU (through the egress pipeline).
+    Peer,
+    /// To the device-local machine (AXI side or application).
+    Local(AxiKind),
+    /// To a DCU (a send of the local machine, through the ingress).
+    Dcu,
+}
+
+/// What [`DirectoryController::pick`] chose: the message's place in its
+/// DCU's queues and the table cell it runs (so `execute` looks up neither
+/// the line's state nor the table again).
+#[derive(Debug, Clone, Copy)]
+struct Picked {
+    /// 0: responses, 1: requests.
+    queue: usize,
+    pos: usize,
+    state: usize,
+    event: usize,
+    cell: usize,
+}
+
+/// A DCU's buffer: the payload held for the current transaction (in a
+/// recycled payload box, so filling it does not allocate), with the line
+/// and the memory generation it was read or written at. A data send of
+/// the same line while memory has not been written since (so the bytes
+/// are those memory holds) takes the box as the message's payload instead
+/// of reading memory again.
+#[derive(Debug)]
+struct Buffered {
+    bytes: Box<Line>,
+    line: u64,
+    generation: u64,
+}
+
+/// A slice's reserved dispatch rounds in (tick, reservation) order: a
+/// vector consumed from `head` and cleared when used up (the lists are
+/// short and empty out often, so this beats a ring buffer's wrapping).
+/// A list that never quite empties (a slice busy for a whole run, a new
+/// round reserved before the last one is consumed) drops its consumed
+/// prefix once that is at least [`ReservedRounds::COMPACT_FROM`] rounds
+/// and half the list, so its memory follows the rounds pending, not the
+/// length of the run.
+#[derive(Debug, Default)]
+struct ReservedRounds {
+    list: Vec<DeferredWake>,
+    /// The first round not consumed (0 when the list is empty).
+    head: usize,
+}
+
+impl ReservedRounds {
+    /// Consumed rounds kept before the list is compacted.
+    const COMPACT_FROM: usize = 64;
+
+    #[inline]
+    fn front(&self) -> Option<&DeferredWake> {
+        self.list.get(self.head)
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == self.list.len()
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<DeferredWake> {
+        let w = *self.list.get(self.head)?;
+        self.head += 1;
+        if self.head == self.list.len() {
+            self.list.clear();
+            self.head = 0;
+        }
+        Some(w)
+    }
+
+    /// Drops the consumed rounds. Moves at most `head` rounds, so it costs
+    /// amortised O(1) per round; out of line to keep `push` small.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.list.drain(..self.head);
+        self.head = 0;
+    }
+
+    /// Adds `w` after the rounds of its tick or earlier.
+    #[inline]
+    fn push(&mut self, w: DeferredWake) {
+        // A round is reserved only by a round that emptied its slice, one
+        // event time after it, so reservations come in tick order and
+        // this is a push at the back; the search keeps the order whatever
+        // the caller.
+        if self.head >= Self::COMPACT_FROM && 2 * self.head >= self.list.len() {
+            self.compact();
+        }
+        if self.list.last().is_none_or(|b| b.at <= w.at) {
+            self.list.push(w);
+        } else {
+            let i = self.list[self.head..]
+                .iter()
+                .rposition(|b| b.at <= w.at)
+                .map_or(self.head, |i| self.head + i + 1);
+            self.list.insert(i, w);
+        }
+    }
+
+    /// Removes and returns every round.
+    fn take_all(&mut self) -> impl Iterator<Item = DeferredWake> + '_ {
+        let head = std::mem::take(&mut self.head);
+        self.list.drain(..).skip(head)
+    }
+}
+
+/// Per-line states of one machine, sparse: a line in the machine's initial
+/// state is absent. Lines below `dense.len()` are a byte each (`ABSENT`:
+/// none), so sequential or clustered lines, the usual case, cost an index
+/// instead of a hash probe; the range grows in powers of two while it
+/// stays within [`DENSE_BYTES_PER_LINE`] bytes per stored line (beyond
+/// [`DENSE_MIN`]), so scattered lines cost no more memory than in a hash
+/// map, where the lines above it are kept.
+#[derive(Debug, Default)]
+struct LineStates {
+    dense: Vec<u8>,
+    /// Lines stored in `dense`.
+    dense_count: usize,
+    sparse: HashMap<u64, u8>,
+}
+
+/// The dense range of [`LineStates`] may always grow to this many lines.
+const DENSE_MIN: u64 = 1 << 16;
+/// Beyond `DENSE_MIN`, the dense range's bytes per stored line at most.
+const DENSE_BYTES_PER_LINE: u64 = 16;
+
+impl LineStates {
+    /// A marker no machine state takes (tables have fewer states).
+    const ABSENT: u8 = u8::MAX;
+
+    #[inline]
+    fn get(&self, line: u64) -> Option<u8> {
+        if line < self.dense.len() as u64 {
+            let s = self.dense[line as usize];
+            return (s != Self::ABSENT).then_some(s);
+        }
+        if self.sparse.is_empty() {
+            return None;
+        }
+        self.sparse.get(&line).copied()
+    }
+
+    #[inline]
+    fn insert(&mut self, line: u64, state: u8) {
+        debug_assert_ne!(state, Self::ABSENT);
+        if line >= self.dense.len() as u64 && !self.grow_to(line) {
+            self.sparse.insert(line, state);
+            return;
+        }
+        let slot = &mut self.dense[line as usize];
+        if *slot == Self::ABSENT {
+            self.dense_count += 1;
+        }
+        *slot = state;
+    }
+
+    #[inline]
+    fn remove(&mut self, line: u64) {
+        if line < self.dense.len() as u64 {
+            let slot = &mut self.dense[line as usize];
+            if *slot != Self::ABSENT {
+                *slot = Self::ABSENT;
+                self.dense_count -= 1;
+            }
+        } else if !self.sparse.is_empty() {
+            self.sparse.remove(&line);
+        }
+    }
+
+    /// Extends the dense range over `line` if it stays dense enough
+    /// (moving the sparse lines it now covers); false if not.
+    #[cold]
+    fn grow_to(&mut self, line: u64) -> bool {
+        let stored = (self.dense_count + self.sparse.len()) as u64 + 1;
+        let Some(len) = line.checked_add(1).and_then(u64::checked_next_power_of_two) else {
+            return false;
+        };
+        let len = len.max(DENSE_MIN);
+        if len > DENSE_MIN.max(stored.saturating_mul(DENSE_BYTES_PER_LINE)) {
+            return false;
+        }
+        self.dense.resize(len as usize, Self::ABSENT);
+        let mut moved = Vec::new();
+        self.sparse.retain(|&l, &mut s| {
+            let keep = l >= len;
+            if !keep {
+                moved.push((l, s));
+            }
+            keep
+        });
+        for (l, s) in moved {
+            self.dense[l as usize] = s;
+            self.dense_count += 1;
+        }
+        true
+    }
+
+    /// Every stored (line, state).
+    fn iter(&self) -> impl Iterator<Item = (u64, u8)> + '_ {
+        let dense = self.dense.iter().enumerate();
+        dense
+            .filter(|&(_, &s)| s != Self::ABSENT)
+            .map(|(l, &s)| (l as u64, s))
+            .chain(self.sparse.iter().map(|(&l, &s)| (l, s)))
+    }
+}
+
+#[derive(Debug, Default)]
+struct Dcu {
+    line: Option<u64>,
+    responses: VecDeque<CohMsg>,
+    requests: VecDeque<CohMsg>,
+    busy_until: Tick,
+    buffer: Option<Buffered>,
+}
+
+/// The `directory_controller` component.
+pub struct DirectoryController {
+    /// The shared tables behind an `Rc`, so that a handler holding them
+    /// while it mutates `self` clones a plain counter, not an atomic one.
+    // The second pointer is the point: cloning an `Rc` is a plain add.
+    #[allow(clippy::redundant_allocation)]
+    tables: Rc<Arc<Tables>>,
+    checker: Rc<RefCell<Checker>>,
+    /// The checker's `enabled`: with checks off rows are not reported to it.
+    checks: bool,
+    period: Tick,
+    ingress: Tick,
+    event: Tick,
+    egress: Tick,
+    axi: Tick,
+    per_slice: usize,
+    link: EciLink,
+    state: LineStates,
+    app_state: LineStates,
+    /// The DC's table (`GENERATED`), compiled (behind an `Rc` so a row
+    /// runs from it while the handler mutates `self`).
+    dc_table: Rc<CompiledTable<Dest>>,
+    /// The device-local machine's table (`LOCAL`), compiled.
+    app_table: Rc<CompiledTable<Dest>>,
+    /// Whether each catalogue message is a request (queued behind responses).
+    is_request: Vec<bool>,
+    catalogue: Catalogue,
+    /// The memory's real bytes.
+    pub mem: LineStore,
+    timing: MemTiming,
+    dcus: Vec<Dcu>,
+    rr: [usize; 2],
+    /// DCUs of each slice with a queued message (so a dispatch round stops
+    /// once it has visited them all instead of scanning every DCU).
+    nonempty: [usize; 2],
+    /// The same DCUs as a bit set by DCU index, so a round jumps from one
+    /// to the next instead of stepping over the idle ones.
+    nonempty_bits: Vec<u64>,
+    scheduled: [Tick; 2],
+    /// Dispatch rounds reserved while their slice had no queued message
+    /// (see [`DirectoryController::schedule`]), in tick order (and in
+    /// reservation order within a tick), so the ones already past are a
+    /// prefix: [`DirectoryController::settle`] looks at the fronts only.
+    deferred: [ReservedRounds; 2],
+    /// Each slice's earliest reserved round's tick (`Tick::MAX`: none), so
+    /// that `settle` passes over a slice at once before it.
+    deferred_from: [Tick; 2],
+    /// Messages in the ingress, egress and local pipelines (carried by the
+    /// kernel as local messages until they are due).
+    in_pipelines: usize,
+    app_ops: VecDeque<AppOp>,
+    /// Application ops in flight, by line (at most one per line), with
+    /// their issue tick.
+    app_outstanding: BTreeMap<u64, (AppOp, Tick)>,
+    /// Application ops the port keeps in flight (see [`Self::set_app_window`]).
+    app_window: usize,
+    /// With a window above one: the next DC clock edge an op may issue at.
+    app_next_issue: Tick,
+    /// The earliest application-port wake scheduled (`Tick::MAX`: none).
+    app_wake_at: Tick,
+    app_start: Tick,
+    observer: Option<Observer>,
+    device: Option<Device>,
+    /// Counts of application-interface events: transitions, reads, writes,
+    /// completed app ops.
+    pub observed: [u64; 4],
+    /// Application ops the local table refused, with the reason.
+    pub app_errors: Vec<String>,
+    /// Application writes in the order they took effect: (tick, line, data).
+    pub store_log: Vec<(Tick, u64, Line)>,
+}
+
+impl DirectoryController {
+    /// From `directory_controller` parameters.
+    pub fn from_params(
+        p: &Params,
+        tables: Arc<Tables>,
+        checker: Rc<RefCell<Checker>>,
+        timing: MemTiming,
+        link: &EciLink,
+    ) -> Result<Self, String> {
+        let checks = checker.borrow().enabled;
+        let p = complete(&DIRECTORY_CONTROLLER, p)?;
+        let t = DIRECTORY_CONTROLLER.type_name;
+        // A guard: the platform's check requires two links of every ECI link.
+        if link.links != 2 {
+            return Err(format!(
+                "{t}: the DC has an even and an odd slice and needs exactly 2 links, got {}",
+                link.links
+            ));
+        }
+        for role in [GENERATED, LOCAL] {
+            let n = tables.ir.machines()[role].states.len();
+            if n >= LineStates::ABSENT as usize {
+                return Err(format!(
+                    "{t}: the {} table has {n} states; the DC keeps a state in a byte (at most {})",
+                    tables.agent(role),
+                    LineStates::ABSENT - 1
+                ));
+            }
+        }
+        let clock = Clock::from_mhz(p.float("clock_mhz"));
+        let cyc = |n: &str| clock.cycles(p.uint(n));
+        let per_slice = p.uint("dcus_per_slice") as usize;
+        Ok(DirectoryController {
+            period: clock.period(),
+            ingress: cyc("ingress_cycles"),
+            event: cyc("event_cycles").max(1),
+            egress: cyc("egress_cycles"),
+            axi: cyc("axi_cycles"),
+            per_slice,
+            link: link.clone(),
+            state: LineStates::default(),
+            app_state: LineStates::default(),
+            dc_table: Rc::new(CompiledTable::new(&tables, GENERATED, |meta| {
+                if meta.to == PEER {
+                    Dest::Peer
+                } else {
+                    Dest::Local(AxiKind::of(meta.name))
+                }
+            })),
+            app_table: Rc::new(CompiledTable::new(&tables, LOCAL, |_| Dest::Dcu)),
+            is_request: tables
+                .msgs
+                .iter()
+                .map(|m| m.class == MsgClass::Request)
+                .collect(),
+            catalogue: tables.catalogue,
+            mem: LineStore::default(),
+            timing,
+            dcus: (0..2 * per_slice).map(|_| Dcu::default()).collect(),
+            rr: [0; 2],
+            nonempty: [0; 2],
+            nonempty_bits: vec![0; (2 * per_slice).div_ceil(64)],
+            scheduled: [Tick::MAX; 2],
+            deferred: Default::default(),
+            deferred_from: [Tick::MAX; 2],
+            in_pipelines: 0,
+            app_ops: VecDeque::new(),
+            app_outstanding: BTreeMap::new(),
+            app_window: 1,
+            app_next_issue: 0,
+            app_wake_at: Tick::MAX,
+            app_start: 0,
+            observer: None,
+            device: None,
+            observed: [0; 4],
+            app_errors: Vec::new(),
+            store_log: Vec::new(),
+            tables: Rc::new(tables),
+            checks,
+            checker,
+        })
+    }
+
+    /// Queues application ops, issued one at a time from tick 0.
+    pub fn push_app_ops(&mut self, ops: impl IntoIterator<Item = AppOp>) {
+        self.app_ops.extend(ops);
+    }
+
+    /// Lets the application keep up to `window` ops in flight (default 1:
+    /// each op waits for the previous one's completion). With a window
+    /// above one the port issues at most one op per DC clock, in order, and
+    /// an op waits while an earlier op on its line is in flight (CCKit
+    /// Table 3: "the application issues as many requests at a time as
+    /// possible", one per clock).
+    pub fn set_app_window(&mut self, window: usize) {
+        self.app_window = window.max(1);
+    }
+
+    /// Delays the first application op to `at`.
+    pub fn set_app_start(&mut self, at: Tick) {
+        self.app_start = at;
+    }
+
+    /// Sets the observer of reads, writes, state changes and app completions.
+    pub fn set_observer(&mut self, o: Observer) {
+        self.observer = Some(o);
+    }
+
+    /// Sets the device logic that reacts to messages reaching the
+    /// application port by queueing app ops.
+    pub fn set_device(&mut self, d: Device) {
+        self.device = Some(d);
+    }
+
+    /// The DC state name of a line.
+    pub fn line_state(&self, line: u64) -> &str {
+        self.tables.state_name(GENERATED, self.st(line))
+    }
+
+    /// Application ops not yet completed.
+    pub fn app_pending(&self) -> usize {
+        self.app_ops.len() + self.app_outstanding.len()
+    }
+
+    fn st(&self, line: u64) -> usize {
+        self.state
+            .get(line)
+            .map(|s| s as usize)
+            .unwrap_or(self.tables.initial[GENERATED])
+    }
+
+    fn app_st(&self, line: u64) -> usize {
+        self.app_state
+            .get(line)
+            .map(|s| s as usize)
+            .unwrap_or(self.tables.initial[LOCAL])
+    }
+
+    /// The DCU of `line`: slice `line % 2`, DCU `(line / 2) % per_slice`
+    /// of it.
+    #[inline]
+    fn dcu_of(&self, line: u64) -> usize {
+        let slice = (line & 1) as usize;
+        slice * self.per_slice + modulo(line >> 1, self.per_slice as u64) as usize
+    }
+
+    fn observe(&mut self, now: Tick, e: DcEvent) {
+        let k = match e {
+            DcEvent::Transition { .. } => 0,
+            DcEvent::Read { .. } => 1,
+            DcEvent::Write { .. } => 2,
+            DcEvent::AppDone { .. } => 3,
+        };
+        self.observed[k] += 1;
+        if let Some(o) = self.observer.as_mut() {
+            o(now, &e);
+        }
+    }
+
+    fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
+        self.checker.borrow_mut().violation(ctx.now(), text);
+        ctx.stop();
+    }
+
+    /// Advances slice `s`'s round-robin pointer by one round.
+    #[inline]
+    fn advance_rr(&mut self, s: usize) {
+        let r = self.rr[s] + 1;
+        self.rr[s] = if r == self.per_slice { 0 } else { r };
+    }
+
+    /// Asks for a dispatch round of `slice` at `at`.
+    ///
+    /// A round of a slice with no queued message does nothing but advance
+    /// the round-robin pointer, and the follow-up round after each table row
+    /// (when the DCU becomes free) usually is one. So while the slice is
+    /// empty the round is only *reserved* (its place in the run fixed, no
+    /// kernel event); [`DirectoryController::enqueue`] queues the reserved
+    /// rounds if a message arrives before they are due, and
+    /// [`DirectoryController::settle`] applies the pointer advance of those
+    /// that passed empty. The rounds that run, and everything they do, are
+    /// the same as with an event per round.
+    fn schedule(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize, at: Tick) {
+        if self.scheduled[slice] != at {
+            self.scheduled[slice] = at;
+            if self.nonempty[slice] == 0 {
+                let w = ctx.defer_wake(at);
+                self.deferred[slice].push(w);
+                self.deferred_from[slice] = self.deferred_from[slice].min(w.at);
+            } else {
+                ctx.wake_at(at, TOK_SLICE + slice as u64);
+            }
+        }
+    }
+
+    /// Recomputes `deferred_from` of `slice` after reserved rounds left
+    /// its list.
+    #[inline]
+    fn refresh_deferred_from(&mut self, slice: usize) {
+        self.deferred_from[slice] = self.deferred[slice].front().map_or(Tick::MAX, |w| w.at);
+    }
+
+    /// Applies the reserved rounds that would have run (empty) before the
+    /// current event: each advances the round-robin pointer and ends the
+    /// wait for its tick, as the round's own wake-up would have. (No other
+    /// DC event ran between them, so their order does not matter.)
+    #[inline]
+    fn settle(&mut self, ctx: &Ctx<'_, CohMsg>) {
+        // A slice with nothing reserved up to now: one comparison.
+        let now = ctx.now();
+        for s in 0..2 {
+            if now >= self.deferred_from[s] {
+                self.settle_slice(ctx, s);
+            }
+        }
+    }
+
+    fn settle_slice(&mut self, ctx: &Ctx<'_, CohMsg>, s: usize) {
+        // The list is in (tick, reservation) order, the order `is_past`
+        // compares: the past rounds are a prefix.
+        while let Some(w) = self.deferred[s].front() {
+            if !ctx.is_past(w) {
+                break;
+            }
+            let at = w.at;
+            self.deferred[s].pop_front();
+            self.advance_rr(s);
+            if self.scheduled[s] == at {
+                self.scheduled[s] = Tick::MAX;
+            }
+        }
+        self.refresh_deferred_from(s);
+    }
+
+    fn enqueue(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+        let d = self.dcu_of(m.line);
+        let slice = (m.line & 1) as usize;
+        let request = self.is_request[m.msg as usize];
+        let dcu = &mut self.dcus[d];
+        if dcu.responses.is_empty() && dcu.requests.is_empty() {
+            if self.nonempty[slice] == 0 && !self.deferred[slice].is_empty() {
+                // The slice has work again. A reserved round still due at
+                // this tick would find it, so it becomes a real wake-up;
+                // later ones wait for the end of the next round, which
+                // decides again (see `dispatch`). (`settle` ran: none is
+                // past, so those of this tick are the first ones.)
+                let now = ctx.now();
+                while self.deferred[slice].front().is_some_and(|w| w.at == now) {
+                    let w = self.deferred[slice].pop_front().expect("front");
+                    ctx.wake_deferred(w, TOK_SLICE + slice as u64);
+                }
+                self.refresh_deferred_from(slice);
+            }
+            self.nonempty[slice] += 1;
+            self.nonempty_bits[d / 64] |= 1 << (d % 64);
+        }
+        let dcu = &mut self.dcus[d];
+        if request {
+            dcu.requests.push_back(m);
+        } else {
+            dcu.responses.push_back(m);
+        }
+        // The slice's dispatch round runs now, in this event, unless one is
+        // already due at this tick (it will find the message). (A separate
+        // round at the same tick, as before, cost a kernel event per
+        // message and ran after other work of the tick, e.g. the other
+        // slice's round: the order of the slices' memory accesses at a tick
+        // differs between the two.)
+        if self.scheduled[slice] != ctx.now() {
+            self.dispatch(ctx, slice);
+        }
+    }
+
+    /// The first event DCU `d` can handle, with the number of queued events
+    /// the table stalls before it. Errors are unspecified receptions.
+    // Indexed loops on purpose (see the loop).
+    #[allow(clippy::needless_range_loop)]
+    fn pick(&self, d: usize) -> Result<(Option<Picked>, u64), String> {
+        let dcu = &self.dcus[d];
+        let table = &*self.dc_table;
+        let mut stalls = 0;
+        for (queue, q) in [&dcu.responses, &dcu.requests].into_iter().enumerate() {
+            // By index: the queues are short (usually one message), and
+            // indexing skips an iterator's set-up over the ring's halves.
+            for pos in 0..q.len() {
+                let m = &q[pos];
+                if dcu.line.is_some_and(|l| l != m.line) {
+                    continue;
+                }
+                let state = self.st(m.line);
+                let Some(event) = table.msg_event[m.msg as usize] else {
+                    let name = self.tables.msgs[m.msg as usize].name;
+                    return Err(format!("the dc table has no event for message {name}"));
+                };
+                match table.cell(state, event) {
+                    (_, Cell::Unspecified) => {
+                        return Err(format!(
+                            "unspecified reception: {} for line {:#x} arrived at the dc in state {} and the table has no transition or stall for it",
+                            self.tables.msgs[m.msg as usize].name,
+                            m.line,
+                            self.tables.state_name(GENERATED, state)
+                        ))
+                    }
+                    (_, Cell::Stall) => stalls += 1,
+                    (cell, Cell::Go(_)) => {
+                        let p = Picked {
+                            queue,
+                            pos,
+                            state,
+                            event,
+                            cell,
+                        };
+                        return Ok((Some(p), stalls));
+                    }
+                }
+            }
+        }
+        Ok((None, stalls))
+    }
+
+    fn dispatch(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize) {
+        let now = ctx.now();
+        let mut next: Option<Tick> = None;
+        // Visit the slice's DCUs with queued work from the round-robin
+        // pointer, wrapping once. (A round only empties queues, so the set
+        // can be read as it goes.)
+        let first = slice * self.per_slice;
+        let end = first + self.per_slice;
+        let start = first + self.rr[slice];
+        let mut from = start;
+        let mut wrapped = false;
+        loop {
+            let d = match self.next_nonempty(from, if wrapped { start } else { end }) {
+                Some(d) => d,
+                None if !wrapped => {
+                    wrapped = true;
+                    from = first;
+                    continue;
+                }
+                None => break,
+            };
+            from = d + 1;
+            let dcu = &self.dcus[d];
+            if dcu.busy_until > now {
+                next = Some(next.map_or(dcu.busy_until, |n| n.min(dcu.busy_until)));
+                continue;
+            }
+            match self.pick(d) {
+                Err(e) => return self.fail(ctx, e),
+                Ok((found, stalls)) => {
+                    if stalls > 0 {
+                        ctx.count(ST_STALLS, stalls);
+                    }
+                    if let Some(p) = found {
+                        let dcu = &mut self.dcus[d];
+                        let q = if p.queue == 0 {
+                            &mut dcu.responses
+                        } else {
+                            &mut dcu.requests
+                        };
+                        // Usually the head: `pop_front` skips `remove`'s shifting.
+                        let m = if p.pos == 0 {
+                            q.pop_front()
+                        } else {
+                            q.remove(p.pos)
+                        }
+                        .expect("picked");
+                        if dcu.responses.is_empty() && dcu.requests.is_empty() {
+                            self.nonempty[slice] -= 1;
+                            self.nonempty_bits[d / 64] &= !(1 << (d % 64));
+                        }
+                        dcu.busy_until = now + self.event;
+                        let until = dcu.busy_until;
+                        next = Some(next.map_or(until, |n| n.min(until)));
+                        self.execute(ctx, d, &m, p);
+                        if let Some(b) = m.data {
+                            recycle_line(b);
+                        }
+                    }
+                }
+            }
+        }
+        self.advance_rr(slice);
+        if let Some(t) = next {
+            self.schedule(ctx, slice, t);
+        }
+        if self.nonempty[slice] > 0 && !self.deferred[slice].is_empty() {
+            // Work stays queued, so the reserved rounds would find it: they
+            // become real wake-ups. (A slice emptied by this round keeps
+            // them reserved; the next `enqueue` always leads to a round at
+            // its own tick, before any of them, which decides again.)
+            for w in self.deferred[slice].take_all() {
+                ctx.wake_deferred(w, TOK_SLICE + slice as u64);
+            }
+            self.refresh_deferred_from(slice);
+        }
+    }
+
+    /// The first DCU in `from..end` with queued work.
+    fn next_nonempty(&self, from: usize, end: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut bits = self.nonempty_bits.get(w)? & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                let d = w * 64 + bits.trailing_zeros() as usize;
+                return (d < end).then_some(d);
+            }
+            w += 1;
+            if w * 64 >= end {
+                return None;
+            }
+            bits = self.nonempty_bits[w];
+        }
+    }
+
+    /// A payload with the bytes memory holds for `line`: DCU `d`'s buffer
+    /// when it holds them (read or written for `line` with no memory write
+    /// since), which empties the buffer, else a read of memory.
+    #[inline]
+    fn payload(&mut self, d: usize, line: u64) -> Box<Line> {
+        let generation = self.mem.generation();
+        let buffer = &mut self.dcus[d].buffer;
+        if buffer
+            .as_ref()
+            .is_some_and(|b| b.line == line && b.generation == generation)
+        {
+            return buffer.take().expect("checked").bytes;
+        }
+        boxed_line(self.mem.read(line))
+    }
+
+    /// Sets DCU `d`'s buffer (its box goes back to the payload pool).
+    #[inline]
+    fn set_buffer(&mut self, d: usize, b: Option<Buffered>) {
+        if let Some(old) = std::mem::replace(&mut self.dcus[d].buffer, b) {
+            recycle_line(old.bytes);
+        }
+    }
+
+    /// Runs one table row of the DC for message `m` in DCU `d`: the cell
+    /// `pick` found for it.
+    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: &CohMsg, p: Picked) {
+        let now = ctx.now();
+        let table = self.dc_table.clone();
+        let Cell::Go(row) = &table.cells[p.cell] else {
+            unreachable!("picked a Go row")
+        };
+        let line = m.line;
+        ctx.count(ST_EVENTS, 1);
+        let done = now + self.event;
+        for &step in row.steps.iter() {
+            match step {
+                Step::Send {
+                    msg,
+                    name,
+                    data,
+                    to,
+                } => {
+                    let data = data.then(|| self.payload(d, line));
+                    let out = CohMsg {
+                        msg,
+                        catalogue: self.catalogue,
+                        line,
+                        data,
+                        name,
+                    };
+                    match to {
+                        Dest::Peer => self.pipe(ctx, done + self.egress, TOK_OUTBOX, out),
+                        Dest::Local(kind) => self.send_local(ctx, d, done, out, kind),
+                        Dest::Dcu => unreachable!("the dc table sends to the peer or the app"),
+                    }
+                }
+                Step::WriteMem => match m.data.as_deref() {
+                    Some(v) => {
+                        self.mem.write(line, v);
+                        let b = Buffered {
+                            bytes: boxed_line(*v),
+                            line,
+                            generation: self.mem.generation(),
+                        };
+                        self.set_buffer(d, Some(b));
+                        self.observe(now, DcEvent::Write { line });
+                    }
+                    None => {
+                        return self.fail(ctx, format!("dc: write_mem on {} without data", m.name))
+                    }
+                },
+                Step::Store => {
+                    if let Some(v) = m.data.as_deref() {
+                        self.mem.write(line, v);
+                        self.checker.borrow_mut().store(line, v);
+                    }
+                }
+                Step::Check => {
+                    let v = self.mem.read(line);
+                    self.checker
+                        .borrow_mut()
+                        .check_read(now, line, GENERATED, &v);
+                }
+                Step::Fill => {
+                    return self.fail(
+                        ctx,
+                        "dc: the table fills a cache the dc does not have".into(),
+                    )
+                }
+            }
+        }
+        let next = row.next;
+        // Sparse: a line back in the initial state costs nothing.
+        if row.next_initial {
+            self.state.remove(line);
+        } else {
+            self.state.insert(line, next as u8);
+        }
+        self.dcus[d].line = if row.next_stable {
+            self.set_buffer(d, None);
+            None
+        } else {
+            Some(line)
+        };
+        if self.checks {
+            let tables = self.tables.clone();
+            let mut c = self.checker.borrow_mut();
+            let mem = self.mem.read(line);
+            let sent = tables.sends(GENERATED, p.state, p.event);
+            c.row(
+                now,
+                line,
+                GENERATED,
+                Some(m.msg),
+                sent,
+                next,
+                None,
+                Some(&mem),
+            );
+            if !c.violations.is_empty() {
+                ctx.stop();
+            }
+        }
+        if self.observer.is_none() {
+            self.observed[0] += 1;
+        } else {
+            let tables = self.tables.clone();
+            let e = DcEvent::Transition {
+                line,
+                event: m.name.to_string(),
+                from: tables.state_name(GENERATED, p.state).to_string(),
+                to: tables.state_name(GENERATED, next).to_string(),
+            };
+            self.observe(now, e);
+        }
+    }
+
+    /// A DC message to the device-local machine (`kind` on the AXI side):
+    /// AXI through the memory timing model, completions to the application.
+    fn send_local(
+        &mut self,
+        ctx: &mut Ctx<'_, CohMsg>,
+        d: usize,
+        at: Tick,
+        m: CohMsg,
+        kind: AxiKind,
+    ) {
+        let line = m.line;
+        let arrive = match kind {
+            AxiKind::Read => {
+                ctx.count(ST_AXI_RD, 1);
+                self.observe(at, DcEvent::Read { line });
+                let b = Buffered {
+                    bytes: boxed_line(self.mem.read(line)),
+                    line,
+                    generation: self.mem.generation(),
+                };
+                self.set_buffer(d, Some(b));
+                self.timing.access(at + self.axi, line, false) + self.axi
+            }
+            AxiKind::Write => {
+                ctx.count(ST_AXI_WR, 1);
+                self.set_buffer(d, None);
+                self.timing.access(at + self.axi, line, true) + self.axi
+            }
+            AxiKind::NotAxi => at + self.period,
+        };
+        self.pipe(ctx, arrive, TOK_LOCAL, m);
+    }
+
+    /// Puts `m` in the pipeline `token` (a `TOK_*` of a local message),
+    /// due at `at`.
+    #[inline]
+    fn pipe(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, token: u64, m: CohMsg) {
+        self.in_pipelines += 1;
+        ctx.schedule_local(at, token, m);
+    }
+
+    /// The local machine handles a message (an AXI request or a completion).
+    fn local_message(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+        let Some(ev) = self.app_table.msg_event[m.msg as usize] else {
+            return self.fail(ctx, format!("the app table has no event for {}", m.name));
+        };
+        if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), Some(m.msg)) {
+            if let Some(dev) = self.device.as_mut() {
+                let ops = dev(ctx.now(), m.name, m.line, &self.mem);
+                if !ops.is_empty() {
+                    // The application reacts a cycle later, as it issues ops.
+                    self.app_ops.extend(ops);
+                    self.wake_app(ctx, ctx.now() + self.period);
+                }
+            }
+        }
+        if let Some(b) = m.data {
+            recycle_line(b);
+        }
+    }
+
+    /// Runs the local table's row for event `ev` on `line`; `message` is
+    /// the message that triggered it (`None` for an application op).
+    fn local_event(
+        &mut self,
+        ctx: &mut Ctx<'_, CohMsg>,
+        line: u64,
+        ev: usize,
+        data: Option<Line>,
+        message: Option<u16>,
+    ) -> bool {
+        let table = self.app_table.clone();
+        let now = ctx.now();
+        let st = self.app_st(line);
+        let row = match table.cell(st, ev) {
+            (_, Cell::Go(row)) => row,
+            (_, other) => {
+                let what = if matches!(other, Cell::Unspecified) {
+                    "has no transition"
+                } else {
+                    "stalls"
+                };
+                let e = format!(
+                    "app: event {} on line {line:#x} in state {}: the table {what}",
+                    self.tables.ir.local.events[ev].name,
+                    self.tables.state_name(LOCAL, st)
+                );
+                if let Some(msg) = message {
+                    self.checker.borrow_mut().handled(line, msg);
+                    self.fail(ctx, e);
+                } else {
+                    self.app_errors.push(e);
+                }
+                return false;
+            }
+        };
+        for &step in row.steps.iter() {
+            match step {
+                Step::Send { msg, name, .. } => {
+                    let out = CohMsg {
+                        msg,
+                        catalogue: self.catalogue,
+                        line,
+                        data: None,
+                        name,
+                    };
+                    // AXI completions and app requests reach the DCU a cycle later.
+                    self.pipe(ctx, now + self.period, TOK_INBOX, out);
+                }
+                Step::Store => {
+                    let v = data.unwrap_or_else(|| self.mem.read(line));
+                    self.mem.write(line, &v);
+                    self.checker.borrow_mut().store(line, &v);
+                    self.store_log.push((now, line, v));
+                    self.observe(now, DcEvent::Write { line });
+                }
+                Step::Check => {
+                    let v = self.mem.read(line);
+                    self.checker.borrow_mut().check_read(now, line, LOCAL, &v);
+                    self.observe(now, DcEvent::Read { line });
+                }
+                Step::WriteMem | Step::Fill => {
+                    let a = if matches!(step, Step::WriteMem) {
+                        Action::WriteMem
+                    } else {
+                        Action::Fill
+                    };
+                    self.fail(ctx, format!("app: unsupported action {a}"));
+                    return false;
+                }
+            }
+        }
+        let next = row.next;
+        if row.next_initial {
+            self.app_state.remove(line);
+        } else {
+            self.app_state.insert(line, next as u8);
+        }
+        if self.checks {
+            let tables = self.tables.clone();
+            let mut c = self.checker.borrow_mut();
+            let mem = self.mem.read(line);
+            let sent = tables.sends(LOCAL, st, ev);
+            c.row(now, line, LOCAL, message, sent, next, None, Some(&mem));
+            if !c.violations.is_empty() {
+                ctx.stop();
+            }
+        }
+        // An app op completes when its event sends nothing (read/write while
+        // locked) or when the completion (a message) brings the app back. An
+        // op whose own row sends and lands in a stable state (the invocation
+        // protocol's grants) expects no completion and is done at once.
+        let posted = message.is_none() && row.next_stable;
+        if !row.sends() || posted {
+            if let Some((op, t0)) = self.app_outstanding.remove(&line) {
+                self.observe(
+                    now,
+                    DcEvent::AppDone {
+                        event: op.event,
+                        line,
+                        latency_ps: now - t0,
+                    },
+                );
+                self.wake_app(ctx, now + self.period);
+            }
+        }
+        true
+    }
+
+    /// Wakes the application port at `at` unless a wake is already due by
+    /// then: one chain of port wakes, not one per completion (each wake
+    /// that issues schedules the next).
+    fn wake_app(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick) {
+        if at < self.app_wake_at {
+            self.app_wake_at = at;
+            ctx.wake_at(at, TOK_APP);
+        }
+    }
+
+    fn issue_app(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+        let now = ctx.now();
+        let paced = self.app_window > 1;
+        while self.app_outstanding.len() < self.app_window {
+            let Some(op) = self.app_ops.front() else {
+                return;
+            };
+            let at = if paced {
+                op.not_before.max(self.app_next_issue)
+            } else {
+                op.not_before
+            };
+            if at > now {
+                self.wake_app(ctx, at);
+                return;
+            }
+            if self.app_outstanding.contains_key(&op.line) {
+                // Resumed by that op's completion.
+                return;
+            }
+            let op = self.app_ops.pop_front().expect("front");
+            let Some(ev) = self.tables.local_event(LOCAL, &op.event) else {
+                self.app_errors
+                    .push(format!("app: unknown event {:?}", op.event));
+                continue;
+            };
+            let (line, data) = (op.line, op.data.as_deref().copied());
+            self.app_outstanding.insert(line, (op, now));
+            if paced {
+                self.app_next_issue = now + self.period;
+            }
+            if !self.local_event(ctx, line, ev, data, None) {
+                self.app_outstanding.remove(&line);
+            }
+        }
+    }
+}
+
+impl Component<CohMsg> for DirectoryController {
+    fn spec(&self) -> &'static ComponentSpec {
+        &DIRECTORY_CONTROLLER
+    }
+
+    fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+        if !self.app_ops.is_empty() {
+            let at = self.app_start;
+            self.wake_app(ctx, at);
+        }
+    }
+
+    fn on_message(&mut self, _port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+        let at = ctx.now() + self.ingress + self.link.jitter_of(ctx);
+        self.pipe(ctx, at, TOK_INBOX, m);
+    }
+
+    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+        self.settle(ctx);
+        self.in_pipelines -= 1;
+        match token {
+            TOK_INBOX => self.enqueue(ctx, m),
+            TOK_OUTBOX => {
+                let meta = &self.tables.msgs[m.msg as usize];
+                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                // Even lines on `eci0`, odd ones on `eci1` (the DC has
+                // exactly two links).
+                let port = (m.line & 1) as PortId;
+                ctx.send(port, m, bytes, vc);
+            }
+            TOK_LOCAL => self.local_message(ctx, m),
+            _ => unreachable!("dc: local message with token {token}"),
+        }
+    }
+
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
+        let now = ctx.now();
+        self.settle(ctx);
+        match token {
+            TOK_APP => {
+                if self.app_wake_at <= ctx.now() {
+                    self.app_wake_at = Tick::MAX;
+                }
+                self.issue_app(ctx)
+            }
+            t if t >= TOK_SLICE => {
+                let s = (t - TOK_SLICE) as usize;
+                if self.scheduled[s] == now {
+                    self.scheduled[s] = Tick::MAX;
+                }
+                self.dispatch(ctx, s);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl DirectoryController {
+    /// Adds the DC's and the application machine's lines not in their
+    /// initial state to a stuck report's snapshot (report time only).
+    pub(crate) fn snapshot_states(&self, s: &mut LineSnapshot) {
+        for (line, st) in self.state.iter() {
+            s.state(line, GENERATED, st as usize);
+        }
+        for (line, st) in self.app_state.iter() {
+            s.state(line, LOCAL, st as usize);
+        }
+    }
+
+    /// Every message inside the DC, sent and not yet handled by a table:
+    /// in the DCU queues. (Those in the ingress, egress and AXI pipelines
+    /// are the kernel's local messages, listed by `Simulation::in_flight`.)
+    pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
+        self.dcus
+            .iter()
+            .flat_map(|d| d.responses.iter().chain(&d.requests))
+    }
+
+    /// Messages queued in DCUs (waiting or stalled) and in the pipelines.
+    pub fn queued(&self) -> usize {
+        self.dcus
+            .iter()
+            .map(|d| d.requests.len() + d.responses.len())
+            .sum::<usize>()
+            + self.in_pipelines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_states_behave_like_a_map_across_dense_and_sparse_lines() {
+        let mut s = LineStates::default();
+        let mut want = std::collections::BTreeMap::new();
+        // Sequential lines (dense), scattered far lines (sparse), then
+        // enough lines for the dense range to grow over some sparse ones.
+        let lines: Vec<u64> = (0..3000)
+            .chain([1 << 20, 1 << 40, u64::MAX, 70_000, 200_000])
+            .chain((0..20_000).map(|i| 100_000 + 7 * i))
+            .collect();
+        for (i, &l) in lines.iter().enumerate() {
+            let st = (i % 200) as u8;
+            s.insert(l, st);
+            want.insert(l, st);
+        }
+        for &l in lines.iter().step_by(3) {
+            s.remove(l);
+            want.remove(&l);
+        }
+        s.remove(5_000_000); // never stored
+        for &l in &lines {
+            assert_eq!(s.get(l), want.get(&l).copied(), "line {l}");
+        }
+        assert_eq!(s.get(2_999_999), None);
+        let got: std::collections::BTreeMap<u64, u8> = s.iter().collect();
+        assert_eq!(got, want);
+        assert!(s.dense.len() as u64 <= DENSE_MIN.max(DENSE_BYTES_PER_LINE * lines.len() as u64));
+        assert!(s.sparse.contains_key(&(1 << 40)), "far lines stay sparse");
+    }
+
+    #[test]
+    fn reserved_rounds_follow_the_pending_rounds_not_the_run_length() {
+        use super::super::cpu::CpuOp;
+        use super::super::system::{CoherentParams, CoherentSystem, HomeMemory};
+        // Even lines only: one slice is busy for the whole run and a round
+        // is reserved before the last one is consumed, so its list never
+        // empties (before compaction it held one entry per read).
+        let reads = 5_000;
+        let program = (0..reads).map(|i| CpuOp::Load { line: 10 * i }).collect();
+        let p = CoherentParams {
+            cpu: Params::new().with("mshrs", ParamValue::Int(64), "test"),
+            ..Default::default()
+        };
+        let mut sys =
+            CoherentSystem::build_with(&p, HomeMemory::Ddr, program, Vec::new(), 1, TraceMode::Off)
+                .expect("build");
+        sys.run().expect("run");
+        assert_eq!(sys.cpu().completed.len() as u64, reads);
+        for r in &sys.dc().deferred {
+            assert!(
+                r.list.capacity() <= 4 * ReservedRounds::COMPACT_FROM,
+                "{} reserved rounds kept",
+                r.list.capacity()
+            );
+        }
+    }
+}

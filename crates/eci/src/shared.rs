@@ -1,0 +1,327 @@
+//! Both homes on one pair of ECI links: FPGA-homed lines (the CPU's LLC
+//! and the DC, `eci-dc` or the invocation tables) and CPU-homed lines (the
+//! CPU home and the FPGA's CC, `eci-cc`) share the same two kernel links,
+//! as on Enzian, where one ECI carries both directions' protocols.
+//!
+//! ```text
+//!   CoherentCpu ─fpga_homed0/1─┐                         ┌─fpga_homed0/1─ DirectoryController
+//!                              EciMux ══ eci0, eci1 ══ EciMux
+//!   CpuHome ─────cpu_homed0/1──┘   (line l on link l % 2) └─cpu_homed0/1── CacheController
+//! ```
+//!
+//! * **Which home.** A line is CPU-homed iff `line >= CPU_HOMED_BASE`
+//!   ([`super::cc::is_cpu_homed`]); each agent refuses lines of the other
+//!   home, so the split is enforced, not just a convention.
+//! * **Which catalogue.** The two protocols number their messages
+//!   independently; every [`CohMsg`] carries its [`Catalogue`], and an
+//!   [`EciMux`] routes by it and looks up the virtual channel in *that*
+//!   protocol's tables. Both use the same five VCs per message class
+//!   (requests with and without data, forwards, responses with and without
+//!   data), so a request of one protocol and a response of the other never
+//!   share a buffer class, and credits are per VC as before.
+//! * **No added time.** A mux is a wiring point: the links between a mux
+//!   and its agents have no latency, infinite bandwidth and no credit
+//!   limit; all timing (serialization shared by both protocols in send
+//!   order, latency, credits) is the ECI link's.
+//! * **Checks.** Each protocol has its own online [`Checker`] (its tables,
+//!   its ghost values); [`SharedSystem::run`] reports a violation of
+//!   either.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ccsim_kernel::prelude::*;
+
+use super::cc::{CacheController, CcOp};
+use super::cc_system::{cc_side_watchdog, snapshot_cc_side};
+use super::cpu::{CoherentCpu, CpuOp};
+use super::cpu_home::CpuHome;
+use super::dc::{AppOp, DirectoryController};
+use super::link::{EciLink, VC_NAMES};
+use super::system::{
+    snapshot_dc_side, verdict, CheckedSide, CoherentParams, HomeMemory, Watchdog, TIME_LIMIT,
+};
+use ccsim_coherence::check::{Checker, LineSnapshot};
+use ccsim_coherence::memory::{Bram, Ddr, MemTiming};
+use ccsim_coherence::{Catalogue, CohMsg, Tables};
+
+/// Declaration of `eci_mux`.
+pub static ECI_MUX: ComponentSpec = ComponentSpec {
+    type_name: "eci_mux",
+    description: "Shares the two ECI links between the FPGA-homed protocol (LLC/DC) and the CPU-homed one (CPU home/CC): routes each message by its catalogue and parity, VC from its own protocol's tables; adds no time.",
+    params: &[],
+    ports: &[
+        PortSpec { name: "eci0", description: "Even lines, to the ECI link.", required: true },
+        PortSpec { name: "eci1", description: "Odd lines, to the ECI link.", required: true },
+        PortSpec { name: "fpga_homed0", description: "Even FPGA-homed lines, to the local agent.", required: true },
+        PortSpec { name: "fpga_homed1", description: "Odd FPGA-homed lines, to the local agent.", required: true },
+        PortSpec { name: "cpu_homed0", description: "Even CPU-homed lines, to the local agent.", required: true },
+        PortSpec { name: "cpu_homed1", description: "Odd CPU-homed lines, to the local agent.", required: true },
+    ],
+    stats: &[
+        StatSpec { name: "fpga_homed", kind: StatKind::Counter, unit: "messages", description: "FPGA-homed protocol messages routed." },
+        StatSpec { name: "cpu_homed", kind: StatKind::Counter, unit: "messages", description: "CPU-homed protocol messages routed." },
+    ],
+    check: None,
+};
+
+/// The `eci_mux` component.
+pub struct EciMux {
+    fpga_homed: Arc<Tables>,
+    cpu_homed: Arc<Tables>,
+}
+
+impl EciMux {
+    /// A mux for the two protocols' tables.
+    pub fn new(fpga_homed: Arc<Tables>, cpu_homed: Arc<Tables>) -> Result<EciMux, String> {
+        if fpga_homed.catalogue != Catalogue::FpgaHomed
+            || cpu_homed.catalogue != Catalogue::CpuHomed
+        {
+            return Err(format!(
+                "eci_mux: expected an FPGA-homed and a CPU-homed protocol, got {} ({:?}) and {} ({:?})",
+                fpga_homed.ir.name, fpga_homed.catalogue, cpu_homed.ir.name, cpu_homed.catalogue
+            ));
+        }
+        Ok(EciMux {
+            fpga_homed,
+            cpu_homed,
+        })
+    }
+}
+
+impl Component<CohMsg> for EciMux {
+    fn spec(&self) -> &'static ComponentSpec {
+        &ECI_MUX
+    }
+
+    fn on_message(&mut self, port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+        let (tables, local, stat) = match m.catalogue {
+            Catalogue::FpgaHomed => (&self.fpga_homed, 2, 0),
+            Catalogue::CpuHomed => (&self.cpu_homed, 4, 1),
+        };
+        let meta = &tables.msgs[m.msg as usize];
+        let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+        // From the link to the agent of the message's protocol, or from an
+        // agent to the link of the line's parity.
+        let out = if port < 2 { local + port } else { port % 2 };
+        ctx.count(stat, 1);
+        ctx.send(out, m, bytes, vc);
+    }
+}
+
+/// Parameters of the shared system.
+#[derive(Debug, Clone, Default)]
+pub struct SharedParams {
+    /// The FPGA-homed side (link, LLC, DC, memories, its tables).
+    pub coherent: CoherentParams,
+    /// `cpu_home`.
+    pub home: Params,
+    /// `cache_controller`.
+    pub cc: Params,
+    /// The CPU-homed protocol; `None` is the shipped `eci-cc`.
+    pub cc_tables: Option<Arc<Tables>>,
+}
+
+/// Work for every agent of a shared system.
+#[derive(Debug, Clone, Default)]
+pub struct SharedWork {
+    /// The LLC's core (FPGA-homed lines).
+    pub cpu: Vec<CpuOp>,
+    /// The DC's application (FPGA-homed lines).
+    pub app: Vec<AppOp>,
+    /// The CPU home's core (CPU-homed lines).
+    pub home: Vec<CpuOp>,
+    /// The device through the CC (CPU-homed lines).
+    pub device: Vec<CcOp>,
+}
+
+/// A built shared system.
+pub struct SharedSystem {
+    /// The runnable simulation.
+    pub sim: Simulation<CohMsg>,
+    cpu: ComponentId,
+    dc: ComponentId,
+    home: ComponentId,
+    cc: ComponentId,
+    /// The FPGA-homed protocol's checker.
+    pub dc_checker: Rc<RefCell<Checker>>,
+    /// The CPU-homed protocol's checker.
+    pub cc_checker: Rc<RefCell<Checker>>,
+}
+
+fn local_link() -> LinkParams {
+    // A wiring point: no latency, infinite bandwidth, no credit limit.
+    LinkParams::symmetric(0, 0.0).with_vcs(VC_NAMES.iter().map(|n| VcParams::new(n, 0)).collect())
+}
+
+impl SharedSystem {
+    /// Builds the system; FPGA-homed lines use the DC with `memory`.
+    pub fn build(
+        p: &SharedParams,
+        memory: HomeMemory,
+        work: SharedWork,
+        seed: u64,
+    ) -> Result<SharedSystem, String> {
+        let c = &p.coherent;
+        let dc_tables = match &c.tables {
+            Some(t) => t.clone(),
+            None => Tables::eci_dc()?,
+        };
+        let cc_tables = match &p.cc_tables {
+            Some(t) => t.clone(),
+            None => Tables::eci_cc()?,
+        };
+        // The home's core and the CC refuse FPGA-homed lines themselves.
+        if let Some(op) = work
+            .cpu
+            .iter()
+            .find(|op| op.line().is_some_and(super::cc::is_cpu_homed))
+        {
+            return Err(format!(
+                "{op:?}: a CPU-homed line (>= {:#x}) goes to the home's core, not the LLC's",
+                super::cc::CPU_HOMED_BASE
+            ));
+        }
+        if let Some(op) = work.app.iter().find(|op| super::cc::is_cpu_homed(op.line)) {
+            return Err(format!(
+                "{op:?}: a CPU-homed line (>= {:#x}) is not the DC's",
+                super::cc::CPU_HOMED_BASE
+            ));
+        }
+        let link = EciLink::from_params(&c.link)?;
+        let timing = match memory {
+            HomeMemory::Bram => MemTiming::Bram(Bram::from_params(&c.bram)?),
+            HomeMemory::Ddr => MemTiming::Ddr(Ddr::from_params(&c.ddr)?),
+        };
+        let checks =
+            c.dc.get("checks")
+                .map(|(v, _)| *v != ParamValue::Bool(false))
+                .unwrap_or(true);
+        let dc_checker = Rc::new(RefCell::new(Checker::new(dc_tables.clone(), checks)));
+        let cc_checker = Rc::new(RefCell::new(Checker::new(cc_tables.clone(), checks)));
+        let cpu = CoherentCpu::from_params(
+            &c.cpu,
+            dc_tables.clone(),
+            dc_checker.clone(),
+            &link,
+            work.cpu,
+        )?;
+        let mut dc = DirectoryController::from_params(
+            &c.dc,
+            dc_tables.clone(),
+            dc_checker.clone(),
+            timing,
+            &link,
+        )?;
+        dc.push_app_ops(work.app);
+        let home = CpuHome::from_params(
+            &p.home,
+            cc_tables.clone(),
+            cc_checker.clone(),
+            &link,
+            work.home,
+        )?;
+        let mut cc =
+            CacheController::from_params(&p.cc, cc_tables.clone(), cc_checker.clone(), &link)?;
+        cc.push_ops(work.device);
+        let mut b = SystemBuilder::new("system", seed);
+        b.trace(TraceMode::Hash);
+        let cpu = b.add("cpu", cpu);
+        let home = b.add("cpu_home", home);
+        let cpu_mux = b.add(
+            "cpu_mux",
+            EciMux::new(dc_tables.clone(), cc_tables.clone())?,
+        );
+        let dc = b.add("dc", dc);
+        let cc = b.add("cc", cc);
+        let fpga_mux = b.add("fpga_mux", EciMux::new(dc_tables, cc_tables)?);
+        for i in 0..2 {
+            let eci = format!("eci{i}");
+            b.connect(cpu_mux, &eci, fpga_mux, &eci, link.params());
+            for (agent, mux, port) in [
+                (cpu, cpu_mux, "fpga_homed"),
+                (home, cpu_mux, "cpu_homed"),
+                (dc, fpga_mux, "fpga_homed"),
+                (cc, fpga_mux, "cpu_homed"),
+            ] {
+                b.connect(agent, &eci, mux, &format!("{port}{i}"), local_link());
+            }
+        }
+        let sim = b.build().map_err(|e| e.to_string())?;
+        Ok(SharedSystem {
+            sim,
+            cpu,
+            dc,
+            home,
+            cc,
+            dc_checker,
+            cc_checker,
+        })
+    }
+
+    /// The LLC (FPGA-homed lines).
+    pub fn cpu(&self) -> &CoherentCpu {
+        self.sim.component::<CoherentCpu>(self.cpu).expect("cpu")
+    }
+
+    /// The DC.
+    pub fn dc(&self) -> &DirectoryController {
+        self.sim
+            .component::<DirectoryController>(self.dc)
+            .expect("dc")
+    }
+
+    /// The CPU home (CPU-homed lines).
+    pub fn home(&self) -> &CpuHome {
+        self.sim.component::<CpuHome>(self.home).expect("home")
+    }
+
+    /// The CC.
+    pub fn cc(&self) -> &CacheController {
+        self.sim.component::<CacheController>(self.cc).expect("cc")
+    }
+
+    /// Runs to the end; `Err` names the protocol and what went wrong.
+    pub fn run(&mut self) -> Result<(), String> {
+        let outcome = self.sim.run_until(TIME_LIMIT);
+        let (cpu, dc, home, cc) = (self.cpu(), self.dc(), self.home(), self.cc());
+        let done = cpu.finished() && dc.app_pending() == 0 && home.finished() && cc.pending() == 0;
+        let left = (!done).then(|| {
+            format!(
+                "llc {} ops done, dc app {} pending, home {} ops done, cc {} pending",
+                cpu.completed.len(),
+                dc.app_pending(),
+                home.completed.len(),
+                cc.pending()
+            )
+        });
+        let (dc_checker, cc_checker) = (self.dc_checker.borrow(), self.cc_checker.borrow());
+        // A snapshot keeps only its own protocol's messages (by catalogue);
+        // states come from that protocol's agents.
+        let dc_gather = |s: &mut LineSnapshot| snapshot_dc_side(&self.sim, cpu, dc, s);
+        let cc_gather = |s: &mut LineSnapshot| snapshot_cc_side(&self.sim, home, cc, s);
+        let sides = [
+            CheckedSide {
+                label: "eci-dc side",
+                checker: &dc_checker,
+                outstanding: cpu.outstanding_lines(),
+                gather: &dc_gather,
+            },
+            CheckedSide {
+                label: "eci-cc side",
+                checker: &cc_checker,
+                outstanding: home.outstanding_lines(),
+                gather: &cc_gather,
+            },
+        ];
+        let llc_watchdog = cpu.stuck.as_ref().map(|r| Watchdog {
+            report: r,
+            side: 0,
+            lines: cpu.outstanding_lines(),
+        });
+        let watchdog = llc_watchdog.or_else(|| cc_side_watchdog(home, cc, 1));
+        let refused: Vec<&String> = dc.app_errors.iter().chain(&cc.app_errors).collect();
+        verdict(outcome, &sides, watchdog, left, &refused)
+    }
+}

@@ -1,0 +1,314 @@
+//! Wiring a coherent system: a [`CoherentCpu`] (one or more cores sharing
+//! an LLC) and a home
+//! ([`DirectoryController`] with BRAM or DDR) over two ECI links, sharing
+//! one [`Checker`].
+//!
+//! [`CoherentSystem::run`] runs to the end and turns every failure into a
+//! report instead of a hang: a violation of SWMR, data-value or an
+//! unspecified reception; the watchdog; or a drained event queue with work
+//! left (a deadlock), each listing the stuck lines with their states and
+//! pending messages.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ccsim_kernel::prelude::*;
+
+use super::cpu::{CoherentCpu, CpuOp};
+use super::dc::{AppOp, DirectoryController};
+use super::link::EciLink;
+use ccsim_coherence::check::{Checker, LineSnapshot};
+use ccsim_coherence::memory::{Bram, Ddr, MemTiming};
+use ccsim_coherence::{CohMsg, Tables};
+
+/// The memory behind the home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HomeMemory {
+    /// `coherent_bram` (fixed latency).
+    Bram,
+    /// `ddr_controller`.
+    Ddr,
+}
+
+/// Parameters of every part of a coherent system.
+#[derive(Debug, Clone, Default)]
+pub struct CoherentParams {
+    /// `eci_link`.
+    pub link: Params,
+    /// `coherent_cpu`.
+    pub cpu: Params,
+    /// `directory_controller`.
+    pub dc: Params,
+    /// `coherent_bram`.
+    pub bram: Params,
+    /// `ddr_controller`.
+    pub ddr: Params,
+    /// The protocol; `None` is the shipped `eci-dc`.
+    pub tables: Option<Arc<Tables>>,
+}
+
+/// A built coherent system.
+pub struct CoherentSystem {
+    /// The runnable simulation.
+    pub sim: Simulation<CohMsg>,
+    /// The CPU (core + LLC).
+    pub cpu: ComponentId,
+    /// The home (DC).
+    pub dc: ComponentId,
+    /// The shared online checker.
+    pub checker: Rc<RefCell<Checker>>,
+}
+
+/// Simulated-time limit of a run.
+pub const TIME_LIMIT: Tick = SEC;
+
+impl CoherentSystem {
+    /// Builds the system with the core running `program`.
+    pub fn build(
+        p: &CoherentParams,
+        memory: HomeMemory,
+        program: Vec<CpuOp>,
+        seed: u64,
+    ) -> Result<CoherentSystem, String> {
+        Self::build_with(p, memory, program, Vec::new(), seed, TraceMode::Hash)
+    }
+
+    /// Like [`CoherentSystem::build`] with application ops at the DC and a
+    /// trace mode.
+    pub fn build_with(
+        p: &CoherentParams,
+        memory: HomeMemory,
+        program: Vec<CpuOp>,
+        app: Vec<AppOp>,
+        seed: u64,
+        trace: TraceMode,
+    ) -> Result<CoherentSystem, String> {
+        Self::build_cores(p, memory, vec![program], app, seed, trace)
+    }
+
+    /// Like [`CoherentSystem::build_with`] with one program per core
+    /// (`programs[k]` runs on core `k`; at most `cores` programs, missing
+    /// ones are empty).
+    pub fn build_cores(
+        p: &CoherentParams,
+        memory: HomeMemory,
+        mut programs: Vec<Vec<CpuOp>>,
+        app: Vec<AppOp>,
+        seed: u64,
+        trace: TraceMode,
+    ) -> Result<CoherentSystem, String> {
+        let program = if programs.is_empty() {
+            Vec::new()
+        } else {
+            programs.remove(0)
+        };
+        let tables = match &p.tables {
+            Some(t) => t.clone(),
+            None => Tables::eci_dc()?,
+        };
+        let link = EciLink::from_params(&p.link)?;
+        let timing = match memory {
+            HomeMemory::Bram => MemTiming::Bram(Bram::from_params(&p.bram)?),
+            HomeMemory::Ddr => MemTiming::Ddr(Ddr::from_params(&p.ddr)?),
+        };
+        let checks =
+            p.dc.get("checks")
+                .map(|(v, _)| *v != ParamValue::Bool(false))
+                .unwrap_or(true);
+        let checker = Rc::new(RefCell::new(Checker::new(tables.clone(), checks)));
+        let mut cpu =
+            CoherentCpu::from_params(&p.cpu, tables.clone(), checker.clone(), &link, program)?;
+        if programs.len() >= cpu.cores() {
+            return Err(format!(
+                "{} programs for {} cores (coherent_cpu.cores)",
+                programs.len() + 1,
+                cpu.cores()
+            ));
+        }
+        for (k, prog) in programs.into_iter().enumerate() {
+            cpu.set_program(k + 1, prog)?;
+        }
+        let mut dc =
+            DirectoryController::from_params(&p.dc, tables, checker.clone(), timing, &link)?;
+        dc.push_app_ops(app);
+        let mut b = SystemBuilder::new("system", seed);
+        b.trace(trace);
+        let c = b.add("cpu", cpu);
+        let d = b.add("dc", dc);
+        for port in ["eci0", "eci1"] {
+            b.connect(c, port, d, port, link.params());
+        }
+        let sim = b.build().map_err(|e| e.to_string())?;
+        Ok(CoherentSystem {
+            sim,
+            cpu: c,
+            dc: d,
+            checker,
+        })
+    }
+
+    /// The CPU.
+    pub fn cpu(&self) -> &CoherentCpu {
+        self.sim.component::<CoherentCpu>(self.cpu).expect("cpu")
+    }
+
+    /// The CPU, mutably (to set a driver before the run).
+    pub fn cpu_mut(&mut self) -> &mut CoherentCpu {
+        self.sim
+            .component_mut::<CoherentCpu>(self.cpu)
+            .expect("cpu")
+    }
+
+    /// The DC.
+    pub fn dc(&self) -> &DirectoryController {
+        self.sim
+            .component::<DirectoryController>(self.dc)
+            .expect("dc")
+    }
+
+    /// The DC, mutably (to set an observer or queue app ops before the run).
+    pub fn dc_mut(&mut self) -> &mut DirectoryController {
+        self.sim
+            .component_mut::<DirectoryController>(self.dc)
+            .expect("dc")
+    }
+
+    /// Runs to the end. `Err` carries a multi-line report: the violation,
+    /// the watchdog's findings, or the deadlock with every stuck line.
+    pub fn run(&mut self) -> Result<(), String> {
+        let outcome = self.sim.run_until(TIME_LIMIT);
+        let (cpu, dc) = (self.cpu(), self.dc());
+        let done = cpu.finished() && dc.app_pending() == 0;
+        let left = (!done).then(|| {
+            format!(
+                "{} of {} cpu ops done, {} app ops pending, {} messages queued at the dc",
+                cpu.completed.len(),
+                cpu.completed.len() + cpu.outstanding_lines().len(),
+                dc.app_pending(),
+                dc.queued()
+            )
+        });
+        let checker = self.checker.borrow();
+        let gather = |s: &mut LineSnapshot| snapshot_dc_side(&self.sim, cpu, dc, s);
+        let side = CheckedSide {
+            label: "",
+            checker: &checker,
+            outstanding: cpu.outstanding_lines(),
+            gather: &gather,
+        };
+        let watchdog = cpu.stuck.as_ref().map(|r| Watchdog {
+            report: r,
+            side: 0,
+            lines: cpu.outstanding_lines(),
+        });
+        let refused: Vec<&String> = dc.app_errors.iter().collect();
+        verdict(outcome, &[side], watchdog, left, &refused)
+    }
+}
+
+/// What one protocol's online checker says at the end of a run, with the
+/// lines still outstanding at its requester (for the stuck report).
+pub(crate) struct CheckedSide<'a> {
+    /// Label in the report ("" when the system has one protocol).
+    pub label: &'a str,
+    /// The protocol's checker.
+    pub checker: &'a Checker,
+    /// Lines with an operation still outstanding.
+    pub outstanding: Vec<u64>,
+    /// With checks off, fills a snapshot of the protocol's lines from the
+    /// stopped run (the agents' states, the messages the kernel and the
+    /// components hold); called only when a report lists stuck lines.
+    pub gather: &'a dyn Fn(&mut LineSnapshot),
+}
+
+impl CheckedSide<'_> {
+    /// The side's lines with open work, plus `extra`.
+    fn stuck(&self, extra: &[u64]) -> Vec<String> {
+        self.checker.stuck_report_from(self.gather, extra)
+    }
+}
+
+/// A watchdog's report: its header lines, from a component that stopped
+/// the run, on which side, and the lines it found waiting. With checks on
+/// the component already listed the stuck lines; with checks off the
+/// verdict adds them (a component cannot see the kernel's messages).
+pub(crate) struct Watchdog<'a> {
+    /// The report as the component wrote it.
+    pub report: &'a [String],
+    /// Index of its side in the verdict's `sides`.
+    pub side: usize,
+    /// The lines the component waits for.
+    pub lines: Vec<u64>,
+}
+
+/// The verdict on a finished run, shared by every coherent system: the
+/// first coherence violation, else a watchdog report, else unfinished work
+/// (`left` describes it; `None` when everything finished) with every stuck
+/// line, else operations the tables refused.
+pub(crate) fn verdict(
+    outcome: RunOutcome,
+    sides: &[CheckedSide<'_>],
+    watchdog: Option<Watchdog<'_>>,
+    left: Option<String>,
+    refused: &[&String],
+) -> Result<(), String> {
+    let stuck_lines =
+        || -> Vec<String> { sides.iter().flat_map(|s| s.stuck(&s.outstanding)).collect() };
+    for side in sides {
+        if let Some(v) = side.checker.violations.first() {
+            let label = if side.label.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", side.label)
+            };
+            let mut r = vec![format!("coherence check failed{label}: {v}")];
+            r.extend(stuck_lines());
+            return Err(r.join("\n  "));
+        }
+    }
+    if let Some(w) = watchdog {
+        let mut r = w.report.to_vec();
+        let side = &sides[w.side];
+        if !side.checker.enabled {
+            r.extend(side.stuck(&w.lines));
+        }
+        return Err(r.join("\n  "));
+    }
+    if let Some(left) = left {
+        let why = match outcome {
+            RunOutcome::Drained => "deadlock: no event left but work is outstanding",
+            RunOutcome::TimeLimit => "time limit reached with work outstanding",
+            RunOutcome::Stopped => "stopped with work outstanding",
+        };
+        let mut r = vec![format!("{why} ({left})")];
+        r.extend(stuck_lines());
+        return Err(r.join("\n  "));
+    }
+    if !refused.is_empty() {
+        let list: Vec<&str> = refused.iter().map(|e| e.as_str()).collect();
+        return Err(format!(
+            "operations refused by the table: {}",
+            list.join("; ")
+        ));
+    }
+    Ok(())
+}
+
+/// Fills a stuck report's snapshot for the ECI-DC protocol at report time:
+/// the messages the kernel still holds (in flight, waiting for credits, in
+/// the components' pipelines as local messages) and those queued in the
+/// DCUs, with the LLC's and the DC's line states. (The CPU holds no
+/// message outside the kernel.)
+pub(crate) fn snapshot_dc_side(
+    sim: &Simulation<CohMsg>,
+    cpu: &CoherentCpu,
+    dc: &DirectoryController,
+    s: &mut LineSnapshot,
+) {
+    sim.in_flight()
+        .chain(dc.queued_messages())
+        .for_each(|m| s.message(m));
+    cpu.snapshot_states(s);
+    dc.snapshot_states(s);
+}

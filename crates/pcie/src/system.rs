@@ -1,0 +1,191 @@
+//! Assembling a host + PCIe device system from component parameters.
+//!
+//! ```text
+//!   core ──mem── host_memory
+//!     └──io── root_complex ──mem──┘
+//!                  └──pcie── pcie_link ── xdma_engine ──mem── device_memory
+//! ```
+//!
+//! All kernel links here are zero-latency and unlimited: every delay lives in
+//! a component (memory latency, RC crossing, PCIe serialization and flight,
+//! engine cycles), so each appears once and carries its own provenance.
+
+use ccsim_kernel::prelude::*;
+
+use crate::core::{Core, Op};
+use crate::dma::XdmaEngine;
+use crate::link::{link_config, PcieLink};
+use crate::memory::Memory;
+use crate::msg::SysMsg;
+use crate::rc::RootComplex;
+use crate::tlp::LinkConfig;
+
+/// Parameters of every component of a [`PcieSystem`].
+#[derive(Debug, Clone, Default)]
+pub struct PcieSystemParams {
+    /// `core` parameters.
+    pub core: Params,
+    /// `host_memory` parameters.
+    pub host_memory: Params,
+    /// `root_complex` parameters.
+    pub root_complex: Params,
+    /// `pcie_link` parameters.
+    pub pcie_link: Params,
+    /// `xdma_engine` parameters.
+    pub xdma_engine: Params,
+    /// `device_memory` parameters.
+    pub device_memory: Params,
+}
+
+/// A built system and the ids of its components.
+pub struct PcieSystem {
+    /// The runnable simulation.
+    pub sim: Simulation<SysMsg>,
+    /// The core.
+    pub core: ComponentId,
+    /// Host memory.
+    pub host_memory: ComponentId,
+    /// Root complex.
+    pub root_complex: ComponentId,
+    /// PCIe link.
+    pub link: ComponentId,
+    /// DMA engine / endpoint.
+    pub engine: ComponentId,
+    /// Device memory.
+    pub device_memory: ComponentId,
+    /// The link configuration.
+    pub link_config: LinkConfig,
+    /// BAR0 (engine registers) bus address.
+    pub bar0: u64,
+    /// BAR1 (device memory window) bus address.
+    pub bar1: u64,
+}
+
+/// A host, a PCIe link and an XDMA engine with `device` on the engine's
+/// AXI port, built and wired as the diagram in the module docs shows: what
+/// [`PcieSystem`] and the NIC's DMA system (`ccsim_devices::nic`) share.
+pub struct HostAndPcie {
+    /// The runnable simulation.
+    pub sim: Simulation<SysMsg>,
+    /// The core.
+    pub core: ComponentId,
+    /// Host memory.
+    pub host_memory: ComponentId,
+    /// Root complex.
+    pub root_complex: ComponentId,
+    /// PCIe link.
+    pub link: ComponentId,
+    /// DMA engine / endpoint.
+    pub engine: ComponentId,
+    /// The device behind the engine.
+    pub device: ComponentId,
+    /// The link configuration.
+    pub link_config: LinkConfig,
+    /// BAR0 (engine registers) bus address.
+    pub bar0: u64,
+    /// BAR1 (device window) bus address.
+    pub bar1: u64,
+}
+
+/// Builds [`HostAndPcie`] from `p` (its `device_memory` is not read) with
+/// the core running `program`, `host` as host memory (already preloaded)
+/// and `device`, named `device_name`, behind the engine.
+pub fn build_host_and_pcie<D: Component<SysMsg>>(
+    p: &PcieSystemParams,
+    program: Vec<Op>,
+    seed: u64,
+    trace: TraceMode,
+    host: Memory,
+    device_name: &str,
+    device: D,
+) -> Result<HostAndPcie, String> {
+    let link_config = link_config(&p.pcie_link)?;
+    let core = Core::from_params(&p.core, program)?;
+    let rc = RootComplex::from_params(&p.root_complex, &link_config)?;
+    let link = PcieLink::from_params(&p.pcie_link)?;
+    let mut engine = XdmaEngine::from_params(&p.xdma_engine, &link_config)?;
+    // What the OS does at probe time: program the RC's MSI address.
+    engine.set_msi_address(rc.msi_address());
+    let (bar0, bar1) = (engine.bar0(), engine.bar1());
+
+    let mut b = SystemBuilder::new("system", seed);
+    b.trace(trace);
+    let c = b.add("core", core);
+    let hm = b.add("host_memory", host);
+    let r = b.add("root_complex", rc);
+    let l = b.add("pcie", link);
+    let e = b.add("dma", engine);
+    let d = b.add(device_name, device);
+    let wire = || LinkParams::symmetric(0, 0.0);
+    b.connect(c, "mem", hm, "cpu", wire());
+    b.connect(c, "io", r, "cpu", wire());
+    b.connect(r, "mem", hm, "io", wire());
+    b.connect(r, "pcie", l, "up", wire());
+    b.connect(l, "down", e, "pcie", wire());
+    b.connect(e, "mem", d, "dev", wire());
+    let sim = b.build().map_err(|e| e.to_string())?;
+    Ok(HostAndPcie {
+        sim,
+        core: c,
+        host_memory: hm,
+        root_complex: r,
+        link: l,
+        engine: e,
+        device: d,
+        link_config,
+        bar0,
+        bar1,
+    })
+}
+
+impl PcieSystem {
+    /// Builds the system with the core running `program`. `setup` may
+    /// preload host and device memory before the run.
+    pub fn build(
+        p: &PcieSystemParams,
+        program: Vec<Op>,
+        seed: u64,
+        trace: TraceMode,
+        setup: impl FnOnce(&mut Memory, &mut Memory),
+    ) -> Result<PcieSystem, String> {
+        let mut host = Memory::host(&p.host_memory)?;
+        let mut dev = Memory::device(&p.device_memory)?;
+        setup(&mut host, &mut dev);
+        let built = build_host_and_pcie(p, program, seed, trace, host, "device_memory", dev)?;
+        Ok(PcieSystem {
+            sim: built.sim,
+            core: built.core,
+            host_memory: built.host_memory,
+            root_complex: built.root_complex,
+            link: built.link,
+            engine: built.engine,
+            device_memory: built.device,
+            link_config: built.link_config,
+            bar0: built.bar0,
+            bar1: built.bar1,
+        })
+    }
+
+    /// The core after (or during) the run.
+    pub fn core(&self) -> &Core {
+        self.sim.component::<Core>(self.core).expect("core")
+    }
+    /// Host memory.
+    pub fn host_memory(&self) -> &Memory {
+        self.sim
+            .component::<Memory>(self.host_memory)
+            .expect("host memory")
+    }
+    /// Device memory.
+    pub fn device_memory(&self) -> &Memory {
+        self.sim
+            .component::<Memory>(self.device_memory)
+            .expect("device memory")
+    }
+    /// The DMA engine.
+    pub fn engine(&self) -> &XdmaEngine {
+        self.sim
+            .component::<XdmaEngine>(self.engine)
+            .expect("engine")
+    }
+}
