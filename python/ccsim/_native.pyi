@@ -9,14 +9,30 @@ __version__: str
 
 _Scalar = Union[int, float, bool, str]
 
-class _ParamInfo(TypedDict):
-    name: str
-    kind: str  # "integer" | "number" | "boolean" | "string" | "one of a|b"
-    choices: List[str]
-    default: Optional[_Scalar]
-    required: bool
-    unit: str
-    description: str
+class _RangeInfo(TypedDict):
+    text: str  # "≥ 0", "> 0", "[1, 5]", "(0, 1]", "one of 64, 128", "power of two in [128, 4096]"; "" for non-numbers
+    min: Optional[float]
+    min_inclusive: Optional[bool]
+    max: Optional[float]
+    max_inclusive: Optional[bool]
+    one_of: List[int]
+    power_of_two: bool
+
+# Functional form: the provenance key "from" is a Python keyword.
+_ParamInfo = TypedDict(
+    "_ParamInfo",
+    {
+        "name": str,
+        "kind": str,  # "integer" | "number" | "boolean" | "string" | "one of a|b"
+        "choices": List[str],
+        "default": Optional[_Scalar],
+        "required": bool,
+        "unit": str,
+        "range": _RangeInfo,
+        "from": str,  # provenance of the default: a paper section, a datasheet, or "assumed"
+        "description": str,
+    },
+)
 
 class _PortInfo(TypedDict):
     name: str
@@ -88,6 +104,14 @@ class Experiment:
 
     @staticmethod
     def load(name_or_path: str) -> Experiment: ...
+    def platform(
+        self,
+        name: str,
+        overrides: Optional[Mapping[str, _Scalar]] = None,
+        text_overrides: Optional[Sequence[Tuple[str, str]]] = None,
+    ) -> Platform:
+        """The platform ``name`` the experiment loaded (each file parsed once),
+        with the overrides applied to a copy; parses no file."""
     @property
     def name(self) -> str: ...
     @property
@@ -114,6 +138,8 @@ def component_types() -> List[_ComponentInfo]: ...
 def workloads() -> List[_WorkloadInfo]: ...
 def list_platforms() -> List[str]: ...
 def list_experiments() -> List[str]: ...
+def parse_counts() -> Dict[str, int]:
+    """{"platforms": n, "experiments": m}: texts parsed so far in this process."""
 def shipped_text(kind: str, name: str) -> Optional[str]: ...
 def kernel_bench_json(events: int) -> str: ...
 def coherent_bench_json(reads: int, memory_lines: int) -> str: ...

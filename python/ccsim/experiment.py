@@ -16,6 +16,10 @@ makes two things safe:
 * **fanning out** -- ``jobs > 1`` runs points in a process pool. The native
   handles pickle by rebuilding from their config, so the same code can later
   hand points to Ray.
+
+Each file is parsed once per run: the loaded experiment keeps its validated
+platforms, and the fingerprint, the report and every point use them, with
+the overrides applied to a copy (a pool parses them once per worker).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import math
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from .errors import UsageError
@@ -56,10 +60,12 @@ def _scoped(overrides, platform: str):
     return out
 
 
-def _platform(name: str, overrides, text_overrides) -> _native.Platform:
+def _platform(experiment: _native.Experiment, name: str, overrides, text_overrides) -> _native.Platform:
+    """The experiment's platform ``name`` with the overrides that apply to it
+    (validated; no file is parsed)."""
     typed = _scoped(overrides, name)
     text = _scoped(text_overrides, name)
-    return _native.Platform.load(name, dict(typed) if typed else None, text or None)
+    return experiment.platform(name, dict(typed) if typed else None, text or None)
 
 
 def _canonical(value: Any) -> Any:
@@ -78,9 +84,9 @@ def fingerprint(experiment: _native.Experiment, seed: int, overrides=None, text_
     config = experiment.to_dict()
     config.pop("source", None)
     platforms = {}
-    for s in config["series"]:
-        p = _platform(s["platform"], overrides, text_overrides)
-        platforms[s["platform"]] = {"components": p.components(), "overrides": p.overrides}
+    for name in sorted({s["platform"] for s in config["series"]}):
+        p = _platform(experiment, name, overrides, text_overrides)
+        platforms[name] = {"components": p.components(), "overrides": p.overrides}
     blob = json.dumps(
         _canonical({"experiment": config, "platforms": platforms, "seed": seed, "version": _native.__version__}),
         sort_keys=True,
@@ -90,11 +96,29 @@ def fingerprint(experiment: _native.Experiment, seed: int, overrides=None, text_
 
 def _run_one(experiment: _native.Experiment, series: str, platform: str, x: float, seed: int,
              overrides, text_overrides, trace: bool) -> Dict[str, Any]:
-    """Runs one point (also the process-pool task: every argument pickles)."""
+    """Runs one point on the experiment's loaded platform (every argument
+    pickles)."""
     typed = _scoped(overrides, platform)
     text = _scoped(text_overrides, platform)
     r = _native.run_point(experiment, series, x, seed, dict(typed) if typed else None, text or None, trace)
     return {"series": series, "x": x, **r}
+
+
+_WORKER_EXPERIMENT: Optional[_native.Experiment] = None
+
+
+def _init_worker(experiment: _native.Experiment) -> None:
+    """Process-pool initializer: the experiment arrives (and is parsed) once
+    per worker, not once per point."""
+    global _WORKER_EXPERIMENT
+    _WORKER_EXPERIMENT = experiment
+
+
+def _run_in_worker(series: str, platform: str, x: float, seed: int, overrides, text_overrides,
+                   trace: bool) -> Dict[str, Any]:
+    """The process-pool task: one point of the worker's experiment."""
+    assert _WORKER_EXPERIMENT is not None, "the pool's initializer sets the experiment"
+    return _run_one(_WORKER_EXPERIMENT, series, platform, x, seed, overrides, text_overrides, trace)
 
 
 def _x_key(x: float) -> str:
@@ -151,7 +175,7 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
     todo = [(s["name"], s["platform"], float(x)) for s in cfg["series"] for x in xs]
     # Validate every platform and override before running anything.
     for name in sorted({p for _, p, _ in todo}):
-        _platform(name, overrides, text_overrides)
+        _platform(experiment, name, overrides, text_overrides)
     fp = fingerprint(experiment, seed, overrides, text_overrides)
     log = _PointLog(out_dir, fp) if out_dir is not None else None
     results: Dict[Tuple[str, str], Dict[str, Any]] = {}
@@ -182,8 +206,8 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
             for series, platform, x in pending:
                 finish(_run_one(experiment, series, platform, x, seed, overrides, text_overrides, trace))
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = [pool.submit(_run_one, experiment, s, p, x, seed, _plain(overrides),
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(experiment,)) as pool:
+                futures = [pool.submit(_run_in_worker, s, p, x, seed, _plain(overrides),
                                        _plain(text_overrides), trace) for s, p, x in pending]
                 for fut in futures:  # submission order keeps the log deterministic
                     finish(fut.result())
@@ -403,10 +427,12 @@ def _rebuild_result(origin, points, seed, quick, overrides, text_overrides) -> E
                             overrides=overrides, text_overrides=text_overrides)
 
 
-def reproduce(name: str, quick: bool = False, seed: int = 0, overrides: Optional[Overrides] = None, *,
-              text_overrides: Optional[TextOverrides] = None, out: Optional[os.PathLike] = None,
-              progress: Optional[bool] = False, jobs: int = 1, trace: bool = False) -> ExperimentResult:
-    """Runs experiment ``name`` (a shipped name or a path to a TOML file).
+def reproduce(name: Union[str, _native.Experiment], quick: bool = False, seed: int = 0,
+              overrides: Optional[Overrides] = None, *, text_overrides: Optional[TextOverrides] = None,
+              out: Optional[os.PathLike] = None, progress: Optional[bool] = False, jobs: int = 1,
+              trace: bool = False) -> ExperimentResult:
+    """Runs experiment ``name`` (a shipped name, a path to a TOML file, or an
+    already loaded ``Experiment``).
 
     ``overrides`` are dotted platform keys (``{"pcie.lanes": 8}``, or
     ``{"cohet:pcie.lanes": 8}`` for one platform only). With ``out``, the
@@ -414,7 +440,7 @@ def reproduce(name: str, quick: bool = False, seed: int = 0, overrides: Optional
     from ``points.jsonl``; ``trace=True`` also writes a Chrome trace per
     point under ``traces/``.
     """
-    experiment = _native.Experiment.load(str(name))
+    experiment = name if isinstance(name, _native.Experiment) else _native.Experiment.load(str(name))
     exp_dir = Path(out) / experiment.name if out is not None else None
     trace_dir = None
     if trace:

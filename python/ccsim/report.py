@@ -58,7 +58,7 @@ def render_report(result: "ExperimentResult") -> str:
     for name in sorted({s["platform"] for s in cfg["series"] if not s.get("derived")}):
         from .experiment import _platform
 
-        p = _platform(name, result.overrides, result.text_overrides)
+        p = _platform(result.experiment, name, result.overrides, result.text_overrides)
         lines.append(f"- **{p.name}**: {p.description} (`{p.source}`)")
         for inst, c in p.components().items():
             for param, (value, prov) in c["params"].items():

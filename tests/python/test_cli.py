@@ -93,8 +93,10 @@ def test_info_lists_components_and_workloads_as_json():
     for c in doc["components"]:
         assert c["description"]
         for p in c["params"]:
-            assert set(p) == {"name", "kind", "choices", "default", "required", "unit", "description"}
+            assert set(p) == {"name", "kind", "choices", "default", "required", "unit", "range", "from",
+                              "description"}
             assert p["description"], f"{c['type']}.{p['name']} has no description"
+            assert p["from"] or p["required"], f"{c['type']}.{p['name']} has no provenance"
         for s in c["ports"] + c["stats"]:
             assert s["description"]
 
@@ -115,6 +117,7 @@ def test_info_of_one_component_shows_params_ports_and_stats():
     assert f"{t['type']}: {t['description']}" in r.stdout
     for p in t["params"]:
         assert f"    {p['name']} ({p['kind']}" in r.stdout
+        assert f"        default from: {p['from']}" in r.stdout
     for s in t["stats"]:
         assert f"    {s['name']} ({s['kind']}" in r.stdout
     assert "Component types (1):" in r.stdout

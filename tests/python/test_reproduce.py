@@ -159,6 +159,22 @@ def test_parallel_jobs_give_the_same_results(experiment):
     pd.testing.assert_frame_equal(a.df, b.df)
 
 
+def test_a_run_parses_each_file_once(tmp_path):
+    """The experiment keeps its validated platforms: the CLI's validation,
+    the fingerprint, the report and every point use them (overrides applied
+    to a copy), so one run parses the experiment and each platform once."""
+    from ccsim import _native
+    from ccsim.cli import main
+
+    before = _native.parse_counts()
+    # pio-pcie: 7 series and 21 quick points on two platforms.
+    assert main(["reproduce", "pio-pcie", "--quick", "--out", str(tmp_path), "--no-progress",
+                 "--set", "pcie.latency_ns=150"]) == 0
+    after = _native.parse_counts()
+    assert after["experiments"] - before["experiments"] == 1
+    assert after["platforms"] - before["platforms"] == 2
+
+
 def test_results_pickle_and_render(experiment, tmp_path):
     r = ccsim.reproduce(experiment, quick=True)
     q = pickle.loads(pickle.dumps(r))

@@ -24,8 +24,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
 
-use crate::util::{complete, non_negative, non_negative_f, ns_to_ps, positive};
-use crate::{initial_line, Line};
+use crate::util::{complete, ns_to_ps};
+use crate::{initial_line, Line, LINE_BYTES};
 
 /// Sparse line storage: only written lines cost memory; others read as
 /// [`initial_line`].
@@ -83,6 +83,8 @@ pub static COHERENT_BRAM: ComponentSpec = ComponentSpec {
             kind: ParamKind::Float,
             default: ParamDefault::Float(9.3),
             unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: 3 cycles of BRAM at 322 MHz",
             description: "AXI read or write of a line, request to response.",
         },
         ParamSpec {
@@ -90,11 +92,14 @@ pub static COHERENT_BRAM: ComponentSpec = ComponentSpec {
             kind: ParamKind::Float,
             default: ParamDefault::Float(3.1),
             unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: one line per 322 MHz cycle",
             description: "Occupancy per line (throughput limit).",
         },
     ],
     ports: &[],
     stats: &[],
+    check: None,
 };
 
 /// Declaration of `ddr_controller`.
@@ -102,19 +107,32 @@ pub static DDR_CONTROLLER: ComponentSpec = ComponentSpec {
     type_name: "ddr_controller",
     description: "A DDR4 channel behind a memory controller (Xilinx MIG or a CPU's controller): banks with open rows, row hits/misses/conflicts, a fixed controller latency.",
     params: &[
-        ParamSpec { name: "controller_ns", kind: ParamKind::Float, default: ParamDefault::Float(60.0), unit: "ns", description: "Fixed latency of the controller and its AXI/PHY path, per access." },
-        ParamSpec { name: "t_cl_ns", kind: ParamKind::Float, default: ParamDefault::Float(14.16), unit: "ns", description: "CAS latency." },
-        ParamSpec { name: "t_rcd_ns", kind: ParamKind::Float, default: ParamDefault::Float(14.16), unit: "ns", description: "Activate to read." },
-        ParamSpec { name: "t_rp_ns", kind: ParamKind::Float, default: ParamDefault::Float(14.16), unit: "ns", description: "Precharge." },
-        ParamSpec { name: "burst_ns", kind: ParamKind::Float, default: ParamDefault::Float(6.67), unit: "ns", description: "Data bus time of one 128 B line." },
-        ParamSpec { name: "banks", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "banks", description: "Banks per channel." },
-        ParamSpec { name: "row_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8192), unit: "bytes", description: "Row (page) size across the rank." },
-        ParamSpec { name: "channels", kind: ParamKind::Int, default: ParamDefault::Int(2), unit: "channels", description: "Channels; line l uses channel l % channels (one DIMM per DC slice, CCKit §5.1)." },
-        ParamSpec { name: "page_policy", kind: ParamKind::Enum(&["open", "closed"]), default: ParamDefault::Str("open"), unit: "", description: "open: rows stay open (hits are cheap, conflicts pay tRP); closed: auto-precharge after every access." },
+        ParamSpec { name: "controller_ns", kind: ParamKind::Float, default: ParamDefault::Float(60.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "Fixed latency of the controller and its AXI/PHY path, per access." },
+        ParamSpec { name: "t_cl_ns", kind: ParamKind::Float, default: ParamDefault::Float(14.16), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: DDR4-2400 CL17 (CCKit §4: 2400 MT/s DIMMs on the FPGA)", description: "CAS latency." },
+        ParamSpec { name: "t_rcd_ns", kind: ParamKind::Float, default: ParamDefault::Float(14.16), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: DDR4-2400 17-17-17", description: "Activate to read." },
+        ParamSpec { name: "t_rp_ns", kind: ParamKind::Float, default: ParamDefault::Float(14.16), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: DDR4-2400 17-17-17", description: "Precharge." },
+        ParamSpec { name: "burst_ns", kind: ParamKind::Float, default: ParamDefault::Float(6.67), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: 128 B on a 64-bit bus at 2400 MT/s", description: "Data bus time of one 128 B line." },
+        ParamSpec { name: "banks", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "banks", range: ParamRange::at_least(1.0), from: "assumed: DDR4, 4 bank groups x 4 banks", description: "Banks per channel." },
+        ParamSpec { name: "row_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8192), unit: "bytes", range: ParamRange::at_least(128.0), from: "assumed: 1 KiB page x 8 chips", description: "Row (page) size across the rank, in whole 128 B lines." },
+        ParamSpec { name: "channels", kind: ParamKind::Int, default: ParamDefault::Int(2), unit: "channels", range: ParamRange::at_least(1.0), from: "CCKit §5.1: each DCS connects to one DIMM through its own MIG", description: "Channels; line l uses channel l % channels (one DIMM per DC slice, CCKit §5.1)." },
+        ParamSpec { name: "page_policy", kind: ParamKind::Enum(&["open", "closed"]), default: ParamDefault::Str("open"), unit: "", range: ParamRange::ANY, from: "assumed: MIG default open-page", description: "open: rows stay open (hits are cheap, conflicts pay tRP); closed: auto-precharge after every access." },
     ],
     ports: &[],
     stats: &[],
+    check: Some(check_ddr),
 };
+
+/// A row holds whole lines.
+fn check_ddr(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
+    let row = p.int("row_bytes");
+    if row % LINE_BYTES as i64 != 0 {
+        return Err(ParamProblem::new(
+            "row_bytes",
+            format!("must be a multiple of the {LINE_BYTES} B line, got {row}"),
+        ));
+    }
+    Ok(())
+}
 
 /// BRAM timing.
 #[derive(Debug, Clone)]
@@ -128,10 +146,9 @@ impl Bram {
     /// From `coherent_bram` parameters.
     pub fn from_params(p: &Params) -> Result<Bram, String> {
         let p = complete(&COHERENT_BRAM, p)?;
-        let t = COHERENT_BRAM.type_name;
         Ok(Bram {
-            latency: ns_to_ps(non_negative_f(&p, t, "latency_ns")?),
-            line: ns_to_ps(non_negative_f(&p, t, "line_ns")?),
+            latency: ns_to_ps(p.float("latency_ns")),
+            line: ns_to_ps(p.float("line_ns")),
             free_at: 0,
         })
     }
@@ -168,24 +185,16 @@ impl Ddr {
     /// From `ddr_controller` parameters.
     pub fn from_params(p: &Params) -> Result<Ddr, String> {
         let p = complete(&DDR_CONTROLLER, p)?;
-        let t = DDR_CONTROLLER.type_name;
-        let f = |n: &str| non_negative_f(&p, t, n).map(ns_to_ps);
-        let row_bytes = positive(&p, t, "row_bytes")?;
-        if row_bytes % 128 != 0 {
-            return Err(format!(
-                "{t}.row_bytes: must be a multiple of 128, got {row_bytes}"
-            ));
-        }
-        let banks = positive(&p, t, "banks")? as usize;
-        let channels = positive(&p, t, "channels")? as usize;
-        let _ = non_negative(&p, t, "banks")?;
+        let f = |n: &str| ns_to_ps(p.float(n));
+        let banks = p.uint("banks") as usize;
+        let channels = p.uint("channels") as usize;
         Ok(Ddr {
-            controller: f("controller_ns")?,
-            t_cl: f("t_cl_ns")?,
-            t_rcd: f("t_rcd_ns")?,
-            t_rp: f("t_rp_ns")?,
-            burst: f("burst_ns")?,
-            lines_per_row: row_bytes / 128,
+            controller: f("controller_ns"),
+            t_cl: f("t_cl_ns"),
+            t_rcd: f("t_rcd_ns"),
+            t_rp: f("t_rp_ns"),
+            burst: f("burst_ns"),
+            lines_per_row: p.uint("row_bytes") / LINE_BYTES as u64,
             open_page: p.str("page_policy") == "open",
             channels: vec![
                 Channel {

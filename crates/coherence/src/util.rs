@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_kernel::component::{ComponentSpec, ParamValue, Params};
+use ccsim_kernel::component::{ComponentSpec, ParamValue, Params, Peers};
 use ccsim_kernel::sim::{Ctx, PortId};
 use ccsim_kernel::time::Tick;
 
@@ -56,8 +56,11 @@ impl DelayLine {
     }
 }
 
-/// `params` completed with the defaults of `spec`, or an error naming the
-/// missing required parameters.
+/// `params` completed with the defaults of `spec` and checked against its
+/// declaration: every parameter declared and of its kind, in its range, and
+/// the spec's check hook (without peers). The config crate applies the same
+/// rules when it loads a platform, so this cannot fail for a loaded
+/// platform's parameters; it guards hand-built ones.
 pub fn complete(spec: &ComponentSpec, params: &Params) -> Result<Params, String> {
     let mut p = params.clone();
     let missing = p.fill_defaults(spec);
@@ -87,36 +90,9 @@ pub fn complete(spec: &ComponentSpec, params: &Params) -> Result<Params, String>
             ));
         }
     }
+    spec.validate(&p, Peers::NONE)
+        .map_err(|e| format!("{}.{e}", spec.type_name))?;
     Ok(p)
-}
-
-/// A positive integer parameter, or an error naming it.
-pub fn positive(p: &Params, type_name: &str, name: &str) -> Result<u64, String> {
-    let v = p.int(name);
-    if v <= 0 {
-        return Err(format!("{type_name}.{name}: must be positive, got {v}"));
-    }
-    Ok(v as u64)
-}
-
-/// A non-negative integer parameter, or an error naming it.
-pub fn non_negative(p: &Params, type_name: &str, name: &str) -> Result<u64, String> {
-    let v = p.int(name);
-    if v < 0 {
-        return Err(format!("{type_name}.{name}: must not be negative, got {v}"));
-    }
-    Ok(v as u64)
-}
-
-/// A non-negative finite number parameter, or an error naming it.
-pub fn non_negative_f(p: &Params, type_name: &str, name: &str) -> Result<f64, String> {
-    let v = p.float(name);
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!(
-            "{type_name}.{name}: must be a non-negative number, got {v}"
-        ));
-    }
-    Ok(v)
 }
 
 /// `x % n`, without a division when `n` is a power of two (cache sets, TADs,

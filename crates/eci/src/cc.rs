@@ -52,7 +52,7 @@ use ccsim_protocol::ir::{Access, MsgClass};
 
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
-use ccsim_coherence::util::{complete, non_negative, non_negative_f, ns_to_ps};
+use ccsim_coherence::util::{complete, ns_to_ps};
 use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, SendStep, Step};
 
@@ -74,11 +74,11 @@ pub static CACHE_CONTROLLER: ComponentSpec = ComponentSpec {
     type_name: "cache_controller",
     description: "The FPGA as caching agent of CPU memory: executes the generated eci-cc table with real line copies, serial engine, stall-and-retry; app port for device loads/stores.",
     params: &[
-        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(322.0), unit: "MHz", description: "CC clock." },
-        ParamSpec { name: "ingress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(22), unit: "cycles", description: "From the link to the CC engine (ECI transport, header/payload split)." },
-        ParamSpec { name: "event_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", description: "One event: table lookup and actions (the engine is busy meanwhile)." },
-        ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(22), unit: "cycles", description: "From the engine's send to the link." },
-        ParamSpec { name: "watchdog_us", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "us", description: "A device op outstanding this long is reported as stuck." },
+        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(322.0), unit: "MHz", range: ParamRange::positive(), from: "CCKit §4.3: typical FPGA clock of 322 MHz", description: "CC clock." },
+        ParamSpec { name: "ingress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(22), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: the ECI transport of the DC as calibrated on CCKit Table 2 (enzian dc.ingress_cycles)", description: "From the link to the CC engine (ECI transport, header/payload split)." },
+        ParamSpec { name: "event_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: like a DCU, a ROM lookup and actions in a few cycles", description: "One event: table lookup and actions (the engine is busy meanwhile)." },
+        ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(22), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: the ECI transport of the DC (enzian dc.egress_cycles)", description: "From the engine's send to the link." },
+        ParamSpec { name: "watchdog_us", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "us", range: ParamRange::positive(), from: "assumed: far above any unloaded transaction", description: "A device op outstanding this long is reported as stuck." },
     ],
     ports: &[
         PortSpec { name: "eci0", description: "Even lines.", required: true },
@@ -90,6 +90,7 @@ pub static CACHE_CONTROLLER: ComponentSpec = ComponentSpec {
         StatSpec { name: "requests", kind: StatKind::Counter, unit: "messages", description: "Requests and voluntary downgrades sent to the CPU home." },
         StatSpec { name: "forwards", kind: StatKind::Counter, unit: "messages", description: "Forwards received from the CPU home." },
     ],
+    check: None,
 };
 
 /// Where a send of the CC's table goes.
@@ -261,17 +262,13 @@ impl CacheController {
                 tables.ir.name, tables.ir.roles[tables.cache_role].role
             ));
         }
-        let mhz = non_negative_f(&p, t, "clock_mhz")?;
-        if mhz <= 0.0 {
-            return Err(format!("{t}.clock_mhz: must be positive, got {mhz}"));
-        }
-        let clock = Clock::from_mhz(mhz);
-        let cyc = |n: &str| non_negative(&p, t, n).map(|c| clock.cycles(c));
+        let clock = Clock::from_mhz(p.float("clock_mhz"));
+        let cyc = |n: &str| clock.cycles(p.uint(n));
         Ok(CacheController {
             period: clock.period(),
-            ingress: cyc("ingress_cycles")?,
-            event: cyc("event_cycles")?.max(1),
-            egress: cyc("egress_cycles")?,
+            ingress: cyc("ingress_cycles"),
+            event: cyc("event_cycles").max(1),
+            egress: cyc("egress_cycles"),
             links: link.links,
             link: link.clone(),
             state: HashMap::default(),
@@ -288,9 +285,7 @@ impl CacheController {
             completed: Vec::new(),
             app_errors: Vec::new(),
             store_log: Vec::new(),
-            watchdog: ns_to_ps(non_negative_f(&p, t, "watchdog_us")?)
-                .saturating_mul(1000)
-                .max(1),
+            watchdog: ns_to_ps(p.float("watchdog_us")).saturating_mul(1000).max(1),
             stuck: None,
             cc_table: Rc::new(tables.compile(GENERATED, |meta| {
                 if meta.to == PEER {

@@ -98,7 +98,7 @@ use ccsim_protocol::ir::Access;
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::parked::Parked;
-use ccsim_coherence::util::{complete, modulo, non_negative, non_negative_f, ns_to_ps, positive};
+use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, LINE_BYTES, PEER};
 use ccsim_protocol::engine::{
     execute, Cell, CompiledTable, DirOp, Effects, Row as PeerRow, SendStep,
@@ -109,23 +109,23 @@ pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
     type_name: "coherent_cpu",
     description: "Cores with L1s and write buffers sharing an LLC that acts as the ECI remote agent: executes the peer table of the protocol with real line data; MSHRs, TADs with an XOR scrambler; watchdog.",
     params: &[
-        ParamSpec { name: "cores", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cores", description: "Cores sharing the LLC, each with its own program, MSHRs, L1 and write buffer." },
-        ParamSpec { name: "mshrs", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "ops", description: "Operations outstanding at once per core." },
-        ParamSpec { name: "issue_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.5), unit: "ns", description: "Core time between issuing two operations." },
-        ParamSpec { name: "hit_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", description: "Load-to-use latency of an LLC hit." },
-        ParamSpec { name: "miss_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", description: "From the core's access to the request leaving the LLC on a miss (L1 and LLC lookups)." },
-        ParamSpec { name: "fill_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", description: "From the grant arriving to the data reaching the core." },
-        ParamSpec { name: "snoop_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", description: "From a forward arriving to its answer leaving." },
-        ParamSpec { name: "llc_lines", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "lines", description: "Valid lines the LLC holds before evicting (0: unlimited)." },
-        ParamSpec { name: "llc_ways", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "ways", description: "Associativity: llc_lines / llc_ways sets, LRU within a set (0: fully associative)." },
-        ParamSpec { name: "l1_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "bytes", description: "Per-core write-through L1 data cache (0: none; the L1 lookup is then folded into hit_ns / miss_ns)." },
-        ParamSpec { name: "l1_ways", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "ways", description: "L1 associativity (set = line % sets, LRU)." },
-        ParamSpec { name: "l1_hit_ns", kind: ParamKind::Float, default: ParamDefault::Float(1.5), unit: "ns", description: "Load-to-use latency of an L1 hit; also the time a store takes to commit into the write buffer." },
-        ParamSpec { name: "write_buffer_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "bytes", description: "Per-core write buffer, in whole lines (0: none; a store completes once performed at the LLC)." },
-        ParamSpec { name: "tads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "TADs", description: "LLC tag-and-data units, each with its own transaction limit (0: no limit)." },
-        ParamSpec { name: "tad_transactions", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "transactions", description: "Outstanding transactions (lines in a transient state) per TAD." },
-        ParamSpec { name: "scrambler", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", description: "XOR-fold the line index to choose TAD and set (needs powers of two)." },
-        ParamSpec { name: "watchdog_us", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "us", description: "An operation outstanding this long is reported as stuck." },
+        ParamSpec { name: "cores", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cores", range: ParamRange::at_least(1.0), from: "assumed: one core (ThunderX-1 has 48, PIO paper §3)", description: "Cores sharing the LLC, each with its own program, MSHRs, L1 and write buffer." },
+        ParamSpec { name: "mshrs", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "ops", range: ParamRange::at_least(1.0), from: "assumed: one operation at a time", description: "Operations outstanding at once per core." },
+        ParamSpec { name: "issue_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.5), unit: "ns", range: ParamRange::at_least(0.0), from: "PIO paper §3: 2.0 GHz core, one cycle", description: "Core time between issuing two operations." },
+        ParamSpec { name: "hit_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: ThunderX-1 LLC load-to-use about 20 cycles at 2 GHz", description: "Load-to-use latency of an LLC hit." },
+        ParamSpec { name: "miss_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: L1 miss and LLC tag lookup, about 20 cycles at 2 GHz", description: "From the core's access to the request leaving the LLC on a miss (L1 and LLC lookups)." },
+        ParamSpec { name: "fill_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: about 10 cycles at 2 GHz", description: "From the grant arriving to the data reaching the core." },
+        ParamSpec { name: "snoop_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "From a forward arriving to its answer leaving." },
+        ParamSpec { name: "llc_lines", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "lines", range: ParamRange::at_least(0.0), from: "assumed: unlimited unless a platform sizes the LLC", description: "Valid lines the LLC holds before evicting (0: unlimited); a multiple of llc_ways, and a power-of-two number of sets with the scrambler." },
+        ParamSpec { name: "llc_ways", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "ways", range: ParamRange::at_least(0.0), from: "assumed: fully associative", description: "Associativity: llc_lines / llc_ways sets, LRU within a set (0: fully associative)." },
+        ParamSpec { name: "l1_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "bytes", range: ParamRange::at_least(0.0), from: "assumed: no L1 unless a platform adds one", description: "Per-core write-through L1 data cache (0: none; the L1 lookup is then folded into hit_ns / miss_ns); a multiple of l1_ways x 128 B." },
+        ParamSpec { name: "l1_ways", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "ways", range: ParamRange::at_least(1.0), from: "PIO paper §3: 32-way associative L1", description: "L1 associativity (set = line % sets, LRU)." },
+        ParamSpec { name: "l1_hit_ns", kind: ParamKind::Float, default: ParamDefault::Float(1.5), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: L1 load-to-use about 3 cycles at 2 GHz", description: "Load-to-use latency of an L1 hit; also the time a store takes to commit into the write buffer." },
+        ParamSpec { name: "write_buffer_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "bytes", range: ParamRange::at_least(0.0), from: "assumed: no write buffer unless a platform adds one", description: "Per-core write buffer, in whole lines (0: none; a store completes once performed at the LLC)." },
+        ParamSpec { name: "tads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "TADs", range: ParamRange::at_least(0.0), from: "assumed: no TAD limit unless a platform sets one", description: "LLC tag-and-data units, each with its own transaction limit (0: no limit); a power of two with the scrambler." },
+        ParamSpec { name: "tad_transactions", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "transactions", range: ParamRange::at_least(1.0), from: "PIO paper §5: each TAD handles up to 16 simultaneous cache transactions", description: "Outstanding transactions (lines in a transient state) per TAD." },
+        ParamSpec { name: "scrambler", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "assumed: off", description: "XOR-fold the line index to choose TAD and set (needs powers of two)." },
+        ParamSpec { name: "watchdog_us", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "us", range: ParamRange::positive(), from: "assumed: far above any unloaded transaction", description: "An operation outstanding this long is reported as stuck." },
     ],
     ports: &[
         PortSpec { name: "eci0", description: "Even lines.", required: true },
@@ -140,7 +140,61 @@ pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
         StatSpec { name: "wb_stalls", kind: StatKind::Counter, unit: "stores", description: "Stores that found the write buffer full." },
         StatSpec { name: "tad_waits", kind: StatKind::Counter, unit: "requests", description: "Misses that waited for a TAD slot." },
     ],
+    check: Some(check),
 };
+
+/// Caches and the write buffer hold whole lines and whole sets, and the
+/// XOR scrambler folds onto powers of two.
+fn check(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
+    let line = LINE_BYTES as i64;
+    let (lines, ways) = (p.int("llc_lines"), p.int("llc_ways"));
+    if lines > 0 && ways > 0 && lines % ways != 0 {
+        return Err(ParamProblem::new(
+            "llc_lines",
+            format!("must be a multiple of llc_ways ({ways}), got {lines}"),
+        ));
+    }
+    for name in ["l1_bytes", "write_buffer_bytes"] {
+        let bytes = p.int(name);
+        if bytes % line != 0 {
+            return Err(ParamProblem::new(
+                name,
+                format!("must be a multiple of the {line} B line, got {bytes}"),
+            ));
+        }
+    }
+    let (l1_bytes, l1_ways) = (p.int("l1_bytes"), p.int("l1_ways"));
+    if l1_bytes % (l1_ways * line) != 0 {
+        return Err(ParamProblem::new(
+            "l1_bytes",
+            format!(
+                "must be a multiple of l1_ways x {line} B ({}), got {l1_bytes}",
+                l1_ways * line
+            ),
+        ));
+    }
+    if p.bool("scrambler") {
+        let sets = if lines == 0 || ways == 0 {
+            1
+        } else {
+            lines / ways
+        };
+        if !(sets as u64).is_power_of_two() {
+            return Err(ParamProblem::new(
+                "llc_lines",
+                format!("must give a power-of-two number of sets (llc_lines / llc_ways) for the scrambler, got {sets} sets"),
+            ));
+        }
+        let tads = p.int("tads");
+        if tads > 0 && !(tads as u64).is_power_of_two() {
+            return Err(ParamProblem::new(
+                "tads",
+                format!("must be 0 or a power of two for the scrambler, got {tads}"),
+            ));
+        }
+    }
+    Ok(())
+}
 
 const ST_LAT: usize = 0;
 const ST_MISS: usize = 1;
@@ -676,46 +730,26 @@ impl CoherentCpu {
         program: Vec<CpuOp>,
     ) -> Result<Self, String> {
         let p = complete(&COHERENT_CPU, p)?;
-        let t = COHERENT_CPU.type_name;
-        let f = |n: &str| non_negative_f(&p, t, n).map(ns_to_ps);
+        let f = |n: &str| ns_to_ps(p.float(n));
         check_words(&program, "program")?;
-        let capacity = non_negative(&p, t, "llc_lines")? as usize;
-        let ways = match non_negative(&p, t, "llc_ways")? as usize {
+        // `check` (run by `complete`) guarantees whole sets, lines and
+        // powers of two for the scrambler.
+        let capacity = p.uint("llc_lines") as usize;
+        let ways = match p.uint("llc_ways") as usize {
             0 => capacity,
             w => w,
         };
-        if capacity > 0 && capacity % ways != 0 {
-            return Err(format!(
-                "{t}: llc_lines ({capacity}) must be a multiple of llc_ways ({ways})"
-            ));
-        }
         let sets = if capacity == 0 {
             1
         } else {
             (capacity / ways) as u64
         };
-        let scrambler = p
-            .get("scrambler")
-            .map(|(v, _)| *v == ParamValue::Bool(true))
-            .unwrap_or(false);
-        let tads = non_negative(&p, t, "tads")? as usize;
-        if scrambler && (!sets.is_power_of_two() || (tads > 0 && !tads.is_power_of_two())) {
-            return Err(format!(
-                "{t}: the XOR scrambler needs a power-of-two number of sets ({sets}) and tads ({tads})"
-            ));
-        }
-        let l1_lines = non_negative(&p, t, "l1_bytes")? / LINE_BYTES as u64;
-        let l1_ways = positive(&p, t, "l1_ways")?;
-        let l1 = if l1_lines == 0 {
-            None
-        } else if l1_lines % l1_ways != 0 {
-            return Err(format!(
-                "{t}: l1_bytes / 128 ({l1_lines} lines) must be a multiple of l1_ways ({l1_ways})"
-            ));
-        } else {
-            Some((l1_lines / l1_ways, l1_ways as usize))
-        };
-        let cores = positive(&p, t, "cores")? as usize;
+        let scrambler = p.bool("scrambler");
+        let tads = p.uint("tads") as usize;
+        let l1_lines = p.uint("l1_bytes") / LINE_BYTES as u64;
+        let l1_ways = p.uint("l1_ways");
+        let l1 = (l1_lines > 0).then(|| (l1_lines / l1_ways, l1_ways as usize));
+        let cores = p.uint("cores") as usize;
         let mut program = Some(program);
         let cores = (0..cores)
             .map(|_| Core {
@@ -733,23 +767,23 @@ impl CoherentCpu {
             .collect();
         let checks = checker.borrow().enabled;
         Ok(CoherentCpu {
-            issue: f("issue_ns")?,
-            hit: f("hit_ns")?,
-            miss: f("miss_ns")?,
-            fill: f("fill_ns")?,
-            snoop: f("snoop_ns")?,
-            l1_hit: f("l1_hit_ns")?,
-            mshrs: positive(&p, t, "mshrs")? as usize,
-            wb_entries: non_negative(&p, t, "write_buffer_bytes")? as usize / LINE_BYTES,
+            issue: f("issue_ns"),
+            hit: f("hit_ns"),
+            miss: f("miss_ns"),
+            fill: f("fill_ns"),
+            snoop: f("snoop_ns"),
+            l1_hit: f("l1_hit_ns"),
+            mshrs: p.uint("mshrs") as usize,
+            wb_entries: p.uint("write_buffer_bytes") as usize / LINE_BYTES,
             ways,
             sets,
             scrambler,
-            tad_limit: positive(&p, t, "tad_transactions")? as u32,
+            tad_limit: p.uint("tad_transactions") as u32,
             tad_busy: vec![0; tads],
             tad_peak: vec![0; tads],
             tad_queue: vec![VecDeque::new(); tads],
             tad_freed: Vec::new(),
-            watchdog: f("watchdog_us")?.saturating_mul(1000).max(1),
+            watchdog: f("watchdog_us").saturating_mul(1000).max(1),
             watchdog_armed: false,
             links: link.links,
             link: link.clone(),

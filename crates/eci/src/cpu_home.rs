@@ -40,7 +40,7 @@ use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::LineStore;
 use ccsim_coherence::parked::Parked;
-use ccsim_coherence::util::{complete, non_negative_f, ns_to_ps};
+use ccsim_coherence::util::{complete, ns_to_ps};
 use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, PEER};
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, Row, SendStep};
 
@@ -49,12 +49,12 @@ pub static CPU_HOME: ComponentSpec = ComponentSpec {
     type_name: "cpu_home",
     description: "The CPU's home agent for CPU-homed lines: directory + CPU memory with real bytes, executing the eci-cc peer table; a core issuing loads/stores in order; watchdog.",
     params: &[
-        ParamSpec { name: "issue_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.5), unit: "ns", description: "Core time between two operations." },
-        ParamSpec { name: "access_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", description: "A core access the directory allows at once (the line is in the LLC)." },
-        ParamSpec { name: "forward_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", description: "From a core access to the forward it needs leaving the home." },
-        ParamSpec { name: "response_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", description: "From the FPGA's answer arriving to the waiting access completing." },
-        ParamSpec { name: "request_ns", kind: ParamKind::Float, default: ParamDefault::Float(30.0), unit: "ns", description: "From an ECI request arriving to the home's answer leaving (directory lookup, line read)." },
-        ParamSpec { name: "watchdog_us", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "us", description: "An operation outstanding this long is reported as stuck." },
+        ParamSpec { name: "issue_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.5), unit: "ns", range: ParamRange::at_least(0.0), from: "PIO paper §3: 2.0 GHz core, one cycle", description: "Core time between two operations." },
+        ParamSpec { name: "access_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: LLC load-to-use about 20 cycles at 2 GHz", description: "A core access the directory allows at once (the line is in the LLC)." },
+        ParamSpec { name: "forward_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: LLC lookup and directory check before the forward leaves", description: "From a core access to the forward it needs leaving the home." },
+        ParamSpec { name: "response_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: about 10 cycles at 2 GHz", description: "From the FPGA's answer arriving to the waiting access completing." },
+        ParamSpec { name: "request_ns", kind: ParamKind::Float, default: ParamDefault::Float(30.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: ECI ingress, directory lookup and an LLC read", description: "From an ECI request arriving to the home's answer leaving (directory lookup, line read)." },
+        ParamSpec { name: "watchdog_us", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "us", range: ParamRange::positive(), from: "assumed: far above any unloaded transaction", description: "An operation outstanding this long is reported as stuck." },
     ],
     ports: &[
         PortSpec { name: "eci0", description: "Even lines.", required: true },
@@ -65,6 +65,7 @@ pub static CPU_HOME: ComponentSpec = ComponentSpec {
         StatSpec { name: "forwards", kind: StatKind::Counter, unit: "messages", description: "Forwards sent to the FPGA." },
         StatSpec { name: "stalls", kind: StatKind::Counter, unit: "requests", description: "ECI requests the table stalled." },
     ],
+    check: None,
 };
 
 const ST_LAT: usize = 0;
@@ -150,17 +151,17 @@ impl CpuHome {
                 format!("{t}: the peer table of {} has no event {n}", tables.ir.name)
             })
         };
-        let f = |n: &str| non_negative_f(&p, t, n).map(ns_to_ps);
+        let f = |n: &str| ns_to_ps(p.float(n));
         Ok(CpuHome {
             ev_rd: ev("rd")?,
             ev_wr: ev("wr")?,
             ev_commit: ev("commit")?,
-            issue: f("issue_ns")?,
-            access: f("access_ns")?,
-            forward: f("forward_ns")?,
-            response: f("response_ns")?,
-            request: f("request_ns")?,
-            watchdog: f("watchdog_us")?.saturating_mul(1000).max(1),
+            issue: f("issue_ns"),
+            access: f("access_ns"),
+            forward: f("forward_ns"),
+            response: f("response_ns"),
+            request: f("request_ns"),
+            watchdog: f("watchdog_us").saturating_mul(1000).max(1),
             links: link.links,
             link: link.clone(),
             state: HashMap::default(),

@@ -45,7 +45,7 @@ use ccsim_protocol::ir::MsgClass;
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::{LineStore, MemTiming};
-use ccsim_coherence::util::{complete, modulo, non_negative, non_negative_f, positive};
+use ccsim_coherence::util::{complete, modulo};
 use ccsim_coherence::{
     boxed_line, recycle_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER,
 };
@@ -56,13 +56,13 @@ pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
     type_name: "directory_controller",
     description: "A home agent executing the generated directory table: even/odd slices of serial blocking DCUs, round-robin, responses first, stall-and-try-another; AXI to BRAM or DDR.",
     params: &[
-        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(322.0), unit: "MHz", description: "DC clock." },
-        ParamSpec { name: "dcus_per_slice", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "DCUs", description: "DCUs in each of the two slices." },
-        ParamSpec { name: "ingress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", description: "From the link to a DCU queue (transport, header/payload split, routing)." },
-        ParamSpec { name: "event_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", description: "One event in a DCU: table lookup and actions (the DCU is busy meanwhile)." },
-        ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", description: "From a DCU's send to the link (merge of header and payload, arbitration)." },
-        ParamSpec { name: "axi_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", description: "AXI interconnect, each way, between a DCU and the memory." },
-        ParamSpec { name: "checks", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", description: "Assert SWMR and data-value on every transition (test/debug mode)." },
+        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(322.0), unit: "MHz", range: ParamRange::positive(), from: "CCKit §4.3: typical FPGA clock of 322 MHz", description: "DC clock." },
+        ParamSpec { name: "dcus_per_slice", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "DCUs", range: ParamRange::at_least(1.0), from: "CCKit §4.3: an example configuration of 64 DCUs in odd and even slices", description: "DCUs in each of the two slices." },
+        ParamSpec { name: "ingress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "From the link to a DCU queue (transport, header/payload split, routing)." },
+        ParamSpec { name: "event_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: a non-pipelined DCU reads its protocol ROM and acts in a few cycles (CCKit §4.3, Fig. 4)", description: "One event in a DCU: table lookup and actions (the DCU is busy meanwhile)." },
+        ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "From a DCU's send to the link (merge of header and payload, arbitration)." },
+        ParamSpec { name: "axi_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: one AXI interconnect hop each way", description: "AXI interconnect, each way, between a DCU and the memory." },
+        ParamSpec { name: "checks", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: online checks on (test/debug mode)", description: "Assert SWMR and data-value on every transition (test/debug mode)." },
     ],
     ports: &[
         PortSpec { name: "eci0", description: "Even lines.", required: true },
@@ -74,7 +74,24 @@ pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
         StatSpec { name: "axi_reads", kind: StatKind::Counter, unit: "lines", description: "AXI reads." },
         StatSpec { name: "axi_writes", kind: StatKind::Counter, unit: "lines", description: "AXI writes." },
     ],
+    check: Some(check),
 };
+
+/// The DC's even and odd slices each need their own link: every ECI link
+/// of a platform with a DC must have two.
+fn check(_: &Params, peers: Peers<'_>) -> Result<(), ParamProblem> {
+    for link in peers.of_type("eci_link") {
+        let links = link.params.int("links");
+        if links != 2 {
+            return Err(ParamProblem::of_peer(
+                link,
+                "links",
+                format!("must be 2 in a platform with a directory_controller (its even and odd slices), got {links}"),
+            ));
+        }
+    }
+    Ok(())
+}
 
 const ST_EVENTS: usize = 0;
 const ST_STALLS: usize = 1;
@@ -505,10 +522,7 @@ impl DirectoryController {
         let checks = checker.borrow().enabled;
         let p = complete(&DIRECTORY_CONTROLLER, p)?;
         let t = DIRECTORY_CONTROLLER.type_name;
-        let mhz = non_negative_f(&p, t, "clock_mhz")?;
-        if mhz <= 0.0 {
-            return Err(format!("{t}.clock_mhz: must be positive, got {mhz}"));
-        }
+        // A guard: the platform's check requires two links of every ECI link.
         if link.links != 2 {
             return Err(format!(
                 "{t}: the DC has an even and an odd slice and needs exactly 2 links, got {}",
@@ -525,15 +539,15 @@ impl DirectoryController {
                 ));
             }
         }
-        let clock = Clock::from_mhz(mhz);
-        let cyc = |n: &str| non_negative(&p, t, n).map(|c| clock.cycles(c));
-        let per_slice = positive(&p, t, "dcus_per_slice")? as usize;
+        let clock = Clock::from_mhz(p.float("clock_mhz"));
+        let cyc = |n: &str| clock.cycles(p.uint(n));
+        let per_slice = p.uint("dcus_per_slice") as usize;
         Ok(DirectoryController {
             period: clock.period(),
-            ingress: cyc("ingress_cycles")?,
-            event: cyc("event_cycles")?.max(1),
-            egress: cyc("egress_cycles")?,
-            axi: cyc("axi_cycles")?,
+            ingress: cyc("ingress_cycles"),
+            event: cyc("event_cycles").max(1),
+            egress: cyc("egress_cycles"),
+            axi: cyc("axi_cycles"),
             per_slice,
             link: link.clone(),
             state: LineStates::default(),

@@ -20,7 +20,7 @@
 
 use ccsim_kernel::prelude::*;
 
-use ccsim_coherence::util::{complete, non_negative_f, ns_to_ps, positive};
+use ccsim_coherence::util::{complete, ns_to_ps};
 
 /// The 64-bit message header.
 pub const HEADER_BYTES: u32 = 8;
@@ -33,15 +33,16 @@ pub static ECI_LINK: ComponentSpec = ComponentSpec {
     type_name: "eci_link",
     description: "A coherent inter-socket link (ECI or CCPI): two links split by even/odd line, a VC per message class, 64-bit header + 128 B payload messages.",
     params: &[
-        ParamSpec { name: "links", kind: ParamKind::Int, default: ParamDefault::Int(2), unit: "links", description: "Links; line l uses link l % links." },
-        ParamSpec { name: "raw_gibps", kind: ParamKind::Float, default: ParamDefault::Float(30.0), unit: "GiB/s", description: "Theoretical bandwidth of all links together, one direction." },
-        ParamSpec { name: "efficiency", kind: ParamKind::Float, default: ParamDefault::Float(0.7083), unit: "", description: "Fraction of the raw bandwidth messages (header + payload) can use (transport framing, CRC, credits)." },
-        ParamSpec { name: "latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(108.7), unit: "ns", description: "One-way latency after serialization." },
-        ParamSpec { name: "credits", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "messages", description: "Receive buffers per virtual channel per direction." },
-        ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", description: "Extra delay drawn uniformly from [0, jitter) per message at the receiver (seeded): reorders messages across and within channels, as the unordered ECI network may (stress tests)." },
+        ParamSpec { name: "links", kind: ParamKind::Int, default: ParamDefault::Int(2), unit: "links", range: ParamRange::between(1.0, 2.0), from: "CCKit §4.3: two links, lines split by even/odd address", description: "Links; line l uses link l % links (the coherent systems have two ports, eci0 and eci1; a platform with a directory_controller needs 2)." },
+        ParamSpec { name: "raw_gibps", kind: ParamKind::Float, default: ParamDefault::Float(30.0), unit: "GiB/s", range: ParamRange::positive(), from: "CCKit §4: theoretical bandwidth 30 GiB/s", description: "Theoretical bandwidth of all links together, one direction." },
+        ParamSpec { name: "efficiency", kind: ParamKind::Float, default: ParamDefault::Float(0.7083), unit: "", range: ParamRange::fraction(), from: "calibrated: CCKit §4 'about 20 GiB/s is achievable in practice' (20 / 30 x 136/128 for the 64-bit header)", description: "Fraction of the raw bandwidth messages (header + payload) can use (transport framing, CRC, credits)." },
+        ParamSpec { name: "latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(108.7), unit: "ns", range: ParamRange::at_least(0.0), from: "calibrated: CCKit §4 round-trip latency 230 ns", description: "One-way latency after serialization." },
+        ParamSpec { name: "credits", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "messages", range: ParamRange::at_least(1.0), from: "assumed", description: "Receive buffers per virtual channel per direction." },
+        ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: no reordering jitter in timing runs", description: "Extra delay drawn uniformly from [0, jitter) per message at the receiver (seeded): reorders messages across and within channels, as the unordered ECI network may (stress tests)." },
     ],
     ports: &[],
     stats: &[],
+    check: None,
 };
 
 /// Validated link parameters.
@@ -69,21 +70,14 @@ impl EciLink {
     /// From `eci_link` parameters.
     pub fn from_params(p: &Params) -> Result<EciLink, String> {
         let p = complete(&ECI_LINK, p)?;
-        let t = ECI_LINK.type_name;
-        let links = positive(&p, t, "links")?;
-        let raw = non_negative_f(&p, t, "raw_gibps")?;
-        let eff = non_negative_f(&p, t, "efficiency")?;
-        if raw == 0.0 || eff == 0.0 || eff > 1.0 {
-            return Err(format!(
-                "{t}: raw_gibps must be positive and efficiency in (0, 1], got {raw} and {eff}"
-            ));
-        }
+        let links = p.uint("links");
+        let (raw, eff) = (p.float("raw_gibps"), p.float("efficiency"));
         Ok(EciLink {
             links,
             bytes_per_sec: raw * eff * (1u64 << 30) as f64 / links as f64,
-            latency: ns_to_ps(non_negative_f(&p, t, "latency_ns")?),
-            credits: positive(&p, t, "credits")? as u32,
-            jitter: ns_to_ps(non_negative_f(&p, t, "jitter_ns")?),
+            latency: ns_to_ps(p.float("latency_ns")),
+            credits: p.uint("credits") as u32,
+            jitter: ns_to_ps(p.float("jitter_ns")),
         })
     }
 

@@ -63,6 +63,7 @@ pub static ECI_MUX: ComponentSpec = ComponentSpec {
         StatSpec { name: "fpga_homed", kind: StatKind::Counter, unit: "messages", description: "FPGA-homed protocol messages routed." },
         StatSpec { name: "cpu_homed", kind: StatKind::Counter, unit: "messages", description: "CPU-homed protocol messages routed." },
     ],
+    check: None,
 };
 
 /// The `eci_mux` component.

@@ -832,7 +832,7 @@ fn the_llc_is_set_associative_with_lru() {
         .err()
         .unwrap();
     assert!(
-        e.contains("llc_lines (6) must be a multiple of llc_ways (4)"),
+        e.contains("coherent_cpu.llc_lines: must be a multiple of llc_ways (4), got 6"),
         "{e}"
     );
 }

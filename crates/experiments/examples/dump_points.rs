@@ -13,7 +13,6 @@
 //!   figures that legitimately change when a model schedules fewer events).
 //! * `--only <experiment>`: the points of one experiment.
 
-use ccsim_platform::Platform;
 use ccsim_platform::{list_experiments, Experiment};
 
 fn main() {
@@ -32,11 +31,11 @@ fn main() {
         let e = Experiment::load(name, &decls).unwrap_or_else(|err| panic!("{name}: {err}"));
         let xs = if quick { &e.quick } else { &e.sweep };
         for s in &e.series {
-            let platform = Platform::load(&s.platform).expect("platform");
+            let platform = e.platform(&s.platform).expect("loaded with the experiment");
             for &x in xs {
                 let r = ccsim_experiments::run_point(
                     &s.workload,
-                    &platform,
+                    platform,
                     &e.x.name,
                     x,
                     &s.params,

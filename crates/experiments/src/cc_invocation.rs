@@ -34,18 +34,19 @@ pub static CC_INVOKE: WorkloadInfo = WorkloadInfo {
     name: "cc_invoke",
     description: "PIO Fig. 5c/5d: two-cache-line invocation over ECI with both lines homed on the CPU and the FPGA's cache controller caching them (eci-cc tables); x = percentile of the per-call latency.",
     params: &[
-        ParamSpec { name: "initiator", kind: ParamKind::Enum(&["cpu", "device"]), default: ParamDefault::Str("cpu"), unit: "", description: "cpu: Fig. 5c (latency seen by the CPU: request stored to result loaded); device: Fig. 5d (seen by the device: work item handed out to the CPU's response fetched)." },
-        ParamSpec { name: "return_path", kind: ParamKind::Enum(&["forward", "writeback"]), default: ParamDefault::Str("forward"), unit: "", description: "How line A (result or work item) reaches the CPU: the device keeps it Modified and the CPU's read recalls it (FLDRS/HAKD), or the device writes it back at once (VICD)." },
-        ParamSpec { name: "calls", kind: ParamKind::Int, default: ParamDefault::Int(500), unit: "calls", description: "Measured invocations (two more warm up)." },
-        ParamSpec { name: "compute_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", description: "Callee time from request to result (0: null call)." },
-        ParamSpec { name: "poll_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", description: "Mean pause of the CPU's polling loop between two reads of A (jittered by half)." },
-        ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", description: "Seeded uniform extra delay per ECI message (overrides eci.jitter_ns), for the distribution." },
+        ParamSpec { name: "initiator", kind: ParamKind::Enum(&["cpu", "device"]), default: ParamDefault::Str("cpu"), unit: "", range: ParamRange::ANY, from: "PIO paper Fig. 5c: CPU-initiated", description: "cpu: Fig. 5c (latency seen by the CPU: request stored to result loaded); device: Fig. 5d (seen by the device: work item handed out to the CPU's response fetched)." },
+        ParamSpec { name: "return_path", kind: ParamKind::Enum(&["forward", "writeback"]), default: ParamDefault::Str("forward"), unit: "", range: ParamRange::ANY, from: "assumed: the device keeps line A until the CPU's read recalls it", description: "How line A (result or work item) reaches the CPU: the device keeps it Modified and the CPU's read recalls it (FLDRS/HAKD), or the device writes it back at once (VICD)." },
+        ParamSpec { name: "calls", kind: ParamKind::Int, default: ParamDefault::Int(500), unit: "calls", range: ParamRange::between(1.0, 1_000_000.0), from: "assumed: enough calls for stable percentiles", description: "Measured invocations (two more warm up)." },
+        ParamSpec { name: "compute_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: a null call", description: "Callee time from request to result (0: null call)." },
+        ParamSpec { name: "poll_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::positive(), from: "assumed", description: "Mean pause of the CPU's polling loop between two reads of A (jittered by half)." },
+        ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: spreads the latency distribution", description: "Seeded uniform extra delay per ECI message (overrides eci.jitter_ns), for the distribution." },
     ],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "The x-th percentile of the per-call latency." },
         MetricSpec { name: "polls", unit: "reads", description: "CPU reads of line A per call that found no answer." },
         MetricSpec { name: "refused_stores", unit: "stores", description: "Device stores to A refused per call (a CPU poll recalled A between the device's load-exclusive and store), retried." },
     ],
+    check: None,
     run,
 };
 
@@ -69,21 +70,7 @@ pub(crate) fn run(
         return Err(werr(format!("percentile = {x}: must be in (0, 100]")));
     }
     let calls = params.int("calls");
-    if !(1..=1_000_000).contains(&calls) {
-        return Err(werr(format!(
-            "cc_invoke.calls: must be from 1 to 1000000, got {calls}"
-        )));
-    }
-    let f = |n: &str| -> Result<f64, RunError> {
-        let v = params.float(n);
-        if v.is_finite() && v >= 0.0 {
-            Ok(v)
-        } else {
-            Err(werr(format!(
-                "cc_invoke.{n}: must be a non-negative number, got {v}"
-            )))
-        }
-    };
+    let f = |n: &str| params.float(n);
     let mut p = CcParams {
         link: crate::coherent::instance_params(platform, "eci", "cc_invoke")?,
         home: crate::coherent::instance_params(platform, "cpu_home", "cc_invoke")?,
@@ -92,7 +79,7 @@ pub(crate) fn run(
     };
     p.link.set(
         "jitter_ns",
-        ParamValue::Float(f("jitter_ns")?),
+        ParamValue::Float(f("jitter_ns")),
         "cc_invoke.jitter_ns",
     );
     let cfg = CcInvocationConfig {
@@ -104,8 +91,8 @@ pub(crate) fn run(
         },
         calls: calls as usize + WARMUP,
         warmup: WARMUP,
-        compute_ns: f("compute_ns")?,
-        poll_ns: f("poll_ns")?,
+        compute_ns: f("compute_ns"),
+        poll_ns: f("poll_ns"),
         ..Default::default()
     };
     let r = run_cc_invocation(&p, &cfg, seed)

@@ -61,13 +61,14 @@ pub static CLEAN_INVALIDATE: WorkloadInfo = WorkloadInfo {
     name: "clean_invalidate",
     description: "CCKit Table 3: the CPU reads x = region_mib MiB sequentially into its LLC (Shared); the FPGA application then clean-invalidates every line through the DC (generated eci-dc table), one at a time (latency) or one issue per DC clock (throughput), with BRAM or DDR behind the DC.",
     params: &[
-        ParamSpec { name: "mode", kind: ParamKind::Enum(&["latency", "throughput"]), default: ParamDefault::Str("latency"), unit: "", description: "latency: one clean-invalidate outstanding at a time; throughput: the application issues one request per DC clock without waiting." },
-        ParamSpec { name: "config", kind: ParamKind::Enum(&["dc_bram", "dc_ddr"]), default: ParamDefault::Str("dc_bram"), unit: "", description: "The memory behind the DC: BRAM or a MIG-like DDR controller." },
+        ParamSpec { name: "mode", kind: ParamKind::Enum(&["latency", "throughput"]), default: ParamDefault::Str("latency"), unit: "", range: ParamRange::ANY, from: "CCKit Table 3: latency", description: "latency: one clean-invalidate outstanding at a time; throughput: the application issues one request per DC clock without waiting." },
+        ParamSpec { name: "config", kind: ParamKind::Enum(&["dc_bram", "dc_ddr"]), default: ParamDefault::Str("dc_bram"), unit: "", range: ParamRange::ANY, from: "assumed: the FPGA DC with BRAM", description: "The memory behind the DC: BRAM or a MIG-like DDR controller." },
     ],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "Mean issue-to-completion time of one clean-invalidate (in throughput mode: issue to the DC's final transition, queueing included)." },
         MetricSpec { name: "throughput_mcls", unit: "1e6 CL/s", description: "Lines invalidated per second over the whole region, first issue to last completion." },
     ],
+    check: None,
     run,
 };
 

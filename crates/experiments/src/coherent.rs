@@ -36,14 +36,15 @@ pub static COHERENT_READ: WorkloadInfo = WorkloadInfo {
     name: "coherent_read",
     description: "CCKit Table 2: x = accesses distinct cache lines read one at a time (sequential or random) by the CPU through LLC+DDR (2-socket ThunderX-1 over CCPI), DC+BRAM or DC+DDR over ECI; every table is the generated eci-dc protocol.",
     params: &[
-        ParamSpec { name: "pattern", kind: ParamKind::Enum(&["seq", "rand"]), default: ParamDefault::Str("seq"), unit: "", description: "seq: consecutive lines; rand: distinct uniformly random lines of the region." },
-        ParamSpec { name: "config", kind: ParamKind::Enum(&["llc_ddr", "dc_bram", "dc_ddr"]), default: ParamDefault::Str("dc_bram"), unit: "", description: "The home: native CCPI home with DDR, or the FPGA DC with BRAM or DDR." },
-        ParamSpec { name: "region_mib", kind: ParamKind::Int, default: ParamDefault::Int(1024), unit: "MiB", description: "Region the random lines are drawn from (CCKit: 1 GiB)." },
+        ParamSpec { name: "pattern", kind: ParamKind::Enum(&["seq", "rand"]), default: ParamDefault::Str("seq"), unit: "", range: ParamRange::ANY, from: "CCKit Table 2: sequential reads", description: "seq: consecutive lines; rand: distinct uniformly random lines of the region." },
+        ParamSpec { name: "config", kind: ParamKind::Enum(&["llc_ddr", "dc_bram", "dc_ddr"]), default: ParamDefault::Str("dc_bram"), unit: "", range: ParamRange::ANY, from: "assumed: the FPGA DC with BRAM", description: "The home: native CCPI home with DDR, or the FPGA DC with BRAM or DDR." },
+        ParamSpec { name: "region_mib", kind: ParamKind::Int, default: ParamDefault::Int(1024), unit: "MiB", range: ParamRange::at_least(1.0), from: "CCKit §5.2: reads over 1 GiB", description: "Region the random lines are drawn from (CCKit: 1 GiB)." },
     ],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "Mean issue-to-data latency of a read." },
         MetricSpec { name: "p99_ns", unit: "ns", description: "99th percentile of the read latency." },
     ],
+    check: None,
     run,
 };
 
@@ -166,11 +167,6 @@ pub(crate) fn run(
     }
     let n = x as u64;
     let region = params.int("region_mib");
-    if region <= 0 {
-        return Err(werr(format!(
-            "coherent_read.region_mib: must be positive, got {region}"
-        )));
-    }
     let region_lines = region as u64 * (1 << 20) / 128;
     if n > region_lines {
         return Err(werr(format!(

@@ -37,21 +37,83 @@ pub static COHERENT_INVOKE: WorkloadInfo = WorkloadInfo {
     name: "coherent_invoke",
     description: "PIO Fig. 5a/6, CCKit Fig. 10: the CPU invokes a checksum function on the FPGA through two cache lines over ECI (invocation protocol tables on the DC), E- or S-return; x = percentile of the per-call latency.",
     params: &[
-        ParamSpec { name: "mechanism", kind: ParamKind::Enum(&["two_line", "fastforward"]), default: ParamDefault::Str("two_line"), unit: "", description: "two_line: the invocation protocol over ECI to the FPGA DC; fastforward: the software baseline between the two ThunderX-1 sockets over CCPI (client spins on a response line, server on the home socket spins on the request line)." },
-        ParamSpec { name: "initiator", kind: ParamKind::Enum(&["cpu", "device"]), default: ParamDefault::Str("cpu"), unit: "", description: "cpu: PIO Fig. 5a (latency seen by the CPU: request stored to result loaded); device: Fig. 5b (latency seen by the device: work item handed out to the CPU's response fetched)." },
-        ParamSpec { name: "return_state", kind: ParamKind::Enum(&["exclusive", "shared"]), default: ParamDefault::Str("exclusive"), unit: "", description: "The device answers the held read Exclusive (E-return) or Shared (S-return)." },
-        ParamSpec { name: "signal", kind: ParamKind::Enum(&["load", "store"]), default: ParamDefault::Str("load"), unit: "", description: "How the CPU signals: a load of G (RLDD, PIO Fig. 5a) or a store to a reserved word of G (load-exclusive RLDX, CCKit §5.7)." },
-        ParamSpec { name: "calls", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "calls", description: "Measured invocations (two one-line calls more warm up); with x = message_bytes, each is ceil(x / 128) line exchanges." },
-        ParamSpec { name: "compute_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", description: "Device time from request to result (0: null call)." },
-        ParamSpec { name: "timeout_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", description: "Answer 'not ready yet' when the result is not ready this long after the read arrived (0: never)." },
-        ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", description: "Seeded uniform extra delay per ECI message (overrides eci.jitter_ns), for the distribution." },
+        ParamSpec { name: "mechanism", kind: ParamKind::Enum(&["two_line", "fastforward"]), default: ParamDefault::Str("two_line"), unit: "", range: ParamRange::ANY, from: "PIO paper Fig. 6: the two-line invocation", description: "two_line: the invocation protocol over ECI to the FPGA DC; fastforward: the software baseline between the two ThunderX-1 sockets over CCPI (client spins on a response line, server on the home socket spins on the request line), with the defaults of initiator, return_state, signal, compute_ns and timeout_ns." },
+        ParamSpec { name: "initiator", kind: ParamKind::Enum(&["cpu", "device"]), default: ParamDefault::Str("cpu"), unit: "", range: ParamRange::ANY, from: "PIO paper Fig. 5a: CPU-initiated", description: "cpu: PIO Fig. 5a (latency seen by the CPU: request stored to result loaded); device: Fig. 5b (latency seen by the device: work item handed out to the CPU's response fetched)." },
+        ParamSpec { name: "return_state", kind: ParamKind::Enum(&["exclusive", "shared"]), default: ParamDefault::Str("exclusive"), unit: "", range: ParamRange::ANY, from: "PIO paper Fig. 6: E-return", description: "The device answers the held read Exclusive (E-return) or Shared (S-return)." },
+        ParamSpec { name: "signal", kind: ParamKind::Enum(&["load", "store"]), default: ParamDefault::Str("load"), unit: "", range: ParamRange::ANY, from: "PIO paper Fig. 5a: a load of G (RLDD)", description: "How the CPU signals: a load of G (RLDD, PIO Fig. 5a) or a store to a reserved word of G (load-exclusive RLDX, CCKit §5.7; answered Exclusive, CPU-initiated only)." },
+        ParamSpec { name: "calls", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "calls", range: ParamRange::between(1.0, 1_000_000.0), from: "assumed: enough calls for stable percentiles", description: "Measured invocations (two one-line calls more warm up); with x = message_bytes, each is ceil(x / 128) line exchanges." },
+        ParamSpec { name: "compute_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: a null call", description: "Device time from request to result (0: null call)." },
+        ParamSpec { name: "timeout_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: never answer 'not ready yet'", description: "Answer 'not ready yet' when the result is not ready this long after the read arrived (0: never; only with initiator = cpu and signal = load)." },
+        ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: spreads the latency distribution", description: "Seeded uniform extra delay per ECI message (overrides eci.jitter_ns), for the distribution." },
     ],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "The x-th percentile of the per-call latency (request store issued to verified result loaded)." },
         MetricSpec { name: "not_ready", unit: "answers", description: "'Not ready yet' answers per call (fastforward: spin loads that saw no new value, per call)." },
     ],
+    check: Some(check),
     run,
 };
+
+/// Combinations the invocation refuses: FastForward is plain loads and
+/// stores between two sockets; the device-initiated protocol signals by a
+/// load and always answers; a store signal (load-exclusive) is answered
+/// Exclusive and always answers.
+fn check(p: &Params) -> Result<(), ParamProblem> {
+    let fastforward = p.str("mechanism") == "fastforward";
+    let device = p.str("initiator") == "device";
+    let store = p.str("signal") == "store";
+    let refuse = |param: &'static str, why: &str| Err(ParamProblem::new(param, why.to_string()));
+    if fastforward {
+        if device {
+            return refuse(
+                "initiator",
+                "must be cpu with mechanism = fastforward, got \"device\"",
+            );
+        }
+        if store {
+            return refuse(
+                "signal",
+                "must be load with mechanism = fastforward, got \"store\"",
+            );
+        }
+        if p.str("return_state") == "shared" {
+            return refuse(
+                "return_state",
+                "must be exclusive with mechanism = fastforward, got \"shared\"",
+            );
+        }
+        for n in ["compute_ns", "timeout_ns"] {
+            if p.float(n) > 0.0 {
+                return Err(ParamProblem::new(
+                    n,
+                    format!("must be 0 with mechanism = fastforward, got {}", p.float(n)),
+                ));
+            }
+        }
+    }
+    if store && device {
+        return refuse(
+            "signal",
+            "must be load with initiator = device, got \"store\"",
+        );
+    }
+    if store && p.str("return_state") == "shared" {
+        return refuse("return_state", "must be exclusive with signal = store (a load-exclusive is answered Exclusive), got \"shared\"");
+    }
+    let timeout = p.float("timeout_ns");
+    if timeout > 0.0 && (device || store) {
+        let why = if device {
+            "initiator = device"
+        } else {
+            "signal = store"
+        };
+        return Err(ParamProblem::new(
+            "timeout_ns",
+            format!("must be 0 with {why} (the device always answers), got {timeout}"),
+        ));
+    }
+    Ok(())
+}
 
 const WARMUP: usize = 2;
 /// Largest payload (bytes).
@@ -93,22 +155,8 @@ pub(crate) fn run(
         }
     };
     let calls = params.int("calls");
-    if !(1..=1_000_000).contains(&calls) {
-        return Err(werr(format!(
-            "coherent_invoke.calls: must be from 1 to 1000000, got {calls}"
-        )));
-    }
-    let f = |n: &str| -> Result<f64, RunError> {
-        let v = params.float(n);
-        if v.is_finite() && v >= 0.0 {
-            Ok(v)
-        } else {
-            Err(werr(format!(
-                "coherent_invoke.{n}: must be a non-negative number, got {v}"
-            )))
-        }
-    };
-    let (compute, timeout, jitter) = (f("compute_ns")?, f("timeout_ns")?, f("jitter_ns")?);
+    let f = |n: &str| params.float(n);
+    let (compute, timeout, jitter) = (f("compute_ns"), f("timeout_ns"), f("jitter_ns"));
     let fastforward = params.str("mechanism") == "fastforward";
     let (link, home) = if fastforward {
         ("ccpi", "thunderx_home")
@@ -139,13 +187,6 @@ pub(crate) fn run(
     let signal_store = params.str("signal") == "store";
     let exclusive_return = params.str("return_state") == "exclusive";
     let device_initiated = params.str("initiator") == "device";
-    if fastforward
-        && (signal_store || !exclusive_return || device_initiated || compute > 0.0 || timeout > 0.0)
-    {
-        return Err(werr(
-            "coherent_invoke: mechanism = fastforward takes none of signal = store, return_state = shared, initiator = device, compute_ns, timeout_ns",
-        ));
-    }
     if device_initiated && lines_per_call > 1 {
         return Err(werr(
             "coherent_invoke: initiator = device runs one-line work items (x = percentile or message_bytes up to 128)",

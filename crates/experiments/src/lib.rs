@@ -71,7 +71,7 @@ use ccsim_pcie::driver::{Completion, DmaDriver, DriverLayout, Transfer};
 use ccsim_pcie::link::{link_config, PcieLink};
 use ccsim_pcie::ping::{TlpEcho, TlpPinger};
 use ccsim_pcie::system::{PcieSystem, PcieSystemParams};
-use ccsim_platform::{ConfigError, Platform, WorkloadDecl};
+use ccsim_platform::{ConfigError, Platform, WorkloadCheck, WorkloadDecl};
 
 /// A metric a workload reports for every point.
 #[derive(Debug)]
@@ -93,6 +93,9 @@ pub struct WorkloadInfo {
     pub description: &'static str,
     /// Parameters an experiment series may set.
     pub params: &'static [ParamSpec],
+    /// Rules on the parameters their ranges cannot say, checked when an
+    /// experiment is loaded (and by [`run_point`]).
+    pub check: Option<WorkloadCheck>,
     /// Metrics of each point.
     pub metrics: &'static [MetricSpec],
     /// Runs one point (parameters already completed with their defaults).
@@ -161,6 +164,8 @@ const COMPLETION: ParamSpec = ParamSpec {
     kind: ParamKind::Enum(&["poll", "interrupt"]),
     default: ParamDefault::Str("poll"),
     unit: "",
+    range: ParamRange::ANY,
+    from: "assumed: polling on the status write-back, the driver's low-latency mode",
     description: "How the driver learns a DMA finished: spin on the status write-back, or sleep until the MSI-X interrupt.",
 };
 
@@ -168,14 +173,15 @@ static DMA_READ: WorkloadInfo = WorkloadInfo {
     name: "dma_read",
     description: "Host-to-device DMA read of x bytes (x = message_bytes) through the driver, descriptor fetch and H2C channel; latency of one call or steady-state bandwidth of many.",
     params: &[
-        ParamSpec { name: "mode", kind: ParamKind::Enum(&["latency", "bandwidth"]), default: ParamDefault::Str("latency"), unit: "", description: "latency: one transfer end to end; bandwidth: many back-to-back transfers with the descriptor queue kept full." },
+        ParamSpec { name: "mode", kind: ParamKind::Enum(&["latency", "bandwidth"]), default: ParamDefault::Str("latency"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 14: the latency of one transfer", description: "latency: one transfer end to end; bandwidth: many back-to-back transfers with the descriptor queue kept full." },
         COMPLETION,
-        ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "messages", description: "Transfers in bandwidth mode (0: enough for 2 MiB, between 16 and 512)." },
+        ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "messages", range: ParamRange::at_least(0.0), from: "assumed: 2 MiB worth of transfers, 16 to 512", description: "Transfers in bandwidth mode (0: enough for 2 MiB, between 16 and 512)." },
     ],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "Driver call to completion seen by the core (the whole batch in bandwidth mode)." },
         MetricSpec { name: "bandwidth_gbps", unit: "GB/s", description: "Bandwidth mode: steady-state rate of descriptor completions at the engine times x; latency mode: x / latency." },
     ],
+    check: None,
     run: |p, xn, x, params, seed, tr| bytes_point(dma_read, "dma_read", (p, xn, x, params, seed, tr)),
 };
 
@@ -188,18 +194,20 @@ static XDMA_INVOKE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "h2c_ns", unit: "ns", description: "The host-to-card call." },
         MetricSpec { name: "c2h_ns", unit: "ns", description: "The card-to-host call." },
     ],
+    check: None,
     run: |p, xn, x, params, seed, tr| bytes_point(xdma_invoke, "xdma_invoke", (p, xn, x, params, seed, tr)),
 };
 
 static PIO_INVOKE: WorkloadInfo = WorkloadInfo {
     name: "pio_invoke",
     description: "PIO paper 'write then read' invocation by programmed I/O: x bytes of (write-combined) MMIO stores to device memory, a barrier, then x bytes of uncached MMIO loads back.",
-    params: &[ParamSpec { name: "write_combining", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", description: "Whether BAR1 is mapped write-combining (else every store is its own MWr)." }],
+    params: &[ParamSpec { name: "write_combining", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "PIO paper §4: BAR1 mapped write-combining", description: "Whether BAR1 is mapped write-combining (else every store is its own MWr)." }],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "Write, barrier and read, end to end." },
         MetricSpec { name: "write_ns", unit: "ns", description: "Issuing the stores and the barrier." },
         MetricSpec { name: "read_ns", unit: "ns", description: "The uncached loads." },
     ],
+    check: None,
     run: |p, xn, x, params, seed, tr| bytes_point(pio_invoke, "pio_invoke", (p, xn, x, params, seed, tr)),
 };
 
@@ -224,6 +232,7 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
             description: "TLP bytes on the downstream wire.",
         },
     ],
+    check: None,
     run: |p, xn, x, params, seed, tr| {
         bytes_point(link_pingpong, "link_pingpong", (p, xn, x, params, seed, tr))
     },
@@ -252,6 +261,7 @@ pub fn workload_decls() -> Vec<WorkloadDecl> {
         .map(|w| WorkloadDecl {
             name: w.name,
             params: w.params,
+            check: w.check,
             metrics: w.metrics.iter().map(|m| m.name).collect(),
         })
         .collect()
@@ -311,6 +321,10 @@ fn bytes_point(
     run(platform, x as u64, params, seed, trace_mode(trace))
 }
 
+/// `params` completed with the workload's defaults and checked against its
+/// declaration (ranges, then the check hook). An experiment's series
+/// parameters passed this check when the experiment was loaded; this guards
+/// hand-built ones.
 fn with_defaults(info: &WorkloadInfo, params: &Params) -> Result<Params, RunError> {
     let mut p = params.clone();
     for (name, _) in params.iter() {
@@ -328,6 +342,9 @@ fn with_defaults(info: &WorkloadInfo, params: &Params) -> Result<Params, RunErro
             }
         }
     }
+    ccsim_kernel::component::check_ranges(info.params, &p)
+        .and_then(|()| info.check.map_or(Ok(()), |check| check(&p)))
+        .map_err(|e| werr(format!("{}.{e}", info.name)))?;
     Ok(p)
 }
 
@@ -443,14 +460,9 @@ fn dma_read(
     let bandwidth_mode = params.str("mode") == "bandwidth";
     let completion = completion_of(params);
     let n = if bandwidth_mode {
-        match params.int("messages") {
+        match params.uint("messages") {
             0 => ((2u64 << 20) / x).clamp(16, 512),
-            m if m > 0 => m as u64,
-            m => {
-                return Err(werr(format!(
-                    "dma_read.messages: must not be negative, got {m}"
-                )))
-            }
+            m => m,
         }
     } else {
         1

@@ -52,16 +52,17 @@ pub static COHERENT_STREAM: WorkloadInfo = WorkloadInfo {
     name: "coherent_stream",
     description: "CCKit Fig. 6: the CPU streams x = streamed_mib MiB of reads (many in flight, as with prefetch hints) or writes (one store per line; dirty LLC evictions write back) over a 1 GiB region, sequentially or at random, through LLC+DDR (CCPI), DC+BRAM or DC+DDR (ECI).",
     params: &[
-        ParamSpec { name: "op", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", description: "read: loads; write: one 64-bit store per line (the line is obtained writable, written, and later written back on eviction)." },
-        ParamSpec { name: "pattern", kind: ParamKind::Enum(&["seq", "rand"]), default: ParamDefault::Str("seq"), unit: "", description: "seq: consecutive lines from the region's start; rand: distinct uniformly random lines of the region." },
-        ParamSpec { name: "config", kind: ParamKind::Enum(&["llc_ddr", "dc_bram", "dc_ddr"]), default: ParamDefault::Str("dc_bram"), unit: "", description: "The home: native CCPI home with DDR, or the FPGA DC with BRAM or DDR." },
-        ParamSpec { name: "region_mib", kind: ParamKind::Int, default: ParamDefault::Int(1024), unit: "MiB", description: "Region the lines are drawn from (CCKit §5.2: a contiguous 1 GiB region)." },
-        ParamSpec { name: "prefetch_distance", kind: ParamKind::Int, default: ParamDefault::Int(96), unit: "lines", description: "Reads: how far ahead the prefetch hint runs (assumed: 12 KiB, the best of 32, 64, 96, 128 and 256 lines for DC+BRAM sequential reads in this model: fewer cannot cover a 20 GiB/s x 450 ns path, more overflow the scrambled TADs (8 x 16 slots), which drop hints)." },
+        ParamSpec { name: "op", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCKit Fig. 6: read throughput", description: "read: loads; write: one 64-bit store per line (the line is obtained writable, written, and later written back on eviction)." },
+        ParamSpec { name: "pattern", kind: ParamKind::Enum(&["seq", "rand"]), default: ParamDefault::Str("seq"), unit: "", range: ParamRange::ANY, from: "CCKit Fig. 6: sequential access", description: "seq: consecutive lines from the region's start; rand: distinct uniformly random lines of the region." },
+        ParamSpec { name: "config", kind: ParamKind::Enum(&["llc_ddr", "dc_bram", "dc_ddr"]), default: ParamDefault::Str("dc_bram"), unit: "", range: ParamRange::ANY, from: "assumed: the FPGA DC with BRAM", description: "The home: native CCPI home with DDR, or the FPGA DC with BRAM or DDR." },
+        ParamSpec { name: "region_mib", kind: ParamKind::Int, default: ParamDefault::Int(1024), unit: "MiB", range: ParamRange::at_least(1.0), from: "CCKit §5.2: a contiguous 1 GiB region", description: "Region the lines are drawn from (CCKit §5.2: a contiguous 1 GiB region)." },
+        ParamSpec { name: "prefetch_distance", kind: ParamKind::Int, default: ParamDefault::Int(96), unit: "lines", range: ParamRange::at_least(0.0), from: "assumed: 12 KiB, the best of 32, 64, 96, 128 and 256 lines for DC+BRAM sequential reads in this model", description: "Reads: how far ahead the prefetch hint runs (assumed: 12 KiB, the best of 32, 64, 96, 128 and 256 lines for DC+BRAM sequential reads in this model: fewer cannot cover a 20 GiB/s x 450 ns path, more overflow the scrambled TADs (8 x 16 slots), which drop hints)." },
     ],
     metrics: &[
         MetricSpec { name: "gibps", unit: "GiB/s", description: "Steady state: bytes of the second half of the completions over the time they took." },
         MetricSpec { name: "latency_ns", unit: "ns", description: "Mean issue-to-completion time of one line operation (queueing included)." },
     ],
+    check: None,
     run,
 };
 
@@ -89,11 +90,6 @@ pub(crate) fn run(
     let n = lines_in_mib("coherent_stream", x_name, "streamed_mib", x, MAX_MIB, "")?;
     let region = params.int("region_mib");
     let distance = params.int("prefetch_distance");
-    if region <= 0 || distance < 0 {
-        return Err(werr(format!(
-            "coherent_stream: region_mib must be positive and prefetch_distance not negative, got {region} and {distance}"
-        )));
-    }
     let region_lines = region as u64 * (1 << 20) / LINE_BYTES as u64;
     if n > region_lines {
         return Err(werr(format!(

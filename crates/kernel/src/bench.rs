@@ -91,6 +91,7 @@ static NODE_SPEC: ComponentSpec = ComponentSpec {
         unit: "tokens",
         description: "Tokens forwarded.",
     }],
+    check: None,
 };
 
 struct Node {

@@ -48,6 +48,7 @@
 //!     type_name: "echo", description: "Sends every message back.",
 //!     params: &[], stats: &[],
 //!     ports: &[PortSpec { name: "io", description: "Both ways.", required: true }],
+//!     check: None,
 //! };
 //! static PINGER: ComponentSpec = ComponentSpec {
 //!     type_name: "pinger", description: "Sends one message and times the reply.",
@@ -55,6 +56,7 @@
 //!     ports: &[PortSpec { name: "io", description: "Both ways.", required: true }],
 //!     stats: &[StatSpec { name: "rtt_ps", kind: StatKind::Histogram, unit: "ps",
 //!                         description: "Round-trip time." }],
+//!     check: None,
 //! };
 //! struct Echo;
 //! impl Component<Ping> for Echo {
@@ -97,8 +99,8 @@ pub mod trace;
 /// The names most models need.
 pub mod prelude {
     pub use crate::component::{
-        ComponentSpec, ParamDefault, ParamKind, ParamSpec, ParamValue, Params, PortSpec, StatKind,
-        StatSpec,
+        ComponentSpec, ParamDefault, ParamKind, ParamProblem, ParamRange, ParamSpec, ParamValue,
+        Params, Peers, PortSpec, StatKind, StatSpec,
     };
     pub use crate::link::{Direction, LinkParams, VcParams};
     pub use crate::queue::Priority;

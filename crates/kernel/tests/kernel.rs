@@ -28,6 +28,7 @@ static SOURCE: ComponentSpec = ComponentSpec {
         required: true,
     }],
     stats: &[],
+    check: None,
 };
 
 static SINK: ComponentSpec = ComponentSpec {
@@ -45,6 +46,7 @@ static SINK: ComponentSpec = ComponentSpec {
         unit: "packets",
         description: "Packets received.",
     }],
+    check: None,
 };
 
 struct Source {
@@ -344,6 +346,7 @@ static DEFERRER: ComponentSpec = ComponentSpec {
     params: &[],
     ports: &[],
     stats: &[],
+    check: None,
 };
 
 /// Reserves a wake-up at 100 ns at tick 0; at 50 ns it schedules ordinary
@@ -448,6 +451,7 @@ static SELF_SENDER: ComponentSpec = ComponentSpec {
         required: false,
     }],
     stats: &[],
+    check: None,
 };
 
 /// What a [`SelfSender`] handled: (tick, kind, token or packet id, bytes).
@@ -537,6 +541,7 @@ static FORGETFUL: ComponentSpec = ComponentSpec {
     params: &[],
     ports: &[],
     stats: &[],
+    check: None,
 };
 
 struct Forgetful;

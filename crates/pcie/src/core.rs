@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, VecDeque};
 use ccsim_kernel::prelude::*;
 
 use crate::msg::{onchip_bytes, MemReq, MemResp, SysMsg};
-use crate::util::{complete, non_negative, non_negative_f, positive};
+use crate::util::complete;
 
 /// One operation of a core's program.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,14 +106,14 @@ pub static CORE: ComponentSpec = ComponentSpec {
     type_name: "core",
     description: "A minimal in-order core running a program of loads, stores, fences, MMIO and software-cost operations, with a write-combining buffer and uncached-read rules for device memory.",
     params: &[
-        ParamSpec { name: "clock_ghz", kind: ParamKind::Float, default: ParamDefault::Float(2.0), unit: "GHz", description: "Core clock." },
-        ParamSpec { name: "ipc", kind: ParamKind::Float, default: ParamDefault::Float(1.0), unit: "instructions/cycle", description: "Sustained instructions per cycle for software-cost operations (driver and kernel code)." },
-        ParamSpec { name: "issue_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", description: "Cycles to issue one memory or MMIO operation." },
-        ParamSpec { name: "max_outstanding", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "operations", description: "Memory loads/stores in flight at once." },
-        ParamSpec { name: "wc_bytes", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "bytes", description: "Write-combining buffer width (0 = no combining)." },
-        ParamSpec { name: "store_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "bytes", description: "Width of one store instruction in an MMIO copy." },
-        ParamSpec { name: "uncached_read_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", description: "Largest uncached (device) load; wider reads are split." },
-        ParamSpec { name: "max_mmio_reads", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "reads", description: "Non-posted MMIO reads in flight at once." },
+        ParamSpec { name: "clock_ghz", kind: ParamKind::Float, default: ParamDefault::Float(2.0), unit: "GHz", range: ParamRange::positive(), from: "PIO paper §3: ThunderX-1 cores at 2.0 GHz", description: "Core clock." },
+        ParamSpec { name: "ipc", kind: ParamKind::Float, default: ParamDefault::Float(1.0), unit: "instructions/cycle", range: ParamRange::positive(), from: "assumed", description: "Sustained instructions per cycle for software-cost operations (driver and kernel code)." },
+        ParamSpec { name: "issue_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "Cycles to issue one memory or MMIO operation." },
+        ParamSpec { name: "max_outstanding", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "operations", range: ParamRange::at_least(1.0), from: "assumed", description: "Memory loads/stores in flight at once." },
+        ParamSpec { name: "wc_bytes", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "bytes", range: ParamRange::at_least(0.0), from: "PIO paper §4: ThunderX-1 combines PCIe stores into 512-bit transactions", description: "Write-combining buffer width (0 = no combining; else a power of two)." },
+        ParamSpec { name: "store_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "bytes", range: ParamRange::at_least(1.0), from: "assumed: 64-bit stores (PIO paper §4: vector stores bring no benefit)", description: "Width of one store instruction in an MMIO copy." },
+        ParamSpec { name: "uncached_read_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", range: ParamRange::at_least(1.0), from: "PIO paper §4: the ThunderX-1 peripheral read bus is 128 bits wide", description: "Largest uncached (device) load; wider reads are split." },
+        ParamSpec { name: "max_mmio_reads", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "reads", range: ParamRange::at_least(1.0), from: "PIO paper §4: non-posted reads must finish before the next can start", description: "Non-posted MMIO reads in flight at once." },
     ],
     ports: &[
         PortSpec { name: "mem", description: "Loads and stores to memory (or a cache).", required: true },
@@ -127,7 +127,20 @@ pub static CORE: ComponentSpec = ComponentSpec {
         StatSpec { name: "interrupts", kind: StatKind::Counter, unit: "interrupts", description: "Interrupts received." },
         StatSpec { name: "mmio_read_ns", kind: StatKind::Histogram, unit: "ns", description: "Latency of one uncached MMIO read piece." },
     ],
+    check: Some(check),
 };
+
+/// The write-combining buffer is a power of two wide, or off.
+fn check(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
+    let wc = p.int("wc_bytes");
+    if wc != 0 && !(wc as u64).is_power_of_two() {
+        return Err(ParamProblem::new(
+            "wc_bytes",
+            format!("must be 0 (no combining) or a power of two, got {wc}"),
+        ));
+    }
+    Ok(())
+}
 
 const WAKE_NEXT: u64 = 0;
 const WAKE_POLL: u64 = 1;
@@ -196,29 +209,17 @@ impl Core {
     /// A core from validated parameters running `program`.
     pub fn from_params(params: &Params, program: Vec<Op>) -> Result<Core, String> {
         let p = complete(&CORE, params)?;
-        let ghz = non_negative_f(&p, "core", "clock_ghz")?;
-        let ipc = non_negative_f(&p, "core", "ipc")?;
-        if ghz <= 0.0 || ipc <= 0.0 {
-            return Err(format!(
-                "core: clock_ghz ({ghz}) and ipc ({ipc}) must be positive"
-            ));
-        }
-        let clock = Clock::from_mhz(ghz * 1000.0);
-        let wc_bytes = non_negative(&p, "core", "wc_bytes")? as u32;
-        if wc_bytes != 0 && !wc_bytes.is_power_of_two() {
-            return Err(format!(
-                "core.wc_bytes: must be 0 or a power of two, got {wc_bytes}"
-            ));
-        }
+        let clock = Clock::from_mhz(p.float("clock_ghz") * 1000.0);
+        let wc_bytes = p.uint("wc_bytes") as u32;
         Ok(Core {
             clock,
-            ipc,
-            issue: clock.cycles(non_negative(&p, "core", "issue_cycles")?),
-            max_outstanding: positive(&p, "core", "max_outstanding")? as u32,
+            ipc: p.float("ipc"),
+            issue: clock.cycles(p.uint("issue_cycles")),
+            max_outstanding: p.uint("max_outstanding") as u32,
             wc_bytes,
-            store_bytes: positive(&p, "core", "store_bytes")? as u32,
-            read_bytes: positive(&p, "core", "uncached_read_bytes")? as u32,
-            max_mmio_reads: positive(&p, "core", "max_mmio_reads")? as u32,
+            store_bytes: p.uint("store_bytes") as u32,
+            read_bytes: p.uint("uncached_read_bytes") as u32,
+            max_mmio_reads: p.uint("max_mmio_reads") as u32,
             program,
             pc: 0,
             state: State::Busy,

@@ -32,7 +32,7 @@ use ccsim_kernel::prelude::*;
 
 use crate::msg::{MemReq, MemResp, SysMsg, Tlp};
 use crate::tlp::{LinkConfig, TlpKind};
-use crate::util::{complete, non_negative, non_negative_f, positive};
+use crate::util::complete;
 
 /// Channel register layout in BAR0. Channel `c` (0 = H2C, 1 = C2H) starts at
 /// `c * CHANNEL_STRIDE`.
@@ -70,6 +70,8 @@ pub const C2H: usize = 1;
 
 /// Size of one descriptor in host memory.
 pub const DESC_BYTES: u32 = 32;
+/// Size of BAR0, the channel registers.
+pub const BAR0_BYTES: u64 = 0x1_0000;
 /// Magic in the upper half of a descriptor's control word.
 pub const DESC_MAGIC: u32 = 0xAD4B_0000;
 
@@ -128,18 +130,18 @@ pub static XDMA_ENGINE: ComponentSpec = ComponentSpec {
     type_name: "xdma_engine",
     description: "XDMA-like DMA engine and PCIe endpoint: BAR0 channel registers with a doorbell, 32-byte descriptors fetched from host memory, H2C/C2H channels with tag-limited reads, status write-back or MSI-X completion, and a BAR1 window onto device memory.",
     params: &[
-        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(250.0), unit: "MHz", description: "Engine clock." },
-        ParamSpec { name: "datapath_bytes", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "bytes", description: "Datapath width: bytes per cycle through the engine." },
-        ParamSpec { name: "tlp_overhead_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", description: "Extra datapath cycles per TLP (header beat)." },
-        ParamSpec { name: "desc_cycles", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "cycles", description: "Cycles one descriptor spends in the descriptor stage before its data moves." },
-        ParamSpec { name: "doorbell_cycles", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "cycles", description: "Cycles from the doorbell write to the first descriptor fetch." },
-        ParamSpec { name: "reg_read_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", description: "Cycles to answer a BAR0 register read." },
-        ParamSpec { name: "desc_batch", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "descriptors", description: "Adjacent descriptors fetched by one read request." },
-        ParamSpec { name: "desc_prefetch", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "descriptors", description: "Descriptors fetched ahead of the descriptor stage." },
-        ParamSpec { name: "max_tags", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "tags", description: "Outstanding read requests (PCIe tags) the engine can track." },
-        ParamSpec { name: "bar0_base", kind: ParamKind::Int, default: ParamDefault::Int(0xF000_0000), unit: "address", description: "Bus address of BAR0 (64 KiB of channel registers)." },
-        ParamSpec { name: "bar1_base", kind: ParamKind::Int, default: ParamDefault::Int(0xE000_0000), unit: "address", description: "Bus address of BAR1, the window onto device memory." },
-        ParamSpec { name: "bar1_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0x1000_0000), unit: "bytes", description: "Size of BAR1." },
+        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(250.0), unit: "MHz", range: ParamRange::positive(), from: "assumed: XDMA AXI clock for Gen3 (Xilinx PG195)", description: "Engine clock." },
+        ParamSpec { name: "datapath_bytes", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "bytes", range: ParamRange::at_least(1.0), from: "assumed: 512-bit AXI-Stream datapath of XDMA at Gen3 x16 (Xilinx PG195)", description: "Datapath width: bytes per cycle through the engine." },
+        ParamSpec { name: "tlp_overhead_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: one header beat per TLP", description: "Extra datapath cycles per TLP (header beat)." },
+        ParamSpec { name: "desc_cycles", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "Cycles one descriptor spends in the descriptor stage before its data moves." },
+        ParamSpec { name: "doorbell_cycles", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "Cycles from the doorbell write to the first descriptor fetch." },
+        ParamSpec { name: "reg_read_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "Cycles to answer a BAR0 register read." },
+        ParamSpec { name: "desc_batch", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "descriptors", range: ParamRange::at_least(1.0), from: "assumed: up to 16 adjacent descriptors per fetch (Xilinx PG195 'Nxt_adj')", description: "Adjacent descriptors fetched by one read request: at most max_read_request_bytes / 32 of every pcie_link of the platform." },
+        ParamSpec { name: "desc_prefetch", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "descriptors", range: ParamRange::at_least(1.0), from: "assumed", description: "Descriptors fetched ahead of the descriptor stage (at least desc_batch)." },
+        ParamSpec { name: "max_tags", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "tags", range: ParamRange::between(1.0, 1024.0), from: "assumed", description: "Outstanding read requests (PCIe tags) the engine can track." },
+        ParamSpec { name: "bar0_base", kind: ParamKind::Int, default: ParamDefault::Int(0xF000_0000), unit: "address", range: ParamRange::at_least(0.0), from: "assumed: a free 32-bit bus address", description: "Bus address of BAR0 (64 KiB of channel registers)." },
+        ParamSpec { name: "bar1_base", kind: ParamKind::Int, default: ParamDefault::Int(0xE000_0000), unit: "address", range: ParamRange::at_least(0.0), from: "assumed: a free 32-bit bus address below BAR0", description: "Bus address of BAR1, the window onto device memory (not overlapping BAR0)." },
+        ParamSpec { name: "bar1_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0x1000_0000), unit: "bytes", range: ParamRange::at_least(1.0), from: "assumed: a 256 MiB window", description: "Size of BAR1." },
     ],
     ports: &[
         PortSpec { name: "pcie", description: "TLPs to and from the PCIe link (downstream port of the link).", required: true },
@@ -155,7 +157,56 @@ pub static XDMA_ENGINE: ComponentSpec = ComponentSpec {
         StatSpec { name: "doorbells", kind: StatKind::Counter, unit: "writes", description: "Channel starts." },
         StatSpec { name: "read_ns", kind: StatKind::Histogram, unit: "ns", description: "Read round trip: MRd issued to last CplD received." },
     ],
+    check: Some(check),
 };
+
+/// The prefetch holds whole batches, the BARs do not overlap, and one
+/// batch of descriptors fits one read request of every link of the
+/// platform.
+fn check(p: &Params, peers: Peers<'_>) -> Result<(), ParamProblem> {
+    let (batch, prefetch) = (p.int("desc_batch"), p.int("desc_prefetch"));
+    if prefetch < batch {
+        return Err(ParamProblem::new(
+            "desc_prefetch",
+            format!("must be at least desc_batch ({batch}), got {prefetch}"),
+        ));
+    }
+    let (bar0, bar1, bar1_bytes) = (
+        p.uint("bar0_base"),
+        p.uint("bar1_base"),
+        p.uint("bar1_bytes"),
+    );
+    if bar1 < bar0 + BAR0_BYTES && bar0 < bar1.saturating_add(bar1_bytes) {
+        return Err(ParamProblem::new(
+            "bar1_base",
+            format!(
+                "the BAR1 window [{bar1:#x}, {:#x}) overlaps BAR0's 64 KiB at {bar0:#x}",
+                bar1.saturating_add(bar1_bytes)
+            ),
+        ));
+    }
+    for link in peers.of_type("pcie_link") {
+        let mrrs = link.params.uint("max_read_request_bytes") as u32;
+        if let Some(problem) = batch_problem(batch as u32, mrrs, link.instance) {
+            return Err(problem);
+        }
+    }
+    Ok(())
+}
+
+/// A batch of descriptors is fetched by one read request: at most MRRS
+/// bytes.
+fn batch_problem(batch: u32, mrrs: u32, link: &str) -> Option<ParamProblem> {
+    (batch * DESC_BYTES > mrrs).then(|| {
+        ParamProblem::new(
+            "desc_batch",
+            format!(
+                "must be at most {} ({DESC_BYTES} B descriptors in one {mrrs} B read request of {link}), got {batch}",
+                mrrs / DESC_BYTES
+            ),
+        )
+    })
+}
 
 #[derive(Debug, Clone, Copy)]
 enum ReadPurpose {
@@ -249,42 +300,27 @@ impl XdmaEngine {
     /// An engine from validated parameters behind `link`.
     pub fn from_params(params: &Params, link: &LinkConfig) -> Result<XdmaEngine, String> {
         let p = complete(&XDMA_ENGINE, params)?;
-        let t = "xdma_engine";
-        let mhz = non_negative_f(&p, t, "clock_mhz")?;
-        if mhz <= 0.0 {
-            return Err(format!("{t}.clock_mhz: must be positive, got {mhz}"));
+        let desc_batch = p.uint("desc_batch") as u32;
+        // A guard: the platform's check bounds the batch by every link's MRRS.
+        if let Some(problem) = batch_problem(desc_batch, link.mrrs, "the link") {
+            return Err(format!("{}.{problem}", XDMA_ENGINE.type_name));
         }
-        let desc_batch = positive(&p, t, "desc_batch")? as u32;
-        if desc_batch * DESC_BYTES > link.mrrs {
-            return Err(format!(
-                "{t}.desc_batch: {desc_batch} descriptors ({} B) exceed the link's max read request size ({} B)",
-                desc_batch * DESC_BYTES,
-                link.mrrs
-            ));
-        }
-        let desc_prefetch = positive(&p, t, "desc_prefetch")? as u32;
-        if desc_prefetch < desc_batch {
-            return Err(format!(
-                "{t}.desc_prefetch: {desc_prefetch} is below desc_batch ({desc_batch})"
-            ));
-        }
-        let tags = positive(&p, t, "max_tags")?.min(1024) as u16;
         Ok(XdmaEngine {
             link: link.clone(),
-            clock: Clock::from_mhz(mhz),
-            datapath_bytes: positive(&p, t, "datapath_bytes")?,
-            tlp_overhead: non_negative(&p, t, "tlp_overhead_cycles")?,
-            desc_cycles: non_negative(&p, t, "desc_cycles")?,
-            doorbell_cycles: non_negative(&p, t, "doorbell_cycles")?,
-            reg_read_cycles: non_negative(&p, t, "reg_read_cycles")?,
+            clock: Clock::from_mhz(p.float("clock_mhz")),
+            datapath_bytes: p.uint("datapath_bytes"),
+            tlp_overhead: p.uint("tlp_overhead_cycles"),
+            desc_cycles: p.uint("desc_cycles"),
+            doorbell_cycles: p.uint("doorbell_cycles"),
+            reg_read_cycles: p.uint("reg_read_cycles"),
             desc_batch,
-            desc_prefetch,
-            bar0: non_negative(&p, t, "bar0_base")?,
-            bar1: non_negative(&p, t, "bar1_base")?,
-            bar1_bytes: non_negative(&p, t, "bar1_bytes")?,
+            desc_prefetch: p.uint("desc_prefetch") as u32,
+            bar0: p.uint("bar0_base"),
+            bar1: p.uint("bar1_base"),
+            bar1_bytes: p.uint("bar1_bytes"),
             msi_address: 0xFEE0_0000,
             channels: Default::default(),
-            free_tags: (0..tags).rev().collect(),
+            free_tags: (0..p.uint("max_tags") as u16).rev().collect(),
             reads: BTreeMap::new(),
             read_queue: VecDeque::new(),
             bram: BTreeMap::new(),
@@ -548,7 +584,7 @@ impl XdmaEngine {
     }
 
     fn on_tlp(&mut self, ctx: &mut Ctx<'_, SysMsg>, tlp: Tlp) {
-        let in_bar0 = |a: u64| (self.bar0..self.bar0 + 0x1_0000).contains(&a);
+        let in_bar0 = |a: u64| (self.bar0..self.bar0 + BAR0_BYTES).contains(&a);
         let in_bar1 = |a: u64| (self.bar1..self.bar1 + self.bar1_bytes).contains(&a);
         match tlp.kind {
             TlpKind::MemWrite if in_bar0(tlp.addr) => {

@@ -24,26 +24,27 @@ use ccsim_kernel::prelude::*;
 
 use crate::core::Op;
 use crate::dma::{regs, Descriptor, DESC_BYTES};
-use crate::util::{complete, non_negative, positive};
+use crate::util::complete;
 
 /// Declaration of `dma_driver`.
 pub static DMA_DRIVER: ComponentSpec = ComponentSpec {
     type_name: "dma_driver",
     description: "Software model of a descriptor-DMA driver (Linux XDMA-like): its costs become instruction counts in the core's program, and it writes real descriptors to host memory and rings the doorbell over MMIO. Has no ports.",
     params: &[
-        ParamSpec { name: "syscall_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", description: "System call entry and exit (read()/write() on the DMA character device)." },
-        ParamSpec { name: "pin_page_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", description: "Pinning and DMA-mapping one 4 KiB page of the user buffer." },
-        ParamSpec { name: "desc_instructions", kind: ParamKind::Int, default: ParamDefault::Int(200), unit: "instructions", description: "Building one descriptor (besides its 32-byte store)." },
-        ParamSpec { name: "submit_instructions", kind: ParamKind::Int, default: ParamDefault::Int(500), unit: "instructions", description: "Engine submission path besides the MMIO writes (locking, queue bookkeeping)." },
-        ParamSpec { name: "irq_instructions", kind: ParamKind::Int, default: ParamDefault::Int(3000), unit: "instructions", description: "Interrupt entry, handler and waking the waiting thread." },
-        ParamSpec { name: "completion_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", description: "Completion path: checking status, unmapping and unpinning, returning." },
-        ParamSpec { name: "poll_loop_instructions", kind: ParamKind::Int, default: ParamDefault::Int(20), unit: "instructions", description: "Instructions per iteration of the status polling loop besides its load." },
-        ParamSpec { name: "max_desc_bytes", kind: ParamKind::Int, default: ParamDefault::Int(4096), unit: "bytes", description: "Largest chunk one descriptor covers (4 KiB: one per pinned user page)." },
-        ParamSpec { name: "read_status", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", description: "Whether the completion path reads the channel STATUS register over MMIO." },
-        ParamSpec { name: "pin_pages", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", description: "Whether each transfer pins/maps user pages (false: buffers are pre-pinned)." },
+        ParamSpec { name: "syscall_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed: read()/write() system call entry and exit of the XDMA character device", description: "System call entry and exit (read()/write() on the DMA character device)." },
+        ParamSpec { name: "pin_page_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed: get_user_pages and DMA mapping of one page", description: "Pinning and DMA-mapping one 4 KiB page of the user buffer." },
+        ParamSpec { name: "desc_instructions", kind: ParamKind::Int, default: ParamDefault::Int(200), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed", description: "Building one descriptor (besides its 32-byte store)." },
+        ParamSpec { name: "submit_instructions", kind: ParamKind::Int, default: ParamDefault::Int(500), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed", description: "Engine submission path besides the MMIO writes (locking, queue bookkeeping)." },
+        ParamSpec { name: "irq_instructions", kind: ParamKind::Int, default: ParamDefault::Int(3000), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed", description: "Interrupt entry, handler and waking the waiting thread." },
+        ParamSpec { name: "completion_instructions", kind: ParamKind::Int, default: ParamDefault::Int(1500), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed", description: "Completion path: checking status, unmapping and unpinning, returning." },
+        ParamSpec { name: "poll_loop_instructions", kind: ParamKind::Int, default: ParamDefault::Int(20), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed", description: "Instructions per iteration of the status polling loop besides its load." },
+        ParamSpec { name: "max_desc_bytes", kind: ParamKind::Int, default: ParamDefault::Int(4096), unit: "bytes", range: ParamRange::at_least(1.0), from: "PIO paper §3: latency is flat up to the 4 KiB transfer size limit (one descriptor per page)", description: "Largest chunk one descriptor covers (4 KiB: one per pinned user page)." },
+        ParamSpec { name: "read_status", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: the XDMA driver reads the channel status register on completion", description: "Whether the completion path reads the channel STATUS register over MMIO." },
+        ParamSpec { name: "pin_pages", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: the XDMA driver pins user pages per transfer", description: "Whether each transfer pins/maps user pages (false: buffers are pre-pinned)." },
     ],
     ports: &[],
     stats: &[],
+    check: None,
 };
 
 /// How the driver learns that a transfer finished.
@@ -99,16 +100,15 @@ impl DmaDriver {
     /// A driver from validated parameters.
     pub fn from_params(params: &Params) -> Result<DmaDriver, String> {
         let p = complete(&DMA_DRIVER, params)?;
-        let t = "dma_driver";
         Ok(DmaDriver {
-            syscall: non_negative(&p, t, "syscall_instructions")?,
-            pin_page: non_negative(&p, t, "pin_page_instructions")?,
-            desc: non_negative(&p, t, "desc_instructions")?,
-            submit: non_negative(&p, t, "submit_instructions")?,
-            irq: non_negative(&p, t, "irq_instructions")?,
-            completion: non_negative(&p, t, "completion_instructions")?,
-            poll_loop: non_negative(&p, t, "poll_loop_instructions")?,
-            max_desc_bytes: positive(&p, t, "max_desc_bytes")?,
+            syscall: p.uint("syscall_instructions"),
+            pin_page: p.uint("pin_page_instructions"),
+            desc: p.uint("desc_instructions"),
+            submit: p.uint("submit_instructions"),
+            irq: p.uint("irq_instructions"),
+            completion: p.uint("completion_instructions"),
+            poll_loop: p.uint("poll_loop_instructions"),
+            max_desc_bytes: p.uint("max_desc_bytes"),
             read_status: p.bool("read_status"),
             pin_pages: p.bool("pin_pages"),
         })

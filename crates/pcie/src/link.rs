@@ -17,22 +17,22 @@ use ccsim_kernel::prelude::*;
 
 use crate::msg::SysMsg;
 use crate::tlp::{Generation, LinkConfig, DLLP_WIRE_BYTES};
-use crate::util::{complete, non_negative, non_negative_f, ns_to_ps};
+use crate::util::{complete, ns_to_ps};
 
 /// Declaration of `pcie_link`.
 pub static PCIE_LINK: ComponentSpec = ComponentSpec {
     type_name: "pcie_link",
     description: "A PCIe link (generation, lanes, encoding) that serializes TLPs by their exact wire bytes and charges ACK/UpdateFC DLLPs to the reverse direction; also holds the MPS/MRRS/RCB its agents negotiated.",
     params: &[
-        ParamSpec { name: "generation", kind: ParamKind::Int, default: ParamDefault::Int(3), unit: "", description: "PCIe generation 1-5 (2.5/5/8/16/32 GT/s; 8b/10b for 1-2, 128b/130b for 3+)." },
-        ParamSpec { name: "lanes", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "lanes", description: "Negotiated link width." },
-        ParamSpec { name: "latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", description: "One-way latency after serialization: PHY and data-link pipelines of both ports plus flight time." },
-        ParamSpec { name: "max_payload_bytes", kind: ParamKind::Int, default: ParamDefault::Int(256), unit: "bytes", description: "Max Payload Size (MPS): largest MWr/CplD payload." },
-        ParamSpec { name: "max_read_request_bytes", kind: ParamKind::Int, default: ParamDefault::Int(512), unit: "bytes", description: "Max Read Request Size (MRRS): largest MRd a requester issues." },
-        ParamSpec { name: "read_completion_boundary", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "bytes", description: "Read Completion Boundary (RCB): completions are split on multiples of it." },
-        ParamSpec { name: "ecrc", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", description: "Whether TLPs carry a 4-byte end-to-end CRC." },
-        ParamSpec { name: "ack_every_tlps", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "TLPs", description: "The receiver sends one ACK DLLP per this many TLPs (0 = no ACK accounting)." },
-        ParamSpec { name: "update_fc_every_tlps", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "TLPs", description: "The receiver sends one UpdateFC DLLP per this many TLPs (0 = none)." },
+        ParamSpec { name: "generation", kind: ParamKind::Int, default: ParamDefault::Int(3), unit: "", range: ParamRange::between(1.0, 5.0), from: "PIO paper §3: PCIe Gen3 on Enzian and the PC", description: "PCIe generation 1-5 (2.5/5/8/16/32 GT/s; 8b/10b for 1-2, 128b/130b for 3+)." },
+        ParamSpec { name: "lanes", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "lanes", range: ParamRange::one_of(&[1, 2, 4, 8, 12, 16, 32]), from: "PIO paper §3: Enzian's ThunderX-1 side is x8", description: "Negotiated link width." },
+        ParamSpec { name: "latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: PHY and data-link pipelines of two ports plus a short channel", description: "One-way latency after serialization: PHY and data-link pipelines of both ports plus flight time." },
+        ParamSpec { name: "max_payload_bytes", kind: ParamKind::Int, default: ParamDefault::Int(256), unit: "bytes", range: ParamRange::between(128.0, 4096.0).power_of_two(), from: "assumed: a common root-port MPS", description: "Max Payload Size (MPS): largest MWr/CplD payload." },
+        ParamSpec { name: "max_read_request_bytes", kind: ParamKind::Int, default: ParamDefault::Int(512), unit: "bytes", range: ParamRange::between(128.0, 4096.0).power_of_two(), from: "assumed: the Linux default MRRS", description: "Max Read Request Size (MRRS): largest MRd a requester issues." },
+        ParamSpec { name: "read_completion_boundary", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "bytes", range: ParamRange::one_of(&[64, 128]), from: "assumed: the 64 B RCB of root ports (PCIe allows 64 or 128)", description: "Read Completion Boundary (RCB): completions are split on multiples of it." },
+        ParamSpec { name: "ecrc", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "assumed: ECRC is optional and usually off", description: "Whether TLPs carry a 4-byte end-to-end CRC." },
+        ParamSpec { name: "ack_every_tlps", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "TLPs", range: ParamRange::at_least(0.0), from: "assumed", description: "The receiver sends one ACK DLLP per this many TLPs (0 = no ACK accounting)." },
+        ParamSpec { name: "update_fc_every_tlps", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "TLPs", range: ParamRange::at_least(0.0), from: "assumed", description: "The receiver sends one UpdateFC DLLP per this many TLPs (0 = none)." },
     ],
     ports: &[
         PortSpec { name: "up", description: "Upstream agent (root complex); TLPs in and out.", required: true },
@@ -48,27 +48,24 @@ pub static PCIE_LINK: ComponentSpec = ComponentSpec {
         StatSpec { name: "up.wire_bytes", kind: StatKind::Counter, unit: "bytes", description: "TLP bytes on the upstream wire." },
         StatSpec { name: "up.dllp_bytes", kind: StatKind::Counter, unit: "bytes", description: "DLLP bytes on the upstream wire (ACK/UpdateFC for downstream TLPs)." },
     ],
+    check: None,
 };
 
-/// Reads a [`LinkConfig`] from `pcie_link` parameters.
+/// Reads a [`LinkConfig`] from `pcie_link` parameters (the declared ranges
+/// are [`LinkConfig::problems`]'s rules).
 pub fn link_config(params: &Params) -> Result<LinkConfig, String> {
     let p = complete(&PCIE_LINK, params)?;
-    let gen_n = p.int("generation");
-    let generation = Generation::from_number(gen_n)
-        .ok_or_else(|| format!("pcie_link.generation: must be 1 to 5, got {gen_n}"))?;
     let cfg = LinkConfig {
-        generation,
-        lanes: non_negative(&p, "pcie_link", "lanes")? as u32,
-        mps: non_negative(&p, "pcie_link", "max_payload_bytes")? as u32,
-        mrrs: non_negative(&p, "pcie_link", "max_read_request_bytes")? as u32,
-        rcb: non_negative(&p, "pcie_link", "read_completion_boundary")? as u32,
+        generation: Generation::from_number(p.int("generation")).expect("range [1, 5]"),
+        lanes: p.uint("lanes") as u32,
+        mps: p.uint("max_payload_bytes") as u32,
+        mrrs: p.uint("max_read_request_bytes") as u32,
+        rcb: p.uint("read_completion_boundary") as u32,
         ecrc: p.bool("ecrc"),
-        ack_every: non_negative(&p, "pcie_link", "ack_every_tlps")? as u32,
-        update_fc_every: non_negative(&p, "pcie_link", "update_fc_every_tlps")? as u32,
+        ack_every: p.uint("ack_every_tlps") as u32,
+        update_fc_every: p.uint("update_fc_every_tlps") as u32,
     };
-    if let Some(problem) = cfg.problems().into_iter().next() {
-        return Err(format!("pcie_link: {problem}"));
-    }
+    debug_assert_eq!(cfg.problems(), Vec::<String>::new());
     Ok(cfg)
 }
 
@@ -92,7 +89,7 @@ impl PcieLink {
     pub fn from_params(params: &Params) -> Result<PcieLink, String> {
         let config = link_config(params)?;
         let p = complete(&PCIE_LINK, params)?;
-        let latency = ns_to_ps(non_negative_f(&p, "pcie_link", "latency_ns")?);
+        let latency = ns_to_ps(p.float("latency_ns"));
         Ok(Self::new(config, latency))
     }
     /// A link with `config` and one-way `latency` (ps).

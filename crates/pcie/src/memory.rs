@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use ccsim_kernel::prelude::*;
 
 use crate::msg::{MemReq, MemResp, SysMsg};
-use crate::util::{complete, non_negative_f, ns_to_ps, transfer_ps, DelayLine};
+use crate::util::{complete, ns_to_ps, transfer_ps, DelayLine};
 
 const PAGE: u64 = 4096;
 
@@ -74,6 +74,8 @@ const MEMORY_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Float,
         default: ParamDefault::Float(80.0),
         unit: "ns",
+        range: ParamRange::at_least(0.0),
+        from: "assumed: DRAM load-to-use latency",
         description: "Access latency from the request's arrival (after any queueing) to the response leaving.",
     },
     ParamSpec {
@@ -81,6 +83,8 @@ const MEMORY_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Float,
         default: ParamDefault::Float(20.0),
         unit: "GB/s",
+        range: ParamRange::at_least(0.0),
+        from: "assumed",
         description: "Bytes per second the memory serves, shared by reads and writes (0 = unlimited).",
     },
 ];
@@ -129,6 +133,7 @@ pub static HOST_MEMORY: ComponentSpec = ComponentSpec {
         },
     ],
     stats: MEMORY_STATS,
+    check: None,
 };
 
 /// Declaration of `device_memory`.
@@ -143,6 +148,7 @@ pub static DEVICE_MEMORY: ComponentSpec = ComponentSpec {
         required: true,
     }],
     stats: MEMORY_STATS,
+    check: None,
 };
 
 /// A memory component serving [`MemReq`]s on any of its ports.
@@ -169,8 +175,8 @@ impl Memory {
         let p = complete(spec, params)?;
         Ok(Memory {
             spec,
-            latency: ns_to_ps(non_negative_f(&p, spec.type_name, "latency_ns")?),
-            bandwidth_gbps: non_negative_f(&p, spec.type_name, "bandwidth_gbps")?,
+            latency: ns_to_ps(p.float("latency_ns")),
+            bandwidth_gbps: p.float("bandwidth_gbps"),
             busy_until: 0,
             out: DelayLine::new(0),
             data: SparseMemory::new(),

@@ -28,6 +28,7 @@ pub static TLP_PINGER: ComponentSpec = ComponentSpec {
         unit: "TLPs",
         description: "Echoed TLPs received.",
     }],
+    check: None,
 };
 
 /// Declaration of `tlp_echo`.
@@ -41,6 +42,7 @@ pub static TLP_ECHO: ComponentSpec = ComponentSpec {
         required: true,
     }],
     stats: &[],
+    check: None,
 };
 
 /// The traffic source.

@@ -23,7 +23,7 @@ use ccsim_kernel::prelude::*;
 
 use crate::msg::{MemReq, MemResp, SysMsg, Tlp};
 use crate::tlp::{LinkConfig, TlpKind};
-use crate::util::{complete, non_negative, non_negative_f, ns_to_ps, DelayLine};
+use crate::util::{complete, ns_to_ps, DelayLine};
 
 /// Port indices of the root complex.
 pub mod ports {
@@ -40,10 +40,10 @@ pub static ROOT_COMPLEX: ComponentSpec = ComponentSpec {
     type_name: "root_complex",
     description: "PCIe root complex: turns core MMIO into MWr/MRd TLPs, serves device DMA from host memory with RCB-split completions, and turns MSI writes into interrupts.",
     params: &[
-        ParamSpec { name: "latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", description: "Latency of one crossing of the root complex (either direction), including the on-chip path to the core or the memory controller." },
-        ParamSpec { name: "completion_bytes", kind: ParamKind::Int, default: ParamDefault::Int(256), unit: "bytes", description: "Largest completion the RC returns for a DMA read (capped at MPS, split on the RCB)." },
-        ParamSpec { name: "msi_address", kind: ParamKind::Int, default: ParamDefault::Int(0xFEE0_0000), unit: "address", description: "Address whose 4 KiB page receives MSI/MSI-X writes (0xFEE00000 on x86)." },
-        ParamSpec { name: "max_tags", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "tags", description: "Outstanding non-posted MMIO reads the RC can track." },
+        ParamSpec { name: "latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "Latency of one crossing of the root complex (either direction), including the on-chip path to the core or the memory controller." },
+        ParamSpec { name: "completion_bytes", kind: ParamKind::Int, default: ParamDefault::Int(256), unit: "bytes", range: ParamRange::at_least(64.0), from: "assumed: completions of MPS size", description: "Largest completion the RC returns for a DMA read (capped at MPS, split on the RCB); at least the RCB of every pcie_link of the platform." },
+        ParamSpec { name: "msi_address", kind: ParamKind::Int, default: ParamDefault::Int(0xFEE0_0000), unit: "address", range: ParamRange::at_least(0.0), from: "Intel SDM Vol. 3 §11.11: x86 MSI writes go to 0xFEE00000", description: "Address whose 4 KiB page receives MSI/MSI-X writes (0xFEE00000 on x86)." },
+        ParamSpec { name: "max_tags", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "tags", range: ParamRange::between(1.0, 1024.0), from: "assumed", description: "Outstanding non-posted MMIO reads the RC can track." },
     ],
     ports: &[
         PortSpec { name: "cpu", description: "MMIO requests from cores; MMIO data and interrupts to them.", required: true },
@@ -59,7 +59,27 @@ pub static ROOT_COMPLEX: ComponentSpec = ComponentSpec {
         StatSpec { name: "interrupts", kind: StatKind::Counter, unit: "MSIs", description: "MSI writes turned into interrupts." },
         StatSpec { name: "mmio_read_ns", kind: StatKind::Histogram, unit: "ns", description: "MMIO read round trip seen at the RC (MRd out to last CplD in)." },
     ],
+    check: Some(check),
 };
+
+/// Completions end on RCB boundaries, so they are never shorter than the
+/// RCB of any link of the platform.
+fn check(p: &Params, peers: Peers<'_>) -> Result<(), ParamProblem> {
+    let bytes = p.int("completion_bytes");
+    for link in peers.of_type("pcie_link") {
+        let rcb = link.params.int("read_completion_boundary");
+        if bytes < rcb {
+            return Err(ParamProblem::new(
+                "completion_bytes",
+                format!(
+                    "must be at least the read completion boundary of {} ({rcb}), got {bytes}",
+                    link.instance
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 struct MmioRead {
     core_id: u64,
@@ -90,8 +110,9 @@ impl RootComplex {
     /// A root complex from validated parameters and the link it drives.
     pub fn from_params(params: &Params, link: &LinkConfig) -> Result<RootComplex, String> {
         let p = complete(&ROOT_COMPLEX, params)?;
-        let tags = non_negative(&p, "root_complex", "max_tags")?.clamp(1, 1024) as u16;
-        let completion_bytes = non_negative(&p, "root_complex", "completion_bytes")? as u32;
+        let tags = p.uint("max_tags") as u16;
+        let completion_bytes = p.uint("completion_bytes") as u32;
+        // A guard: the platform's check bounds it by every link's RCB.
         if completion_bytes < link.rcb {
             return Err(format!(
                 "root_complex.completion_bytes: {completion_bytes} is below the RCB ({})",
@@ -100,9 +121,9 @@ impl RootComplex {
         }
         Ok(RootComplex {
             link: link.clone(),
-            latency: ns_to_ps(non_negative_f(&p, "root_complex", "latency_ns")?),
+            latency: ns_to_ps(p.float("latency_ns")),
             completion_bytes,
-            msi_page: non_negative(&p, "root_complex", "msi_address")? / 4096,
+            msi_page: p.uint("msi_address") / 4096,
             free_tags: (0..tags).rev().collect(),
             reads: BTreeMap::new(),
             waiting: Default::default(),

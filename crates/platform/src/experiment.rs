@@ -36,22 +36,31 @@ use crate::error::{ConfigError, Result};
 use crate::fields::Fields;
 use crate::platform::{locate, parse_toml, Platform};
 use crate::value::{check_param, describe, format_float, suggest};
-use ccsim_kernel::component::{ParamSpec, Params};
+use ccsim_kernel::component::{ParamProblem, ParamSpec, Params};
+use std::collections::BTreeMap;
 use std::path::Path;
 use toml::{Table, Value};
 
 /// What the config crate needs to know about a workload to validate an
-/// experiment: its parameters and metric names. The experiments crate
-/// provides these (the config crate cannot depend on it).
+/// experiment: its parameters (with their ranges and cross-field check) and
+/// metric names. The experiments crate provides these (the config crate
+/// cannot depend on it).
 #[derive(Debug, Clone)]
 pub struct WorkloadDecl {
     /// Workload name (`dma_read`).
     pub name: &'static str,
     /// Declared workload parameters.
     pub params: &'static [ParamSpec],
+    /// Rules on the parameters their ranges cannot say (combinations a
+    /// workload refuses), run on complete parameters.
+    pub check: Option<WorkloadCheck>,
     /// Names of the metrics one point reports.
     pub metrics: Vec<&'static str>,
 }
+
+/// A workload's cross-field check: complete parameters (every range
+/// already holds); the error names the parameter at fault.
+pub type WorkloadCheck = fn(&Params) -> Result<(), ParamProblem>;
 
 /// The x axis of an experiment.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,6 +190,10 @@ pub struct Experiment {
     pub source: String,
     /// What [`Experiment::load`] was called with.
     pub origin: String,
+    /// The validated platforms of the series, by [`Series::platform`]
+    /// (each file parsed once); empty from [`Experiment::from_toml_str`].
+    /// Points run on these, overrides applied to a copy.
+    pub platforms: BTreeMap<String, Platform>,
 }
 
 /// The names of the shipped experiments, sorted.
@@ -194,7 +207,8 @@ pub fn list_experiments() -> Vec<&'static str> {
 impl Experiment {
     /// Loads a shipped experiment by name, or an experiment file by path,
     /// and validates it: workloads, parameters and metrics against
-    /// `workloads`, and every referenced platform by loading it.
+    /// `workloads`, and every referenced platform by loading it once (kept
+    /// in [`Experiment::platforms`]).
     pub fn load(name_or_path: &str, workloads: &[WorkloadDecl]) -> Result<Experiment> {
         let (label, text) = locate(
             "experiment",
@@ -211,22 +225,43 @@ impl Experiment {
         };
         for (i, s) in e.series.iter_mut().enumerate() {
             s.platform = resolve_platform(&s.platform, base);
-            if let Err(err) = Platform::load(&s.platform) {
+            if e.platforms.contains_key(&s.platform) {
+                continue;
+            }
+            match Platform::load(&s.platform) {
+                Ok(p) => {
+                    e.platforms.insert(s.platform.clone(), p);
+                }
                 // A missing platform is the experiment's error; a broken
                 // one is the platform file's own error.
-                return Err(if err.path.is_empty() && err.file == s.platform {
-                    ConfigError::new(&label, format!("series[{i}].platform"), err.message)
-                } else {
-                    err
-                });
+                Err(err) => {
+                    return Err(if err.path.is_empty() && err.file == s.platform {
+                        ConfigError::new(&label, format!("series[{i}].platform"), err.message)
+                    } else {
+                        err
+                    })
+                }
             }
         }
         Ok(e)
     }
 
+    /// The validated platform `name` (as a series names it), loaded with
+    /// the experiment.
+    pub fn platform(&self, name: &str) -> Result<&Platform> {
+        self.platforms.get(name).ok_or_else(|| {
+            ConfigError::new(
+                &self.source,
+                "series",
+                format!("platform {name:?} is not one of the experiment's loaded platforms"),
+            )
+        })
+    }
+
     /// Parses and validates experiment TOML `text` (platforms are not
     /// loaded); `file` labels errors.
     pub fn from_toml_str(file: &str, text: &str, workloads: &[WorkloadDecl]) -> Result<Experiment> {
+        crate::parsed::EXPERIMENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let table = parse_toml(file, text)?;
         let mut top = Fields::with_keys(
             file,
@@ -466,6 +501,7 @@ impl Experiment {
             references,
             source: file.to_string(),
             origin: file.to_string(),
+            platforms: BTreeMap::new(),
         })
     }
 
@@ -586,6 +622,15 @@ fn one_series(
                 ))
             }
         }
+    }
+    if let Some(check) = decl.check {
+        check(&params).map_err(|problem| {
+            ConfigError::new(
+                file,
+                format!("{path}.params.{}", problem.param),
+                problem.message,
+            )
+        })?;
     }
     Ok(Series {
         name,

@@ -8,15 +8,21 @@
 //!
 //! ```text
 //!  platforms/cohet.toml ──► Platform::load ──► Platform { components: instance ─► (type, Params) }
-//!        ▲ checked against ccsim_platform::registry() (params, kinds, required, provenance)
-//!  experiments/cohet-dma.toml ──► Experiment::load ──► Experiment { x, sweep, series, references }
-//!        ▲ checked against the workloads' params and metrics; every platform is loaded
+//!        ▲ checked against ccsim_platform::registry() (params, kinds, ranges, required,
+//!          provenance, then each type's check hook with the other instances as peers)
+//!  experiments/cohet-dma.toml ──► Experiment::load ──► Experiment { x, sweep, series, references,
+//!        ▲ checked against the workloads'          platforms: name ─► Platform }
+//!          params (ranges, check hooks) and metrics; each platform loaded once and kept
 //! ```
 //!
 //! Rules, enforced at every level of both files:
 //! - unknown keys are errors (with a "did you mean" hint when one is close);
 //! - every platform parameter is `{ value = ..., from = "<provenance>" }`;
 //!   unset ones take the declared default with provenance `"default"`;
+//! - every value is in its declared range, and the cross-field rules of
+//!   its component type (or workload) hold, whether it comes from a file,
+//!   an override or an experiment's series `params`:
+//!   `platforms/enzian.toml: platform.dc.dcus_per_slice: must be at least 1, got 0`;
 //! - errors name the file and the dotted path, on one line:
 //!   `platforms/cohet.toml: platform.pcie.lanes: expected integer, got "x"`
 //!   (a component parameter `components.pcie.lanes` is shown as
@@ -35,12 +41,15 @@
 //!     description: "A PCIe link.",
 //!     params: &[
 //!         ParamSpec { name: "lanes", kind: ParamKind::Int, default: ParamDefault::Required,
-//!                     unit: "lanes", description: "Link width." },
+//!                     unit: "lanes", range: ParamRange::one_of(&[1, 2, 4, 8, 16]), from: "",
+//!                     description: "Link width." },
 //!         ParamSpec { name: "generation", kind: ParamKind::Int, default: ParamDefault::Int(3),
-//!                     unit: "", description: "PCIe generation." },
+//!                     unit: "", range: ParamRange::between(1.0, 5.0), from: "assumed",
+//!                     description: "PCIe generation." },
 //!     ],
 //!     ports: &[],
 //!     stats: &[],
+//!     check: None,
 //! };
 //! let registry = [&LINK];
 //! let text = r#"
@@ -64,6 +73,9 @@
 //! let bad = Platform::from_toml_str("toy.toml", &text.replace("16", "\"x\""), &registry);
 //! assert_eq!(bad.unwrap_err().to_string(),
 //!            "toy.toml: platform.pcie.lanes: expected integer, got \"x\"");
+//! let bad = Platform::from_toml_str("toy.toml", &text.replace("16", "12"), &registry);
+//! assert_eq!(bad.unwrap_err().to_string(),
+//!            "toy.toml: platform.pcie.lanes: must be one of 1, 2, 4, 8, 16, got 12");
 //! ```
 
 mod error;
@@ -79,10 +91,38 @@ mod embedded {
 
 pub use error::{ConfigError, Result};
 pub use experiment::{
-    list_experiments, Derived, Experiment, Panel, Reference, Role, Series, WorkloadDecl, XAxis,
+    list_experiments, Derived, Experiment, Panel, Reference, Role, Series, WorkloadCheck,
+    WorkloadDecl, XAxis,
 };
 pub use platform::{list_platforms, ComponentConfig, Platform, OVERRIDE};
 pub use value::parse_text;
+
+/// How many platform and experiment texts have been parsed in this process
+/// (shipped or from files), so tests can assert that a run parses each file
+/// once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseCounts {
+    /// Platform texts parsed ([`Platform::from_toml_str`]).
+    pub platforms: u64,
+    /// Experiment texts parsed ([`Experiment::from_toml_str`]).
+    pub experiments: u64,
+}
+
+/// The parse counters behind [`parse_counts`].
+pub(crate) mod parsed {
+    use std::sync::atomic::AtomicU64;
+    pub static PLATFORMS: AtomicU64 = AtomicU64::new(0);
+    pub static EXPERIMENTS: AtomicU64 = AtomicU64::new(0);
+}
+
+/// The parse counts so far in this process.
+pub fn parse_counts() -> ParseCounts {
+    use std::sync::atomic::Ordering::Relaxed;
+    ParseCounts {
+        platforms: parsed::PLATFORMS.load(Relaxed),
+        experiments: parsed::EXPERIMENTS.load(Relaxed),
+    }
+}
 
 /// The text of a shipped platform or experiment file, by kind and name:
 /// `shipped_text("platform", "cohet")`. Used to show and fingerprint configs.

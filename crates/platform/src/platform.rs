@@ -12,11 +12,18 @@
 //! ```
 //!
 //! Errors show a component parameter as `platform.<instance>.<param>`.
+//!
+//! Every value is checked against its declaration when it is read: kind,
+//! then range (`platform.dc.dcus_per_slice: must be at least 1, got 0`).
+//! Once every component is complete, each component type's check hook
+//! ([`ComponentSpec::check`]) runs with the platform's instances as peers,
+//! for the rules that involve several parameters or components. Overrides
+//! go through the same checks, with file `overrides`.
 
 use crate::error::{ConfigError, Result};
 use crate::fields::{join, Fields};
 use crate::value::{check_param, check_typed, describe, parse_text, suggest};
-use ccsim_kernel::component::{ComponentSpec, ParamValue, Params};
+use ccsim_kernel::component::{ComponentSpec, ParamValue, Params, Peer, Peers};
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml::{Table, Value};
@@ -123,6 +130,7 @@ impl Platform {
         text: &str,
         registry: &[&'static ComponentSpec],
     ) -> Result<Platform> {
+        crate::parsed::PLATFORMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let table = parse_toml(file, text)?;
         let mut top = Fields::with_keys(file, "", &table, &["platform", "components"])?;
         let header = top.req_table("platform")?;
@@ -162,6 +170,9 @@ impl Platform {
                 "a platform needs at least one component",
             ));
         }
+        check_components(file, &out, |t| {
+            registry.iter().copied().find(|s| s.type_name == t)
+        })?;
         Ok(Platform {
             name,
             description,
@@ -196,10 +207,27 @@ impl Platform {
 
     /// A copy with dotted-key overrides applied (`("pcie.lanes", Int(8))`),
     /// each with provenance `"override"`. Integers widen to numbers; any
-    /// other type mismatch, or an unknown instance or parameter, is an error
-    /// in file `overrides`.
+    /// other type mismatch, a value out of its range, a broken cross-field
+    /// rule, or an unknown instance or parameter, is an error in file
+    /// `overrides`.
     pub fn with_overrides(&self, overrides: &[(String, ParamValue)]) -> Result<Platform> {
         self.with_overrides_from(overrides, crate::lookup)
+    }
+
+    /// [`Platform::with_overrides`] with `typed` and then `text` overrides
+    /// ([`Platform::with_text_overrides`]) applied together: the
+    /// cross-field rules are checked once, on the final values.
+    pub fn with_all_overrides(
+        &self,
+        typed: &[(String, ParamValue)],
+        text: &[(String, String)],
+    ) -> Result<Platform> {
+        if typed.is_empty() && text.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut all = typed.to_vec();
+        all.extend(self.parse_text_overrides(text)?);
+        self.with_overrides(&all)
     }
 
     /// Like [`Platform::with_overrides`] with an explicit type lookup.
@@ -216,12 +244,23 @@ impl Platform {
             c.params.set(spec.name, checked.clone(), OVERRIDE);
             out.overrides.push((key.clone(), checked));
         }
+        if !overrides.is_empty() {
+            check_components("overrides", &out.components, lookup)?;
+        }
         Ok(out)
     }
 
     /// Like [`Platform::with_overrides`], parsing each value as text in the
     /// parameter's declared kind (`--set pcie.lanes=8`).
     pub fn with_text_overrides(&self, overrides: &[(String, String)]) -> Result<Platform> {
+        self.with_overrides(&self.parse_text_overrides(overrides)?)
+    }
+
+    /// Text overrides parsed in their parameters' declared kinds.
+    fn parse_text_overrides(
+        &self,
+        overrides: &[(String, String)],
+    ) -> Result<Vec<(String, ParamValue)>> {
         let mut typed = Vec::with_capacity(overrides.len());
         for (key, text) in overrides {
             let (_, spec) = self.override_target(key, &crate::lookup)?;
@@ -230,7 +269,7 @@ impl Platform {
                 parse_text(spec, text).map_err(|m| override_err(key, m))?,
             ));
         }
-        self.with_overrides(&typed)
+        Ok(typed)
     }
 
     fn override_target(
@@ -266,6 +305,38 @@ impl Platform {
         })?;
         Ok((instance.to_string(), p))
     }
+}
+
+/// Runs the check hook of every component's type on its complete
+/// parameters, with every instance of the platform as peers. An error names
+/// the parameter at fault, which may be a peer's (`platform.eci.links`).
+fn check_components(
+    file: &str,
+    components: &BTreeMap<String, ComponentConfig>,
+    lookup: impl Fn(&str) -> Option<&'static ComponentSpec>,
+) -> Result<()> {
+    let all: Vec<Peer<'_>> = components
+        .iter()
+        .map(|(instance, c)| Peer {
+            instance,
+            type_name: &c.type_name,
+            params: &c.params,
+        })
+        .collect();
+    for (instance, c) in components {
+        let Some(check) = lookup(&c.type_name).and_then(|spec| spec.check) else {
+            continue;
+        };
+        check(&c.params, Peers::new(&all)).map_err(|problem| {
+            let at = problem.instance.as_deref().unwrap_or(instance);
+            ConfigError::new(
+                file,
+                join(&join("platform", at), problem.param),
+                problem.message,
+            )
+        })?;
+    }
+    Ok(())
 }
 
 fn override_err(key: &str, message: impl Into<String>) -> ConfigError {

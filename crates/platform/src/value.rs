@@ -27,9 +27,24 @@ pub fn format_float(x: f64) -> String {
     }
 }
 
-/// Converts `value` to the kind `spec` declares. The error is the message
-/// only (`expected integer, got "x"`); the caller adds file and path.
+/// Converts `value` to the kind `spec` declares and checks it against the
+/// declared range. The error is the message only (`expected integer, got
+/// "x"`, `must be at least 1, got 0`); the caller adds file and path.
 pub fn check_param(spec: &ParamSpec, value: &Value) -> Result<ParamValue, String> {
+    let v = check_kind(spec, value)?;
+    let x = match &v {
+        ParamValue::Int(i) => *i as f64,
+        ParamValue::Float(x) => *x,
+        ParamValue::Bool(_) | ParamValue::Str(_) => return Ok(v),
+    };
+    match spec.range.violation(x) {
+        None => Ok(v),
+        Some(rule) => Err(format!("{rule}, got {}", describe(value))),
+    }
+}
+
+/// Converts `value` to the kind `spec` declares.
+fn check_kind(spec: &ParamSpec, value: &Value) -> Result<ParamValue, String> {
     let got = || format!("expected {}, got {}", spec.kind, describe(value));
     match (spec.kind, value) {
         (ParamKind::Int, Value::Integer(i)) => Ok(ParamValue::Int(*i)),
@@ -66,7 +81,12 @@ pub fn parse_text(spec: &ParamSpec, text: &str) -> Result<ParamValue, String> {
     let t = text.trim();
     let value = match spec.kind {
         ParamKind::Int => t.parse::<i64>().map(Value::Integer).ok(),
-        ParamKind::Float => t.parse::<f64>().map(Value::Float).ok(),
+        // An integer stays one, so messages show the value as typed.
+        ParamKind::Float => t
+            .parse::<i64>()
+            .map(Value::Integer)
+            .or_else(|_| t.parse::<f64>().map(Value::Float))
+            .ok(),
         ParamKind::Bool => match t {
             "true" => Some(Value::Boolean(true)),
             "false" => Some(Value::Boolean(false)),

@@ -10,6 +10,8 @@ static PARAMS: &[ParamSpec] = &[ParamSpec {
     kind: ParamKind::Str,
     default: ParamDefault::Str("latency"),
     unit: "",
+    range: ParamRange::ANY,
+    from: "test",
     description: "Mode.",
 }];
 
@@ -17,6 +19,7 @@ fn workloads() -> Vec<WorkloadDecl> {
     vec![WorkloadDecl {
         name: "probe",
         params: PARAMS,
+        check: None,
         metrics: vec!["latency_ns"],
     }]
 }

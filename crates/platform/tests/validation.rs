@@ -13,6 +13,8 @@ static LINK: ComponentSpec = ComponentSpec {
             kind: ParamKind::Int,
             default: ParamDefault::Int(3),
             unit: "",
+            range: ParamRange::between(1.0, 5.0),
+            from: "test",
             description: "Gen.",
         },
         ParamSpec {
@@ -20,6 +22,8 @@ static LINK: ComponentSpec = ComponentSpec {
             kind: ParamKind::Int,
             default: ParamDefault::Required,
             unit: "lanes",
+            range: ParamRange::between(1.0, 32.0).power_of_two(),
+            from: "",
             description: "Width.",
         },
         ParamSpec {
@@ -27,6 +31,8 @@ static LINK: ComponentSpec = ComponentSpec {
             kind: ParamKind::Float,
             default: ParamDefault::Float(100.0),
             unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "test",
             description: "Lat.",
         },
         ParamSpec {
@@ -34,6 +40,8 @@ static LINK: ComponentSpec = ComponentSpec {
             kind: ParamKind::Bool,
             default: ParamDefault::Bool(true),
             unit: "",
+            range: ParamRange::ANY,
+            from: "test",
             description: "Posted.",
         },
         ParamSpec {
@@ -41,12 +49,45 @@ static LINK: ComponentSpec = ComponentSpec {
             kind: ParamKind::Enum(&["8b10b", "128b130b"]),
             default: ParamDefault::Str("128b130b"),
             unit: "",
+            range: ParamRange::ANY,
+            from: "test",
             description: "Enc.",
         },
     ],
     ports: &[],
     stats: &[],
+    check: Some(link_check),
 };
+
+/// Generations 1 and 2 encode 8b/10b, later ones 128b/130b.
+fn link_check(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
+    let old = p.int("generation") < 3;
+    match (old, p.str("encoding")) {
+        (true, "128b130b") => Err(ParamProblem::new(
+            "encoding",
+            "must be 8b10b below generation 3, got \"128b130b\"",
+        )),
+        (false, "8b10b") => Err(ParamProblem::new(
+            "encoding",
+            "must be 128b130b from generation 3, got \"8b10b\"",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A rule on another component: the memory is written by posted writes.
+fn mem_check(_: &Params, peers: Peers<'_>) -> Result<(), ParamProblem> {
+    for link in peers.of_type("pcie_link") {
+        if !link.params.bool("posted") {
+            return Err(ParamProblem::of_peer(
+                link,
+                "posted",
+                "must be true in a platform with a memory, got false",
+            ));
+        }
+    }
+    Ok(())
+}
 static MEM: ComponentSpec = ComponentSpec {
     type_name: "memory",
     description: "Test memory.",
@@ -55,10 +96,13 @@ static MEM: ComponentSpec = ComponentSpec {
         kind: ParamKind::Float,
         default: ParamDefault::Float(80.0),
         unit: "ns",
+        range: ParamRange::at_least(0.0),
+        from: "test",
         description: "Lat.",
     }],
     ports: &[],
     stats: &[],
+    check: Some(mem_check),
 };
 static WL_PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -66,6 +110,8 @@ static WL_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Enum(&["latency", "bandwidth"]),
         default: ParamDefault::Required,
         unit: "",
+        range: ParamRange::ANY,
+        from: "",
         description: "Mode.",
     },
     ParamSpec {
@@ -73,9 +119,23 @@ static WL_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Int,
         default: ParamDefault::Int(10),
         unit: "",
+        range: ParamRange::at_least(1.0),
+        from: "test",
         description: "Reps.",
     },
 ];
+
+/// Bandwidth is a rate between two completions: two iterations at least.
+fn wl_check(p: &Params) -> Result<(), ParamProblem> {
+    let n = p.int("iterations");
+    if p.str("mode") == "bandwidth" && n < 2 {
+        return Err(ParamProblem::new(
+            "iterations",
+            format!("must be at least 2 with mode = bandwidth, got {n}"),
+        ));
+    }
+    Ok(())
+}
 
 fn registry() -> Vec<&'static ComponentSpec> {
     vec![&MEM, &LINK]
@@ -215,6 +275,33 @@ fn golden_errors_for_platform_files() {
         ("description = \"a link and a memory\"", "", "platforms/toy.toml: platform.description: required key missing"),
         ("name = \"toy\"", "name = 3", "platforms/toy.toml: platform.name: expected string, got 3"),
         ("[platform]", "[platform", "platforms/toy.toml: invalid TOML: invalid table header\nexpected `.`, `]` (line 2)"),
+        // Ranges, one of each kind of bound.
+        (
+            "generation = { value = 5,",
+            "generation = { value = 7,",
+            "platforms/toy.toml: platform.pcie.generation: must be from 1 to 5, got 7",
+        ),
+        (
+            "lanes = { value = 16,",
+            "lanes = { value = 12,",
+            "platforms/toy.toml: platform.pcie.lanes: must be a power of two from 1 to 32, got 12",
+        ),
+        (
+            "latency_ns = { value = 90,",
+            "latency_ns = { value = -1.5,",
+            "platforms/toy.toml: platform.host_mem.latency_ns: must be at least 0, got -1.5",
+        ),
+        // Cross-field rules: within a component, and on another one.
+        (
+            "generation = { value = 5,",
+            "generation = { value = 2,",
+            "platforms/toy.toml: platform.pcie.encoding: must be 8b10b below generation 3, got \"128b130b\"",
+        ),
+        (
+            "lanes = { value = 16, from = \"paper §1\" }",
+            "lanes = { value = 16, from = \"paper §1\" }\nposted = { value = false, from = \"x\" }",
+            "platforms/toy.toml: platform.pcie.posted: must be true in a platform with a memory, got false",
+        ),
     ];
     for (from, to, golden) in cases {
         assert!(
@@ -280,6 +367,35 @@ fn overrides_are_typed_and_marked() {
         e("lanes", ParamValue::Int(8)),
         "overrides: platform.lanes: override keys are <instance>.<parameter>, like \"pcie.lanes\""
     );
+    // Ranges and cross-field rules hold for overrides too.
+    assert_eq!(
+        e("pcie.lanes", ParamValue::Int(0)),
+        "overrides: platform.pcie.lanes: must be a power of two from 1 to 32, got 0"
+    );
+    assert_eq!(
+        e("host_mem.latency_ns", ParamValue::Float(-2.0)),
+        "overrides: platform.host_mem.latency_ns: must be at least 0, got -2.0"
+    );
+    assert_eq!(
+        e("pcie.generation", ParamValue::Int(1)),
+        "overrides: platform.pcie.encoding: must be 8b10b below generation 3, got \"128b130b\""
+    );
+    assert_eq!(
+        e("pcie.posted", ParamValue::Bool(false)),
+        "overrides: platform.pcie.posted: must be true in a platform with a memory, got false"
+    );
+    // Rules are checked on the final values: two overrides that only
+    // together satisfy a rule are accepted.
+    let old = p
+        .with_overrides_from(
+            &[
+                ("pcie.generation".into(), ParamValue::Int(2)),
+                ("pcie.encoding".into(), ParamValue::Str("8b10b".into())),
+            ],
+            lookup,
+        )
+        .unwrap();
+    assert_eq!(old.component("pcie").unwrap().params.int("generation"), 2);
 }
 
 #[test]
@@ -302,6 +418,10 @@ fn text_values_parse_in_the_declared_kind() {
     assert_eq!(
         ccsim_platform::parse_text(spec, "2.5"),
         Ok(ParamValue::Float(2.5))
+    );
+    assert_eq!(
+        ccsim_platform::parse_text(spec, "-1"),
+        Err("must be at least 0, got -1".to_string())
     );
 }
 
@@ -346,6 +466,7 @@ fn workloads() -> Vec<WorkloadDecl> {
     vec![WorkloadDecl {
         name: "dma_read",
         params: WL_PARAMS,
+        check: Some(wl_check),
         metrics: vec!["latency_ns", "bandwidth_gbps"],
     }]
 }
@@ -398,6 +519,8 @@ fn golden_errors_for_experiment_files() {
         ("log = true }", "lg = true }", "experiments/toy-dma.toml: experiment.x.lg: unknown key; did you mean \"log\"?"),
         ("sweep = [64, 128, 256]", "sweep = [64, \"x\", 256]", "experiments/toy-dma.toml: experiment.sweep[1]: expected number, got \"x\""),
         ("series = \"latency\"\nx = 64", "series = \"lat\"\nx = 64", "experiments/toy-dma.toml: reference[0].series: unknown series \"lat\"; did you mean \"latency\"?"),
+        ("params = { mode = \"latency\" }", "params = { mode = \"latency\", iterations = 0 }", "experiments/toy-dma.toml: series[0].params.iterations: must be at least 1, got 0"),
+        ("params = { mode = \"latency\" }", "params = { mode = \"bandwidth\", iterations = 1 }", "experiments/toy-dma.toml: series[0].params.iterations: must be at least 2 with mode = bandwidth, got 1"),
     ];
     for (from, to, golden) in cases {
         assert!(

@@ -11,6 +11,7 @@
 //! ```text
 //!  ccsim (Python) ──► _native.Platform.load / Experiment.load ──► ccsim_platform (validated once)
 //!                 ──► _native.run_point ──────────────────────► ccsim_experiments::run_point
+//!                       (on the experiment's loaded platforms: no file is parsed per point)
 //!                 ──► _native.component_types / workloads ────► the static declarations
 //!                 ──► _native.kernel_bench_json ──────────────► ccsim_kernel::bench
 //!                 ──► _native.protocol_* ─────────────────────► ccsim_protocol (generate, check, export)
@@ -24,7 +25,7 @@
 //! `Platform.load` (or `Experiment.load`) with the original name or path and
 //! the overrides, so a handle sent to another process is re-validated there.
 
-use ccsim_kernel::component::{ParamDefault, ParamKind, ParamSpec, ParamValue, Params};
+use ccsim_kernel::component::{ParamDefault, ParamKind, ParamRange, ParamSpec, ParamValue, Params};
 use ccsim_platform::{ConfigError, Experiment, Platform, WorkloadDecl};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -139,7 +140,35 @@ fn param_spec_to_py<'py>(py: Python<'py>, p: &ParamSpec) -> PyResult<Bound<'py, 
     d.set_item("default", default)?;
     d.set_item("required", matches!(p.default, ParamDefault::Required))?;
     d.set_item("unit", p.unit)?;
+    d.set_item("range", range_to_py(py, &p.range, p.kind)?)?;
+    d.set_item("from", p.from)?;
     d.set_item("description", p.description)?;
+    Ok(d)
+}
+
+/// `{"text", "min", "min_inclusive", "max", "max_inclusive", "one_of",
+/// "power_of_two"}`; `text` is `""` for booleans, strings and enums.
+fn range_to_py<'py>(
+    py: Python<'py>,
+    r: &ParamRange,
+    kind: ParamKind,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let numeric = matches!(kind, ParamKind::Int | ParamKind::Float);
+    d.set_item(
+        "text",
+        if numeric {
+            r.to_string()
+        } else {
+            String::new()
+        },
+    )?;
+    d.set_item("min", r.min.map(|(v, _)| v))?;
+    d.set_item("min_inclusive", r.min.map(|(_, inclusive)| inclusive))?;
+    d.set_item("max", r.max.map(|(v, _)| v))?;
+    d.set_item("max_inclusive", r.max.map(|(_, inclusive)| inclusive))?;
+    d.set_item("one_of", r.one_of.to_vec())?;
+    d.set_item("power_of_two", r.power_of_two)?;
     Ok(d)
 }
 
@@ -164,10 +193,8 @@ impl PyPlatform {
         text_overrides: Option<Vec<(String, String)>>,
     ) -> PyResult<Self> {
         let typed = typed_overrides(py, overrides)?;
-        let p = Platform::load(name_or_path).map_err(|e| config_err(py, e))?;
-        let p = p.with_overrides(&typed).map_err(|e| config_err(py, e))?;
-        let p = p
-            .with_text_overrides(&text_overrides.unwrap_or_default())
+        let p = Platform::load(name_or_path)
+            .and_then(|p| p.with_all_overrides(&typed, &text_overrides.unwrap_or_default()))
             .map_err(|e| config_err(py, e))?;
         Ok(Self { inner: p })
     }
@@ -261,11 +288,30 @@ struct PyExperiment {
 #[pymethods]
 impl PyExperiment {
     /// Loads a shipped experiment by name or an experiment file by path, and
-    /// validates it with every platform it uses.
+    /// validates it with every platform it uses (each parsed once and kept).
     #[staticmethod]
     fn load(py: Python<'_>, name_or_path: &str) -> PyResult<Self> {
         let e = Experiment::load(name_or_path, &workload_decls()).map_err(|e| config_err(py, e))?;
         Ok(Self { inner: e })
+    }
+    /// The experiment's platform `name` (as its series name it), loaded with
+    /// the experiment, with `overrides` and `text_overrides` applied to a
+    /// copy (see `Platform.load`). Parses no file.
+    #[pyo3(signature = (name, overrides = None, text_overrides = None))]
+    fn platform(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        overrides: Option<&Bound<'_, PyDict>>,
+        text_overrides: Option<Vec<(String, String)>>,
+    ) -> PyResult<PyPlatform> {
+        let typed = typed_overrides(py, overrides)?;
+        let p = self
+            .inner
+            .platform(name)
+            .and_then(|p| p.with_all_overrides(&typed, &text_overrides.unwrap_or_default()))
+            .map_err(|e| config_err(py, e))?;
+        Ok(PyPlatform { inner: p })
     }
     /// Short name (`cohet-dma`).
     #[getter]
@@ -371,8 +417,9 @@ impl PyExperiment {
 
 /// Runs one point of `series` of `experiment` at `x` and returns
 /// `{"metrics": {..}, "stats": {..}, "trace_json": str | None, "trace_hash": str}`.
-/// The platform is loaded and overridden afresh, so the call is a pure
-/// function of its arguments.
+/// The point runs on the platform the experiment loaded, with the overrides
+/// applied to a copy: no file is parsed, and the call is a pure function of
+/// its arguments.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // mirrors the Python keyword arguments
 #[pyo3(signature = (experiment, series, x, seed = 0, overrides = None, text_overrides = None, trace = false))]
@@ -392,14 +439,21 @@ fn run_point<'py>(
         return Err(config_err(py, ConfigError::new(&e.source, "series", msg)));
     };
     let typed = typed_overrides(py, overrides)?;
-    let platform = Platform::load(&s.platform)
-        .and_then(|p| p.with_overrides(&typed))
-        .and_then(|p| p.with_text_overrides(&text_overrides.unwrap_or_default()))
-        .map_err(|err| config_err(py, err))?;
+    let text = text_overrides.unwrap_or_default();
+    let base = e.platform(&s.platform).map_err(|err| config_err(py, err))?;
+    let overridden;
+    let platform = if typed.is_empty() && text.is_empty() {
+        base
+    } else {
+        overridden = base
+            .with_all_overrides(&typed, &text)
+            .map_err(|err| config_err(py, err))?;
+        &overridden
+    };
     run_workload(
         py,
         &s.workload,
-        &platform,
+        platform,
         &e.x.name,
         x,
         &s.params,
@@ -526,6 +580,17 @@ fn list_experiments() -> Vec<&'static str> {
     ccsim_platform::list_experiments()
 }
 
+/// `{"platforms": n, "experiments": m}`: the platform and experiment texts
+/// parsed so far in this process (tests check that a run parses each once).
+#[pyfunction]
+fn parse_counts(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let c = ccsim_platform::parse_counts();
+    let d = PyDict::new(py);
+    d.set_item("platforms", c.platforms)?;
+    d.set_item("experiments", c.experiments)?;
+    Ok(d)
+}
+
 /// The text of a shipped file: `kind` is `"platform"` or `"experiment"`.
 #[pyfunction]
 fn shipped_text(kind: &str, name: &str) -> Option<&'static str> {
@@ -563,6 +628,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workloads, m)?)?;
     m.add_function(wrap_pyfunction!(list_platforms, m)?)?;
     m.add_function(wrap_pyfunction!(list_experiments, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_counts, m)?)?;
     m.add_function(wrap_pyfunction!(shipped_text, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(coherent_bench_json, m)?)?;

@@ -55,7 +55,7 @@ use std::collections::BTreeMap;
 use ccsim_kernel::prelude::*;
 
 use ccsim_coherence::envelope::{MemReq, MemResp, SysMsg};
-use ccsim_coherence::util::{complete, non_negative, non_negative_f, ns_to_ps, DelayLine};
+use ccsim_coherence::util::{complete, ns_to_ps, DelayLine};
 use ccsim_pcie::core::{Core, Op};
 use ccsim_pcie::dma::XdmaEngine;
 use ccsim_pcie::link::link_config;
@@ -92,11 +92,11 @@ pub static NIC_MAC: ComponentSpec = ComponentSpec {
     type_name: "nic_mac",
     description: "The NIC on the FPGA (PIO §6.3): packet SRAM holding real frames, NIC logic at clock_mhz, and a 100 Gb/s Ethernet MAC in near-end loopback. Behind the XDMA endpoint (PCIe designs) or the DC's application interface (ECI design).",
     params: &[
-        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(250.0), unit: "MHz", description: "NIC logic clock." },
-        ParamSpec { name: "line_rate_gbps", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "Gb/s", description: "MAC line rate: frame bytes cross the streaming interface at 8 / rate ns each." },
-        ParamSpec { name: "pipeline_cycles", kind: ParamKind::Int, default: ParamDefault::Int(2), unit: "cycles", description: "NIC logic cycles between SRAM and the MAC's streaming interface, each way." },
-        ParamSpec { name: "loopback_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", description: "Egress last beat to ingress last beat through the PCS/PMA loopback (not part of either latency)." },
-        ParamSpec { name: "sram_latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(12.0), unit: "ns", description: "Packet SRAM access latency (PCIe designs)." },
+        ParamSpec { name: "clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(250.0), unit: "MHz", range: ParamRange::positive(), from: "PIO §6.3: 'In all cases we clock the core NIC logic at 250 MHz'", description: "NIC logic clock." },
+        ParamSpec { name: "line_rate_gbps", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "Gb/s", range: ParamRange::positive(), from: "PIO §6.3: a 100 Gb/s NIC on Enzian's 100 Gb/s Ethernet MACs", description: "MAC line rate: frame bytes cross the streaming interface at 8 / rate ns each." },
+        ParamSpec { name: "pipeline_cycles", kind: ParamKind::Int, default: ParamDefault::Int(2), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: one register stage each side of the SRAM port", description: "NIC logic cycles between SRAM and the MAC's streaming interface, each way." },
+        ParamSpec { name: "loopback_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: PCS/PMA near-end loopback", description: "Egress last beat to ingress last beat through the PCS/PMA loopback (not part of either latency)." },
+        ParamSpec { name: "sram_latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(12.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: 3 cycles of on-chip SRAM at 250 MHz", description: "Packet SRAM access latency (PCIe designs)." },
     ],
     ports: &[PortSpec { name: "dev", description: "SRAM reads and writes from the XDMA endpoint (DMA and BAR1 MMIO).", required: false }],
     stats: &[
@@ -105,6 +105,7 @@ pub static NIC_MAC: ComponentSpec = ComponentSpec {
         StatSpec { name: "held_reads", kind: StatKind::Counter, unit: "reads", description: "SRAM reads of RX bytes held until the bytes landed." },
         StatSpec { name: "status_reads", kind: StatKind::Counter, unit: "reads", description: "Reads of the RX status register." },
     ],
+    check: None,
 };
 
 /// The timing of the NIC logic and MAC, shared by all three designs.
@@ -126,21 +127,13 @@ impl MacTiming {
     /// From `nic_mac` parameters.
     pub fn from_params(params: &Params) -> Result<MacTiming, String> {
         let p = complete(&NIC_MAC, params)?;
-        let t = "nic_mac";
-        let mhz = non_negative_f(&p, t, "clock_mhz")?;
-        let rate = non_negative_f(&p, t, "line_rate_gbps")?;
-        if mhz <= 0.0 || rate <= 0.0 {
-            return Err(format!(
-                "{t}: clock_mhz ({mhz}) and line_rate_gbps ({rate}) must be positive"
-            ));
-        }
-        let clock = Clock::from_mhz(mhz);
+        let clock = Clock::from_mhz(p.float("clock_mhz"));
         Ok(MacTiming {
-            byte_ps: 8.0 * 1000.0 / rate,
-            pipeline: clock.cycles(non_negative(&p, t, "pipeline_cycles")?),
+            byte_ps: 8.0 * 1000.0 / p.float("line_rate_gbps"),
+            pipeline: clock.cycles(p.uint("pipeline_cycles")),
             clock,
-            loopback: ns_to_ps(non_negative_f(&p, t, "loopback_ns")?),
-            sram: ns_to_ps(non_negative_f(&p, t, "sram_latency_ns")?),
+            loopback: ns_to_ps(p.float("loopback_ns")),
+            sram: ns_to_ps(p.float("sram_latency_ns")),
         })
     }
 
