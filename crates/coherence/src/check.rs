@@ -169,7 +169,7 @@ impl LineView {
 /// messages they hold ([`LineSnapshot::message`]); so does the kernel.
 #[derive(Debug)]
 pub struct LineSnapshot {
-    catalogue: Catalogue,
+    catalogue: &'static Catalogue,
     initial: [u16; 3],
     /// Per line: the three agents' states (initial unless an agent said
     /// otherwise) and the messages in flight. Sorted, so the report is.

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!   envelope   the messages that travel: coherent messages (CohMsg) and
-//!              PCIe/memory/MMIO messages (SysMsg)
+//!              PCIe/memory/MMIO messages (Msg)
 //!   line       one cache line of real bytes, its initial pattern, a
 //!              pool of payload buffers
 //!   tables     a two-node protocol as the Enzian agents run it (the
@@ -33,7 +33,7 @@ pub mod tables;
 pub mod util;
 pub mod vc;
 
-pub use envelope::{intern, Catalogue, CohMsg};
+pub use envelope::{intern, Catalogue, CohMsg, Msg};
 pub use line::{boxed_line, initial_line, recycle_line, Line, LINE_BYTES};
 pub use tables::{table_summary, MsgMeta, Tables, GENERATED, LOCAL, PEER};
 

@@ -64,9 +64,8 @@ pub struct Tables {
     pub mem_role: usize,
     /// Role holding a cached copy.
     pub cache_role: usize,
-    /// The catalogue this protocol's messages are tagged with (from where
-    /// its memory is).
-    pub catalogue: Catalogue,
+    /// The catalogue this protocol's messages are tagged with.
+    pub catalogue: &'static Catalogue,
 }
 
 impl Tables {
@@ -105,16 +104,17 @@ impl Tables {
         let cache_role = (0..3)
             .find(|&r| proto.keeps_copy(r))
             .ok_or_else(|| format!("{}: no role keeps a copy", ir.name))?;
-        let catalogue = match (mem_role, cache_role) {
-            (GENERATED, PEER) => Catalogue::FpgaHomed,
-            (PEER, GENERATED) => Catalogue::CpuHomed,
+        let names: Vec<&str> = ir.messages.iter().map(|m| m.name.as_str()).collect();
+        let catalogue = Catalogue::of(&ir.name, &names);
+        match (mem_role, cache_role) {
+            (GENERATED, PEER) | (PEER, GENERATED) => {}
             _ => {
                 return Err(format!(
                     "{}: the simulator runs protocols with memory at one of the generated agent and the peer and the cache at the other (got memory at {}, cache at {})",
                     ir.name, ir.roles[mem_role].role, ir.roles[cache_role].role
                 ))
             }
-        };
+        }
         let msgs = proto
             .msgs
             .iter()
@@ -217,14 +217,16 @@ impl Tables {
     }
 
     /// A message of type `msg` about `line` with `data`.
+    #[inline]
     pub fn make(&self, msg: u16, line: u64, data: Option<Box<Line>>) -> CohMsg {
-        CohMsg {
-            msg,
-            catalogue: self.catalogue,
-            line,
-            data,
-            name: self.msgs[msg as usize].name,
-        }
+        CohMsg::new(self.catalogue, msg, line, data)
+    }
+
+    /// Whether the protocol keeps memory at the generated agent (FPGA-homed
+    /// lines on Enzian: the DC) rather than at the peer (CPU-homed: the
+    /// CPU home).
+    pub fn fpga_homed(&self) -> bool {
+        self.mem_role == GENERATED
     }
 }
 

@@ -7,7 +7,7 @@ use ccsim_kernel::component::{ComponentSpec, ParamValue, Params, Peers};
 use ccsim_kernel::sim::{Ctx, PortId};
 use ccsim_kernel::time::Tick;
 
-use crate::envelope::{onchip_bytes, SysMsg};
+use crate::envelope::{onchip_bytes, Msg};
 
 /// Messages to send at later ticks. Each push schedules one wake-up with the
 /// line's token; each wake-up sends the earliest due message. Ties keep push
@@ -16,7 +16,7 @@ use crate::envelope::{onchip_bytes, SysMsg};
 pub struct DelayLine {
     token: u64,
     seq: u64,
-    queue: BTreeMap<(Tick, u64), (PortId, SysMsg)>,
+    queue: BTreeMap<(Tick, u64), (PortId, Msg)>,
 }
 
 impl DelayLine {
@@ -29,13 +29,13 @@ impl DelayLine {
         }
     }
     /// Sends `msg` on `port` at tick `at`.
-    pub fn push(&mut self, ctx: &mut Ctx<'_, SysMsg>, at: Tick, port: PortId, msg: SysMsg) {
+    pub fn push(&mut self, ctx: &mut Ctx<'_, Msg>, at: Tick, port: PortId, msg: Msg) {
         self.queue.insert((at, self.seq), (port, msg));
         self.seq += 1;
         ctx.wake_at(at, self.token);
     }
     /// Handles one wake-up with this line's token: sends the earliest message.
-    pub fn fire(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    pub fn fire(&mut self, ctx: &mut Ctx<'_, Msg>) {
         if let Some(((t, _), (port, msg))) = self.queue.pop_first() {
             debug_assert!(t <= ctx.now());
             let bytes = onchip_bytes(&msg);

@@ -53,7 +53,9 @@ use ccsim_protocol::ir::{Access, MsgClass};
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::util::{complete, ns_to_ps};
-use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
+use ccsim_coherence::{
+    boxed_line, recycle_line, CohMsg, Line, Msg, Tables, GENERATED, LOCAL, PEER,
+};
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, SendStep, Step};
 
 /// First CPU-homed line index. Line indices are byte address / 128, so
@@ -373,19 +375,19 @@ impl CacheController {
             .unwrap_or(self.app_table.initial)
     }
 
-    fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
+    fn fail(&mut self, ctx: &mut Ctx<'_, Msg>, text: String) {
         self.checker.borrow_mut().violation(ctx.now(), text);
         ctx.stop();
     }
 
     /// Puts `m` in the pipeline `token` (a `TOK_*` of a local message),
     /// due at `at`.
-    fn pipe(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, token: u64, m: CohMsg) {
+    fn pipe(&mut self, ctx: &mut Ctx<'_, Msg>, at: Tick, token: u64, m: CohMsg) {
         self.in_pipelines += 1;
-        ctx.schedule_local(at, token, m);
+        ctx.schedule_local(at, token, Msg::Coh(m));
     }
 
-    fn wake_engine(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick) {
+    fn wake_engine(&mut self, ctx: &mut Ctx<'_, Msg>, at: Tick) {
         let at = at.max(ctx.now());
         if self.engine_wake > at || self.engine_wake < ctx.now() {
             self.engine_wake = at;
@@ -395,7 +397,7 @@ impl CacheController {
 
     /// Picks the first queued message the table does not stall (forwards and
     /// responses before requests) and runs it.
-    fn engine(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn engine(&mut self, ctx: &mut Ctx<'_, Msg>) {
         let now = ctx.now();
         if self.engine_wake <= now {
             self.engine_wake = Tick::MAX;
@@ -459,7 +461,7 @@ impl CacheController {
     }
 
     /// Runs one row of the CC table for message `m`.
-    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: &CohMsg) {
+    fn execute(&mut self, ctx: &mut Ctx<'_, Msg>, m: &CohMsg) {
         let now = ctx.now();
         let t = self.tables.clone();
         let table = self.cc_table.clone();
@@ -521,12 +523,12 @@ impl CacheController {
         }
         if t.msgs[m.msg as usize].class == MsgClass::Forward {
             ctx.count(ST_FORWARDS, 1);
-            let name = m.name;
+            let name = m.name();
             self.notify(ctx, &CcNotice::Forward { name, line });
         }
     }
 
-    fn notify(&mut self, ctx: &mut Ctx<'_, CohMsg>, n: &CcNotice<'_>) {
+    fn notify(&mut self, ctx: &mut Ctx<'_, Msg>, n: &CcNotice<'_>) {
         if let Some(dev) = self.device.as_mut() {
             let ops = dev(ctx.now(), n);
             if !ops.is_empty() {
@@ -538,26 +540,26 @@ impl CacheController {
     }
 
     /// The app machine handles a completion from the CC.
-    fn local_message(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+    fn local_message(&mut self, ctx: &mut Ctx<'_, Msg>, m: CohMsg) {
         let t = self.tables.clone();
         let now = ctx.now();
         let line = m.line;
         self.checker.borrow_mut().handled(line, m.msg);
         let Some(ev) = self.app_table.msg_event[m.msg as usize] else {
-            return self.fail(ctx, format!("the app table has no event for {}", m.name));
+            return self.fail(ctx, format!("the app table has no event for {}", m.name()));
         };
         let st = self.app_st(line);
         let Some(next) = self.app_table.row(st, ev).map(|row| row.next) else {
             let e = format!(
                 "app: {} on line {line:#x} in state {}: the table has no transition",
-                m.name,
+                m.name(),
                 t.state_name(LOCAL, st)
             );
             return self.fail(ctx, e);
         };
         self.set_app_state(ctx, line, next);
         let Some((op, t0)) = self.app_current.take() else {
-            return self.fail(ctx, format!("app: {} with no op outstanding", m.name));
+            return self.fail(ctx, format!("app: {} with no op outstanding", m.name()));
         };
         let data = self
             .copies
@@ -582,7 +584,7 @@ impl CacheController {
         }
     }
 
-    fn set_app_state(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64, next: usize) {
+    fn set_app_state(&mut self, ctx: &mut Ctx<'_, Msg>, line: u64, next: usize) {
         if next == self.app_table.initial {
             self.app_state.remove(&line);
         } else {
@@ -595,7 +597,7 @@ impl CacheController {
         }
     }
 
-    fn issue_app(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn issue_app(&mut self, ctx: &mut Ctx<'_, Msg>) {
         let t = self.tables.clone();
         let table = self.app_table.clone();
         while self.app_current.is_none() {
@@ -662,7 +664,7 @@ impl CacheController {
 /// from the app's line, `check` of the copy.
 struct CcRow<'a, 'c> {
     cc: &'a mut CacheController,
-    ctx: &'a mut Ctx<'c, CohMsg>,
+    ctx: &'a mut Ctx<'c, Msg>,
     /// The message being handled.
     m: &'a CohMsg,
     /// The line's copy as the row leaves it.
@@ -709,7 +711,7 @@ impl Effects<CcDest> for CcRow<'_, '_> {
     fn store(&mut self) -> Result<(), String> {
         let (m, now) = (self.m, self.now);
         let Some(v) = m.data.as_deref() else {
-            return Err(format!("cc: store on {} without data", m.name));
+            return Err(format!("cc: store on {} without data", m.name()));
         };
         self.cc.checker.borrow_mut().store(m.line, v);
         self.cc.store_log.push((now, m.line, *v));
@@ -748,22 +750,30 @@ impl Effects<CcDest> for CcRow<'_, '_> {
     }
 }
 
-impl Component<CohMsg> for CacheController {
+impl Component<Msg> for CacheController {
     fn spec(&self) -> &'static ComponentSpec {
         &CACHE_CONTROLLER
     }
 
-    fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
         if !self.app_ops.is_empty() {
             ctx.wake_at(0, TOK_APP);
         }
     }
 
-    fn on_message(&mut self, _port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_message(&mut self, _port: PortId, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let m = match m.into_coh("cc") {
+            Ok(m) => m,
+            Err(e) => return self.fail(ctx, e),
+        };
         if m.catalogue != self.tables.catalogue {
             let e = format!(
                 "cc: {} for line {:#x} is tagged {:?}, but the cc runs {} ({:?})",
-                m.name, m.line, m.catalogue, self.tables.ir.name, self.tables.catalogue
+                m.name(),
+                m.line,
+                m.catalogue,
+                self.tables.ir.name,
+                self.tables.catalogue
             );
             return self.fail(ctx, e);
         }
@@ -771,7 +781,8 @@ impl Component<CohMsg> for CacheController {
         self.pipe(ctx, at, TOK_INBOX, m);
     }
 
-    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_local(&mut self, token: u64, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let m = m.local_coh();
         self.in_pipelines -= 1;
         match token {
             TOK_INBOX => {
@@ -786,14 +797,14 @@ impl Component<CohMsg> for CacheController {
                 let meta = &self.tables.msgs[m.msg as usize];
                 let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
                 let port = (m.line % self.links) as PortId;
-                ctx.send(port, m, bytes, vc);
+                ctx.send(port, Msg::Coh(m), bytes, vc);
             }
             TOK_LOCAL => self.local_message(ctx, m),
             _ => unreachable!("cc: local message with token {token}"),
         }
     }
 
-    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
         match token {
             TOK_ENGINE => self.engine(ctx),
             TOK_APP => self.issue_app(ctx),
@@ -806,7 +817,7 @@ impl Component<CohMsg> for CacheController {
 impl CacheController {
     /// Stops the run with a report when the current device op has been
     /// outstanding for `watchdog_us`.
-    fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, Msg>) {
         let now = ctx.now();
         let Some((op, t0)) = &self.app_current else {
             return;

@@ -33,7 +33,7 @@ use super::cpu_home::CpuHome;
 use super::link::EciLink;
 use super::system::{verdict, CheckedSide, Watchdog, TIME_LIMIT};
 use ccsim_coherence::check::{Checker, LineSnapshot};
-use ccsim_coherence::{CohMsg, Line, Tables};
+use ccsim_coherence::{Line, Msg, Tables};
 
 /// Parameters of a CPU-homed system.
 #[derive(Debug, Clone)]
@@ -65,7 +65,7 @@ impl Default for CcParams {
 /// A built CPU-homed system.
 pub struct CcSystem {
     /// The runnable simulation.
-    pub sim: Simulation<CohMsg>,
+    pub sim: Simulation<Msg>,
     /// The CPU home.
     pub home: ComponentId,
     /// The FPGA's CC.
@@ -202,12 +202,13 @@ impl CcSystem {
 /// the messages the kernel still holds and those queued at the home and
 /// the CC, with their line states.
 pub(crate) fn snapshot_cc_side(
-    sim: &Simulation<CohMsg>,
+    sim: &Simulation<Msg>,
     home: &CpuHome,
     cc: &CacheController,
     s: &mut LineSnapshot,
 ) {
     sim.in_flight()
+        .filter_map(Msg::as_coh)
         .chain(home.queued_messages())
         .chain(cc.queued_messages())
         .for_each(|m| s.message(m));

@@ -99,7 +99,7 @@ use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, ns_to_ps};
-use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, LINE_BYTES, PEER};
+use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
 use ccsim_protocol::engine::{
     execute, Cell, CompiledTable, DirOp, Effects, Row as PeerRow, SendStep,
 };
@@ -915,12 +915,12 @@ impl CoherentCpu {
         Some(self.copies.get(s))
     }
 
-    fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
+    fn fail(&mut self, ctx: &mut Ctx<'_, Msg>, text: String) {
         self.checker.borrow_mut().violation(ctx.now(), text);
         ctx.stop();
     }
 
-    fn try_issue(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+    fn try_issue(&mut self, ctx: &mut Ctx<'_, Msg>, c: usize) {
         let now = ctx.now();
         let mshrs = self.mshrs;
         let can = |k: &Core| {
@@ -957,7 +957,7 @@ impl CoherentCpu {
     #[allow(clippy::too_many_arguments)]
     fn local(
         &mut self,
-        ctx: &mut Ctx<'_, CohMsg>,
+        ctx: &mut Ctx<'_, Msg>,
         line: u64,
         st: usize,
         ev: LocalEv,
@@ -991,7 +991,7 @@ impl CoherentCpu {
     /// Sends a miss's request row (`load` or `getx`) for `line` in state
     /// `st` and makes `w` wait for the line, or queues `w` at the line's TAD
     /// when it is full.
-    fn request(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64, st: usize, ev: LocalEv, w: Waiter) {
+    fn request(&mut self, ctx: &mut Ctx<'_, Msg>, line: u64, st: usize, ev: LocalEv, w: Waiter) {
         match self.local(ctx, line, st, ev, None, self.miss) {
             Row::NoSlot => {
                 ctx.count(ST_TAD_WAIT, 1);
@@ -1046,7 +1046,7 @@ impl CoherentCpu {
     /// the line it saw, taken now, and an atomic's `old` value.
     fn complete_at(
         &mut self,
-        ctx: &mut Ctx<'_, CohMsg>,
+        ctx: &mut Ctx<'_, Msg>,
         at: Tick,
         c: usize,
         i: usize,
@@ -1092,7 +1092,7 @@ impl CoherentCpu {
 
     /// Tries op `i` of core `c`: completes it (`extra` later than an
     /// ordinary hit), sends its request, or leaves it waiting.
-    fn attempt(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize, i: usize, extra: Tick) {
+    fn attempt(&mut self, ctx: &mut Ctx<'_, Msg>, c: usize, i: usize, extra: Tick) {
         let now = ctx.now();
         let op = self.cores[c].program[i];
         let Some(line) = op.line() else {
@@ -1269,7 +1269,7 @@ impl CoherentCpu {
     #[allow(clippy::too_many_arguments)]
     fn buffer_store(
         &mut self,
-        ctx: &mut Ctx<'_, CohMsg>,
+        ctx: &mut Ctx<'_, Msg>,
         c: usize,
         i: usize,
         line: u64,
@@ -1301,7 +1301,7 @@ impl CoherentCpu {
     /// Drains core `c`'s write buffer, oldest entry first, for as long as
     /// the LLC holds the head's line writable; otherwise asks for it (getx)
     /// and waits.
-    fn drain(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+    fn drain(&mut self, ctx: &mut Ctx<'_, Msg>, c: usize) {
         if self.cores[c].drain != DrainState::Idle {
             return;
         }
@@ -1341,7 +1341,7 @@ impl CoherentCpu {
     /// weakly ordered; entries still retire oldest first). Like a prefetch
     /// hint, a request whose TAD has no free slot is dropped: the entry asks
     /// again when it reaches the head.
-    fn own_ahead(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+    fn own_ahead(&mut self, ctx: &mut Ctx<'_, Msg>, c: usize) {
         for k in 1..self.cores[c].wb.len() {
             let line = self.cores[c].wb[k].line;
             let st = self.st(line);
@@ -1357,7 +1357,7 @@ impl CoherentCpu {
     /// After an entry of core `c`'s buffer drained: the stalled store takes
     /// the free entry, ops waiting for buffered stores retry, a fence may
     /// complete.
-    fn after_drain(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+    fn after_drain(&mut self, ctx: &mut Ctx<'_, Msg>, c: usize) {
         if let Some(i) = self.cores[c].stalled_store.take() {
             self.attempt(ctx, c, i, 0);
         }
@@ -1369,7 +1369,7 @@ impl CoherentCpu {
 
     /// Completes core `c`'s fence once it is its only outstanding op and the
     /// write buffer is empty.
-    fn check_fence(&mut self, ctx: &mut Ctx<'_, CohMsg>, c: usize) {
+    fn check_fence(&mut self, ctx: &mut Ctx<'_, Msg>, c: usize) {
         let core = &self.cores[c];
         let Some(f) = core.blocking else {
             return;
@@ -1392,7 +1392,7 @@ impl CoherentCpu {
     }
 
     /// Retries `w`, waiting on `line` (`None`: from a TAD queue).
-    fn resume(&mut self, ctx: &mut Ctx<'_, CohMsg>, w: Waiter, line: Option<u64>, extra: Tick) {
+    fn resume(&mut self, ctx: &mut Ctx<'_, Msg>, w: Waiter, line: Option<u64>, extra: Tick) {
         match w {
             Waiter::Op(c, i) => self.attempt(ctx, c, i, extra),
             Waiter::Drain(c) => {
@@ -1416,7 +1416,7 @@ impl CoherentCpu {
     #[allow(clippy::too_many_arguments)]
     fn apply(
         &mut self,
-        ctx: &mut Ctx<'_, CohMsg>,
+        ctx: &mut Ctx<'_, Msg>,
         line: u64,
         row: &PeerRow<()>,
         handled: Option<u16>,
@@ -1542,7 +1542,7 @@ impl CoherentCpu {
     /// `evict_dirty`, `evict_clean` or `drop` row) while it holds more than
     /// `ways` valid lines. Lines with open work stay; the set may overflow
     /// until they settle (as a victim buffer would).
-    fn enforce_capacity(&mut self, ctx: &mut Ctx<'_, CohMsg>, set: usize) {
+    fn enforce_capacity(&mut self, ctx: &mut Ctx<'_, Msg>, set: usize) {
         while self.lru[set].len() > self.ways {
             let victim = self.lru[set]
                 .iter()
@@ -1561,12 +1561,12 @@ impl CoherentCpu {
         }
     }
 
-    fn receive(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+    fn receive(&mut self, ctx: &mut Ctx<'_, Msg>, m: CohMsg) {
         let peer = self.peer.clone();
         let line = m.line;
         let st = self.st(line);
         let Some(ev) = peer.msg_event[m.msg as usize] else {
-            return self.fail(ctx, format!("the cpu table has no event for {}", m.name));
+            return self.fail(ctx, format!("the cpu table has no event for {}", m.name()));
         };
         let Some(row) = peer.row(st, ev) else {
             let what = match peer.cell(st, ev).1 {
@@ -1575,7 +1575,7 @@ impl CoherentCpu {
             };
             let e = format!(
                 "unspecified reception: {} for line {line:#x} arrived at the cpu in state {}: the table {what}",
-                m.name,
+                m.name(),
                 self.tables.state_name(PEER, st)
             );
             return self.fail(ctx, e);
@@ -1607,7 +1607,7 @@ impl CoherentCpu {
     }
 
     /// Hands freed TAD slots to the misses queued for them, oldest first.
-    fn serve_tads(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn serve_tads(&mut self, ctx: &mut Ctx<'_, Msg>) {
         while let Some(t) = self.tad_freed.pop() {
             while self.tad_busy[t] < self.tad_limit {
                 let Some(w) = self.tad_queue[t].pop_front() else {
@@ -1618,7 +1618,7 @@ impl CoherentCpu {
         }
     }
 
-    fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, Msg>) {
         let now = ctx.now();
         self.watchdog_armed = false;
         let oldest = self
@@ -1666,7 +1666,7 @@ struct LlcRow<'a, 'c> {
     tables: &'a Tables,
     checker: &'a Rc<RefCell<Checker>>,
     store_log: &'a mut Vec<(Tick, u64, u8, u64)>,
-    ctx: &'a mut Ctx<'c, CohMsg>,
+    ctx: &'a mut Ctx<'c, Msg>,
     /// The line's copy (its slab slot) as the row leaves it.
     copy: &'a mut Option<CopySlot>,
     line: u64,
@@ -1690,7 +1690,7 @@ impl Effects<()> for LlcRow<'_, '_> {
             .then(|| boxed_line(self.copy.map_or([0; LINE_BYTES], |c| *copies.get(c))));
         let out = self.tables.make(s.msg, self.line, data);
         self.ctx
-            .schedule_local(self.now + self.delay, TOK_OUTBOX, out);
+            .schedule_local(self.now + self.delay, TOK_OUTBOX, Msg::Coh(out));
         Ok(())
     }
 
@@ -1754,12 +1754,12 @@ impl Effects<()> for LlcRow<'_, '_> {
     }
 }
 
-impl Component<CohMsg> for CoherentCpu {
+impl Component<Msg> for CoherentCpu {
     fn spec(&self) -> &'static ComponentSpec {
         &COHERENT_CPU
     }
 
-    fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
         // One allocation for the records of the programs as given (a driver
         // may add more).
         self.completed
@@ -1771,30 +1771,35 @@ impl Component<CohMsg> for CoherentCpu {
         }
     }
 
-    fn on_message(&mut self, _port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_message(&mut self, _port: PortId, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let m = match m.into_coh("cpu") {
+            Ok(m) => m,
+            Err(e) => return self.fail(ctx, e),
+        };
         match self.link.jitter_of(ctx) {
             0 => self.receive(ctx, m),
             j => {
                 let at = ctx.now() + j;
-                ctx.schedule_local(at, TOK_INBOX, m);
+                ctx.schedule_local(at, TOK_INBOX, Msg::Coh(m));
             }
         }
     }
 
-    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_local(&mut self, token: u64, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let m = m.local_coh();
         match token {
             TOK_OUTBOX => {
                 let meta = &self.tables.msgs[m.msg as usize];
                 let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
                 let port = modulo(m.line, self.links) as PortId;
-                ctx.send(port, m, bytes, vc);
+                ctx.send(port, Msg::Coh(m), bytes, vc);
             }
             TOK_INBOX => self.receive(ctx, m),
             _ => unreachable!("cpu: local message with token {token}"),
         }
     }
 
-    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
         let now = ctx.now();
         match token & 0xFF {
             TOK_ISSUE => self.try_issue(ctx, (token >> 8) as usize),

@@ -41,7 +41,7 @@ use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::LineStore;
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, ns_to_ps};
-use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Tables, PEER};
+use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Msg, Tables, PEER};
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, Row, SendStep};
 
 /// Declaration of `cpu_home`.
@@ -243,13 +243,13 @@ impl CpuHome {
             .unwrap_or(self.table.initial)
     }
 
-    fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
+    fn fail(&mut self, ctx: &mut Ctx<'_, Msg>, text: String) {
         self.checker.borrow_mut().violation(ctx.now(), text);
         ctx.stop();
     }
 
     /// Completes op `op`, which saw `line`, at `at`.
-    fn complete_at(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, (op, line): (usize, Line)) {
+    fn complete_at(&mut self, ctx: &mut Ctx<'_, Msg>, at: Tick, (op, line): (usize, Line)) {
         let (slot, done) = self.done.park();
         // One core; no atomics on CPU-homed lines yet.
         *done = Done {
@@ -261,7 +261,7 @@ impl CpuHome {
         ctx.wake_at(at, TOK_DONE | slot << 8);
     }
 
-    fn try_issue(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn try_issue(&mut self, ctx: &mut Ctx<'_, Msg>) {
         if self.current.is_some() || self.next >= self.program.len() {
             return;
         }
@@ -279,7 +279,7 @@ impl CpuHome {
 
     /// Advances the current op: completes it `delay` later, or sends what
     /// its row sends and leaves it waiting for the line's next transition.
-    fn attempt(&mut self, ctx: &mut Ctx<'_, CohMsg>, delay: Tick) {
+    fn attempt(&mut self, ctx: &mut Ctx<'_, Msg>, delay: Tick) {
         let Some((i, t0, wrote)) = self.current else {
             return;
         };
@@ -330,7 +330,7 @@ impl CpuHome {
     /// `store` writes the core's word; `check` reads memory.
     fn apply(
         &mut self,
-        ctx: &mut Ctx<'_, CohMsg>,
+        ctx: &mut Ctx<'_, Msg>,
         line: u64,
         row: &Row<()>,
         input: Option<&Line>,
@@ -365,14 +365,14 @@ impl CpuHome {
     }
 
     /// An ECI message from the CC: run its row, or keep a stalled request.
-    fn receive(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) -> bool {
+    fn receive(&mut self, ctx: &mut Ctx<'_, Msg>, m: CohMsg) -> bool {
         let table = self.table.clone();
         let line = m.line;
         let st = self.st(line);
         let Some(ev) = table.msg_event[m.msg as usize] else {
             self.fail(
                 ctx,
-                format!("the cpu home table has no event for {}", m.name),
+                format!("the cpu home table has no event for {}", m.name()),
             );
             return false;
         };
@@ -394,7 +394,7 @@ impl CpuHome {
             Cell::Unspecified => {
                 let e = format!(
                     "unspecified reception: {} for line {line:#x} arrived at the cpu home in state {}: the table has no transition or stall for it",
-                    m.name,
+                    m.name(),
                     self.tables.state_name(PEER, st)
                 );
                 self.fail(ctx, e);
@@ -405,7 +405,7 @@ impl CpuHome {
 
     /// After a transition of `line`: the waiting core op and stalled
     /// requests retry, the core first (it started the transaction).
-    fn settle(&mut self, ctx: &mut Ctx<'_, CohMsg>, line: u64) {
+    fn settle(&mut self, ctx: &mut Ctx<'_, Msg>, line: u64) {
         loop {
             let before = self.st(line);
             if self
@@ -440,7 +440,7 @@ impl CpuHome {
         }
     }
 
-    fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn watchdog_fire(&mut self, ctx: &mut Ctx<'_, Msg>) {
         let now = ctx.now();
         let Some((i, t0, _)) = self.current else {
             return;
@@ -471,7 +471,7 @@ impl CpuHome {
 /// `check` of memory.
 struct HomeRow<'a, 'c> {
     home: &'a mut CpuHome,
-    ctx: &'a mut Ctx<'c, CohMsg>,
+    ctx: &'a mut Ctx<'c, Msg>,
     line: u64,
     /// The received line, if the row handles a data message.
     input: Option<&'a Line>,
@@ -492,7 +492,7 @@ impl Effects<()> for HomeRow<'_, '_> {
         h.checker.borrow_mut().sent(line, s.msg);
         let out = h.tables.make(s.msg, line, data);
         self.ctx
-            .schedule_local(self.now + self.delay, TOK_OUTBOX, out);
+            .schedule_local(self.now + self.delay, TOK_OUTBOX, Msg::Coh(out));
         Ok(())
     }
 
@@ -559,31 +559,40 @@ fn check_op(i: usize, op: &CpuOp) -> Result<(), String> {
     }
 }
 
-impl Component<CohMsg> for CpuHome {
+impl Component<Msg> for CpuHome {
     fn spec(&self) -> &'static ComponentSpec {
         &CPU_HOME
     }
 
-    fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
         if !self.program.is_empty() {
             ctx.wake_at(0, TOK_ISSUE);
         }
     }
 
-    fn on_message(&mut self, _port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_message(&mut self, _port: PortId, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let m = match m.into_coh("cpu home") {
+            Ok(m) => m,
+            Err(e) => return self.fail(ctx, e),
+        };
         if m.catalogue != self.tables.catalogue {
             let e = format!(
                 "cpu home: {} for line {:#x} is tagged {:?}, but the home runs {} ({:?})",
-                m.name, m.line, m.catalogue, self.tables.ir.name, self.tables.catalogue
+                m.name(),
+                m.line,
+                m.catalogue,
+                self.tables.ir.name,
+                self.tables.catalogue
             );
             return self.fail(ctx, e);
         }
         let at = ctx.now() + self.link.jitter_of(ctx);
         self.in_inbox += 1;
-        ctx.schedule_local(at, TOK_INBOX, m);
+        ctx.schedule_local(at, TOK_INBOX, Msg::Coh(m));
     }
 
-    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_local(&mut self, token: u64, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let m = m.local_coh();
         match token {
             TOK_INBOX => {
                 self.in_inbox -= 1;
@@ -596,13 +605,13 @@ impl Component<CohMsg> for CpuHome {
                 let meta = &self.tables.msgs[m.msg as usize];
                 let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
                 let port = (m.line % self.links) as PortId;
-                ctx.send(port, m, bytes, vc);
+                ctx.send(port, Msg::Coh(m), bytes, vc);
             }
             _ => unreachable!("cpu_home: local message with token {token}"),
         }
     }
 
-    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
         let now = ctx.now();
         match token & 0xFF {
             TOK_ISSUE => self.try_issue(ctx),

@@ -47,7 +47,7 @@ use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::{LineStore, MemTiming};
 use ccsim_coherence::util::{complete, modulo};
 use ccsim_coherence::{
-    boxed_line, recycle_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER,
+    boxed_line, recycle_line, Catalogue, CohMsg, Line, Msg, Tables, GENERATED, LOCAL, PEER,
 };
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, SendStep};
 
@@ -464,7 +464,7 @@ pub struct DirectoryController {
     app_table: Rc<CompiledTable<Dest>>,
     /// Whether each catalogue message is a request (queued behind responses).
     is_request: Vec<bool>,
-    catalogue: Catalogue,
+    catalogue: &'static Catalogue,
     /// The memory's real bytes.
     pub mem: LineStore,
     timing: MemTiming,
@@ -669,7 +669,7 @@ impl DirectoryController {
         }
     }
 
-    fn fail(&mut self, ctx: &mut Ctx<'_, CohMsg>, text: String) {
+    fn fail(&mut self, ctx: &mut Ctx<'_, Msg>, text: String) {
         self.checker.borrow_mut().violation(ctx.now(), text);
         ctx.stop();
     }
@@ -692,7 +692,7 @@ impl DirectoryController {
     /// [`DirectoryController::settle`] applies the pointer advance of those
     /// that passed empty. The rounds that run, and everything they do, are
     /// the same as with an event per round.
-    fn schedule(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize, at: Tick) {
+    fn schedule(&mut self, ctx: &mut Ctx<'_, Msg>, slice: usize, at: Tick) {
         if self.scheduled[slice] != at {
             self.scheduled[slice] = at;
             if self.nonempty[slice] == 0 {
@@ -717,7 +717,7 @@ impl DirectoryController {
     /// wait for its tick, as the round's own wake-up would have. (No other
     /// DC event ran between them, so their order does not matter.)
     #[inline]
-    fn settle(&mut self, ctx: &Ctx<'_, CohMsg>) {
+    fn settle(&mut self, ctx: &Ctx<'_, Msg>) {
         // A slice with nothing reserved up to now: one comparison.
         let now = ctx.now();
         for s in 0..2 {
@@ -727,7 +727,7 @@ impl DirectoryController {
         }
     }
 
-    fn settle_slice(&mut self, ctx: &Ctx<'_, CohMsg>, s: usize) {
+    fn settle_slice(&mut self, ctx: &Ctx<'_, Msg>, s: usize) {
         // The list is in (tick, reservation) order, the order `is_past`
         // compares: the past rounds are a prefix.
         while let Some(w) = self.deferred[s].front() {
@@ -744,7 +744,7 @@ impl DirectoryController {
         self.refresh_deferred_from(s);
     }
 
-    fn enqueue(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+    fn enqueue(&mut self, ctx: &mut Ctx<'_, Msg>, m: CohMsg) {
         let d = self.dcu_of(m.line);
         let slice = (m.line & 1) as usize;
         let request = self.is_request[m.msg as usize];
@@ -830,7 +830,7 @@ impl DirectoryController {
         Ok((None, stalls))
     }
 
-    fn dispatch(&mut self, ctx: &mut Ctx<'_, CohMsg>, slice: usize) {
+    fn dispatch(&mut self, ctx: &mut Ctx<'_, Msg>, slice: usize) {
         let now = ctx.now();
         let mut next: Option<Tick> = None;
         // Visit the slice's DCUs with queued work from the round-robin
@@ -951,7 +951,7 @@ impl DirectoryController {
 
     /// Runs one table row of the DC for message `m` in DCU `d`: the cell
     /// `pick` found for it.
-    fn execute(&mut self, ctx: &mut Ctx<'_, CohMsg>, d: usize, m: &CohMsg, p: Picked) {
+    fn execute(&mut self, ctx: &mut Ctx<'_, Msg>, d: usize, m: &CohMsg, p: Picked) {
         let now = ctx.now();
         let table = self.dc_table.clone();
         let Cell::Go(row) = &table.cells[p.cell] else {
@@ -1007,7 +1007,7 @@ impl DirectoryController {
             let tables = self.tables.clone();
             let e = DcEvent::Transition {
                 line,
-                event: m.name.to_string(),
+                event: m.name().to_string(),
                 from: tables.state_name(GENERATED, p.state).to_string(),
                 to: tables.state_name(GENERATED, next).to_string(),
             };
@@ -1017,14 +1017,7 @@ impl DirectoryController {
 
     /// A DC message to the device-local machine (`kind` on the AXI side):
     /// AXI through the memory timing model, completions to the application.
-    fn send_local(
-        &mut self,
-        ctx: &mut Ctx<'_, CohMsg>,
-        d: usize,
-        at: Tick,
-        m: CohMsg,
-        kind: AxiKind,
-    ) {
+    fn send_local(&mut self, ctx: &mut Ctx<'_, Msg>, d: usize, at: Tick, m: CohMsg, kind: AxiKind) {
         let line = m.line;
         let arrive = match kind {
             AxiKind::Read => {
@@ -1051,19 +1044,19 @@ impl DirectoryController {
     /// Puts `m` in the pipeline `token` (a `TOK_*` of a local message),
     /// due at `at`.
     #[inline]
-    fn pipe(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick, token: u64, m: CohMsg) {
+    fn pipe(&mut self, ctx: &mut Ctx<'_, Msg>, at: Tick, token: u64, m: CohMsg) {
         self.in_pipelines += 1;
-        ctx.schedule_local(at, token, m);
+        ctx.schedule_local(at, token, Msg::Coh(m));
     }
 
     /// The local machine handles a message (an AXI request or a completion).
-    fn local_message(&mut self, ctx: &mut Ctx<'_, CohMsg>, m: CohMsg) {
+    fn local_message(&mut self, ctx: &mut Ctx<'_, Msg>, m: CohMsg) {
         let Some(ev) = self.app_table.msg_event[m.msg as usize] else {
-            return self.fail(ctx, format!("the app table has no event for {}", m.name));
+            return self.fail(ctx, format!("the app table has no event for {}", m.name()));
         };
         if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), Some(m.msg)) {
             if let Some(dev) = self.device.as_mut() {
-                let ops = dev(ctx.now(), m.name, m.line, &self.mem);
+                let ops = dev(ctx.now(), m.name(), m.line, &self.mem);
                 if !ops.is_empty() {
                     // The application reacts a cycle later, as it issues ops.
                     self.app_ops.extend(ops);
@@ -1080,7 +1073,7 @@ impl DirectoryController {
     /// the message that triggered it (`None` for an application op).
     fn local_event(
         &mut self,
-        ctx: &mut Ctx<'_, CohMsg>,
+        ctx: &mut Ctx<'_, Msg>,
         line: u64,
         ev: usize,
         data: Option<Line>,
@@ -1160,14 +1153,14 @@ impl DirectoryController {
     /// Wakes the application port at `at` unless a wake is already due by
     /// then: one chain of port wakes, not one per completion (each wake
     /// that issues schedules the next).
-    fn wake_app(&mut self, ctx: &mut Ctx<'_, CohMsg>, at: Tick) {
+    fn wake_app(&mut self, ctx: &mut Ctx<'_, Msg>, at: Tick) {
         if at < self.app_wake_at {
             self.app_wake_at = at;
             ctx.wake_at(at, TOK_APP);
         }
     }
 
-    fn issue_app(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn issue_app(&mut self, ctx: &mut Ctx<'_, Msg>) {
         let now = ctx.now();
         let paced = self.app_window > 1;
         while self.app_outstanding.len() < self.app_window {
@@ -1205,24 +1198,29 @@ impl DirectoryController {
     }
 }
 
-impl Component<CohMsg> for DirectoryController {
+impl Component<Msg> for DirectoryController {
     fn spec(&self) -> &'static ComponentSpec {
         &DIRECTORY_CONTROLLER
     }
 
-    fn init(&mut self, ctx: &mut Ctx<'_, CohMsg>) {
+    fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
         if !self.app_ops.is_empty() {
             let at = self.app_start;
             self.wake_app(ctx, at);
         }
     }
 
-    fn on_message(&mut self, _port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_message(&mut self, _port: PortId, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let m = match m.into_coh("dc") {
+            Ok(m) => m,
+            Err(e) => return self.fail(ctx, e),
+        };
         let at = ctx.now() + self.ingress + self.link.jitter_of(ctx);
         self.pipe(ctx, at, TOK_INBOX, m);
     }
 
-    fn on_local(&mut self, token: u64, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_local(&mut self, token: u64, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let m = m.local_coh();
         self.settle(ctx);
         self.in_pipelines -= 1;
         match token {
@@ -1233,14 +1231,14 @@ impl Component<CohMsg> for DirectoryController {
                 // Even lines on `eci0`, odd ones on `eci1` (the DC has
                 // exactly two links).
                 let port = (m.line & 1) as PortId;
-                ctx.send(port, m, bytes, vc);
+                ctx.send(port, Msg::Coh(m), bytes, vc);
             }
             TOK_LOCAL => self.local_message(ctx, m),
             _ => unreachable!("dc: local message with token {token}"),
         }
     }
 
-    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, CohMsg>) {
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
         let now = ctx.now();
         self.settle(ctx);
         match token {
@@ -1297,7 +1295,7 @@ impl DirectoryController {
 /// on the DC's memory, DCU buffer and pipelines).
 struct DcRow<'a, 'c> {
     dc: &'a mut DirectoryController,
-    ctx: &'a mut Ctx<'c, CohMsg>,
+    ctx: &'a mut Ctx<'c, Msg>,
     /// The DCU running the row.
     d: usize,
     /// The message being handled.
@@ -1313,13 +1311,7 @@ impl Effects<Dest> for DcRow<'_, '_> {
         let dc = &mut *self.dc;
         let line = self.m.line;
         let data = s.data.then(|| dc.payload(self.d, line));
-        let out = CohMsg {
-            msg: s.msg,
-            catalogue: dc.catalogue,
-            line,
-            data,
-            name: s.name,
-        };
+        let out = CohMsg::new(dc.catalogue, s.msg, line, data);
         match s.to {
             Dest::Peer => dc.pipe(self.ctx, self.done + dc.egress, TOK_OUTBOX, out),
             Dest::Local(kind) => dc.send_local(self.ctx, self.d, self.done, out, kind),
@@ -1332,7 +1324,7 @@ impl Effects<Dest> for DcRow<'_, '_> {
     fn write_mem(&mut self) -> Result<(), String> {
         let (m, dc) = (self.m, &mut *self.dc);
         let Some(v) = m.data.as_deref() else {
-            return Err(format!("dc: write_mem on {} without data", m.name));
+            return Err(format!("dc: write_mem on {} without data", m.name()));
         };
         dc.mem.write(m.line, v);
         let b = Buffered {
@@ -1381,7 +1373,7 @@ impl Effects<Dest> for DcRow<'_, '_> {
 /// application's reads and writes of the DC's memory.
 struct AppRow<'a, 'c> {
     dc: &'a mut DirectoryController,
-    ctx: &'a mut Ctx<'c, CohMsg>,
+    ctx: &'a mut Ctx<'c, Msg>,
     line: u64,
     /// The data the event brings (an application write's line).
     data: Option<&'a Line>,
@@ -1391,13 +1383,7 @@ struct AppRow<'a, 'c> {
 impl Effects<Dest> for AppRow<'_, '_> {
     #[inline]
     fn send(&mut self, s: &SendStep<Dest>) -> Result<(), String> {
-        let out = CohMsg {
-            msg: s.msg,
-            catalogue: self.dc.catalogue,
-            line: self.line,
-            data: None,
-            name: s.name,
-        };
+        let out = CohMsg::new(self.dc.catalogue, s.msg, self.line, None);
         // AXI completions and app requests reach the DCU a cycle later.
         let at = self.now + self.dc.period;
         self.dc.pipe(self.ctx, at, TOK_INBOX, out);

@@ -44,7 +44,7 @@ use super::system::{
 };
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::{Bram, Ddr, MemTiming};
-use ccsim_coherence::{Catalogue, CohMsg, Tables};
+use ccsim_coherence::{Msg, Tables};
 
 /// Declaration of `eci_mux`.
 pub static ECI_MUX: ComponentSpec = ComponentSpec {
@@ -75,12 +75,10 @@ pub struct EciMux {
 impl EciMux {
     /// A mux for the two protocols' tables.
     pub fn new(fpga_homed: Arc<Tables>, cpu_homed: Arc<Tables>) -> Result<EciMux, String> {
-        if fpga_homed.catalogue != Catalogue::FpgaHomed
-            || cpu_homed.catalogue != Catalogue::CpuHomed
-        {
+        if !fpga_homed.fpga_homed() || cpu_homed.fpga_homed() {
             return Err(format!(
-                "eci_mux: expected an FPGA-homed and a CPU-homed protocol, got {} ({:?}) and {} ({:?})",
-                fpga_homed.ir.name, fpga_homed.catalogue, cpu_homed.ir.name, cpu_homed.catalogue
+                "eci_mux: expected an FPGA-homed and a CPU-homed protocol, got {} and {}",
+                fpga_homed.ir.name, cpu_homed.ir.name
             ));
         }
         Ok(EciMux {
@@ -90,17 +88,21 @@ impl EciMux {
     }
 }
 
-impl Component<CohMsg> for EciMux {
+impl Component<Msg> for EciMux {
     fn spec(&self) -> &'static ComponentSpec {
         &ECI_MUX
     }
 
-    fn on_message(&mut self, port: PortId, m: CohMsg, ctx: &mut Ctx<'_, CohMsg>) {
-        let (tables, local, stat) = match m.catalogue {
-            Catalogue::FpgaHomed => (&self.fpga_homed, 2, 0),
-            Catalogue::CpuHomed => (&self.cpu_homed, 4, 1),
+    fn on_message(&mut self, port: PortId, m: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let Msg::Coh(c) = &m else {
+            unreachable!("the ECI mux joins coherent agents to ECI links")
         };
-        let meta = &tables.msgs[m.msg as usize];
+        let (tables, local, stat) = if c.catalogue == self.fpga_homed.catalogue {
+            (&self.fpga_homed, 2, 0)
+        } else {
+            (&self.cpu_homed, 4, 1)
+        };
+        let meta = &tables.msgs[c.msg as usize];
         let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
         // From the link to the agent of the message's protocol, or from an
         // agent to the link of the line's parity.
@@ -139,7 +141,7 @@ pub struct SharedWork {
 /// A built shared system.
 pub struct SharedSystem {
     /// The runnable simulation.
-    pub sim: Simulation<CohMsg>,
+    pub sim: Simulation<Msg>,
     cpu: ComponentId,
     dc: ComponentId,
     home: ComponentId,

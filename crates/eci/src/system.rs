@@ -20,7 +20,7 @@ use super::dc::{AppOp, DirectoryController};
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::{Bram, Ddr, MemTiming};
-use ccsim_coherence::{CohMsg, Tables};
+use ccsim_coherence::{Msg, Tables};
 
 /// The memory behind the home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub struct CoherentParams {
 /// A built coherent system.
 pub struct CoherentSystem {
     /// The runnable simulation.
-    pub sim: Simulation<CohMsg>,
+    pub sim: Simulation<Msg>,
     /// The CPU (core + LLC).
     pub cpu: ComponentId,
     /// The home (DC).
@@ -301,12 +301,13 @@ pub(crate) fn verdict(
 /// DCUs, with the LLC's and the DC's line states. (The CPU holds no
 /// message outside the kernel.)
 pub(crate) fn snapshot_dc_side(
-    sim: &Simulation<CohMsg>,
+    sim: &Simulation<Msg>,
     cpu: &CoherentCpu,
     dc: &DirectoryController,
     s: &mut LineSnapshot,
 ) {
     sim.in_flight()
+        .filter_map(Msg::as_coh)
         .chain(dc.queued_messages())
         .for_each(|m| s.message(m));
     cpu.snapshot_states(s);

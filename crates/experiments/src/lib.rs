@@ -63,7 +63,7 @@ pub mod stream;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use ccsim_coherence::envelope::SysMsg;
+use ccsim_coherence::envelope::Msg;
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
 use ccsim_pcie::dma::{C2H, H2C};
@@ -653,7 +653,7 @@ fn link_pingpong(
     let cfg = link_config(lp).map_err(model_err(platform))?;
     let link = PcieLink::from_params(lp).map_err(model_err(platform))?;
     let data = pattern(x, 4);
-    let mut b = SystemBuilder::<SysMsg>::new("system", seed);
+    let mut b = SystemBuilder::<Msg>::new("system", seed);
     b.trace(trace);
     let p = b.add("pinger", TlpPinger::new(&cfg, RSP_BUF, &data));
     let l = b.add("pcie", link);

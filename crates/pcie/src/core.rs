@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use ccsim_kernel::prelude::*;
 
-use crate::msg::{onchip_bytes, MemReq, MemResp, SysMsg};
+use crate::msg::{onchip_bytes, MemReq, MemResp, Msg};
 use crate::util::complete;
 
 /// One operation of a core's program.
@@ -264,7 +264,7 @@ impl Core {
     }
 
     /// Sends the buffered bytes as one MMIO write per contiguous run.
-    fn flush_wc(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    fn flush_wc(&mut self, ctx: &mut Ctx<'_, Msg>) {
         if !self.wc.open {
             return;
         }
@@ -279,7 +279,7 @@ impl Core {
             while i < n && self.wc.valid[i] {
                 i += 1;
             }
-            let msg = SysMsg::MmioWrite {
+            let msg = Msg::MmioWrite {
                 addr: self.wc.base + start as u64,
                 data: self.wc.bytes[start..i].to_vec(),
             };
@@ -290,18 +290,18 @@ impl Core {
         self.wc.open = false;
     }
 
-    fn send_io(&mut self, ctx: &mut Ctx<'_, SysMsg>, msg: SysMsg) {
+    fn send_io(&mut self, ctx: &mut Ctx<'_, Msg>, msg: Msg) {
         let b = onchip_bytes(&msg);
         ctx.send(1, msg, b, 0);
     }
 
     /// One store of an MMIO copy.
-    fn mmio_store(&mut self, ctx: &mut Ctx<'_, SysMsg>, addr: u64, data: &[u8], wc: bool) {
+    fn mmio_store(&mut self, ctx: &mut Ctx<'_, Msg>, addr: u64, data: &[u8], wc: bool) {
         if !wc || self.wc_bytes == 0 {
             self.flush_wc(ctx);
             self.send_io(
                 ctx,
-                SysMsg::MmioWrite {
+                Msg::MmioWrite {
                     addr,
                     data: data.to_vec(),
                 },
@@ -332,7 +332,7 @@ impl Core {
         }
     }
 
-    fn issue_mmio_reads(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    fn issue_mmio_reads(&mut self, ctx: &mut Ctx<'_, Msg>) {
         while (self.mmio_inflight.len() as u32) < self.max_mmio_reads {
             let Some((addr, len)) = self.mmio_pending.pop_front() else {
                 break;
@@ -341,17 +341,17 @@ impl Core {
             let off = (addr - self.mmio_base) as usize;
             self.mmio_inflight.insert(id, (off, ctx.now()));
             ctx.count(2, 1);
-            self.send_io(ctx, SysMsg::MmioRead { id, addr, len });
+            self.send_io(ctx, Msg::MmioRead { id, addr, len });
         }
     }
 
-    fn poll_load(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    fn poll_load(&mut self, ctx: &mut Ctx<'_, Msg>) {
         if let Some(Op::PollMmioU32 { addr, .. }) = self.program.get(self.pc).cloned() {
             ctx.count(3, 1);
             ctx.count(2, 1);
             self.send_io(
                 ctx,
-                SysMsg::MmioRead {
+                Msg::MmioRead {
                     id: POLL_ID,
                     addr,
                     len: 4,
@@ -365,7 +365,7 @@ impl Core {
         ctx.count(3, 1);
         ctx.send(
             0,
-            SysMsg::MemReq(MemReq::Read {
+            Msg::mem_req(MemReq::Read {
                 id: POLL_ID,
                 addr,
                 len: 4,
@@ -376,7 +376,7 @@ impl Core {
     }
 
     /// Retires the current op and schedules the next one after `cost`.
-    fn retire(&mut self, ctx: &mut Ctx<'_, SysMsg>, cost: Tick) {
+    fn retire(&mut self, ctx: &mut Ctx<'_, Msg>, cost: Tick) {
         ctx.count(0, 1);
         self.pc += 1;
         self.state = State::Busy;
@@ -384,7 +384,7 @@ impl Core {
     }
 
     /// Executes the op at `pc`.
-    fn step(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    fn step(&mut self, ctx: &mut Ctx<'_, Msg>) {
         let Some(op) = self.program.get(self.pc).cloned() else {
             self.flush_wc(ctx);
             self.state = State::Done;
@@ -407,13 +407,13 @@ impl Core {
                 let id = self.id();
                 self.outstanding += 1;
                 self.loads_inflight.insert(id, (addr, len));
-                ctx.send(0, SysMsg::MemReq(MemReq::Read { id, addr, len }), 16, 0);
+                ctx.send(0, Msg::mem_req(MemReq::Read { id, addr, len }), 16, 0);
                 self.retire(ctx, self.issue)
             }
             Op::Store { addr, data } => {
                 let id = self.id();
                 self.outstanding += 1;
-                let msg = SysMsg::MemReq(MemReq::Write { id, addr, data });
+                let msg = Msg::mem_req(MemReq::Write { id, addr, data });
                 let b = onchip_bytes(&msg);
                 ctx.send(0, msg, b, 0);
                 self.retire(ctx, self.issue)
@@ -474,23 +474,23 @@ impl Core {
         }
     }
 
-    fn finish_mmio_read(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    fn finish_mmio_read(&mut self, ctx: &mut Ctx<'_, Msg>) {
         let data = std::mem::take(&mut self.mmio_buf);
         self.mmio_loads.push((self.mmio_base, data));
         self.retire(ctx, self.issue)
     }
 }
 
-impl Component<SysMsg> for Core {
+impl Component<Msg> for Core {
     fn spec(&self) -> &'static ComponentSpec {
         &CORE
     }
-    fn init(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
         ctx.wake_after(0, WAKE_NEXT);
     }
-    fn on_message(&mut self, _port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_message(&mut self, _port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         match msg {
-            SysMsg::MemResp(MemResp::Data { id: POLL_ID, data }) => {
+            Msg::MemResp(MemResp::Data { id: POLL_ID, data }) => {
                 let Some(Op::PollU32 {
                     value,
                     loop_instructions,
@@ -507,7 +507,7 @@ impl Component<SysMsg> for Core {
                     ctx.wake_after(t, WAKE_POLL);
                 }
             }
-            SysMsg::MemResp(resp) => {
+            Msg::MemResp(resp) => {
                 if let MemResp::Data { id, data } = resp {
                     if let Some((addr, _)) = self.loads_inflight.remove(&id) {
                         self.loads.push((addr, data));
@@ -520,7 +520,7 @@ impl Component<SysMsg> for Core {
                     _ => {}
                 }
             }
-            SysMsg::MmioData { id: POLL_ID, data } => {
+            Msg::MmioData { id: POLL_ID, data } => {
                 let Some(Op::PollMmioU32 {
                     value,
                     loop_instructions,
@@ -537,7 +537,7 @@ impl Component<SysMsg> for Core {
                     ctx.wake_after(t, WAKE_POLL);
                 }
             }
-            SysMsg::MmioData { id, data } => {
+            Msg::MmioData { id, data } => {
                 let Some((off, issued)) = self.mmio_inflight.remove(&id) else {
                     return;
                 };
@@ -551,7 +551,7 @@ impl Component<SysMsg> for Core {
                     self.finish_mmio_read(ctx);
                 }
             }
-            SysMsg::Interrupt { vector } => {
+            Msg::Interrupt { vector } => {
                 ctx.count(4, 1);
                 if self.state == State::Sleeping(vector) {
                     self.retire(ctx, self.issue);
@@ -562,7 +562,7 @@ impl Component<SysMsg> for Core {
             other => debug_assert!(false, "core: unexpected {other:?}"),
         }
     }
-    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
         match token {
             WAKE_POLL => self.poll_load(ctx),
             _ => self.step(ctx),

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use ccsim_kernel::prelude::*;
 
-use crate::msg::{MemReq, MemResp, SysMsg, Tlp};
+use crate::msg::{MemReq, MemResp, Msg, Tlp};
 use crate::tlp::{LinkConfig, TlpKind};
 use crate::util::complete;
 
@@ -232,7 +232,7 @@ enum BramPurpose {
 enum Action {
     Start(usize),
     DescReady(usize),
-    Bram(SysMsg),
+    Bram(Msg),
     Tlp(Tlp),
     C2hSent { ch: usize, idx: u32, tlp: Tlp },
 }
@@ -353,7 +353,7 @@ impl XdmaEngine {
         self.channels[ch].status()
     }
 
-    fn at(&mut self, ctx: &mut Ctx<'_, SysMsg>, t: Tick, a: Action) {
+    fn at(&mut self, ctx: &mut Ctx<'_, Msg>, t: Tick, a: Action) {
         self.actions.insert((t, self.seq), a);
         self.seq += 1;
         ctx.wake_at(t, 0);
@@ -361,14 +361,14 @@ impl XdmaEngine {
 
     fn bram_send(
         &mut self,
-        ctx: &mut Ctx<'_, SysMsg>,
+        ctx: &mut Ctx<'_, Msg>,
         purpose: BramPurpose,
         req: impl FnOnce(u64) -> MemReq,
     ) {
         let id = self.next_id;
         self.next_id += 1;
         self.bram.insert(id, purpose);
-        let msg = SysMsg::MemReq(req(id));
+        let msg = Msg::mem_req(req(id));
         let b = crate::msg::onchip_bytes(&msg);
         ctx.send(1, msg, b, 0);
     }
@@ -382,7 +382,7 @@ impl XdmaEngine {
         self.datapath_busy[dir]
     }
 
-    fn issue_reads(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    fn issue_reads(&mut self, ctx: &mut Ctx<'_, Msg>) {
         while !self.read_queue.is_empty() {
             let Some(tag) = self.free_tags.pop() else {
                 ctx.count(4, 1);
@@ -399,11 +399,11 @@ impl XdmaEngine {
                 },
             );
             ctx.count(3, 1);
-            ctx.send(0, SysMsg::Tlp(Tlp::read(addr, len, tag)), 0, 0);
+            ctx.send(0, Msg::tlp(Tlp::read(addr, len, tag)), 0, 0);
         }
     }
 
-    fn try_fetch(&mut self, ctx: &mut Ctx<'_, SysMsg>, ch: usize) {
+    fn try_fetch(&mut self, ctx: &mut Ctx<'_, Msg>, ch: usize) {
         loop {
             let c = &self.channels[ch];
             if !c.busy || c.error || c.next_fetch >= c.count {
@@ -437,7 +437,7 @@ impl XdmaEngine {
         }
     }
 
-    fn try_stage(&mut self, ctx: &mut Ctx<'_, SysMsg>, ch: usize) {
+    fn try_stage(&mut self, ctx: &mut Ctx<'_, Msg>, ch: usize) {
         let c = &mut self.channels[ch];
         if c.stage_active || c.error || !c.fetched.contains_key(&c.next_stage) {
             return;
@@ -447,7 +447,7 @@ impl XdmaEngine {
         self.at(ctx, t, Action::DescReady(ch));
     }
 
-    fn desc_ready(&mut self, ctx: &mut Ctx<'_, SysMsg>, ch: usize) {
+    fn desc_ready(&mut self, ctx: &mut Ctx<'_, Msg>, ch: usize) {
         let c = &mut self.channels[ch];
         c.stage_active = false;
         let idx = c.next_stage;
@@ -479,7 +479,7 @@ impl XdmaEngine {
         self.try_fetch(ctx, ch);
     }
 
-    fn bytes_done(&mut self, ctx: &mut Ctx<'_, SysMsg>, ch: usize, idx: u32, n: u64) {
+    fn bytes_done(&mut self, ctx: &mut Ctx<'_, Msg>, ch: usize, idx: u32, n: u64) {
         let c = &mut self.channels[ch];
         let left = c.bytes_left.get_mut(&idx).expect("descriptor in flight");
         *left -= n;
@@ -499,7 +499,7 @@ impl XdmaEngine {
         }
     }
 
-    fn channel_done(&mut self, ctx: &mut Ctx<'_, SysMsg>, ch: usize) {
+    fn channel_done(&mut self, ctx: &mut Ctx<'_, Msg>, ch: usize) {
         let c = &mut self.channels[ch];
         c.busy = false;
         let control = c.reg_u32(regs::CONTROL);
@@ -525,7 +525,7 @@ impl XdmaEngine {
         }
     }
 
-    fn start(&mut self, ctx: &mut Ctx<'_, SysMsg>, ch: usize) {
+    fn start(&mut self, ctx: &mut Ctx<'_, Msg>, ch: usize) {
         let c = &mut self.channels[ch];
         c.base = c.reg_u64(regs::DESC_ADDR);
         c.count = c.reg_u32(regs::DESC_COUNT);
@@ -543,7 +543,7 @@ impl XdmaEngine {
         self.try_fetch(ctx, ch);
     }
 
-    fn register_write(&mut self, ctx: &mut Ctx<'_, SysMsg>, off: u64, data: &[u8]) {
+    fn register_write(&mut self, ctx: &mut Ctx<'_, Msg>, off: u64, data: &[u8]) {
         for (i, b) in data.iter().enumerate() {
             let a = off + i as u64;
             let ch = (a / regs::CHANNEL_STRIDE) as usize;
@@ -583,7 +583,7 @@ impl XdmaEngine {
             .collect()
     }
 
-    fn on_tlp(&mut self, ctx: &mut Ctx<'_, SysMsg>, tlp: Tlp) {
+    fn on_tlp(&mut self, ctx: &mut Ctx<'_, Msg>, tlp: Tlp) {
         let in_bar0 = |a: u64| (self.bar0..self.bar0 + BAR0_BYTES).contains(&a);
         let in_bar1 = |a: u64| (self.bar1..self.bar1 + self.bar1_bytes).contains(&a);
         match tlp.kind {
@@ -626,7 +626,7 @@ impl XdmaEngine {
         }
     }
 
-    fn completion(&mut self, ctx: &mut Ctx<'_, SysMsg>, tlp: Tlp) {
+    fn completion(&mut self, ctx: &mut Ctx<'_, Msg>, tlp: Tlp) {
         let tag = tlp.tag;
         let last = tlp.is_last_completion();
         let now = ctx.now();
@@ -642,7 +642,7 @@ impl XdmaEngine {
             ReadPurpose::Desc { .. } => r.buf.extend_from_slice(&tlp.data),
             ReadPurpose::H2c { ch, idx, card } => {
                 let len = tlp.len;
-                let msg = SysMsg::MemReq(MemReq::Write {
+                let msg = Msg::mem_req(MemReq::Write {
                     id: self.next_id,
                     addr: card + offset,
                     data: tlp.data,
@@ -679,7 +679,7 @@ impl XdmaEngine {
         self.issue_reads(ctx);
     }
 
-    fn on_bram(&mut self, ctx: &mut Ctx<'_, SysMsg>, resp: MemResp) {
+    fn on_bram(&mut self, ctx: &mut Ctx<'_, Msg>, resp: MemResp) {
         let id = match &resp {
             MemResp::Ack { id } | MemResp::Data { id, .. } => *id,
         };
@@ -714,7 +714,7 @@ impl XdmaEngine {
                     let tlp =
                         Tlp::completion(tag, a, remaining, data[off..off + n as usize].to_vec());
                     remaining -= n;
-                    ctx.send(0, SysMsg::Tlp(tlp), 0, 0);
+                    ctx.send(0, Msg::tlp(tlp), 0, 0);
                 }
             }
             (BramPurpose::HostWrite, _) => {}
@@ -723,18 +723,18 @@ impl XdmaEngine {
     }
 }
 
-impl Component<SysMsg> for XdmaEngine {
+impl Component<Msg> for XdmaEngine {
     fn spec(&self) -> &'static ComponentSpec {
         &XDMA_ENGINE
     }
-    fn on_message(&mut self, port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_message(&mut self, port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         match (port, msg) {
-            (0, SysMsg::Tlp(t)) => self.on_tlp(ctx, t),
-            (1, SysMsg::MemResp(r)) => self.on_bram(ctx, r),
+            (0, Msg::Tlp(t)) => self.on_tlp(ctx, *t),
+            (1, Msg::MemResp(r)) => self.on_bram(ctx, r),
             (p, m) => debug_assert!(false, "xdma: unexpected {m:?} on port {p}"),
         }
     }
-    fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, Msg>) {
         let Some((_, action)) = self.actions.pop_first() else {
             return;
         };
@@ -745,10 +745,10 @@ impl Component<SysMsg> for XdmaEngine {
                 let b = crate::msg::onchip_bytes(&msg);
                 ctx.send(1, msg, b, 0);
             }
-            Action::Tlp(t) => ctx.send(0, SysMsg::Tlp(t), 0, 0),
+            Action::Tlp(t) => ctx.send(0, Msg::tlp(t), 0, 0),
             Action::C2hSent { ch, idx, tlp } => {
                 let n = tlp.len as u64;
-                ctx.send(0, SysMsg::Tlp(tlp), 0, 0);
+                ctx.send(0, Msg::tlp(tlp), 0, 0);
                 ctx.count(2, n);
                 self.bytes_done(ctx, ch, idx, n);
             }

@@ -1,7 +1,7 @@
 //! # ccsim-pcie: the PCIe baseline
 //!
 //! Cores, memories and the PCIe fabric, all speaking one message type
-//! ([`msg::SysMsg`]) and moving **real bytes**: a DMA copies the host buffer
+//! ([`msg::Msg`]) and moving **real bytes**: a DMA copies the host buffer
 //! into device memory byte for byte, an MMIO read returns what the device
 //! memory holds.
 //!

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use ccsim_kernel::prelude::*;
 
-use crate::msg::SysMsg;
+use crate::msg::Msg;
 use crate::tlp::{Generation, LinkConfig, DLLP_WIRE_BYTES};
 use crate::util::{complete, ns_to_ps};
 
@@ -72,7 +72,7 @@ pub fn link_config(params: &Params) -> Result<LinkConfig, String> {
 struct Wire {
     busy_until: Tick,
     received: u64,
-    in_flight: VecDeque<(Tick, SysMsg)>,
+    in_flight: VecDeque<(Tick, Msg)>,
 }
 
 /// A PCIe link component. Port 0 (`up`) sends downstream, port 1 (`down`)
@@ -107,15 +107,15 @@ impl PcieLink {
     }
 }
 
-impl Component<SysMsg> for PcieLink {
+impl Component<Msg> for PcieLink {
     fn spec(&self) -> &'static ComponentSpec {
         &PCIE_LINK
     }
-    fn on_message(&mut self, port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_message(&mut self, port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         // Wire 0 carries up -> down, wire 1 down -> up.
         let dir = port;
         let (payload, wire_bytes) = match &msg {
-            SysMsg::Tlp(t) => (
+            Msg::Tlp(t) => (
                 t.data.len() as u32,
                 self.config.tlp_wire_bytes(t.kind, t.len, t.addr64()),
             ),
@@ -154,7 +154,7 @@ impl Component<SysMsg> for PcieLink {
         }
         ctx.wake_at(arrive, dir as u64);
     }
-    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
         let dir = token as usize;
         if let Some((_, msg)) = self.wires[dir].in_flight.pop_front() {
             // Deliver out of the opposite port.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
 
-use crate::msg::{MemReq, MemResp, SysMsg};
+use crate::msg::{MemReq, MemResp, Msg};
 use crate::util::{complete, ns_to_ps, transfer_ps, DelayLine};
 
 const PAGE: u64 = 4096;
@@ -184,16 +184,16 @@ impl Memory {
     }
 }
 
-impl Component<SysMsg> for Memory {
+impl Component<Msg> for Memory {
     fn spec(&self) -> &'static ComponentSpec {
         self.spec
     }
-    fn on_message(&mut self, port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
-        let SysMsg::MemReq(req) = msg else {
+    fn on_message(&mut self, port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let Msg::MemReq(req) = msg else {
             debug_assert!(false, "memory got a non-memory message");
             return;
         };
-        let (bytes, resp) = match req {
+        let (bytes, resp) = match *req {
             MemReq::Read { id, addr, len } => {
                 ctx.count(0, 1);
                 ctx.count(2, len as u64);
@@ -210,9 +210,9 @@ impl Component<SysMsg> for Memory {
         let start = ctx.now().max(self.busy_until);
         self.busy_until = start + transfer_ps(bytes, self.bandwidth_gbps);
         let at = self.busy_until + self.latency;
-        self.out.push(ctx, at, port, SysMsg::MemResp(resp));
+        self.out.push(ctx, at, port, Msg::MemResp(resp));
     }
-    fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, Msg>) {
         self.out.fire(ctx);
     }
 }

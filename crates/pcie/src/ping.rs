@@ -8,7 +8,7 @@
 
 use ccsim_kernel::prelude::*;
 
-use crate::msg::{SysMsg, Tlp};
+use crate::msg::{Msg, Tlp};
 use crate::tlp::LinkConfig;
 
 /// Declaration of `tlp_pinger`.
@@ -74,19 +74,19 @@ impl TlpPinger {
     }
 }
 
-impl Component<SysMsg> for TlpPinger {
+impl Component<Msg> for TlpPinger {
     fn spec(&self) -> &'static ComponentSpec {
         &TLP_PINGER
     }
-    fn init(&mut self, ctx: &mut Ctx<'_, SysMsg>) {
+    fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
         for t in self.burst.clone() {
-            ctx.send(0, SysMsg::Tlp(t), 0, 0);
+            ctx.send(0, Msg::tlp(t), 0, 0);
         }
     }
-    fn on_message(&mut self, _port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
-        if let SysMsg::Tlp(t) = msg {
+    fn on_message(&mut self, _port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
+        if let Msg::Tlp(t) = msg {
             ctx.count(0, 1);
-            self.echoes.push((ctx.now(), t));
+            self.echoes.push((ctx.now(), *t));
         }
     }
 }
@@ -94,11 +94,11 @@ impl Component<SysMsg> for TlpPinger {
 /// The mirror.
 pub struct TlpEcho;
 
-impl Component<SysMsg> for TlpEcho {
+impl Component<Msg> for TlpEcho {
     fn spec(&self) -> &'static ComponentSpec {
         &TLP_ECHO
     }
-    fn on_message(&mut self, port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_message(&mut self, port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         ctx.send(port, msg, 0, 0);
     }
 }

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
 
-use crate::msg::{MemReq, MemResp, SysMsg, Tlp};
+use crate::msg::{MemReq, MemResp, Msg, Tlp};
 use crate::tlp::{LinkConfig, TlpKind};
 use crate::util::{complete, ns_to_ps, DelayLine};
 
@@ -138,12 +138,12 @@ impl RootComplex {
         self.msi_page * 4096
     }
 
-    fn later(&mut self, ctx: &mut Ctx<'_, SysMsg>, port: usize, msg: SysMsg) {
+    fn later(&mut self, ctx: &mut Ctx<'_, Msg>, port: usize, msg: Msg) {
         let at = ctx.now() + self.latency;
         self.out.push(ctx, at, port, msg);
     }
 
-    fn issue_read(&mut self, ctx: &mut Ctx<'_, SysMsg>, core_id: u64, addr: u64, len: u32) {
+    fn issue_read(&mut self, ctx: &mut Ctx<'_, Msg>, core_id: u64, addr: u64, len: u32) {
         let Some(tag) = self.free_tags.pop() else {
             self.waiting.push_back((core_id, addr, len));
             return;
@@ -159,25 +159,25 @@ impl RootComplex {
                 issued: ctx.now(),
             },
         );
-        self.later(ctx, ports::PCIE, SysMsg::Tlp(Tlp::read(addr, len, tag)));
+        self.later(ctx, ports::PCIE, Msg::tlp(Tlp::read(addr, len, tag)));
     }
 
-    fn on_cpu(&mut self, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_cpu(&mut self, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         match msg {
-            SysMsg::MmioWrite { addr, data } => {
+            Msg::MmioWrite { addr, data } => {
                 for (a, n) in self.link.split_write(addr, data.len() as u64) {
                     let off = (a - addr) as usize;
                     ctx.count(0, 1);
                     let tlp = Tlp::write(a, data[off..off + n as usize].to_vec());
-                    self.later(ctx, ports::PCIE, SysMsg::Tlp(tlp));
+                    self.later(ctx, ports::PCIE, Msg::tlp(tlp));
                 }
             }
-            SysMsg::MmioRead { id, addr, len } => self.issue_read(ctx, id, addr, len),
+            Msg::MmioRead { id, addr, len } => self.issue_read(ctx, id, addr, len),
             other => debug_assert!(false, "root complex: unexpected {other:?} from the core"),
         }
     }
 
-    fn on_tlp(&mut self, tlp: Tlp, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_tlp(&mut self, tlp: Tlp, ctx: &mut Ctx<'_, Msg>) {
         match tlp.kind {
             TlpKind::MemWrite if tlp.addr / 4096 == self.msi_page => {
                 ctx.count(5, 1);
@@ -185,7 +185,7 @@ impl RootComplex {
                 let n = tlp.data.len().min(4);
                 v[..n].copy_from_slice(&tlp.data[..n]);
                 let vector = u32::from_le_bytes(v);
-                self.later(ctx, ports::CPU, SysMsg::Interrupt { vector });
+                self.later(ctx, ports::CPU, Msg::Interrupt { vector });
             }
             TlpKind::MemWrite => {
                 ctx.count(3, 1);
@@ -196,7 +196,7 @@ impl RootComplex {
                     addr: tlp.addr,
                     data: tlp.data,
                 };
-                self.later(ctx, ports::MEM, SysMsg::MemReq(req));
+                self.later(ctx, ports::MEM, Msg::mem_req(req));
             }
             TlpKind::MemRead => {
                 ctx.count(2, 1);
@@ -208,7 +208,7 @@ impl RootComplex {
                     addr: tlp.addr,
                     len: tlp.len,
                 };
-                self.later(ctx, ports::MEM, SysMsg::MemReq(req));
+                self.later(ctx, ports::MEM, Msg::mem_req(req));
             }
             TlpKind::CplD => {
                 let tag = tlp.tag;
@@ -231,7 +231,7 @@ impl RootComplex {
                     self.later(
                         ctx,
                         ports::CPU,
-                        SysMsg::MmioData {
+                        Msg::MmioData {
                             id: r.core_id,
                             data: r.data,
                         },
@@ -244,7 +244,7 @@ impl RootComplex {
         }
     }
 
-    fn on_mem(&mut self, resp: MemResp, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_mem(&mut self, resp: MemResp, ctx: &mut Ctx<'_, Msg>) {
         match resp {
             MemResp::Ack { .. } => {}
             MemResp::Data { id, data } => {
@@ -262,26 +262,26 @@ impl RootComplex {
                         Tlp::completion(tag, a, remaining, data[off..off + n as usize].to_vec());
                     remaining -= n;
                     ctx.count(4, 1);
-                    self.later(ctx, ports::PCIE, SysMsg::Tlp(tlp));
+                    self.later(ctx, ports::PCIE, Msg::tlp(tlp));
                 }
             }
         }
     }
 }
 
-impl Component<SysMsg> for RootComplex {
+impl Component<Msg> for RootComplex {
     fn spec(&self) -> &'static ComponentSpec {
         &ROOT_COMPLEX
     }
-    fn on_message(&mut self, port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_message(&mut self, port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         match (port, msg) {
             (ports::CPU, m) => self.on_cpu(m, ctx),
-            (ports::PCIE, SysMsg::Tlp(t)) => self.on_tlp(t, ctx),
-            (ports::MEM, SysMsg::MemResp(r)) => self.on_mem(r, ctx),
+            (ports::PCIE, Msg::Tlp(t)) => self.on_tlp(*t, ctx),
+            (ports::MEM, Msg::MemResp(r)) => self.on_mem(r, ctx),
             (p, m) => debug_assert!(false, "root complex: unexpected {m:?} on port {p}"),
         }
     }
-    fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, Msg>) {
         self.out.fire(ctx);
     }
 }

@@ -16,7 +16,7 @@ use crate::core::{Core, Op};
 use crate::dma::XdmaEngine;
 use crate::link::{link_config, PcieLink};
 use crate::memory::Memory;
-use crate::msg::SysMsg;
+use crate::msg::Msg;
 use crate::rc::RootComplex;
 use crate::tlp::LinkConfig;
 
@@ -40,7 +40,7 @@ pub struct PcieSystemParams {
 /// A built system and the ids of its components.
 pub struct PcieSystem {
     /// The runnable simulation.
-    pub sim: Simulation<SysMsg>,
+    pub sim: Simulation<Msg>,
     /// The core.
     pub core: ComponentId,
     /// Host memory.
@@ -66,7 +66,7 @@ pub struct PcieSystem {
 /// [`PcieSystem`] and the NIC's DMA system (`ccsim_devices::nic`) share.
 pub struct HostAndPcie {
     /// The runnable simulation.
-    pub sim: Simulation<SysMsg>,
+    pub sim: Simulation<Msg>,
     /// The core.
     pub core: ComponentId,
     /// Host memory.
@@ -90,7 +90,7 @@ pub struct HostAndPcie {
 /// Builds [`HostAndPcie`] from `p` (its `device_memory` is not read) with
 /// the core running `program`, `host` as host memory (already preloaded)
 /// and `device`, named `device_name`, behind the engine.
-pub fn build_host_and_pcie<D: Component<SysMsg>>(
+pub fn build_host_and_pcie<D: Component<Msg>>(
     p: &PcieSystemParams,
     program: Vec<Op>,
     seed: u64,

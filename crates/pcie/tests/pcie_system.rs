@@ -1,7 +1,7 @@
 //! End-to-end checks of the PCIe models: exact link timing, write combining,
 //! DMA moving real bytes, and determinism.
 
-use ccsim_coherence::envelope::SysMsg;
+use ccsim_coherence::envelope::Msg;
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
 use ccsim_pcie::dma::{C2H, H2C};
@@ -18,7 +18,7 @@ fn ping(
     len: usize,
 ) -> (Vec<(Tick, Vec<u8>)>, StatsReport) {
     let data: Vec<u8> = (0..len).map(|i| (i * 7 % 256) as u8).collect();
-    let mut b = SystemBuilder::<SysMsg>::new("system", 1);
+    let mut b = SystemBuilder::<Msg>::new("system", 1);
     let p = b.add("pinger", TlpPinger::new(&cfg, addr, &data));
     let l = b.add("pcie", PcieLink::new(cfg, latency));
     let e = b.add("echo", TlpEcho);

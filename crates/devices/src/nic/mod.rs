@@ -54,7 +54,7 @@ use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
 
-use ccsim_coherence::envelope::{MemReq, MemResp, SysMsg};
+use ccsim_coherence::envelope::{MemReq, MemResp, Msg};
 use ccsim_coherence::util::{complete, ns_to_ps, DelayLine};
 use ccsim_pcie::core::{Core, Op};
 use ccsim_pcie::dma::XdmaEngine;
@@ -216,7 +216,7 @@ impl PacketBuffer {
 
     /// Marks `[off, off + n)` of TX slot `slot` written; sends the frame
     /// once complete.
-    fn tx_written(&mut self, ctx: &mut Ctx<'_, SysMsg>, slot: u64, off: u64, n: u64) {
+    fn tx_written(&mut self, ctx: &mut Ctx<'_, Msg>, slot: u64, off: u64, n: u64) {
         let s = self.tx.entry(slot).or_default();
         let end = ((off + n) as usize).min(SLOT_BYTES as usize);
         if s.written.len() < end {
@@ -263,7 +263,7 @@ impl PacketBuffer {
         }
     }
 
-    fn read(&mut self, ctx: &mut Ctx<'_, SysMsg>, port: PortId, id: u64, addr: u64, len: u32) {
+    fn read(&mut self, ctx: &mut Ctx<'_, Msg>, port: PortId, id: u64, addr: u64, len: u32) {
         let now = ctx.now();
         let mut ready = now;
         let mut data = None;
@@ -292,32 +292,34 @@ impl PacketBuffer {
         let data = data.unwrap_or_else(|| self.data.read(addr, len as usize));
         let at = ready + self.mac.sram;
         self.out
-            .push(ctx, at, port, SysMsg::MemResp(MemResp::Data { id, data }));
+            .push(ctx, at, port, Msg::MemResp(MemResp::Data { id, data }));
     }
 }
 
-impl Component<SysMsg> for PacketBuffer {
+impl Component<Msg> for PacketBuffer {
     fn spec(&self) -> &'static ComponentSpec {
         &NIC_MAC
     }
-    fn on_message(&mut self, port: PortId, msg: SysMsg, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_message(&mut self, port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         match msg {
-            SysMsg::MemReq(MemReq::Read { id, addr, len }) => self.read(ctx, port, id, addr, len),
-            SysMsg::MemReq(MemReq::Write { id, addr, data }) => {
-                self.data.write(addr, &data);
-                if (TX_BASE..RX_BASE).contains(&addr) {
-                    let slot = (addr - TX_BASE) / SLOT_BYTES;
-                    let off = addr - TX_BASE - slot * SLOT_BYTES;
-                    self.tx_written(ctx, slot, off, data.len() as u64);
+            Msg::MemReq(r) => match *r {
+                MemReq::Read { id, addr, len } => self.read(ctx, port, id, addr, len),
+                MemReq::Write { id, addr, data } => {
+                    self.data.write(addr, &data);
+                    if (TX_BASE..RX_BASE).contains(&addr) {
+                        let slot = (addr - TX_BASE) / SLOT_BYTES;
+                        let off = addr - TX_BASE - slot * SLOT_BYTES;
+                        self.tx_written(ctx, slot, off, data.len() as u64);
+                    }
+                    let at = ctx.now() + self.mac.sram;
+                    self.out
+                        .push(ctx, at, port, Msg::MemResp(MemResp::Ack { id }));
                 }
-                let at = ctx.now() + self.mac.sram;
-                self.out
-                    .push(ctx, at, port, SysMsg::MemResp(MemResp::Ack { id }));
-            }
+            },
             other => debug_assert!(false, "nic_mac: unexpected {other:?}"),
         }
     }
-    fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, SysMsg>) {
+    fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, Msg>) {
         self.out.fire(ctx);
     }
 }
@@ -327,7 +329,7 @@ impl Component<SysMsg> for PacketBuffer {
 /// device BRAM.
 pub struct NicPcieSystem {
     /// The runnable simulation.
-    pub sim: Simulation<SysMsg>,
+    pub sim: Simulation<Msg>,
     /// The core.
     pub core: ComponentId,
     /// Host memory.
