@@ -4,8 +4,9 @@
 //! Both agents report every transition of a line (new state, and for the
 //! cache its copy, for the home its memory) to one shared [`Checker`]. The
 //! checker keeps a per-line mirror of the three agents' states and a ghost
-//! "latest write" and asserts, exactly as the protocol checker's invariants
-//! do:
+//! "latest write" and asserts the invariants of
+//! `ccsim_protocol::invariants`, the functions the exhaustive checker
+//! calls:
 //!
 //! * **SWMR**: at most one agent with write access, and none with read
 //!   access beside it;
@@ -30,10 +31,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ccsim_kernel::prelude::*;
-use ccsim_protocol::ir::Access;
+use ccsim_protocol::invariants::{self, AgentLine};
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::{initial_line, Catalogue, CohMsg, Line, Tables, GENERATED, LOCAL, PEER};
+use crate::{initial_line, Catalogue, CohMsg, Line, LineText, Tables, GENERATED, LOCAL, PEER};
 
 /// A line's in-flight messages as (message, count). Inline up to
 /// [`PendingSet::INLINE`] distinct messages (a line rarely has more than
@@ -382,53 +383,42 @@ impl Checker {
         self.row(now, line, role, None, &[], state, copy, mem);
     }
 
+    /// The shared invariants ([`invariants::swmr`],
+    /// [`invariants::data_value`]) on the three agents' view of `line`.
     fn check_line(&self, line: u64) -> Result<(), String> {
         let t = &self.tables;
         let Some(v) = self.views.get(&line) else {
             return Ok(());
         };
         let state = v.states();
-        let acc: [Access; 3] = std::array::from_fn(|r| t.access[r][state[r]]);
-        let writers = acc.iter().filter(|a| **a == Access::Write).count();
-        let readers = acc.iter().filter(|a| **a == Access::Read).count();
-        if writers > 1 || (writers == 1 && readers > 0) {
-            return Err(format!(
-                "SWMR violated on line {line:#x}: {}",
-                self.describe_states(line)
-            ));
-        }
         let ghost = self.latest(line);
         let values = v.values.as_deref();
         let mem = match values.and_then(|x| x.mem) {
             Some(m) => m,
             None => self.initial(line),
         };
-        for (r, a) in acc.iter().enumerate() {
-            if *a == Access::None {
-                continue;
-            }
-            let val = if r == t.cache_role {
-                values.and_then(|x| x.copy)
+        let copy = values.and_then(|x| x.copy);
+        let agents: [AgentLine<'_, LineText<'_>>; 3] = std::array::from_fn(|r| AgentLine {
+            name: t.agent(r),
+            state: t.state_name(r, state[r]),
+            access: t.access[r][state[r]],
+            value: if r == t.cache_role {
+                copy.as_ref().map(|c| LineText(c))
             } else {
-                Some(mem)
-            };
-            if val != Some(ghost) {
-                return Err(format!(
-                    "data-value violated on line {line:#x}: {} in {} holds a value other than the latest write ({})",
-                    t.agent(r),
-                    t.state_name(r, state[r]),
-                    self.describe_states(line)
-                ));
-            }
-        }
-        let wb = v.writebacks > 0;
-        if writers == 0 && !wb && mem != ghost {
-            return Err(format!(
-                "data-value violated on line {line:#x}: memory does not hold the latest write and no agent holds it ({})",
-                self.describe_states(line)
-            ));
-        }
-        Ok(())
+                Some(LineText(&mem))
+            },
+        });
+        let name = format!("{line:#x}");
+        let view = invariants::LineView {
+            line: &name,
+            agents: &agents,
+            memory: LineText(&mem),
+            latest: LineText(&ghost),
+            data_in_flight: v.writebacks > 0,
+        };
+        invariants::swmr(&view)
+            .and_then(|()| invariants::data_value(&view))
+            .map_err(|e| format!("{e} ({})", self.describe_states(line)))
     }
 
     /// `dc=.. cpu=.. app=..` of a line.

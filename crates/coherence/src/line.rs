@@ -67,6 +67,20 @@ pub fn recycle_line(b: Box<Line>) {
     });
 }
 
+/// A line's bytes as the invariants compare and print them (the first
+/// eight bytes in hex).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct LineText<'a>(pub &'a [u8]);
+
+impl std::fmt::Display for LineText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for b in self.0.iter().take(8) {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, "..")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -288,7 +288,9 @@ fn a_retargeted_home_row_fails_swmr() {
     let err = sys.run().unwrap_err();
     assert!(err.contains("coherence check failed"), "{err}");
     assert!(
-        err.contains(&format!("SWMR violated on line {A:#x}")),
+        err.contains(&format!(
+            "line {A:#x}: single-writer-multiple-reader violated"
+        )),
         "{err}"
     );
     assert!(err.contains("cc=M home=I_W"), "{err}");

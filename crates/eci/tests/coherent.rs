@@ -476,7 +476,10 @@ fn a_retargeted_dc_row_fails_swmr() {
             .unwrap();
     sys.dc_mut().set_app_start(2 * US);
     let e = sys.run().unwrap_err();
-    assert!(e.contains("SWMR violated on line 0x3"), "{e}");
+    assert!(
+        e.contains("line 0x3: single-writer-multiple-reader violated"),
+        "{e}"
+    );
     assert!(e.contains("cpu=S app=Locked"), "{e}");
 }
 
