@@ -28,6 +28,7 @@ from .errors import (
     ViolationFound,
 )
 from .experiment import ExperimentResult, describe_experiments, experiments, reproduce
+from .simulate import simulate
 
 Platform = _native.Platform
 Experiment = _native.Experiment
@@ -76,5 +77,6 @@ __all__ = [
     "protocol",
     "reproduce",
     "run_point",
+    "simulate",
     "workloads",
 ]

@@ -15,6 +15,8 @@
 //!   vc         the virtual channel of a coherent message
 //!   parked     a slab of completions waiting for their tick
 //!   util       parameter reading with clear errors, small time helpers
+//!   agents     generic table agents, switch and online invariant checker:
+//!              any protocol given as data, in a timing simulation
 //! ```
 //!
 //! ```
@@ -24,6 +26,7 @@
 //! assert_ne!(initial_line(1), initial_line(2));
 //! ```
 
+pub mod agents;
 pub mod check;
 pub mod envelope;
 pub mod line;
@@ -34,12 +37,18 @@ pub mod util;
 pub mod vc;
 
 pub use envelope::{intern, Catalogue, CohMsg, Msg};
-pub use line::{boxed_line, initial_line, recycle_line, Line, LINE_BYTES};
+pub use line::{boxed_line, initial_line, recycle_line, Line, LineText, LINE_BYTES};
 pub use tables::{table_summary, MsgMeta, Tables, GENERATED, LOCAL, PEER};
 
 use ccsim_kernel::component::ComponentSpec;
 
 /// The component types of this crate (the coherent memories).
 pub fn component_types() -> Vec<&'static ComponentSpec> {
-    vec![&memory::COHERENT_BRAM, &memory::DDR_CONTROLLER]
+    vec![
+        &memory::COHERENT_BRAM,
+        &memory::DDR_CONTROLLER,
+        &agents::TABLE_AGENT,
+        &agents::PROTOCOL_SWITCH,
+        &agents::PROTOCOL_LINK,
+    ]
 }

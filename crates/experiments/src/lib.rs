@@ -36,6 +36,9 @@
 //! * `nic_loopback` — PIO §6.3: x-byte frames through a 100 Gb/s NIC on the
 //!   FPGA in loopback, by PCIe DMA, PCIe PIO or ECI PIO; RX/TX latency
 //!   percentiles: see [`nic`].
+//! * `random_test` — the random tester on a system declared as data (any
+//!   protocol spec, x = ops per agent), online invariant checks and a
+//!   sequential reference: see [`random_test`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
@@ -58,6 +61,7 @@ pub mod clean_invalidate;
 pub mod coherent;
 pub mod invocation;
 pub mod nic;
+pub mod random_test;
 pub mod stream;
 
 use std::collections::BTreeMap;
@@ -153,7 +157,7 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-fn werr(message: impl Into<String>) -> RunError {
+pub(crate) fn werr(message: impl Into<String>) -> RunError {
     RunError::Workload {
         message: message.into(),
     }
@@ -250,6 +254,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &LINK_PINGPONG,
         &nic::NIC_LOOPBACK,
         &PIO_INVOKE,
+        &random_test::RANDOM_TEST,
         &XDMA_INVOKE,
     ]
 }

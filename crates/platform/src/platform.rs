@@ -22,6 +22,7 @@
 
 use crate::error::{ConfigError, Result};
 use crate::fields::{join, Fields};
+use crate::systems::{build, parse_systems, BuildOptions, BuiltSystem, SystemDecl};
 use crate::value::{check_param, check_typed, describe, parse_text, suggest};
 use ccsim_kernel::component::{ComponentSpec, ParamValue, Params, Peer, Peers};
 use std::collections::BTreeMap;
@@ -58,6 +59,8 @@ pub struct Platform {
     pub components: BTreeMap<String, ComponentConfig>,
     /// The overrides applied, in order, as `(dotted key, value)`.
     pub overrides: Vec<(String, ParamValue)>,
+    /// Systems declared as data (`[systems.<name>]`), by name.
+    pub systems: BTreeMap<String, SystemDecl>,
 }
 
 /// The names of the shipped platforms, sorted.
@@ -132,9 +135,10 @@ impl Platform {
     ) -> Result<Platform> {
         crate::parsed::PLATFORMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let table = parse_toml(file, text)?;
-        let mut top = Fields::with_keys(file, "", &table, &["platform", "components"])?;
+        let mut top = Fields::with_keys(file, "", &table, &["platform", "components", "systems"])?;
         let header = top.req_table("platform")?;
         let components = top.req_table("components")?;
+        let systems = top.opt_table("systems")?;
         top.finish()?;
 
         let mut h = Fields::with_keys(file, "platform", header, &["name", "description", "paper"])?;
@@ -179,9 +183,33 @@ impl Platform {
             paper,
             source: file.to_string(),
             origin: file.to_string(),
+            systems: match systems {
+                Some(t) => parse_systems(file, t, &out)?,
+                None => BTreeMap::new(),
+            },
             components: out,
             overrides: Vec::new(),
         })
+    }
+
+    /// The system `name` declared in `[systems.<name>]`.
+    pub fn system(&self, name: &str) -> Result<&SystemDecl> {
+        self.systems.get(name).ok_or_else(|| {
+            let hint = suggest(name, self.systems.keys().map(String::as_str));
+            ConfigError::new(
+                &self.source,
+                format!("systems.{name}"),
+                format!("the platform declares no such system{hint}"),
+            )
+        })
+    }
+
+    /// Builds system `name` with the platform's (possibly overridden)
+    /// component parameters.
+    pub fn build(&self, name: &str, opts: BuildOptions) -> Result<BuiltSystem> {
+        let decl = self.system(name)?;
+        build(decl, &self.components, opts)
+            .map_err(|e| ConfigError::new(&self.source, format!("systems.{name}"), e))
     }
 
     /// The component instance `instance`.

@@ -462,6 +462,37 @@ fn run_point<'py>(
     )
 }
 
+/// Runs workload `workload` at `x_name = x` directly on a platform (no
+/// experiment file): `params` are the workload's parameters by name.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // mirrors the Python keyword arguments
+#[pyo3(signature = (platform, workload, x_name, x, params = None, seed = 0, trace = false))]
+fn run_platform_workload<'py>(
+    py: Python<'py>,
+    platform: &Bound<'py, PyPlatform>,
+    workload: &str,
+    x_name: &str,
+    x: f64,
+    params: Option<&Bound<'py, PyDict>>,
+    seed: u64,
+    trace: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut p = Params::new();
+    for (k, v) in typed_overrides(py, params)? {
+        p.set(&k, v, "argument");
+    }
+    run_workload(
+        py,
+        workload,
+        &platform.get().inner,
+        x_name,
+        x,
+        &p,
+        seed,
+        trace,
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_workload<'py>(
     py: Python<'py>,
@@ -624,6 +655,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPlatform>()?;
     m.add_class::<PyExperiment>()?;
     m.add_function(wrap_pyfunction!(run_point, m)?)?;
+    m.add_function(wrap_pyfunction!(run_platform_workload, m)?)?;
     m.add_function(wrap_pyfunction!(component_types, m)?)?;
     m.add_function(wrap_pyfunction!(workloads, m)?)?;
     m.add_function(wrap_pyfunction!(list_platforms, m)?)?;

@@ -1,0 +1,639 @@
+//! One agent of a generic system: any role of any protocol, its rows run
+//! by the engine, its data real bytes.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use ccsim_kernel::prelude::*;
+use ccsim_protocol::engine::{
+    execute, pick, AgentId, Cell, CompiledTable, DataSource, DirEntry, DirOp, Effects, Row,
+    SendStep,
+};
+use ccsim_protocol::ir::Target;
+use rustc_hash::FxHashMap as HashMap;
+
+use super::{InvariantChecker, SystemRef};
+use crate::util::ns_to_ps;
+use crate::{CohMsg, Line, Msg};
+
+/// The declaration of `table_agent`.
+pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
+    type_name: "table_agent",
+    description: "An agent of a protocol given as data (a cache, a directory or home, a DMA engine, ...): keeps each line's state, copy or memory and directory entry, and runs the protocol's compiled table for its role through the protocol engine. The role comes from the system section; with a tester it issues random local events (loads, stores, evictions, DMA reads and writes).",
+    params: &[ParamSpec {
+        name: "occupancy_ns",
+        kind: ParamKind::Float,
+        default: ParamDefault::Float(1.0),
+        unit: "ns",
+        range: ParamRange::at_least(0.0),
+        from: "assumed: one controller cycle at 1 GHz",
+        description: "Time from a message's arrival to its row (the controller's lookup and update).",
+    }],
+    ports: &[PortSpec {
+        name: "net",
+        description: "Coherent messages to and from the other agents (through a switch or a direct link).",
+        required: true,
+    }],
+    stats: &[
+        StatSpec { name: "ops", kind: StatKind::Counter, unit: "ops", description: "Tester operations completed." },
+        StatSpec { name: "op_latency", kind: StatKind::Histogram, unit: "ps", description: "Tester operation latency: local event to the line's next stable state." },
+        StatSpec { name: "rows", kind: StatKind::Counter, unit: "rows", description: "Table rows run." },
+        StatSpec { name: "stalls", kind: StatKind::Counter, unit: "messages", description: "Requests stalled (queued until the line's state changes)." },
+    ],
+    check: None,
+};
+
+const NET: PortId = 0;
+const ST_OPS: usize = 0;
+const ST_OP_LATENCY: usize = 1;
+const ST_ROWS: usize = 2;
+const ST_STALLS: usize = 3;
+/// Wake-up token: the tester issues its next operation.
+const NEXT_OP: u64 = 1;
+
+/// The random tester of one agent (gem5 Ruby's random tester in spirit):
+/// `ops` local events on random lines among `lines`, one at a time, each
+/// with a fresh random value, `think` apart.
+#[derive(Debug, Clone, Copy)]
+pub struct TesterParams {
+    /// Operations to issue.
+    pub ops: u64,
+    /// Lines the operations pick from (0 .. lines).
+    pub lines: u64,
+    /// Pause between one operation's end and the next one's start.
+    pub think: Tick,
+}
+
+/// One line at the agent.
+#[derive(Debug, Clone, Default)]
+struct LineState {
+    state: usize,
+    copy: Option<Line>,
+    dir: DirEntry,
+    /// Requests waiting for the line's state to change.
+    stalled: VecDeque<CohMsg>,
+}
+
+/// The tester's open operation.
+#[derive(Debug, Clone, Copy)]
+struct OpenOp {
+    line: u64,
+    value: Line,
+    start: Tick,
+}
+
+#[derive(Debug)]
+struct Tester {
+    params: TesterParams,
+    issued: u64,
+    /// The role's local events (not message receptions).
+    events: Vec<usize>,
+    open: Option<OpenOp>,
+}
+
+/// An agent running one role's table.
+pub struct TableAgent {
+    sys: SystemRef,
+    id: AgentId,
+    role: usize,
+    table: CompiledTable<()>,
+    keeps_copy: bool,
+    is_home: bool,
+    lines: HashMap<u64, LineState>,
+    /// The home's memory: lines written (others hold their initial value).
+    memory: HashMap<u64, Line>,
+    occupancy: Tick,
+    checker: Rc<RefCell<InvariantChecker>>,
+    tester: Option<Tester>,
+}
+
+impl TableAgent {
+    /// Agent `id` of `sys`, with its component parameters, the system's
+    /// shared checker and optionally a tester.
+    pub fn new(
+        sys: SystemRef,
+        id: AgentId,
+        params: &Params,
+        checker: Rc<RefCell<InvariantChecker>>,
+        tester: Option<TesterParams>,
+    ) -> TableAgent {
+        let role = sys.agents[id as usize].role;
+        let p = &sys.protocol;
+        let table = CompiledTable::new(p, role, |_, _| ());
+        let received: Vec<usize> = p.msg_event[role].iter().flatten().copied().collect();
+        let events: Vec<usize> = (0..table.n_events)
+            .filter(|e| !received.contains(e))
+            .collect();
+        let tester = tester.filter(|_| !events.is_empty()).map(|params| Tester {
+            params,
+            issued: 0,
+            events,
+            open: None,
+        });
+        TableAgent {
+            keeps_copy: p.keeps_copy(role),
+            is_home: role == p.home,
+            table,
+            sys,
+            id,
+            role,
+            lines: HashMap::default(),
+            memory: HashMap::default(),
+            occupancy: ns_to_ps(params.float("occupancy_ns")),
+            checker,
+            tester,
+        }
+    }
+
+    /// The agent's id.
+    pub fn id(&self) -> AgentId {
+        self.id
+    }
+
+    /// Tester operations completed (0 without a tester).
+    pub fn ops_done(&self) -> u64 {
+        self.tester
+            .as_ref()
+            .map_or(0, |t| t.issued - u64::from(t.open.is_some()))
+    }
+
+    /// Whether the tester has issued all its operations and none is open.
+    pub fn finished(&self) -> bool {
+        self.tester
+            .as_ref()
+            .is_none_or(|t| t.issued == t.params.ops && t.open.is_none())
+    }
+
+    /// Lines not in the initial state, or with stalled requests, as
+    /// `line: state (+n stalled)`.
+    pub fn open_lines(&self) -> Vec<String> {
+        let mut out: Vec<(u64, String)> = self
+            .lines
+            .iter()
+            .filter(|(_, l)| !self.table.stable[l.state] || !l.stalled.is_empty())
+            .map(|(&line, l)| {
+                (
+                    line,
+                    format!(
+                        "{} line {line:#x}: {} (+{} stalled)",
+                        self.sys.agents[self.id as usize].name,
+                        self.sys.protocol.state_name(self.role, l.state),
+                        l.stalled.len()
+                    ),
+                )
+            })
+            .collect();
+        out.sort();
+        out.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// The state name of `line` here.
+    pub fn state_of(&self, line: u64) -> &str {
+        let st = self
+            .lines
+            .get(&line)
+            .map_or(self.table.initial, |l| l.state);
+        self.sys.protocol.state_name(self.role, st)
+    }
+
+    /// Whether this agent has write access to `line`.
+    pub fn writes(&self, line: u64) -> bool {
+        let st = self
+            .lines
+            .get(&line)
+            .map_or(self.table.initial, |l| l.state);
+        self.table.access[st] == ccsim_protocol::ir::Access::Write
+    }
+
+    /// The agent's copy of `line`, if it holds one.
+    pub fn copy_of(&self, line: u64) -> Option<&Line> {
+        self.lines.get(&line).and_then(|l| l.copy.as_ref())
+    }
+
+    /// The home's memory of `line`.
+    pub fn memory_of(&self, line: u64) -> Line {
+        self.memory
+            .get(&line)
+            .copied()
+            .unwrap_or_else(|| self.sys.initial_value(line))
+    }
+
+    fn fresh(&self, ctx: &mut Ctx<'_, Msg>) -> Line {
+        let mut v = [0u8; crate::LINE_BYTES];
+        for chunk in v[..self.sys.line_bytes].chunks_mut(8) {
+            let r = ctx.rng().next_u64().to_le_bytes();
+            chunk.copy_from_slice(&r[..chunk.len()]);
+        }
+        v
+    }
+
+    /// The tester's next operation: a random local event on a random line
+    /// whose table has a row for it in the line's (stable) state.
+    fn issue(&mut self, ctx: &mut Ctx<'_, Msg>) {
+        let Some(t) = self.tester.as_ref() else {
+            return;
+        };
+        if t.issued == t.params.ops || t.open.is_some() {
+            return;
+        }
+        let (lines, events) = (t.params.lines, t.events.clone());
+        for _ in 0..64 {
+            let line = ctx.rng().below(lines);
+            let event = events[ctx.rng().below(events.len() as u64) as usize];
+            let state = self
+                .lines
+                .get(&line)
+                .map_or(self.table.initial, |l| l.state);
+            if !self.table.stable[state] {
+                continue;
+            }
+            if !matches!(self.table.cell(state, event).1, Cell::Go(_)) {
+                continue;
+            }
+            let value = self.fresh(ctx);
+            let t = self.tester.as_mut().expect("tester");
+            t.issued += 1;
+            t.open = Some(OpenOp {
+                line,
+                value,
+                start: ctx.now(),
+            });
+            self.run(line, event, None, ctx);
+            return;
+        }
+        ctx.stop();
+        self.checker.borrow_mut().violation(
+            ctx.now(),
+            format!(
+                "{}: the tester found no line with a row for a local event in 64 tries",
+                self.sys.agents[self.id as usize].name
+            ),
+        );
+    }
+
+    /// Handles a message, then gives the line's stalled requests another
+    /// chance if it ran a row.
+    fn receive(&mut self, m: CohMsg, ctx: &mut Ctx<'_, Msg>) {
+        let line = m.line;
+        if self.deliver(m, ctx) {
+            self.retry_stalled(line, ctx);
+        }
+    }
+
+    /// Runs a message's row, stalls it, or reports an unspecified
+    /// reception. True if a row ran.
+    fn deliver(&mut self, m: CohMsg, ctx: &mut Ctx<'_, Msg>) -> bool {
+        let line = m.line;
+        let facts = &self.sys.protocol.msgs[m.msg as usize];
+        let state = self
+            .lines
+            .get(&line)
+            .map_or(self.table.initial, |l| l.state);
+        let Some(event) = self.sys.protocol.msg_event[self.role][m.msg as usize] else {
+            self.fail_unspecified(line, m.msg, state, ctx);
+            return false;
+        };
+        let req = if facts.requester { m.req } else { m.src };
+        let mut dir = self.lines.get(&line).map(|l| l.dir).unwrap_or_default();
+        if facts.ack {
+            dir.acks -= 1;
+        }
+        match pick(self.table.cell(state, event).1, |g| dir.holds(g, req)) {
+            Cell::Stall => {
+                ctx.count(ST_STALLS, 1);
+                let initial = self.table.initial;
+                self.lines
+                    .entry(line)
+                    .or_insert_with(|| LineState {
+                        state: initial,
+                        ..LineState::default()
+                    })
+                    .stalled
+                    .push_back(m);
+                false
+            }
+            Cell::Unspecified => {
+                self.fail_unspecified(line, m.msg, state, ctx);
+                false
+            }
+            Cell::Go(_) | Cell::Guarded(_) => {
+                self.checker.borrow_mut().in_flight(line, m.msg, -1);
+                self.run(line, event, Some(m), ctx);
+                true
+            }
+        }
+    }
+
+    fn fail_unspecified(&mut self, line: u64, msg: u16, state: usize, ctx: &mut Ctx<'_, Msg>) {
+        self.checker
+            .borrow_mut()
+            .unspecified(ctx.now(), line, msg, self.id, state);
+        ctx.stop();
+    }
+
+    /// Gives the stalled requests of `line` another chance, oldest first:
+    /// after each one that runs its row, from the oldest again; until a
+    /// whole pass runs none.
+    fn retry_stalled(&mut self, line: u64, ctx: &mut Ctx<'_, Msg>) {
+        'pass: loop {
+            let n = self.lines.get(&line).map_or(0, |l| l.stalled.len());
+            for _ in 0..n {
+                let Some(m) = self
+                    .lines
+                    .get_mut(&line)
+                    .and_then(|l| l.stalled.pop_front())
+                else {
+                    return;
+                };
+                if self.deliver(m, ctx) {
+                    continue 'pass;
+                }
+            }
+            return;
+        }
+    }
+
+    /// Runs the row of `event` on `line`, for message `m` (or a tester
+    /// event), then closes the tester's operation if the line is stable.
+    fn run(&mut self, line: u64, event: usize, m: Option<CohMsg>, ctx: &mut Ctx<'_, Msg>) {
+        let sys = self.sys.clone();
+        let initial = self.table.initial;
+        let mut ls = self.lines.remove(&line).unwrap_or(LineState {
+            state: initial,
+            ..LineState::default()
+        });
+        let (src, req, ack, input) = match &m {
+            Some(m) => {
+                let f = &sys.protocol.msgs[m.msg as usize];
+                let req = if f.requester { m.req } else { m.src };
+                (m.src, req, f.ack, m.data.as_deref().copied())
+            }
+            None => (self.id, self.id, false, None),
+        };
+        let open = self
+            .tester
+            .as_ref()
+            .and_then(|t| t.open)
+            .filter(|o| o.line == line);
+        let fresh = open.map(|o| o.value);
+        let mut dir = ls.dir;
+        if ack {
+            dir.acks -= 1;
+        }
+        let Cell::Go(row) = pick(self.table.cell(ls.state, event).1, |g| dir.holds(g, req)) else {
+            unreachable!("run is called for rows only");
+        };
+        let row: &Row<()> = row;
+        let mut memory = if self.is_home {
+            Some(self.memory_of(line))
+        } else {
+            None
+        };
+        let mut fx = RowEffects {
+            sys: &sys,
+            me: self.id,
+            line,
+            copy: &mut ls.copy,
+            memory: &mut memory,
+            keeps_copy: self.keeps_copy,
+            dir: &mut dir,
+            // A local event's data is the op's own value.
+            input: if m.is_some() { input } else { fresh },
+            fresh,
+            src,
+            req,
+            state: ls.state,
+            ctx,
+            checker: &self.checker,
+        };
+        if let Err(e) = execute(row, &mut fx) {
+            let who = &sys.agents[self.id as usize].name;
+            self.checker
+                .borrow_mut()
+                .violation(ctx.now(), format!("{who} line {line:#x}: {e}"));
+            ctx.stop();
+        }
+        ctx.count(ST_ROWS, 1);
+        ls.state = row.next;
+        ls.dir = dir;
+        if self.keeps_copy && !row.holds_after {
+            ls.copy = None;
+        }
+        if let Some(mem) = memory {
+            if mem != sys.initial_value(line) || self.memory.contains_key(&line) {
+                self.memory.insert(line, mem);
+            }
+        }
+        let value = if self.keeps_copy {
+            ls.copy.as_ref()
+        } else {
+            None
+        };
+        self.checker
+            .borrow_mut()
+            .row(ctx.now(), line, self.id, ls.state, value, memory.as_ref());
+        let stable = row.next_stable;
+        let done =
+            stable && ls.stalled.is_empty() && ls.state == initial && ls.dir == DirEntry::default();
+        if !done || ls.copy.is_some() {
+            self.lines.insert(line, ls);
+        }
+        if stable {
+            if let Some(o) = open {
+                let t = self.tester.as_mut().expect("tester");
+                t.open = None;
+                ctx.count(ST_OPS, 1);
+                ctx.record(ST_OP_LATENCY, ctx.now() - o.start);
+                let think = t.params.think;
+                ctx.wake_after(think, NEXT_OP);
+            }
+        }
+    }
+}
+
+/// A row's effects on an agent's line: the simulator's side of
+/// [`Effects`].
+struct RowEffects<'a, 'c, 'w> {
+    sys: &'a SystemRef,
+    me: AgentId,
+    line: u64,
+    copy: &'a mut Option<Line>,
+    memory: &'a mut Option<Line>,
+    keeps_copy: bool,
+    dir: &'a mut DirEntry,
+    input: Option<Line>,
+    fresh: Option<Line>,
+    src: AgentId,
+    req: AgentId,
+    state: usize,
+    ctx: &'a mut Ctx<'w, Msg>,
+    checker: &'c Rc<RefCell<InvariantChecker>>,
+}
+
+impl RowEffects<'_, '_, '_> {
+    fn put(&mut self, s: &SendStep<()>, dst: AgentId, data: Option<Line>) {
+        let mut m = CohMsg::new(
+            self.sys.catalogue,
+            s.msg,
+            self.line,
+            data.map(crate::boxed_line),
+        );
+        m.src = self.me;
+        m.dst = dst;
+        m.req = if s.requester { self.req } else { self.me };
+        self.checker.borrow_mut().in_flight(self.line, s.msg, 1);
+        let (bytes, vc) = (self.sys.wire_bytes(s.msg), self.sys.vc(s.msg));
+        self.ctx.send(NET, Msg::Coh(m), bytes, vc);
+    }
+
+    fn value(&self) -> Option<Line> {
+        if self.keeps_copy {
+            *self.copy
+        } else {
+            *self.memory
+        }
+    }
+
+    fn set_value(&mut self, v: Line) -> Result<(), String> {
+        if self.keeps_copy {
+            *self.copy = Some(v);
+        } else if let Some(m) = self.memory.as_mut() {
+            *m = v;
+        } else {
+            return Err("store at an agent with neither a copy nor memory".into());
+        }
+        self.checker.borrow_mut().store(self.line, self.me, &v);
+        Ok(())
+    }
+}
+
+impl Effects<()> for RowEffects<'_, '_, '_> {
+    fn send(&mut self, s: &SendStep<()>) -> Result<(), String> {
+        let data = if !s.data {
+            None
+        } else {
+            Some(match s.source {
+                DataSource::Copy => self.copy.ok_or("send of the copy without one")?,
+                DataSource::Memory => self.memory.ok_or("send of memory at a non-home")?,
+                DataSource::Fresh => self
+                    .fresh
+                    .ok_or("send of a fresh value without an open op")?,
+            })
+        };
+        let facts = &self.sys.protocol.msgs[s.msg as usize];
+        match s.target {
+            Target::Default => {
+                let dst = if facts.to == self.sys.protocol.home {
+                    self.sys.home_of(self.line)
+                } else {
+                    self.sys
+                        .agents_of(facts.to)
+                        .next()
+                        .ok_or_else(|| format!("no agent plays the receiver of {}", s.name))?
+                };
+                self.put(s, dst, data);
+            }
+            Target::Home => {
+                let home = self.sys.home_of(self.line);
+                self.put(s, home, data);
+            }
+            Target::Src => self.put(s, self.src, data),
+            Target::Req => self.put(s, self.req, data),
+            Target::Owner => {
+                let o = self
+                    .dir
+                    .owner
+                    .ok_or_else(|| format!("{} to the owner, but the line has none", s.name))?;
+                self.put(s, o, data);
+            }
+            Target::Sharers => {
+                let others = self.dir.others(self.req);
+                for a in 0..self.sys.agents.len() as AgentId {
+                    if others & (1u64 << a) != 0 {
+                        self.put(s, a, data);
+                        self.dir.acks += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fill(&mut self) -> Result<(), String> {
+        *self.copy = Some(self.input.ok_or("fill without received data")?);
+        Ok(())
+    }
+
+    fn store(&mut self) -> Result<(), String> {
+        let v = self.input.ok_or("store without data")?;
+        self.set_value(v)
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        let v = self.value().ok_or("a read without a value")?;
+        let now = self.ctx.now();
+        self.checker
+            .borrow_mut()
+            .read(now, self.line, self.me, self.state, &v);
+        Ok(())
+    }
+
+    fn write(&mut self) -> Result<(), String> {
+        let v = self.fresh.ok_or("write without an open op")?;
+        self.set_value(v)
+    }
+
+    fn write_mem(&mut self) -> Result<(), String> {
+        let v = self.input.ok_or("write_mem without received data")?;
+        *self.memory.as_mut().ok_or("write_mem at a non-home")? = v;
+        Ok(())
+    }
+
+    fn directory(&mut self, op: DirOp) -> Result<(), String> {
+        self.dir.apply(op, self.req);
+        Ok(())
+    }
+}
+
+impl Component<Msg> for TableAgent {
+    fn spec(&self) -> &'static ComponentSpec {
+        &TABLE_AGENT
+    }
+
+    fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
+        if self.tester.is_some() {
+            ctx.wake_after(0, NEXT_OP);
+        }
+    }
+
+    fn on_message(&mut self, _port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
+        let name = &self.sys.agents[self.id as usize].name;
+        let m = match msg.into_coh(name) {
+            Ok(m) => m,
+            Err(e) => panic!("{e}"),
+        };
+        if m.catalogue != self.sys.catalogue {
+            panic!(
+                "{name}: a message of protocol {} arrived at an agent of {}",
+                m.catalogue.protocol, self.sys.catalogue.protocol
+            );
+        }
+        if self.occupancy == 0 {
+            self.receive(m, ctx);
+        } else {
+            let at = ctx.now() + self.occupancy;
+            ctx.schedule_local(at, 0, Msg::Coh(m));
+        }
+    }
+
+    fn on_local(&mut self, _token: u64, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
+        self.receive(msg.local_coh(), ctx);
+    }
+
+    fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
+        if token == NEXT_OP {
+            self.issue(ctx);
+        }
+    }
+}
