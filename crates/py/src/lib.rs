@@ -32,28 +32,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
+mod errors;
 mod protocol;
 
-/// Instantiates `ccsim.errors.<class>(*args)` as a Python exception, falling
-/// back to `ValueError` when the Python package is not importable.
-pub(crate) fn ccsim_error<'py>(
-    py: Python<'py>,
-    class: &str,
-    args: impl IntoPyObject<'py, Target = PyTuple>,
-) -> PyErr {
-    let made = py
-        .import("ccsim.errors")
-        .and_then(|m| m.getattr(class))
-        .and_then(|c| c.call1(args));
-    match made {
-        Ok(obj) => PyErr::from_value(obj),
-        Err(e) => PyValueError::new_err(format!("{class}: {e}")),
-    }
-}
-
-/// Maps a config error to `ccsim.errors.ConfigError(file, path, message)`.
+/// Maps a config error to `ccsim.errors.ConfigError` (see [`errors`]).
 fn config_err(py: Python<'_>, e: ConfigError) -> PyErr {
-    ccsim_error(py, "ConfigError", (e.file, e.path, e.message))
+    errors::config_error(py, e)
 }
 
 fn value_to_py(py: Python<'_>, v: &ParamValue) -> PyResult<PyObject> {
@@ -483,10 +467,9 @@ fn run_workload<'py>(
         Ok(r) => r,
         Err(RunError::Config(e)) => return Err(config_err(py, e)),
         Err(RunError::Workload { message }) => {
-            return Err(ccsim_error(
+            return Err(errors::simulation_error(
                 py,
-                "SimulationError",
-                (format!("{workload} at {x_name}={x}: {message}"),),
+                &format!("{workload} at {x_name}={x}: {message}"),
             ))
         }
     };
@@ -621,6 +604,7 @@ fn coherent_bench_json(py: Python<'_>, reads: u64, memory_lines: u64) -> PyResul
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
     m.add_class::<PyPlatform>()?;
     m.add_class::<PyExperiment>()?;
     m.add_function(wrap_pyfunction!(run_point, m)?)?;
