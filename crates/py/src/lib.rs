@@ -26,7 +26,7 @@
 //! the overrides, so a handle sent to another process is re-validated there.
 
 use ccsim_kernel::component::{ParamDefault, ParamKind, ParamRange, ParamSpec, ParamValue, Params};
-use ccsim_platform::{ConfigError, Experiment, Platform, WorkloadDecl};
+use ccsim_platform::{ConfigError, Experiment, Platform};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -258,11 +258,6 @@ impl PyPlatform {
     }
 }
 
-/// The workload declarations the experiment validator checks against.
-fn workload_decls() -> Vec<WorkloadDecl> {
-    ccsim_experiments::workload_decls()
-}
-
 /// A validated experiment: sweep, series, panels and reference points.
 #[pyclass(module = "ccsim._native", name = "Experiment", frozen)]
 struct PyExperiment {
@@ -275,7 +270,8 @@ impl PyExperiment {
     /// validates it with every platform it uses (each parsed once and kept).
     #[staticmethod]
     fn load(py: Python<'_>, name_or_path: &str) -> PyResult<Self> {
-        let e = Experiment::load(name_or_path, &workload_decls()).map_err(|e| config_err(py, e))?;
+        let e = Experiment::load(name_or_path, &ccsim_experiments::workload_decls())
+            .map_err(|e| config_err(py, e))?;
         Ok(Self { inner: e })
     }
     /// The experiment's platform `name` (as its series name it), loaded with
