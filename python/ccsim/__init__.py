@@ -27,7 +27,7 @@ from .errors import (
     UsageError,
     ViolationFound,
 )
-from .experiment import ExperimentResult, describe_experiments, experiments, reproduce
+from .experiment import ExperimentResult, describe_experiments, experiments, reproduce, run_one
 from .simulate import simulate
 
 Platform = _native.Platform
@@ -53,11 +53,9 @@ def workloads() -> List[Any]:
 def run_point(experiment: str, series: str, x: float, seed: int = 0, overrides=None, trace: bool = False):
     """Runs one point of one series; returns metrics, stats, trace hash (and
     the Chrome trace JSON when ``trace``)."""
-    from .experiment import _run_one
-
     exp = _native.Experiment.load(str(experiment))
     platform = next((s["platform"] for s in exp.to_dict()["series"] if s["name"] == series), "")
-    return _run_one(exp, series, platform, float(x), seed, overrides, None, trace)
+    return run_one(exp, series, platform, float(x), seed, overrides, None, trace)
 
 
 __all__ = [

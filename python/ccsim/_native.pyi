@@ -73,6 +73,25 @@ class _PointResult(TypedDict):
     trace_json: Optional[str]
     trace_hash: str
 
+# The exception classes (re-exported by ``ccsim.errors``).
+
+class CcsimError(Exception):
+    exit_code: int  # 2: bad input
+
+class ConfigError(CcsimError, ValueError):
+    file: str
+    path: str
+    message: str
+
+class SpecError(CcsimError, ValueError):
+    path: str
+    message: str
+
+class UsageError(CcsimError): ...
+class SimulationError(CcsimError): ...
+class NotAvailableError(CcsimError): ...
+class ViolationFound(CcsimError): ...  # exit_code 1
+
 @final
 class Platform:
     """A validated platform; pickles by reloading from ``origin`` with ``overrides``."""

@@ -472,7 +472,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
         return int(args.func(args))
     except CcsimError as e:
-        sys.stderr.write(f"error: {e}\n")
+        one_line = " ".join(str(e).split("\n"))
+        sys.stderr.write(f"error: {one_line}\n")
         return e.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: finished points are kept in points.jsonl; rerun to resume\n")

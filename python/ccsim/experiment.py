@@ -34,38 +34,14 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
 from .errors import UsageError
+from .overrides import experiment_platform, scoped
+from .plot import plot_result
+from .report import render_report
 
 POINTS_FILE = "points.jsonl"
 
 Overrides = Mapping[str, Any]
 TextOverrides = Sequence[Tuple[str, str]]
-
-
-def _scoped(overrides, platform: str):
-    """The overrides that apply to ``platform``.
-
-    A key ``pcie.lanes`` applies to every platform of the experiment; a key
-    ``cohet:pcie.lanes`` only to platform ``cohet``.
-    """
-    if overrides is None:
-        return None
-    items = overrides.items() if isinstance(overrides, Mapping) else overrides
-    out = []
-    for key, value in items:
-        if ":" in key:
-            only, key = key.split(":", 1)
-            if only != platform:
-                continue
-        out.append((key, value))
-    return out
-
-
-def _platform(experiment: _native.Experiment, name: str, overrides, text_overrides) -> _native.Platform:
-    """The experiment's platform ``name`` with the overrides that apply to it
-    (validated; no file is parsed)."""
-    typed = _scoped(overrides, name)
-    text = _scoped(text_overrides, name)
-    return experiment.platform(name, dict(typed) if typed else None, text or None)
 
 
 def _canonical(value: Any) -> Any:
@@ -85,7 +61,7 @@ def fingerprint(experiment: _native.Experiment, seed: int, overrides=None, text_
     config.pop("source", None)
     platforms = {}
     for name in sorted({s["platform"] for s in config["series"]}):
-        p = _platform(experiment, name, overrides, text_overrides)
+        p = experiment_platform(experiment, name, overrides, text_overrides)
         platforms[name] = {"components": p.components(), "overrides": p.overrides}
     blob = json.dumps(
         _canonical({"experiment": config, "platforms": platforms, "seed": seed, "version": _native.__version__}),
@@ -94,12 +70,12 @@ def fingerprint(experiment: _native.Experiment, seed: int, overrides=None, text_
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _run_one(experiment: _native.Experiment, series: str, platform: str, x: float, seed: int,
+def run_one(experiment: _native.Experiment, series: str, platform: str, x: float, seed: int,
              overrides, text_overrides, trace: bool) -> Dict[str, Any]:
     """Runs one point on the experiment's loaded platform (every argument
     pickles)."""
-    typed = _scoped(overrides, platform)
-    text = _scoped(text_overrides, platform)
+    typed = scoped(overrides, platform)
+    text = scoped(text_overrides, platform)
     r = _native.run_point(experiment, series, x, seed, dict(typed) if typed else None, text or None, trace)
     return {"series": series, "x": x, **r}
 
@@ -118,7 +94,7 @@ def _run_in_worker(series: str, platform: str, x: float, seed: int, overrides, t
                    trace: bool) -> Dict[str, Any]:
     """The process-pool task: one point of the worker's experiment."""
     assert _WORKER_EXPERIMENT is not None, "the pool's initializer sets the experiment"
-    return _run_one(_WORKER_EXPERIMENT, series, platform, x, seed, overrides, text_overrides, trace)
+    return run_one(_WORKER_EXPERIMENT, series, platform, x, seed, overrides, text_overrides, trace)
 
 
 def _x_key(x: float) -> str:
@@ -175,7 +151,7 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
     todo = [(s["name"], s["platform"], float(x)) for s in cfg["series"] for x in xs]
     # Validate every platform and override before running anything.
     for name in sorted({p for _, p, _ in todo}):
-        _platform(experiment, name, overrides, text_overrides)
+        experiment_platform(experiment, name, overrides, text_overrides)
     fp = fingerprint(experiment, seed, overrides, text_overrides)
     log = _PointLog(out_dir, fp) if out_dir is not None else None
     results: Dict[Tuple[str, str], Dict[str, Any]] = {}
@@ -204,7 +180,7 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
     try:
         if jobs == 1 or len(pending) <= 1:
             for series, platform, x in pending:
-                finish(_run_one(experiment, series, platform, x, seed, overrides, text_overrides, trace))
+                finish(run_one(experiment, series, platform, x, seed, overrides, text_overrides, trace))
         else:
             with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(experiment,)) as pool:
                 futures = [pool.submit(_run_in_worker, s, p, x, seed, _plain(overrides),
@@ -362,16 +338,12 @@ class ExperimentResult:
 
     def report(self) -> str:
         """The sim-vs-paper report as Markdown."""
-        from .report import render_report
-
         return render_report(self)
 
     def plot(self, path: Optional[os.PathLike] = None):
         """Draws the experiment (one panel per metric group) with the paper's
         points overlaid; saves a PNG when ``path`` is given. Returns the
         matplotlib Figure."""
-        from .plot import plot_result
-
         return plot_result(self, path)
 
     def save(self, directory: os.PathLike) -> Dict[str, Path]:

@@ -13,10 +13,11 @@ import os
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .experiment import ExperimentResult
+    from .report import ResultView
 
 
-def plot_result(result: "ExperimentResult", path: Optional[os.PathLike] = None):
+def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
+    """Draws ``result``; saves a PNG when ``path`` is given. Returns the Figure."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)

@@ -10,12 +10,27 @@ a value, marking each comparison as *calibration* (used for fitting) or
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from . import _native
+from .overrides import experiment_platform
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .experiment import ExperimentResult
+
+class ResultView(Protocol):
+    """What the report and the plot read from a result
+    (:class:`ccsim.experiment.ExperimentResult` has it). A protocol, so that
+    ``report`` and ``plot`` need not import ``experiment``, which imports them."""
+
+    experiment: _native.Experiment
+    config: Dict[str, Any]
+    seed: int
+    quick: bool
+    overrides: Union[Mapping[str, Any], Sequence[Tuple[str, Any]]]
+    text_overrides: Sequence[Tuple[str, str]]
+
+    def comparisons(self) -> List[Dict[str, Any]]: ...
+
+    def error_summary(self) -> Dict[str, Dict[str, Any]]: ...
 
 
 def fmt_num(v: Optional[float]) -> str:
@@ -30,6 +45,7 @@ def fmt_num(v: Optional[float]) -> str:
 
 
 def fmt_pct(v: Optional[float]) -> str:
+    """Signed percentages with one decimal; a dash for none."""
     return "—" if v is None else f"{v:+.1f}%"
 
 
@@ -39,7 +55,8 @@ def _table(header: List[str], rows: List[List[Any]]) -> List[str]:
     return out
 
 
-def render_report(result: "ExperimentResult") -> str:
+def render_report(result: ResultView) -> str:
+    """The report of ``result`` as Markdown."""
     cfg = result.config
     lines: List[str] = [f"# {cfg['name']}: {cfg['title']}", ""]
     if cfg["figures"]:
@@ -56,9 +73,7 @@ def render_report(result: "ExperimentResult") -> str:
     lines += ["## Platforms", ""]
     fitted: List[List[str]] = []
     for name in sorted({s["platform"] for s in cfg["series"] if not s.get("derived")}):
-        from .experiment import _platform
-
-        p = _platform(result.experiment, name, result.overrides, result.text_overrides)
+        p = experiment_platform(result.experiment, name, result.overrides, result.text_overrides)
         lines.append(f"- **{p.name}**: {p.description} (`{p.source}`)")
         for inst, c in p.components().items():
             for param, (value, prov) in c["params"].items():
@@ -107,6 +122,7 @@ def render_report(result: "ExperimentResult") -> str:
 
 
 def fmt_value(v: Any) -> str:
+    """Parameter values: booleans in TOML spelling, numbers as :func:`fmt_num`."""
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, float):

@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 DATA = Path(__file__).parent / "data"
 
 
@@ -25,8 +23,3 @@ def run_cli(*args: str, cwd=None, timeout: float = 600) -> subprocess.CompletedP
     env.setdefault("MPLBACKEND", "Agg")
     return subprocess.run(ccsim_command() + [str(a) for a in args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env)
-
-
-@pytest.fixture
-def cli():
-    return run_cli

@@ -94,6 +94,10 @@ def test_experiments_pickle_by_rebuilding_from_config():
 
 
 def test_errors_pickle():
-    e = ccsim.ConfigError("a.toml", "platform.x", "bad")
+    with pytest.raises(ccsim.ConfigError) as info:
+        ccsim.Platform.load("cohet", overrides={"pcie.lanes": [8]})
+    e = info.value
     f = pickle.loads(pickle.dumps(e))
-    assert (f.file, f.path, f.message, str(f)) == ("a.toml", "platform.x", "bad", "a.toml: platform.x: bad")
+    assert type(f) is ccsim.ConfigError
+    assert (f.file, f.path, f.message, str(f)) == (e.file, e.path, e.message, str(e))
+    assert str(f) == f"overrides: platform.pcie.lanes: {e.message}" and "\n" not in str(f)

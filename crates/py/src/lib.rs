@@ -26,34 +26,18 @@
 //! the overrides, so a handle sent to another process is re-validated there.
 
 use ccsim_kernel::component::{ParamDefault, ParamKind, ParamRange, ParamSpec, ParamValue, Params};
-use ccsim_platform::{ConfigError, Experiment, Platform, WorkloadDecl};
+use ccsim_platform::{ConfigError, Experiment, Platform};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
+mod errors;
 mod protocol;
 
-/// Instantiates `ccsim.errors.<class>(*args)` as a Python exception, falling
-/// back to `ValueError` when the Python package is not importable.
-pub(crate) fn ccsim_error<'py>(
-    py: Python<'py>,
-    class: &str,
-    args: impl IntoPyObject<'py, Target = PyTuple>,
-) -> PyErr {
-    let made = py
-        .import("ccsim.errors")
-        .and_then(|m| m.getattr(class))
-        .and_then(|c| c.call1(args));
-    match made {
-        Ok(obj) => PyErr::from_value(obj),
-        Err(e) => PyValueError::new_err(format!("{class}: {e}")),
-    }
-}
-
-/// Maps a config error to `ccsim.errors.ConfigError(file, path, message)`.
+/// Maps a config error to `ccsim.errors.ConfigError` (see [`errors`]).
 fn config_err(py: Python<'_>, e: ConfigError) -> PyErr {
-    ccsim_error(py, "ConfigError", (e.file, e.path, e.message))
+    errors::config_error(py, e)
 }
 
 fn value_to_py(py: Python<'_>, v: &ParamValue) -> PyResult<PyObject> {
@@ -274,11 +258,6 @@ impl PyPlatform {
     }
 }
 
-/// The workload declarations the experiment validator checks against.
-fn workload_decls() -> Vec<WorkloadDecl> {
-    ccsim_experiments::workload_decls()
-}
-
 /// A validated experiment: sweep, series, panels and reference points.
 #[pyclass(module = "ccsim._native", name = "Experiment", frozen)]
 struct PyExperiment {
@@ -291,7 +270,8 @@ impl PyExperiment {
     /// validates it with every platform it uses (each parsed once and kept).
     #[staticmethod]
     fn load(py: Python<'_>, name_or_path: &str) -> PyResult<Self> {
-        let e = Experiment::load(name_or_path, &workload_decls()).map_err(|e| config_err(py, e))?;
+        let e = Experiment::load(name_or_path, &ccsim_experiments::workload_decls())
+            .map_err(|e| config_err(py, e))?;
         Ok(Self { inner: e })
     }
     /// The experiment's platform `name` (as its series name it), loaded with
@@ -514,10 +494,9 @@ fn run_workload<'py>(
         Ok(r) => r,
         Err(RunError::Config(e)) => return Err(config_err(py, e)),
         Err(RunError::Workload { message }) => {
-            return Err(ccsim_error(
+            return Err(errors::simulation_error(
                 py,
-                "SimulationError",
-                (format!("{workload} at {x_name}={x}: {message}"),),
+                &format!("{workload} at {x_name}={x}: {message}"),
             ))
         }
     };
@@ -652,6 +631,7 @@ fn coherent_bench_json(py: Python<'_>, reads: u64, memory_lines: u64) -> PyResul
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
     m.add_class::<PyPlatform>()?;
     m.add_class::<PyExperiment>()?;
     m.add_function(wrap_pyfunction!(run_point, m)?)?;

@@ -2,14 +2,14 @@
 //! check and export specs. Reports cross as JSON text (the crate's serde
 //! output) and plain strings; `ccsim.protocol` turns them into commands.
 
-use crate::ccsim_error;
+use crate::errors::{spec_error, usage_error};
 use ccsim_protocol::{check, export, generate, load_spec, CheckOptions, Spec, SpecError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-/// Maps a spec error to `ccsim.errors.SpecError(path, message)`.
+/// Maps a spec error to `ccsim.errors.SpecError`.
 fn spec_err(py: Python<'_>, e: SpecError) -> PyErr {
-    ccsim_error(py, "SpecError", (e.path, e.message))
+    spec_error(py, e)
 }
 
 fn load(py: Python<'_>, name_or_path: &str) -> PyResult<Spec> {
@@ -76,7 +76,7 @@ pub fn protocol_export(py: Python<'_>, spec: &str, format: &str) -> PyResult<Str
         other => {
             let msg =
                 format!("protocol export: unknown format {other:?} (known: json, dot, sv, murphi)");
-            return Err(ccsim_error(py, "UsageError", (msg,)));
+            return Err(usage_error(py, &msg));
         }
     })
 }
