@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import ccsim
+from conftest import run_cli as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +37,7 @@ def test_same_seed_same_outputs():
     assert a["trace_hash"] != c["trace_hash"]
 
 
-def test_cli_json(cli):
+def test_cli_json():
     r = cli("simulate", "msi-dma", "--ops", "500", "--seed", "2", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -44,7 +45,7 @@ def test_cli_json(cli):
     assert out["metrics"]["ops"] == 1500
 
 
-def test_cli_text(cli):
+def test_cli_text():
     r = cli("simulate", "msi-dma", "--ops", "200")
     assert r.returncode == 0, r.stderr
     assert "600 operations" in r.stdout and "0 violations" in r.stdout
@@ -61,7 +62,7 @@ def _mutant(tmp_path: Path, spec_from: str, spec_to: str) -> Path:
     return path
 
 
-def test_a_broken_protocol_is_a_violation_exit_1(cli, tmp_path):
+def test_a_broken_protocol_is_a_violation_exit_1(tmp_path):
     # The directory forgets the owner's write-back on a PutM.
     path = _mutant(tmp_path, 'actions = ["write_mem", "clear_owner", "send PutAck to req"]',
                    'actions = ["clear_owner", "send PutAck to req"]')
@@ -88,7 +89,7 @@ BAD_SYSTEMS = [
 
 
 @pytest.mark.parametrize("old,new,path,message", BAD_SYSTEMS)
-def test_bad_system_sections_exit_2_with_their_path(cli, tmp_path, old, new, path, message):
+def test_bad_system_sections_exit_2_with_their_path(tmp_path, old, new, path, message):
     text = (ROOT / "platforms" / "msi-dma.toml").read_text()
     assert old in text
     f = tmp_path / "bad.toml"

@@ -225,7 +225,7 @@ fn golden_errors_for_platform_files() {
             "name = \"toy\"\nnmae = \"x\"",
             "platforms/toy.toml: platform.nmae: unknown key; did you mean \"name\"?",
         ),
-        ("[components.host_mem]", "[extra]\n[components.host_mem]", "platforms/toy.toml: extra: unknown key (known: platform, components)"),
+        ("[components.host_mem]", "[extra]\n[components.host_mem]", "platforms/toy.toml: extra: unknown key (known: platform, components, systems)"),
         (
             "name = \"toy\"",
             "nmae = \"toy\"",
