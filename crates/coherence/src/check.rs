@@ -408,7 +408,7 @@ impl Checker {
                 Some(LineText(&mem))
             },
         });
-        let name = format!("{line:#x}");
+        let name = crate::line::HexLine(line);
         let view = invariants::LineView {
             line: &name,
             agents: &agents,

@@ -81,6 +81,16 @@ impl std::fmt::Display for LineText<'_> {
     }
 }
 
+/// A line index as messages name it (`0x3`), formatted only when shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HexLine(pub u64);
+
+impl std::fmt::Display for HexLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

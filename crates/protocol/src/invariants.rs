@@ -24,7 +24,7 @@
 //!     AgentLine { name: "cache0", state: "M", access: Access::Write, value: Some(7u8) },
 //!     AgentLine { name: "cache1", state: "S", access: Access::Read, value: Some(7u8) },
 //! ];
-//! let line = LineView { line: "A", agents: &agents, memory: 3, latest: 7, data_in_flight: false };
+//! let line = LineView { line: &"A", agents: &agents, memory: 3, latest: 7, data_in_flight: false };
 //! assert_eq!(
 //!     swmr(&line).unwrap_err(),
 //!     "line A: single-writer-multiple-reader violated: cache0 in M (Write), cache1 in S (Read)"
@@ -51,10 +51,11 @@ pub struct AgentLine<'a, V> {
 }
 
 /// One line as the invariants see it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct LineView<'a, V> {
-    /// How the line is named in messages (`A`, `0x3`).
-    pub line: &'a str,
+    /// How the line is named in messages (`A`, `0x3`): formatted only when
+    /// a message is (checks run on every simulated row).
+    pub line: &'a dyn Display,
     /// Every agent of the line.
     pub agents: &'a [AgentLine<'a, V>],
     /// Memory's value.

@@ -788,7 +788,7 @@ impl System {
         });
         let name = self.line_name(l);
         f(&LineView {
-            line: &name,
+            line: &name as &dyn std::fmt::Display,
             agents: &agents,
             memory: s.0[b + self.mem_at],
             latest: s.0[b + self.ghost_at],

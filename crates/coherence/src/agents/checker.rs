@@ -195,7 +195,7 @@ impl InvariantChecker {
         };
         let sys = &self.sys;
         let n = sys.line_bytes;
-        let name = format!("{line:#x}");
+        let name = crate::line::HexLine(line);
         let agents: Vec<AgentLine<'_, LineText<'_>>> = sys
             .agents
             .iter()
