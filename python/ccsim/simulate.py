@@ -31,8 +31,9 @@ def simulate(
 ) -> Dict[str, Any]:
     """Runs the random tester (workload ``random_test``) on ``system`` of
     ``platform`` (a shipped name or a path). Returns ``{"metrics", "stats",
-    "trace_hash", "trace_json"}``; a violation raises
-    :class:`ccsim.SimulationError` naming the line, the agents and their
+    "trace_hash", "trace_json"}``; a violation (an invariant, a deadlock,
+    a disagreement with the sequential reference) raises
+    :class:`ccsim.ViolationFound` naming the line, the agents and their
     states; a bad platform, system or value raises :class:`ccsim.ConfigError`."""
     p = _native.Platform.load(str(platform), overrides=dict(overrides or {}))
     params = {"system": system, "lines": int(lines), "checks": bool(checks), "think_ns": float(think_ns)}

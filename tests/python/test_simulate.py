@@ -66,7 +66,7 @@ def test_a_broken_protocol_is_a_violation_exit_1(tmp_path):
     # The directory forgets the owner's write-back on a PutM.
     path = _mutant(tmp_path, 'actions = ["write_mem", "clear_owner", "send PutAck to req"]',
                    'actions = ["clear_owner", "send PutAck to req"]')
-    found = None
+    found, seed = None, 0
     for seed in range(20):
         r = cli("simulate", str(path), "--ops", "500", "--lines", "2", "--seed", str(seed))
         if r.returncode != 0:
@@ -76,6 +76,9 @@ def test_a_broken_protocol_is_a_violation_exit_1(tmp_path):
     assert found.returncode == 1, found.stderr
     assert "invariant violated" in found.stderr and "latest write" in found.stderr
     assert "Traceback" not in found.stderr
+    # The API raises ViolationFound for the same seed.
+    with pytest.raises(ccsim.ViolationFound, match="latest write"):
+        ccsim.simulate(str(path), ops=500, lines=2, seed=seed)
 
 
 BAD_SYSTEMS = [
@@ -85,6 +88,12 @@ BAD_SYSTEMS = [
     ('b = "xbar.p3"', 'b = "xbar.p2"', "systems.random.links[3].b", "already wired by links[2]"),
     ("line_bytes = 64", "line_bytes = 48", "systems.random.line_bytes", "must be one of 32, 64, 128"),
     ('protocol = "msi-dma"', 'protocol = "no-such-spec"', "systems.random.protocol", "no-such-spec"),
+    ('components = [{ name = "xbar", instance = "xbar" }]',
+     'components = [{ name = "xbar", instance = "xbar" }, { name = "xbar2", instance = "xbar" }]',
+     "systems.random.components[1]", "one switch per system"),
+    ('{ a = "cache1.net", b = "xbar.p1", instance = "net" },\n  { a = "dir.net", b = "xbar.p2", instance = "net" },',
+     '{ a = "cache1.net", b = "dir.net", instance = "net" },',
+     "systems.random.links[1]", "links agents `cache1` and `dir` directly"),
 ]
 
 

@@ -182,6 +182,18 @@ impl Msg {
         }
     }
 
+    /// The coherent message this is, of `catalogue`'s protocol: a message
+    /// of another protocol, or not a coherent one, arriving at an agent
+    /// named `at` is a wiring mistake, reported with what arrived.
+    #[inline]
+    pub fn into_coh_of(self, at: &str, catalogue: &'static Catalogue) -> Result<CohMsg, String> {
+        let m = self.into_coh(at)?;
+        if m.catalogue != catalogue {
+            return Err(other_protocol(at, &m, catalogue));
+        }
+        Ok(m)
+    }
+
     /// The coherent message this is, if it is one.
     #[inline]
     pub fn as_coh(&self) -> Option<&CohMsg> {
@@ -211,6 +223,18 @@ fn not_coherent(at: &str, m: &Msg) -> String {
     format!(
         "{at}: {} arrived where only coherent messages go (a wiring mistake)",
         m.label()
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn other_protocol(at: &str, m: &CohMsg, runs: &Catalogue) -> String {
+    format!(
+        "{at}: {} for line {:#x} is a message of protocol {}, but {at} runs {}",
+        m.name(),
+        m.line,
+        m.catalogue.protocol,
+        runs.protocol
     )
 }
 
@@ -390,5 +414,24 @@ mod tests {
     fn messages_are_small() {
         assert_eq!(std::mem::size_of::<super::CohMsg>(), 32);
         assert!(std::mem::size_of::<super::Msg>() <= 40);
+    }
+
+    /// An agent takes messages of its own protocol and names the others.
+    #[test]
+    fn into_coh_of_checks_the_protocol() {
+        use super::{Catalogue, CohMsg, Msg};
+        let mine = Catalogue::of("p-test", &["Get", "Put"]);
+        let other = Catalogue::of("q-test", &["Get", "Put"]);
+        let m = Msg::Coh(CohMsg::new(mine, 1, 0x40, None));
+        assert_eq!(m.into_coh_of("agent", mine).unwrap().msg, 1);
+        let m = Msg::Coh(CohMsg::new(other, 1, 0x40, None));
+        assert_eq!(
+            m.into_coh_of("agent", mine).unwrap_err(),
+            "agent: Put for line 0x40 is a message of protocol q-test, but agent runs p-test"
+        );
+        let e = Msg::Interrupt { vector: 3 }
+            .into_coh_of("agent", mine)
+            .unwrap_err();
+        assert!(e.contains("IRQ 3"), "{e}");
     }
 }

@@ -56,7 +56,7 @@ use ccsim_coherence::util::{complete, ns_to_ps};
 use ccsim_coherence::{
     boxed_line, recycle_line, CohMsg, Line, Msg, Tables, GENERATED, LOCAL, PEER,
 };
-use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, SendStep, Step};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, SendStep, Step};
 
 /// First CPU-homed line index. Line indices are byte address / 128, so
 /// this is byte address 2^40 (1 TiB): everything below is FPGA-homed (the
@@ -736,18 +736,6 @@ impl Effects<CcDest> for CcRow<'_, '_> {
             .check_read(self.now, line, GENERATED, &v);
         Ok(())
     }
-
-    fn write_mem(&mut self) -> Result<(), String> {
-        Err("cc: the table writes memory the cc does not have".into())
-    }
-
-    fn write(&mut self) -> Result<(), String> {
-        Err("cc: unsupported action write".into())
-    }
-
-    fn directory(&mut self, op: DirOp) -> Result<(), String> {
-        Err(format!("cc: unsupported directory action {op:?}"))
-    }
 }
 
 impl Component<Msg> for CacheController {
@@ -762,21 +750,10 @@ impl Component<Msg> for CacheController {
     }
 
     fn on_message(&mut self, _port: PortId, m: Msg, ctx: &mut Ctx<'_, Msg>) {
-        let m = match m.into_coh("cc") {
+        let m = match m.into_coh_of("cc", self.tables.catalogue) {
             Ok(m) => m,
             Err(e) => return self.fail(ctx, e),
         };
-        if m.catalogue != self.tables.catalogue {
-            let e = format!(
-                "cc: {} for line {:#x} is tagged {:?}, but the cc runs {} ({:?})",
-                m.name(),
-                m.line,
-                m.catalogue,
-                self.tables.ir.name,
-                self.tables.catalogue
-            );
-            return self.fail(ctx, e);
-        }
         let at = ctx.now() + self.ingress + self.link.jitter_of(ctx);
         self.pipe(ctx, at, TOK_INBOX, m);
     }

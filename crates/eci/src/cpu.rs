@@ -100,9 +100,7 @@ use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
-use ccsim_protocol::engine::{
-    execute, Cell, CompiledTable, DirOp, Effects, Row as PeerRow, SendStep,
-};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, Row as PeerRow, SendStep};
 
 /// Declaration of `coherent_cpu`.
 pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
@@ -1739,18 +1737,6 @@ impl Effects<()> for LlcRow<'_, '_> {
                 .check_read(self.now, self.line, PEER, v);
         }
         Ok(())
-    }
-
-    fn write_mem(&mut self) -> Result<(), String> {
-        Err("cpu: the table writes memory the LLC does not have".into())
-    }
-
-    fn write(&mut self) -> Result<(), String> {
-        Err("cpu: unsupported action write".into())
-    }
-
-    fn directory(&mut self, op: DirOp) -> Result<(), String> {
-        Err(format!("cpu: unsupported directory action {op:?}"))
     }
 }
 

@@ -42,7 +42,7 @@ use ccsim_coherence::memory::LineStore;
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, ns_to_ps};
 use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Msg, Tables, PEER};
-use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, Row, SendStep};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, Row, SendStep};
 
 /// Declaration of `cpu_home`.
 pub static CPU_HOME: ComponentSpec = ComponentSpec {
@@ -529,18 +529,6 @@ impl Effects<()> for HomeRow<'_, '_> {
             .check_read(self.now, self.line, PEER, &v);
         Ok(())
     }
-
-    fn fill(&mut self) -> Result<(), String> {
-        Err("cpu_home: the table fills a cache the home does not have".into())
-    }
-
-    fn write(&mut self) -> Result<(), String> {
-        Err("cpu_home: unsupported action write".into())
-    }
-
-    fn directory(&mut self, op: DirOp) -> Result<(), String> {
-        Err(format!("cpu_home: unsupported directory action {op:?}"))
-    }
 }
 
 /// Rejects ops the home cannot run.
@@ -571,21 +559,10 @@ impl Component<Msg> for CpuHome {
     }
 
     fn on_message(&mut self, _port: PortId, m: Msg, ctx: &mut Ctx<'_, Msg>) {
-        let m = match m.into_coh("cpu home") {
+        let m = match m.into_coh_of("cpu home", self.tables.catalogue) {
             Ok(m) => m,
             Err(e) => return self.fail(ctx, e),
         };
-        if m.catalogue != self.tables.catalogue {
-            let e = format!(
-                "cpu home: {} for line {:#x} is tagged {:?}, but the home runs {} ({:?})",
-                m.name(),
-                m.line,
-                m.catalogue,
-                self.tables.ir.name,
-                self.tables.catalogue
-            );
-            return self.fail(ctx, e);
-        }
         let at = ctx.now() + self.link.jitter_of(ctx);
         self.in_inbox += 1;
         ctx.schedule_local(at, TOK_INBOX, Msg::Coh(m));

@@ -49,7 +49,7 @@ use ccsim_coherence::util::{complete, modulo};
 use ccsim_coherence::{
     boxed_line, recycle_line, Catalogue, CohMsg, Line, Msg, Tables, GENERATED, LOCAL, PEER,
 };
-use ccsim_protocol::engine::{execute, Cell, CompiledTable, DirOp, Effects, SendStep};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, SendStep};
 
 /// Declaration of `directory_controller`.
 pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
@@ -1355,18 +1355,6 @@ impl Effects<Dest> for DcRow<'_, '_> {
             .check_read(self.now, self.m.line, GENERATED, &v);
         Ok(())
     }
-
-    fn fill(&mut self) -> Result<(), String> {
-        Err("dc: the table fills a cache the dc does not have".into())
-    }
-
-    fn write(&mut self) -> Result<(), String> {
-        Err("dc: unsupported action write".into())
-    }
-
-    fn directory(&mut self, op: DirOp) -> Result<(), String> {
-        Err(format!("dc: unsupported directory action {op:?}"))
-    }
 }
 
 /// The device-local machine's row effects: AXI completions and the
@@ -1408,22 +1396,6 @@ impl Effects<Dest> for AppRow<'_, '_> {
             .check_read(self.now, line, LOCAL, &v);
         dc.observe(self.now, DcEvent::Read { line });
         Ok(())
-    }
-
-    fn write_mem(&mut self) -> Result<(), String> {
-        Err("app: unsupported action write_mem".into())
-    }
-
-    fn fill(&mut self) -> Result<(), String> {
-        Err("app: unsupported action fill".into())
-    }
-
-    fn write(&mut self) -> Result<(), String> {
-        Err("app: unsupported action write".into())
-    }
-
-    fn directory(&mut self, op: DirOp) -> Result<(), String> {
-        Err(format!("app: unsupported directory action {op:?}"))
     }
 }
 

@@ -27,7 +27,7 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::Platform;
 
 use crate::invocation::percentile;
-use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+use crate::{sweeps, werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `cc_invoke`.
 pub static CC_INVOKE: WorkloadInfo = WorkloadInfo {
@@ -61,11 +61,7 @@ pub(crate) fn run(
     seed: u64,
     _trace: bool,
 ) -> Result<PointResult, RunError> {
-    if x_name != "percentile" {
-        return Err(werr(format!(
-            "workload cc_invoke sweeps percentile, not {x_name:?}"
-        )));
-    }
+    sweeps("cc_invoke", "percentile", x_name)?;
     if !(x > 0.0 && x <= 100.0) {
         return Err(werr(format!("percentile = {x}: must be in (0, 100]")));
     }

@@ -29,7 +29,7 @@ use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
 use ccsim_kernel::prelude::*;
 use ccsim_platform::Platform;
 
-use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+use crate::{sweeps, werr, MetricSpec, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `coherent_read`.
 pub static COHERENT_READ: WorkloadInfo = WorkloadInfo {
@@ -115,11 +115,7 @@ pub(crate) fn lines_in_mib(
     max_mib: f64,
     why_max: &str,
 ) -> Result<u64, RunError> {
-    if x_name != want {
-        return Err(werr(format!(
-            "workload {workload} sweeps {want}, not {x_name:?}"
-        )));
-    }
+    sweeps(workload, want, x_name)?;
     let line = ccsim_coherence::LINE_BYTES as u64;
     let bytes = x * (1u64 << 20) as f64;
     if !(x > 0.0 && x <= max_mib && bytes.fract() == 0.0 && bytes as u64 % line == 0) {
@@ -155,11 +151,7 @@ pub(crate) fn run(
     trace: bool,
 ) -> Result<PointResult, RunError> {
     let trace = crate::trace_mode(trace);
-    if x_name != "accesses" {
-        return Err(werr(format!(
-            "workload coherent_read sweeps accesses, not {x_name:?}"
-        )));
-    }
+    sweeps("coherent_read", "accesses", x_name)?;
     if !((1.0..=MAX_ACCESSES).contains(&x) && x.fract() == 0.0) {
         return Err(werr(format!(
             "accesses = {x}: must be a whole number from 1 to {MAX_ACCESSES}"

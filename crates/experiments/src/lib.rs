@@ -144,18 +144,39 @@ pub enum RunError {
         /// One line saying what went wrong.
         message: String,
     },
+    /// A protocol check the workload runs found a violation (an invariant,
+    /// a deadlock, a read or final line the sequential reference disagrees
+    /// with): the run worked, the protocol did not.
+    Violation {
+        /// One line naming the line, the agents and their states.
+        message: String,
+    },
 }
 
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RunError::Config(e) => write!(f, "{e}"),
-            RunError::Workload { message } => write!(f, "{message}"),
+            RunError::Workload { message } | RunError::Violation { message } => {
+                write!(f, "{message}")
+            }
         }
     }
 }
 
 impl std::error::Error for RunError {}
+
+/// `Ok` if the experiment sweeps `x_name`, the x axis `workload` takes
+/// (`want`).
+pub(crate) fn sweeps(workload: &str, want: &str, x_name: &str) -> Result<(), RunError> {
+    if x_name == want {
+        Ok(())
+    } else {
+        Err(werr(format!(
+            "workload {workload} sweeps {want}, not {x_name:?}"
+        )))
+    }
+}
 
 pub(crate) fn werr(message: impl Into<String>) -> RunError {
     RunError::Workload {
@@ -313,11 +334,7 @@ fn bytes_point(
     workload: &str,
     (platform, x_name, x, params, seed, trace): (&Platform, &str, f64, &Params, u64, bool),
 ) -> Result<PointResult, RunError> {
-    if x_name != "message_bytes" {
-        return Err(werr(format!(
-            "workload {workload} sweeps message_bytes, not {x_name:?}"
-        )));
-    }
+    sweeps(workload, "message_bytes", x_name)?;
     if !((1.0..=MAX_BYTES).contains(&x) && x.fract() == 0.0) {
         return Err(werr(format!(
             "message_bytes = {x}: must be a whole number of bytes from 1 to {MAX_BYTES}"

@@ -56,8 +56,8 @@ use ccsim_platform::Platform;
 
 use crate::invocation::percentile;
 use crate::{
-    completion_of, component, driver_for, model_err, pattern, system_params, trace_mode, werr,
-    MetricSpec, PointResult, RunError, WorkloadInfo, COMPLETION, RING, WRITEBACK,
+    completion_of, component, driver_for, model_err, pattern, sweeps, system_params, trace_mode,
+    werr, MetricSpec, PointResult, RunError, WorkloadInfo, COMPLETION, RING, WRITEBACK,
 };
 
 const PCT_METRICS: [(&str, f64); 4] =
@@ -102,11 +102,7 @@ fn run(
     seed: u64,
     trace: bool,
 ) -> Result<PointResult, RunError> {
-    if x_name != "message_bytes" {
-        return Err(werr(format!(
-            "workload nic_loopback sweeps message_bytes, not {x_name:?}"
-        )));
-    }
+    sweeps("nic_loopback", "message_bytes", x_name)?;
     if !((1.0..=MAX_FRAME as f64).contains(&x) && x.fract() == 0.0) {
         return Err(werr(format!(
             "message_bytes = {x}: must be a whole number of bytes from 1 to {MAX_FRAME}"

@@ -20,7 +20,9 @@ use ccsim_coherence::agents::{LogEntry, TesterParams};
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
 
-use crate::{sim_result, trace_mode, werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+use crate::{
+    sim_result, sweeps, trace_mode, werr, MetricSpec, PointResult, RunError, WorkloadInfo,
+};
 
 /// The declaration of `random_test`.
 pub static RANDOM_TEST: WorkloadInfo = WorkloadInfo {
@@ -52,11 +54,7 @@ fn run(
     seed: u64,
     trace: bool,
 ) -> Result<PointResult, RunError> {
-    if x_name != "ops" {
-        return Err(werr(format!(
-            "workload random_test sweeps ops, not {x_name:?}"
-        )));
-    }
+    sweeps("random_test", "ops", x_name)?;
     if !(x >= 1.0 && x.fract() == 0.0) {
         return Err(werr(format!(
             "ops = {x}: must be a whole number, at least 1"
@@ -88,8 +86,8 @@ fn run(
             .map(|a| s.protocol.agents[a].name.as_str())
             .collect();
         if !open.is_empty() || !unfinished.is_empty() {
-            return Err(werr(format!(
-                "the run stopped with work open (a deadlock?): unfinished agents [{}]; open lines [{}]",
+            return Err(violation(format!(
+                "the run stopped with work open (a deadlock): unfinished agents [{}]; open lines [{}]",
                 unfinished.join(", "),
                 open.join("; ")
             )));
@@ -112,15 +110,19 @@ fn run(
         ("op_latency_ns".to_string(), latency / 1000.0),
     ]);
     if let Some(v) = c.violations.first() {
-        return Err(werr(format!("invariant violated: {v}")));
+        return Err(violation(format!("invariant violated: {v}")));
     }
     if mismatches > 0 {
-        return Err(werr(format!(
+        return Err(violation(format!(
             "{mismatches} reads or final lines differ from the sequential reference"
         )));
     }
     drop(c);
     Ok(sim_result(&s.sim, metrics, trace_mode(trace)))
+}
+
+fn violation(message: String) -> RunError {
+    RunError::Violation { message }
 }
 
 /// Replays the log on a plain memory: returns (reads compared, reads and

@@ -89,13 +89,18 @@ impl<'a> Fields<'a> {
         }
     }
 
-    pub fn req_f64(&mut self, key: &str) -> Result<f64> {
+    pub fn opt_f64(&mut self, key: &str) -> Result<Option<f64>> {
         match self.get(key) {
-            None => Err(self.err(key, "required key missing")),
-            Some(Value::Integer(i)) => Ok(*i as f64),
-            Some(Value::Float(x)) if x.is_finite() => Ok(*x),
+            None => Ok(None),
+            Some(Value::Integer(i)) => Ok(Some(*i as f64)),
+            Some(Value::Float(x)) if x.is_finite() => Ok(Some(*x)),
             Some(v) => Err(self.expected(key, "number", v)),
         }
+    }
+
+    pub fn req_f64(&mut self, key: &str) -> Result<f64> {
+        self.opt_f64(key)?
+            .ok_or_else(|| self.err(key, "required key missing"))
     }
 
     pub fn opt_table(&mut self, key: &str) -> Result<Option<&'a Table>> {

@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use ccsim_coherence::agents::{
     link_params, InvariantChecker, ProtocolSwitch, ProtocolSystem, SystemRef, TableAgent,
-    TesterParams, PROTOCOL_LINK, PROTOCOL_SWITCH, TABLE_AGENT,
+    TesterParams, PROTOCOL_SWITCH,
 };
 use ccsim_coherence::Msg;
 use ccsim_kernel::component::ComponentSpec;
@@ -68,7 +68,7 @@ pub struct SystemLink {
 }
 
 /// One `[systems.<name>]` section.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SystemDecl {
     /// Its name.
     pub name: String,
@@ -86,6 +86,8 @@ pub struct SystemDecl {
     pub components: Vec<SystemNode>,
     /// Links.
     pub links: Vec<SystemLink>,
+    /// The protocol loaded for these agents (shared by every build).
+    loaded: SystemRef,
 }
 
 /// Parses and checks the `systems` table of a platform file.
@@ -136,10 +138,7 @@ fn parse_system(
             format!("must be one of 32, 64, 128, got {line_bytes}"),
         ));
     }
-    let header_bytes = match f.get("header_bytes") {
-        None => 16.0,
-        Some(_) => f.req_f64("header_bytes")?,
-    };
+    let header_bytes = f.opt_f64("header_bytes")?.unwrap_or(16.0);
     if !(0.0..=256.0).contains(&header_bytes) || header_bytes.fract() != 0.0 {
         return Err(f.err(
             "header_bytes",
@@ -147,10 +146,7 @@ fn parse_system(
         ));
     }
     let agents = nodes(&mut f, "agents", true, components)?;
-    let others = match f.opt_array("components")? {
-        None => Vec::new(),
-        Some(_) => nodes(&mut f, "components", false, components)?,
-    };
+    let others = nodes(&mut f, "components", false, components)?;
     let links = links(&mut f, components)?;
     f.finish()?;
 
@@ -170,7 +166,11 @@ fn parse_system(
                 format!("`{}` names two components of the system", n.name),
             ));
         }
-        types.insert(&n.name, spec_of(&components[&n.instance].type_name));
+        let type_name = &components[&n.instance].type_name;
+        types.insert(
+            &n.name,
+            crate::lookup(type_name).expect("a loaded instance's type is registered"),
+        );
     }
     let mut wired: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (i, l) in links.iter().enumerate() {
@@ -213,7 +213,49 @@ fn parse_system(
             ));
         }
     }
-    let decl = SystemDecl {
+    // The network: one switch every agent hangs on, or two agents linked
+    // directly (a switch routes by destination; switches do not route to
+    // each other).
+    if others.len() > 1 {
+        return Err(ConfigError::new(
+            file,
+            format!("{path}.components[1]"),
+            "one switch per system: every agent hangs on it (switch-to-switch routing is not modelled)",
+        ));
+    }
+    let is_agent = |c: &str| agents.iter().any(|a| a.name == c);
+    for (i, l) in links.iter().enumerate() {
+        if is_agent(&l.a.0) && is_agent(&l.b.0) && (agents.len() != 2 || !others.is_empty()) {
+            return Err(ConfigError::new(
+                file,
+                format!("{path}.links[{i}]"),
+                format!(
+                    "links agents `{}` and `{}` directly: only a system of two agents and no switch may (the others reach each other through the switch)",
+                    l.a.0, l.b.0
+                ),
+            ));
+        }
+    }
+    // The protocol loads and knows every role: loaded once, here.
+    let roles = agents
+        .iter()
+        .map(|a| (a.name.clone(), a.role.clone().unwrap_or_default()))
+        .collect();
+    let loaded =
+        match ProtocolSystem::new(&protocol, roles, line_bytes as usize, header_bytes as u32) {
+            Ok(sys) => Arc::new(sys),
+            Err(e) => {
+                let at = match agents
+                    .iter()
+                    .position(|a| e.starts_with(&format!("agent `{}`", a.name)))
+                {
+                    Some(i) => format!("{path}.agents[{i}].role"),
+                    None => format!("{path}.protocol"),
+                };
+                return Err(ConfigError::new(file, at, e));
+            }
+        };
+    Ok(SystemDecl {
         name: name.to_string(),
         description,
         protocol,
@@ -222,29 +264,8 @@ fn parse_system(
         agents,
         components: others,
         links,
-    };
-    // The protocol loads and knows every role.
-    if let Err(e) = decl.protocol_system() {
-        let at = match decl
-            .agents
-            .iter()
-            .position(|a| e.starts_with(&format!("agent `{}`", a.name)))
-        {
-            Some(i) => format!("{path}.agents[{i}].role"),
-            None => format!("{path}.protocol"),
-        };
-        return Err(ConfigError::new(file, at, e));
-    }
-    Ok(decl)
-}
-
-/// The declaration of a component type the builder can make.
-fn spec_of(type_name: &str) -> &'static ComponentSpec {
-    match type_name {
-        "table_agent" => &TABLE_AGENT,
-        "protocol_switch" => &PROTOCOL_SWITCH,
-        _ => &PROTOCOL_LINK,
-    }
+        loaded,
+    })
 }
 
 fn nodes(
@@ -253,8 +274,11 @@ fn nodes(
     agents: bool,
     components: &BTreeMap<String, ComponentConfig>,
 ) -> Result<Vec<SystemNode>> {
-    let Some(list) = f.opt_array(key)? else {
-        return Err(f.err(key, "required key missing"));
+    // Agents are required; other components (switches) are optional.
+    let list = match f.opt_array(key)? {
+        Some(list) => list,
+        None if agents => return Err(f.err(key, "required key missing")),
+        None => return Ok(Vec::new()),
     };
     let mut out = Vec::new();
     for (i, v) in list.iter().enumerate() {
@@ -368,14 +392,29 @@ fn links(
 }
 
 impl SystemDecl {
-    /// The protocol and agents this system declares, loaded and checked.
-    pub fn protocol_system(&self) -> std::result::Result<ProtocolSystem, String> {
-        let agents = self
-            .agents
-            .iter()
-            .map(|a| (a.name.clone(), a.role.clone().unwrap_or_default()))
-            .collect();
-        ProtocolSystem::new(&self.protocol, agents, self.line_bytes, self.header_bytes)
+    /// The protocol and agents this system declares (loaded and checked
+    /// when the platform loaded).
+    pub fn protocol_system(&self) -> &SystemRef {
+        &self.loaded
+    }
+}
+
+/// Equal declarations: the loaded protocol follows from the fields.
+impl PartialEq for SystemDecl {
+    fn eq(&self, o: &Self) -> bool {
+        (
+            &self.name,
+            &self.description,
+            &self.protocol,
+            self.line_bytes,
+            self.header_bytes,
+        ) == (
+            &o.name,
+            &o.description,
+            &o.protocol,
+            o.line_bytes,
+            o.header_bytes,
+        ) && (&self.agents, &self.components, &self.links) == (&o.agents, &o.components, &o.links)
     }
 }
 
@@ -419,7 +458,7 @@ pub(crate) fn build(
     components: &BTreeMap<String, ComponentConfig>,
     opts: BuildOptions,
 ) -> std::result::Result<BuiltSystem, String> {
-    let sys: SystemRef = Arc::new(decl.protocol_system()?);
+    let sys = decl.protocol_system().clone();
     let checker = Rc::new(RefCell::new(InvariantChecker::new(
         sys.clone(),
         opts.checks,

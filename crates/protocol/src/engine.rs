@@ -661,23 +661,44 @@ fn bit(a: AgentId) -> u64 {
 /// How an agent carries out a row's effects on its own data. The engine
 /// decides what happens; an implementation only does it to the agent's
 /// real line (a simulated agent) or to a state vector (the checker).
+///
+/// An agent implements `send` and the effects its role's tables use; the
+/// others keep the default, an error naming the action (a table the agent
+/// cannot run: the run stops with that error as its violation).
 pub trait Effects<D> {
     /// Send `s` (its target, data source and requester are resolved by
     /// the engine; the agent moves the bytes and picks the port).
     fn send(&mut self, s: &SendStep<D>) -> Result<(), String>;
     /// The agent's copy := the received data.
-    fn fill(&mut self) -> Result<(), String>;
+    fn fill(&mut self) -> Result<(), String> {
+        Err(cannot("fill"))
+    }
     /// The agent's value := the received data or a fresh value; the
     /// latest-write ghost follows.
-    fn store(&mut self) -> Result<(), String>;
+    fn store(&mut self) -> Result<(), String> {
+        Err(cannot("store"))
+    }
     /// The agent's value must equal the latest write.
-    fn check(&mut self) -> Result<(), String>;
+    fn check(&mut self) -> Result<(), String> {
+        Err(cannot("check"))
+    }
     /// The agent's value := the op's own value; the ghost follows.
-    fn write(&mut self) -> Result<(), String>;
+    fn write(&mut self) -> Result<(), String> {
+        Err(cannot("write"))
+    }
     /// Memory := the received data.
-    fn write_mem(&mut self) -> Result<(), String>;
+    fn write_mem(&mut self) -> Result<(), String> {
+        Err(cannot("write_mem"))
+    }
     /// A directory operation on the row's requester.
-    fn directory(&mut self, op: DirOp) -> Result<(), String>;
+    fn directory(&mut self, op: DirOp) -> Result<(), String> {
+        Err(cannot(&format!("directory action {op:?}")))
+    }
+}
+
+#[cold]
+fn cannot(action: &str) -> String {
+    format!("the table asks this agent for `{action}`, which it does not have (a copy, memory or a directory)")
 }
 
 /// Runs a row's steps in order: the one row executor of ccsim. Stops at the

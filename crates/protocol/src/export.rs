@@ -277,6 +277,19 @@ pub fn export_murphi(ir: &ProtocolIr, cfg: &crate::system::SystemConfig) -> Stri
     }
 }
 
+/// One per-line variable of the Murphi model: declared once and set in the
+/// start state from the same entry.
+struct LineVar {
+    name: String,
+    /// The element type.
+    ty: String,
+    /// An inner index type (`Agent`, `Tuple_X`): the variable is an array
+    /// per line of arrays over it.
+    inner: Option<String>,
+    /// Its start value.
+    init: String,
+}
+
 /// The Murphi text of one composed system.
 struct Murphi<'a> {
     sys: &'a crate::system::System,
@@ -311,6 +324,46 @@ impl Murphi<'_> {
 
     fn acks(&self, a: usize) -> String {
         format!("acks_{}", self.agent(a))
+    }
+
+    /// Every per-line variable: each agent's state, copy and ack counter,
+    /// the directory, memory, the ghost, and each message's counts.
+    fn line_vars(&self) -> Vec<LineVar> {
+        let sys = self.sys;
+        let var = |name: String, ty: &str, inner: Option<String>, init: &str| LineVar {
+            name,
+            ty: ty.to_string(),
+            inner,
+            init: init.to_string(),
+        };
+        let mut out = Vec::new();
+        for a in 0..sys.agents() {
+            let r = sys.role_of(a);
+            let initial = self.st(r, &sys.ir.roles[r].initial);
+            out.push(var(self.var(a), &format!("Role{r}State"), None, &initial));
+            if sys.copy_at[a].is_some() {
+                out.push(var(self.copy(a), "Val", None, "0"));
+            }
+            if sys.acks_at[a].is_some() {
+                out.push(var(self.acks(a), "Acks", None, "0"));
+            }
+        }
+        if sys.dir_at.is_some() {
+            out.push(var("owner".into(), "Owner", None, "0"));
+            out.push(var(
+                "sharers".into(),
+                "boolean",
+                Some("Agent".into()),
+                "false",
+            ));
+        }
+        out.push(var("mem".into(), "Val", None, "0"));
+        out.push(var("ghost".into(), "Val", None, "0"));
+        for m in 0..sys.n_messages() {
+            let tuple = format!("Tuple_{}", Self::id(sys.message_name(m)));
+            out.push(var(self.net(m), "Count", Some(tuple), "0"));
+        }
+        out
     }
 
     /// The expression of the value `agent` holds (its copy or memory).
@@ -379,31 +432,13 @@ impl Murphi<'_> {
             ));
         }
         o.push_str("\nvar\n");
-        for a in 0..n {
-            o.push_str(&format!(
-                "  {}: array [Line] of Role{}State;\n",
-                self.var(a),
-                sys.role_of(a)
-            ));
-        }
-        for a in 0..n {
-            if sys.copy_at[a].is_some() {
-                o.push_str(&format!("  {}: array [Line] of Val;\n", self.copy(a)));
-            }
-            if sys.acks_at[a].is_some() {
-                o.push_str(&format!("  {}: array [Line] of Acks;\n", self.acks(a)));
-            }
-        }
-        if sys.dir_at.is_some() {
-            o.push_str("  owner: array [Line] of Owner;\n  sharers: array [Line] of array [Agent] of boolean;\n");
-        }
-        o.push_str("  mem: array [Line] of Val;\n  ghost: array [Line] of Val;\n");
-        for m in 0..sys.n_messages() {
-            o.push_str(&format!(
-                "  {}: array [Line] of array [Tuple_{}] of Count;\n",
-                self.net(m),
-                Self::id(sys.message_name(m))
-            ));
+        let vars = self.line_vars();
+        for v in &vars {
+            let inner = v
+                .inner
+                .as_ref()
+                .map_or(String::new(), |i| format!("array [{i}] of "));
+            o.push_str(&format!("  {}: array [Line] of {inner}{};\n", v.name, v.ty));
         }
         o.push_str("  err: 0..3;\n\n");
         // Serial units.
@@ -440,30 +475,14 @@ impl Murphi<'_> {
         }
         // Start state.
         o.push_str("startstate \"init\"\nbegin\n  for l: Line do\n");
-        for a in 0..n {
-            let r = sys.role_of(a);
-            o.push_str(&format!(
-                "    {}[l] := {};\n",
-                self.var(a),
-                self.st(r, &ir.roles[r].initial)
-            ));
-            if sys.copy_at[a].is_some() {
-                o.push_str(&format!("    {}[l] := 0;\n", self.copy(a)));
+        for v in &vars {
+            match &v.inner {
+                Some(i) => o.push_str(&format!(
+                    "    for i: {i} do {}[l][i] := {}; endfor;\n",
+                    v.name, v.init
+                )),
+                None => o.push_str(&format!("    {}[l] := {};\n", v.name, v.init)),
             }
-            if sys.acks_at[a].is_some() {
-                o.push_str(&format!("    {}[l] := 0;\n", self.acks(a)));
-            }
-        }
-        if sys.dir_at.is_some() {
-            o.push_str("    owner[l] := 0;\n    for a: Agent do sharers[l][a] := false; endfor;\n");
-        }
-        o.push_str("    mem[l] := 0;\n    ghost[l] := 0;\n");
-        for m in 0..sys.n_messages() {
-            o.push_str(&format!(
-                "    for t: Tuple_{} do {}[l][t] := 0; endfor;\n",
-                Self::id(sys.message_name(m)),
-                self.net(m)
-            ));
         }
         o.push_str("  endfor;\n  err := 0;\nend;\n\n");
         // Rules: one per (agent, row[, tuple]).

@@ -137,6 +137,11 @@ pub(crate) fn simulation_error(py: Python<'_>, message: &str) -> PyErr {
     with_fields::<SimulationError>(py, message, &[])
 }
 
+/// `ViolationFound(message)`.
+pub(crate) fn violation_found(py: Python<'_>, message: &str) -> PyErr {
+    with_fields::<ViolationFound>(py, message, &[])
+}
+
 /// Adds the classes to the module, sets the exit codes, and makes
 /// `ConfigError` and `SpecError` also `ValueError`s (`create_exception!`
 /// takes one base; both bases share `BaseException`'s layout, so the second

@@ -499,6 +499,12 @@ fn run_workload<'py>(
                 &format!("{workload} at {x_name}={x}: {message}"),
             ))
         }
+        Err(RunError::Violation { message }) => {
+            return Err(errors::violation_found(
+                py,
+                &format!("{workload} at {x_name}={x}: {message}"),
+            ))
+        }
     };
     let d = PyDict::new(py);
     d.set_item(

@@ -98,15 +98,12 @@ impl InvariantChecker {
         })
     }
 
-    /// The latest write of `line`.
-    pub fn latest(&mut self, line: u64) -> Line {
-        self.mirror(line).latest
-    }
-
     /// `agent` wrote `value` to `line`: it is the latest write.
     pub fn store(&mut self, line: u64, agent: AgentId, value: &Line) {
         let n = self.sys.line_bytes;
-        self.mirror(line).latest = *value;
+        if self.enabled {
+            self.mirror(line).latest = *value;
+        }
         self.log.push(LogEntry::Write {
             line,
             agent,

@@ -14,7 +14,7 @@ pub const SWITCH_PORTS: usize = 16;
 const fn port(name: &'static str) -> PortSpec {
     PortSpec {
         name,
-        description: "To one agent (or another switch); wired by the system's links.",
+        description: "To one agent; wired by the system's links.",
         required: false,
     }
 }

@@ -66,13 +66,24 @@ pub struct TesterParams {
 }
 
 /// One line at the agent.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct LineState {
     state: usize,
     copy: Option<Line>,
     dir: DirEntry,
     /// Requests waiting for the line's state to change.
     stalled: VecDeque<CohMsg>,
+}
+
+impl LineState {
+    fn new(initial: usize) -> LineState {
+        LineState {
+            state: initial,
+            copy: None,
+            dir: DirEntry::default(),
+            stalled: VecDeque::new(),
+        }
+    }
 }
 
 /// The tester's open operation.
@@ -101,7 +112,8 @@ pub struct TableAgent {
     keeps_copy: bool,
     is_home: bool,
     lines: HashMap<u64, LineState>,
-    /// The home's memory: lines written (others hold their initial value).
+    /// The home's memory: lines a row ran on (others hold their initial
+    /// value).
     memory: HashMap<u64, Line>,
     occupancy: Tick,
     checker: Rc<RefCell<InvariantChecker>>,
@@ -165,8 +177,8 @@ impl TableAgent {
             .is_none_or(|t| t.issued == t.params.ops && t.open.is_none())
     }
 
-    /// Lines not in the initial state, or with stalled requests, as
-    /// `line: state (+n stalled)`.
+    /// Lines in a transient state or with stalled requests (open work at
+    /// the end of a run), as `agent line 0x..: state (+n stalled)`.
     pub fn open_lines(&self) -> Vec<String> {
         let mut out: Vec<(u64, String)> = self
             .lines
@@ -237,10 +249,11 @@ impl TableAgent {
         if t.issued == t.params.ops || t.open.is_some() {
             return;
         }
-        let (lines, events) = (t.params.lines, t.events.clone());
+        let (lines, n_events) = (t.params.lines, t.events.len() as u64);
         for _ in 0..64 {
             let line = ctx.rng().below(lines);
-            let event = events[ctx.rng().below(events.len() as u64) as usize];
+            let pick_event = ctx.rng().below(n_events) as usize;
+            let event = self.tester.as_ref().expect("tester").events[pick_event];
             let state = self
                 .lines
                 .get(&line)
@@ -259,7 +272,8 @@ impl TableAgent {
                 value,
                 start: ctx.now(),
             });
-            self.run(line, event, None, ctx);
+            let ran = self.run(line, event, None, ctx);
+            debug_assert!(ran, "the tester picked a Go cell");
             return;
         }
         ctx.stop();
@@ -284,43 +298,15 @@ impl TableAgent {
     /// Runs a message's row, stalls it, or reports an unspecified
     /// reception. True if a row ran.
     fn deliver(&mut self, m: CohMsg, ctx: &mut Ctx<'_, Msg>) -> bool {
-        let line = m.line;
-        let facts = &self.sys.protocol.msgs[m.msg as usize];
-        let state = self
-            .lines
-            .get(&line)
-            .map_or(self.table.initial, |l| l.state);
-        let Some(event) = self.sys.protocol.msg_event[self.role][m.msg as usize] else {
-            self.fail_unspecified(line, m.msg, state, ctx);
-            return false;
-        };
-        let req = if facts.requester { m.req } else { m.src };
-        let mut dir = self.lines.get(&line).map(|l| l.dir).unwrap_or_default();
-        if facts.ack {
-            dir.acks -= 1;
-        }
-        match pick(self.table.cell(state, event).1, |g| dir.holds(g, req)) {
-            Cell::Stall => {
-                ctx.count(ST_STALLS, 1);
-                let initial = self.table.initial;
-                self.lines
-                    .entry(line)
-                    .or_insert_with(|| LineState {
-                        state: initial,
-                        ..LineState::default()
-                    })
-                    .stalled
-                    .push_back(m);
+        match self.sys.protocol.msg_event[self.role][m.msg as usize] {
+            Some(event) => self.run(m.line, event, Some(m), ctx),
+            None => {
+                let state = self
+                    .lines
+                    .get(&m.line)
+                    .map_or(self.table.initial, |l| l.state);
+                self.fail_unspecified(m.line, m.msg, state, ctx);
                 false
-            }
-            Cell::Unspecified => {
-                self.fail_unspecified(line, m.msg, state, ctx);
-                false
-            }
-            Cell::Go(_) | Cell::Guarded(_) => {
-                self.checker.borrow_mut().in_flight(line, m.msg, -1);
-                self.run(line, event, Some(m), ctx);
-                true
             }
         }
     }
@@ -354,15 +340,17 @@ impl TableAgent {
         }
     }
 
-    /// Runs the row of `event` on `line`, for message `m` (or a tester
+    /// Runs the row of `event` on `line` for message `m` (or a tester
     /// event), then closes the tester's operation if the line is stable.
-    fn run(&mut self, line: u64, event: usize, m: Option<CohMsg>, ctx: &mut Ctx<'_, Msg>) {
+    /// A request the row stalls waits in the line's queue; an unspecified
+    /// reception stops the run. True if a row ran.
+    fn run(&mut self, line: u64, event: usize, m: Option<CohMsg>, ctx: &mut Ctx<'_, Msg>) -> bool {
         let sys = self.sys.clone();
         let initial = self.table.initial;
-        let mut ls = self.lines.remove(&line).unwrap_or(LineState {
-            state: initial,
-            ..LineState::default()
-        });
+        let mut ls = self
+            .lines
+            .remove(&line)
+            .unwrap_or_else(|| LineState::new(initial));
         let (src, req, ack, input) = match &m {
             Some(m) => {
                 let f = &sys.protocol.msgs[m.msg as usize];
@@ -371,19 +359,35 @@ impl TableAgent {
             }
             None => (self.id, self.id, false, None),
         };
+        let mut dir = ls.dir;
+        if ack {
+            dir.acks -= 1;
+        }
+        let row = match pick(self.table.cell(ls.state, event).1, |g| dir.holds(g, req)) {
+            Cell::Go(row) => row,
+            cell => {
+                let (state, stalled) = (ls.state, matches!(cell, Cell::Stall));
+                match m {
+                    Some(m) if stalled => {
+                        ctx.count(ST_STALLS, 1);
+                        ls.stalled.push_back(m);
+                    }
+                    Some(m) => self.fail_unspecified(line, m.msg, state, ctx),
+                    None => unreachable!("the tester fires rows only"),
+                }
+                self.lines.insert(line, ls);
+                return false;
+            }
+        };
+        if let Some(m) = &m {
+            self.checker.borrow_mut().in_flight(line, m.msg, -1);
+        }
         let open = self
             .tester
             .as_ref()
             .and_then(|t| t.open)
             .filter(|o| o.line == line);
         let fresh = open.map(|o| o.value);
-        let mut dir = ls.dir;
-        if ack {
-            dir.acks -= 1;
-        }
-        let Cell::Go(row) = pick(self.table.cell(ls.state, event).1, |g| dir.holds(g, req)) else {
-            unreachable!("run is called for rows only");
-        };
         let row: &Row<()> = row;
         let mut memory = if self.is_home {
             Some(self.memory_of(line))
@@ -421,9 +425,7 @@ impl TableAgent {
             ls.copy = None;
         }
         if let Some(mem) = memory {
-            if mem != sys.initial_value(line) || self.memory.contains_key(&line) {
-                self.memory.insert(line, mem);
-            }
+            self.memory.insert(line, mem);
         }
         let value = if self.keeps_copy {
             ls.copy.as_ref()
@@ -434,9 +436,13 @@ impl TableAgent {
             .borrow_mut()
             .row(ctx.now(), line, self.id, ls.state, value, memory.as_ref());
         let stable = row.next_stable;
-        let done =
-            stable && ls.stalled.is_empty() && ls.state == initial && ls.dir == DirEntry::default();
-        if !done || ls.copy.is_some() {
+        // Sparse: a line back to nothing (initial state, no copy, empty
+        // directory entry, nothing stalled) leaves the map.
+        let pristine = ls.state == initial
+            && ls.copy.is_none()
+            && ls.dir == DirEntry::default()
+            && ls.stalled.is_empty();
+        if !pristine {
             self.lines.insert(line, ls);
         }
         if stable {
@@ -449,6 +455,7 @@ impl TableAgent {
                 ctx.wake_after(think, NEXT_OP);
             }
         }
+        true
     }
 }
 
@@ -609,16 +616,13 @@ impl Component<Msg> for TableAgent {
 
     fn on_message(&mut self, _port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         let name = &self.sys.agents[self.id as usize].name;
-        let m = match msg.into_coh(name) {
+        let m = match msg.into_coh_of(name, self.sys.catalogue) {
             Ok(m) => m,
-            Err(e) => panic!("{e}"),
+            Err(e) => {
+                self.checker.borrow_mut().violation(ctx.now(), e);
+                return ctx.stop();
+            }
         };
-        if m.catalogue != self.sys.catalogue {
-            panic!(
-                "{name}: a message of protocol {} arrived at an agent of {}",
-                m.catalogue.protocol, self.sys.catalogue.protocol
-            );
-        }
         if self.occupancy == 0 {
             self.receive(m, ctx);
         } else {

@@ -5,9 +5,8 @@
 //! sequential reference that replays the writes in the order they took
 //! effect.
 
-use std::collections::BTreeMap;
-
 use ccsim_coherence::agents::{LogEntry, TesterParams};
+use ccsim_experiments::random_test::compare_with_reference;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, Platform};
 
@@ -43,37 +42,13 @@ fn run_and_check(p: &Platform, seed: u64, ops: u64, lines: u64) -> (u64, u64, St
         assert!(ag.open_lines().is_empty(), "{:?}", ag.open_lines());
         done += ag.ops_done();
     }
-    // The sequential reference: memory as a plain map, the writes applied
-    // in log order; every read returns the reference's value at its place.
-    let lb = s.protocol.line_bytes;
-    let mut reference: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-    let init = |l: u64| s.protocol.initial_value(l)[..lb].to_vec();
-    let mut reads = 0;
-    for e in &c.log {
-        match e {
-            LogEntry::Write { line, value, .. } => {
-                reference.insert(*line, value.clone());
-            }
-            LogEntry::Read { line, value, agent } => {
-                let want = reference.get(line).cloned().unwrap_or_else(|| init(*line));
-                assert_eq!(value, &want, "agent {agent} read line {line:#x}");
-                reads += 1;
-            }
-        }
-    }
+    // The reads and the final memory image against the sequential
+    // reference (the writes replayed in the order they took effect).
+    drop(c);
+    let (reads, mismatches) = compare_with_reference(&s, lines);
     assert!(reads > 0);
-    // The final memory image: the writer's copy where an agent holds write
-    // access, else the home's memory.
-    let home = s.protocol.homes[0] as usize;
-    for line in 0..lines {
-        let writer = (0..n).find(|&a| s.agent(a).writes(line));
-        let image = match writer {
-            Some(a) => s.agent(a).copy_of(line).unwrap()[..lb].to_vec(),
-            None => s.agent(home).memory_of(line)[..lb].to_vec(),
-        };
-        let want = reference.get(&line).cloned().unwrap_or_else(|| init(line));
-        assert_eq!(image, want, "line {line:#x}");
-    }
+    assert_eq!(mismatches, 0);
+    let c = s.checker.borrow();
     (done, c.checked, s.sim.trace_hash().unwrap())
 }
 
@@ -141,12 +116,15 @@ fn the_tester_exercises_the_protocol() {
 
 /// A mutated copy of the shipped spec, and a platform that runs it.
 fn mutated(from: &str, to: &str) -> Platform {
-    let dir = std::env::temp_dir().join(format!("ccsim-systems-{}", std::process::id()));
+    // One directory per call: tests run in parallel.
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ccsim-systems-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let spec = std::fs::read_to_string(root.join("protocols/msi-dma.toml")).unwrap();
     assert!(spec.contains(from));
-    let spec_path = dir.join(format!("mutant-{}.toml", from.len() + to.len()));
+    let spec_path = dir.join("mutant.toml");
     std::fs::write(&spec_path, spec.replacen(from, to, 1)).unwrap();
     let plat = std::fs::read_to_string(root.join("platforms/msi-dma.toml"))
         .unwrap()
@@ -194,4 +172,25 @@ fn the_online_checks_catch_a_lost_write_back() {
     );
     let v = first_violation(&p);
     assert!(v.contains("latest write"), "{v}");
+}
+
+#[test]
+fn the_sequential_reference_alone_catches_a_lost_write_back() {
+    // Online checks off: only the replay of the log can see the damage.
+    let p = mutated(
+        "actions = [\"write_mem\", \"clear_owner\", \"send PutAck to req\"]",
+        "actions = [\"clear_owner\", \"send PutAck to req\"]",
+    );
+    let caught = (0..20).any(|seed| {
+        let mut o = opts(seed, 500, 2);
+        o.checks = false;
+        let mut s = p.build("random", o).unwrap();
+        s.sim.run();
+        assert!(s.checker.borrow().violations.is_empty());
+        compare_with_reference(&s, 2).1 > 0
+    });
+    assert!(
+        caught,
+        "no seed's reads or final memory differed from the reference"
+    );
 }
