@@ -121,7 +121,9 @@ fn odd_stride(region_lines: u64, n: u64) -> u64 {
     }
 }
 
-fn params(tables: &Arc<Tables>, checks: bool) -> CoherentParams {
+/// The benchmark's system parameters: 64 MSHRs, a 16-way LLC of 131,072
+/// lines, the DC's online checks on or off.
+pub fn bench_params(tables: &Arc<Tables>, checks: bool) -> CoherentParams {
     CoherentParams {
         cpu: Params::new()
             .with("mshrs", ParamValue::Int(64), "bench")
@@ -143,7 +145,7 @@ pub fn run_loads(
 ) -> Result<CoherentSystem, String> {
     let program = lines.map(|line| CpuOp::Load { line }).collect();
     let mut sys = CoherentSystem::build_with(
-        &params(tables, checks),
+        &bench_params(tables, checks),
         HomeMemory::Ddr,
         program,
         Vec::new(),

@@ -849,15 +849,7 @@ fn speed_of_sequential_reads_through_the_dc() {
     let tables = Tables::eci_dc().unwrap();
     let gen = t0.elapsed();
     for checks in [false, true] {
-        let p = CoherentParams {
-            cpu: Params::new()
-                .with("mshrs", ParamValue::Int(64), "bench")
-                .with("llc_lines", ParamValue::Int(131072), "bench")
-                .with("llc_ways", ParamValue::Int(16), "bench"),
-            dc: Params::new().with("checks", ParamValue::Bool(checks), "bench"),
-            tables: Some(tables.clone()),
-            ..Default::default()
-        };
+        let p = ccsim_eci::bench::bench_params(&tables, checks);
         let n = 200_000u64;
         let t = std::time::Instant::now();
         let mut sys = CoherentSystem::build(&p, HomeMemory::Ddr, loads(0..n), 1).unwrap();

@@ -24,10 +24,9 @@ use std::collections::BTreeMap;
 use ccsim_eci::cc_invocation::{run_cc_invocation, CcInvocationConfig, ReturnPath};
 use ccsim_eci::cc_system::CcParams;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::Platform;
 
 use crate::invocation::percentile;
-use crate::{sweeps, werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+use crate::{sweeps, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `cc_invoke`.
 pub static CC_INVOKE: WorkloadInfo = WorkloadInfo {
@@ -53,14 +52,9 @@ pub static CC_INVOKE: WorkloadInfo = WorkloadInfo {
 const WARMUP: usize = 2;
 
 /// Runs one point of `cc_invoke`.
-pub(crate) fn run(
-    platform: &Platform,
-    x_name: &str,
-    x: f64,
-    params: &Params,
-    seed: u64,
-    _trace: bool,
-) -> Result<PointResult, RunError> {
+pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    let (platform, params) = (point.platform, point.params);
+    let (x_name, x, seed) = (point.x_name, point.x, point.seed);
     sweeps("cc_invoke", "percentile", x_name)?;
     if !(x > 0.0 && x <= 100.0) {
         return Err(werr(format!("percentile = {x}: must be in (0, 100]")));

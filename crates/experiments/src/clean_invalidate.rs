@@ -52,9 +52,8 @@ use ccsim_eci::cpu::CpuOp;
 use ccsim_eci::dc::{AppOp, DcEvent};
 use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::Platform;
 
-use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+use crate::{werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `clean_invalidate`.
 pub static CLEAN_INVALIDATE: WorkloadInfo = WorkloadInfo {
@@ -78,14 +77,9 @@ const MAX_MIB: f64 = 16.0;
 /// fill (checked after the run, never assumed).
 const FILL_BOUND_PER_LINE: Tick = 2 * US;
 /// Runs one point of `clean_invalidate`.
-pub(crate) fn run(
-    platform: &Platform,
-    x_name: &str,
-    x: f64,
-    params: &Params,
-    seed: u64,
-    trace: bool,
-) -> Result<PointResult, RunError> {
+pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    let (platform, params) = (point.platform, point.params);
+    let (x_name, x, seed, trace) = (point.x_name, point.x, point.seed, point.trace);
     let trace = crate::trace_mode(trace);
     let n = crate::coherent::lines_in_mib(
         "clean_invalidate",

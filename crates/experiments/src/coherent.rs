@@ -29,7 +29,7 @@ use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
 use ccsim_kernel::prelude::*;
 use ccsim_platform::Platform;
 
-use crate::{sweeps, werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+use crate::{sweeps, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `coherent_read`.
 pub static COHERENT_READ: WorkloadInfo = WorkloadInfo {
@@ -142,14 +142,9 @@ pub(crate) fn distinct_lines(seed: u64, path: &str, n: u64, region_lines: u64) -
 }
 
 /// Runs one point of `coherent_read`.
-pub(crate) fn run(
-    platform: &Platform,
-    x_name: &str,
-    x: f64,
-    params: &Params,
-    seed: u64,
-    trace: bool,
-) -> Result<PointResult, RunError> {
+pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    let (platform, params) = (point.platform, point.params);
+    let (x_name, x, seed, trace) = (point.x_name, point.x, point.seed, point.trace);
     let trace = crate::trace_mode(trace);
     sweeps("coherent_read", "accesses", x_name)?;
     if !((1.0..=MAX_ACCESSES).contains(&x) && x.fract() == 0.0) {

@@ -28,9 +28,8 @@ use ccsim_coherence::LINE_BYTES;
 use ccsim_eci::invocation::{run_fastforward, run_invocation, InvocationConfig};
 use ccsim_eci::system::{CoherentParams, HomeMemory};
 use ccsim_kernel::prelude::*;
-use ccsim_platform::Platform;
 
-use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+use crate::{werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `coherent_invoke`.
 pub static COHERENT_INVOKE: WorkloadInfo = WorkloadInfo {
@@ -126,14 +125,9 @@ pub(crate) fn percentile(v: &[f64], p: f64) -> f64 {
 }
 
 /// Runs one point of `coherent_invoke`.
-pub(crate) fn run(
-    platform: &Platform,
-    x_name: &str,
-    x: f64,
-    params: &Params,
-    seed: u64,
-    _trace: bool,
-) -> Result<PointResult, RunError> {
+pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    let (platform, params) = (point.platform, point.params);
+    let (x_name, x, seed) = (point.x_name, point.x, point.seed);
     // x = percentile: the x-th percentile of one-line calls. x =
     // message_bytes: the median of x-byte calls, each ceil(x / 128)
     // one-line exchanges back to back (PIO §6.1, Fig. 7).

@@ -106,10 +106,29 @@ pub struct WorkloadInfo {
     pub run: RunFn,
 }
 
-/// How a workload runs one point: `(platform, x name, x, parameters with
-/// defaults filled in, seed, keep a full trace)`. Each workload checks that
-/// it knows the x name it is swept over.
-pub type RunFn = fn(&Platform, &str, f64, &Params, u64, bool) -> Result<PointResult, RunError>;
+/// How a workload runs one point (its parameters already completed with
+/// their defaults). Each workload checks that it knows the x name it is
+/// swept over (`sweeps`).
+pub type RunFn = fn(&Point<'_>) -> Result<PointResult, RunError>;
+
+/// One point to run: the platform, the x axis and its value, the workload's
+/// parameters (with their defaults filled in), the seed, and whether to keep
+/// a full trace.
+#[derive(Debug, Clone, Copy)]
+pub struct Point<'a> {
+    /// The platform the workload builds its system from.
+    pub platform: &'a Platform,
+    /// The experiment's x axis (each workload checks it knows it).
+    pub x_name: &'a str,
+    /// The value of x.
+    pub x: f64,
+    /// The workload's parameters.
+    pub params: &'a Params,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Keep the full trace (else only its hash).
+    pub trace: bool,
+}
 
 /// The trace a point keeps: everything when asked for, else only the hash
 /// that determinism tests compare.
@@ -207,7 +226,7 @@ static DMA_READ: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "bandwidth_gbps", unit: "GB/s", description: "Bandwidth mode: steady-state rate of descriptor completions at the engine times x; latency mode: x / latency." },
     ],
     check: None,
-    run: |p, xn, x, params, seed, tr| bytes_point(dma_read, "dma_read", (p, xn, x, params, seed, tr)),
+    run: |p| bytes_point(dma_read, "dma_read", p),
 };
 
 static XDMA_INVOKE: WorkloadInfo = WorkloadInfo {
@@ -220,7 +239,7 @@ static XDMA_INVOKE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "c2h_ns", unit: "ns", description: "The card-to-host call." },
     ],
     check: None,
-    run: |p, xn, x, params, seed, tr| bytes_point(xdma_invoke, "xdma_invoke", (p, xn, x, params, seed, tr)),
+    run: |p| bytes_point(xdma_invoke, "xdma_invoke", p),
 };
 
 static PIO_INVOKE: WorkloadInfo = WorkloadInfo {
@@ -233,7 +252,7 @@ static PIO_INVOKE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "read_ns", unit: "ns", description: "The uncached loads." },
     ],
     check: None,
-    run: |p, xn, x, params, seed, tr| bytes_point(pio_invoke, "pio_invoke", (p, xn, x, params, seed, tr)),
+    run: |p| bytes_point(pio_invoke, "pio_invoke", p),
 };
 
 static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
@@ -258,9 +277,7 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
         },
     ],
     check: None,
-    run: |p, xn, x, params, seed, tr| {
-        bytes_point(link_pingpong, "link_pingpong", (p, xn, x, params, seed, tr))
-    },
+    run: |p| bytes_point(link_pingpong, "link_pingpong", p),
 };
 
 /// Every workload, sorted by name.
@@ -316,6 +333,20 @@ pub fn run_point(
     seed: u64,
     trace: bool,
 ) -> Result<PointResult, RunError> {
+    let point = Point {
+        platform,
+        x_name,
+        x,
+        params,
+        seed,
+        trace,
+    };
+    run(workload, &point)
+}
+
+/// Runs workload `workload` at `point` (its parameters are completed with
+/// the workload's defaults and checked first).
+pub fn run(workload: &str, point: &Point<'_>) -> Result<PointResult, RunError> {
     let Some(info) = workloads().into_iter().find(|w| w.name == workload) else {
         let names: Vec<&str> = workloads().iter().map(|w| w.name).collect();
         return Err(werr(format!(
@@ -323,8 +354,11 @@ pub fn run_point(
             names.join(", ")
         )));
     };
-    let params = with_defaults(info, params)?;
-    (info.run)(platform, x_name, x, &params, seed, trace)
+    let params = with_defaults(info, point.params)?;
+    (info.run)(&Point {
+        params: &params,
+        ..*point
+    })
 }
 
 /// A PCIe workload's point: x must be `message_bytes`, a whole number of
@@ -332,8 +366,10 @@ pub fn run_point(
 fn bytes_point(
     run: fn(&Platform, u64, &Params, u64, TraceMode) -> Result<PointResult, RunError>,
     workload: &str,
-    (platform, x_name, x, params, seed, trace): (&Platform, &str, f64, &Params, u64, bool),
+    p: &Point<'_>,
 ) -> Result<PointResult, RunError> {
+    let (platform, params) = (p.platform, p.params);
+    let (x_name, x, seed, trace) = (p.x_name, p.x, p.seed, p.trace);
     sweeps(workload, "message_bytes", x_name)?;
     if !((1.0..=MAX_BYTES).contains(&x) && x.fract() == 0.0) {
         return Err(werr(format!(
@@ -599,18 +635,20 @@ fn xdma_invoke(
             "xdma_invoke: the response buffer does not hold the request bytes",
         ));
     }
+    Ok(two_phases(&sys, ["h2c_ns", "c2h_ns"], trace))
+}
+
+/// The result of a program with marks 0, 1 and 2 around two phases:
+/// `latency_ns` from mark 0 to 2, and each phase under its metric name.
+fn two_phases(sys: &PcieSystem, phases: [&str; 2], trace: TraceMode) -> PointResult {
     let c = sys.core();
-    let (t0, t1, t2) = (
-        c.mark(0).expect("mark"),
-        c.mark(1).expect("mark"),
-        c.mark(2).expect("mark"),
-    );
+    let [t0, t1, t2] = [0, 1, 2].map(|m| c.mark(m).expect("the program sets marks 0, 1, 2"));
     let metrics = BTreeMap::from([
         ("latency_ns".to_string(), ns(t2 - t0)),
-        ("h2c_ns".to_string(), ns(t1 - t0)),
-        ("c2h_ns".to_string(), ns(t2 - t1)),
+        (phases[0].to_string(), ns(t1 - t0)),
+        (phases[1].to_string(), ns(t2 - t1)),
     ]);
-    Ok(result(&sys, metrics, trace))
+    result(sys, metrics, trace)
 }
 
 fn pio_invoke(
@@ -651,17 +689,7 @@ fn pio_invoke(
             "pio_invoke: the bytes read back differ from the bytes written",
         ));
     }
-    let (t0, t1, t2) = (
-        c.mark(0).expect("mark"),
-        c.mark(1).expect("mark"),
-        c.mark(2).expect("mark"),
-    );
-    let metrics = BTreeMap::from([
-        ("latency_ns".to_string(), ns(t2 - t0)),
-        ("write_ns".to_string(), ns(t1 - t0)),
-        ("read_ns".to_string(), ns(t2 - t1)),
-    ]);
-    Ok(result(&sys, metrics, trace))
+    Ok(two_phases(&sys, ["write_ns", "read_ns"], trace))
 }
 
 fn link_pingpong(

@@ -57,7 +57,7 @@ use ccsim_platform::Platform;
 use crate::invocation::percentile;
 use crate::{
     completion_of, component, driver_for, model_err, pattern, sweeps, system_params, trace_mode,
-    werr, MetricSpec, PointResult, RunError, WorkloadInfo, COMPLETION, RING, WRITEBACK,
+    werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, RING, WRITEBACK,
 };
 
 const PCT_METRICS: [(&str, f64); 4] =
@@ -94,14 +94,9 @@ const RX_BUF: u64 = 0x3_0000_0000;
 /// Simulated-time limit (PIO RX of jumbo frames costs ~0.6 ms a frame).
 const NIC_TIME_LIMIT: Tick = 20 * SEC;
 
-fn run(
-    platform: &Platform,
-    x_name: &str,
-    x: f64,
-    params: &Params,
-    seed: u64,
-    trace: bool,
-) -> Result<PointResult, RunError> {
+fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    let (platform, params) = (point.platform, point.params);
+    let (x_name, x, seed, trace) = (point.x_name, point.x, point.seed, point.trace);
     sweeps("nic_loopback", "message_bytes", x_name)?;
     if !((1.0..=MAX_FRAME as f64).contains(&x) && x.fract() == 0.0) {
         return Err(werr(format!(

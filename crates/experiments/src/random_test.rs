@@ -18,10 +18,10 @@ use std::collections::BTreeMap;
 
 use ccsim_coherence::agents::{LogEntry, TesterParams};
 use ccsim_kernel::prelude::*;
-use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
+use ccsim_platform::{BuildOptions, BuiltSystem};
 
 use crate::{
-    sim_result, sweeps, trace_mode, werr, MetricSpec, PointResult, RunError, WorkloadInfo,
+    sim_result, sweeps, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo,
 };
 
 /// The declaration of `random_test`.
@@ -46,14 +46,9 @@ pub static RANDOM_TEST: WorkloadInfo = WorkloadInfo {
     run,
 };
 
-fn run(
-    platform: &Platform,
-    x_name: &str,
-    x: f64,
-    params: &Params,
-    seed: u64,
-    trace: bool,
-) -> Result<PointResult, RunError> {
+fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    let (platform, params) = (point.platform, point.params);
+    let (x_name, x, seed, trace) = (point.x_name, point.x, point.seed, point.trace);
     sweeps("random_test", "ops", x_name)?;
     if !(x >= 1.0 && x.fract() == 0.0) {
         return Err(werr(format!(

@@ -42,10 +42,9 @@ use ccsim_coherence::{initial_line, LINE_BYTES};
 use ccsim_eci::cpu::CpuOp;
 use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::Platform;
 
 use crate::coherent::{coherent_params, distinct_lines, lines_in_mib};
-use crate::{werr, MetricSpec, PointResult, RunError, WorkloadInfo};
+use crate::{werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `coherent_stream`.
 pub static COHERENT_STREAM: WorkloadInfo = WorkloadInfo {
@@ -78,14 +77,9 @@ fn store_value(line: u64) -> u64 {
 }
 
 /// Runs one point of `coherent_stream`.
-pub(crate) fn run(
-    platform: &Platform,
-    x_name: &str,
-    x: f64,
-    params: &Params,
-    seed: u64,
-    trace: bool,
-) -> Result<PointResult, RunError> {
+pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    let (platform, params) = (point.platform, point.params);
+    let (x_name, x, seed, trace) = (point.x_name, point.x, point.seed, point.trace);
     let trace = crate::trace_mode(trace);
     let n = lines_in_mib("coherent_stream", x_name, "streamed_mib", x, MAX_MIB, "")?;
     let region = params.int("region_mib");

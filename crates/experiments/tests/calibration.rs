@@ -133,26 +133,18 @@ fn cohet_bandwidth_grows_and_saturates_below_the_datapath_bound() {
 #[test]
 fn runs_are_deterministic_and_traces_exported() {
     let p = Platform::load("cohet").unwrap();
-    let a = run_point(
-        "dma_read",
-        &p,
-        "message_bytes",
-        4096.0,
-        &Params::new(),
-        7,
-        true,
-    )
-    .unwrap();
-    let b = run_point(
-        "dma_read",
-        &p,
-        "message_bytes",
-        4096.0,
-        &Params::new(),
-        7,
-        true,
-    )
-    .unwrap();
+    let run = || {
+        run_point(
+            "dma_read",
+            &p,
+            "message_bytes",
+            4096.0,
+            &Params::new(),
+            7,
+            true,
+        )
+    };
+    let (a, b) = (run().unwrap(), run().unwrap());
     assert_eq!(a, b);
     assert_eq!(a.trace_hash.len(), 64);
     let json = a.trace_json.as_deref().unwrap();

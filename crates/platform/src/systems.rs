@@ -268,6 +268,25 @@ fn parse_system(
     })
 }
 
+/// The entries of array `key` (`list`), each a table, with its path
+/// (`systems.random.links[3]`).
+fn tables<'a>(f: &Fields<'_>, key: &str, list: &'a [Value]) -> Result<Vec<(String, &'a Table)>> {
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let at = format!("{}.{key}[{i}]", f.path);
+            match v {
+                Value::Table(t) => Ok((at, t)),
+                _ => Err(ConfigError::new(
+                    f.file,
+                    at,
+                    format!("expected table, got {}", describe(v)),
+                )),
+            }
+        })
+        .collect()
+}
+
 fn nodes(
     f: &mut Fields<'_>,
     key: &str,
@@ -281,15 +300,7 @@ fn nodes(
         None => return Ok(Vec::new()),
     };
     let mut out = Vec::new();
-    for (i, v) in list.iter().enumerate() {
-        let at = format!("{}.{key}[{i}]", f.path);
-        let Value::Table(t) = v else {
-            return Err(ConfigError::new(
-                f.file,
-                at,
-                format!("expected table, got {}", describe(v)),
-            ));
-        };
+    for (at, t) in tables(f, key, list)? {
         let known: &[&str] = if agents {
             &["name", "instance", "role"]
         } else {
@@ -347,15 +358,7 @@ fn links(
         return Err(f.err("links", "required key missing"));
     };
     let mut out = Vec::new();
-    for (i, v) in list.iter().enumerate() {
-        let at = format!("{}.links[{i}]", f.path);
-        let Value::Table(t) = v else {
-            return Err(ConfigError::new(
-                f.file,
-                at,
-                format!("expected table, got {}", describe(v)),
-            ));
-        };
+    for (at, t) in tables(f, "links", list)? {
         let mut n = Fields::with_keys(f.file, &at, t, &["a", "b", "instance"])?;
         let mut end = |key: &str| -> Result<(String, String)> {
             let s = n.req_str(key)?;

@@ -2,9 +2,10 @@
 
 use ccsim_protocol::{check, generate, load_spec, CheckOptions, SystemConfig};
 
-#[test]
-fn eci_dc_generates_and_verifies() {
-    let spec = load_spec("eci-dc").unwrap();
+/// Generates the shipped spec `name`, prints its machine, checks it and
+/// asserts it verified.
+fn generates_and_verifies(name: &str) {
+    let spec = load_spec(name).unwrap();
     let (ir, stats) = generate(&spec).unwrap();
     println!("{stats:?}");
     for t in &ir.roles[0].states {
@@ -12,20 +13,17 @@ fn eci_dc_generates_and_verifies() {
     }
     let r = check(&spec, &CheckOptions::default()).unwrap();
     println!("{}", r.to_text());
-    assert!(r.verified);
+    assert!(r.verified, "{name}: {}", r.to_text());
+}
+
+#[test]
+fn eci_dc_generates_and_verifies() {
+    generates_and_verifies("eci-dc");
 }
 
 #[test]
 fn eci_cc_generates_and_verifies() {
-    let spec = load_spec("eci-cc").unwrap();
-    let (ir, stats) = generate(&spec).unwrap();
-    println!("{stats:?}");
-    for t in &ir.roles[0].states {
-        println!("{} : {}", t.name, t.description);
-    }
-    let r = check(&spec, &CheckOptions::default()).unwrap();
-    println!("{}", r.to_text());
-    assert!(r.verified);
+    generates_and_verifies("eci-cc");
 }
 
 fn two_lines(spec: &str, dcus: Vec<u8>, values: u8) -> ccsim_protocol::CheckReport {

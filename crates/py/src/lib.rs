@@ -25,6 +25,7 @@
 //! `Platform.load` (or `Experiment.load`) with the original name or path and
 //! the overrides, so a handle sent to another process is re-validated there.
 
+use ccsim_experiments::Point;
 use ccsim_kernel::component::{ParamDefault, ParamKind, ParamRange, ParamSpec, ParamValue, Params};
 use ccsim_platform::{ConfigError, Experiment, Platform};
 use pyo3::exceptions::PyValueError;
@@ -430,16 +431,15 @@ fn run_point<'py>(
             .map_err(|err| config_err(py, err))?;
         &overridden
     };
-    run_workload(
-        py,
-        &s.workload,
+    let point = Point {
         platform,
-        &e.x.name,
+        x_name: &e.x.name,
         x,
-        &s.params,
+        params: &s.params,
         seed,
         trace,
-    )
+    };
+    run_workload(py, &s.workload, &point)
 }
 
 /// Runs workload `workload` at `x_name = x` directly on a platform (no
@@ -461,35 +461,28 @@ fn run_platform_workload<'py>(
     for (k, v) in typed_overrides(py, params)? {
         p.set(&k, v, "argument");
     }
-    run_workload(
-        py,
-        workload,
-        &platform.get().inner,
+    let point = Point {
+        platform: &platform.get().inner,
         x_name,
         x,
-        &p,
+        params: &p,
         seed,
         trace,
-    )
+    };
+    run_workload(py, workload, &point)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn run_workload<'py>(
     py: Python<'py>,
     workload: &str,
-    platform: &Platform,
-    x_name: &str,
-    x: f64,
-    params: &Params,
-    seed: u64,
-    trace: bool,
+    point: &Point<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
     use ccsim_experiments::RunError;
     use pyo3::types::IntoPyDict;
+    let (x_name, x) = (point.x_name, point.x);
     // The simulation holds no Python objects: let other threads run.
-    let result = py.allow_threads(|| {
-        ccsim_experiments::run_point(workload, platform, x_name, x, params, seed, trace)
-    });
+    let result = py.allow_threads(|| ccsim_experiments::run(workload, point));
     let r = match result {
         Ok(r) => r,
         Err(RunError::Config(e)) => return Err(config_err(py, e)),
@@ -520,12 +513,25 @@ fn run_workload<'py>(
     Ok(d)
 }
 
+/// A list with one dict per item.
+fn list_of<'py, T>(
+    py: Python<'py>,
+    items: &[T],
+    dict: impl Fn(&T, &Bound<'py, PyDict>) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for item in items {
+        let d = PyDict::new(py);
+        dict(item, &d)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// Every component type: `{"type", "description", "params": [..], "ports": [..], "stats": [..]}`.
 #[pyfunction]
 fn component_types(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let out = PyList::empty(py);
-    for spec in ccsim_platform::registry() {
-        let d = PyDict::new(py);
+    list_of(py, &ccsim_platform::registry(), |spec, d| {
         d.set_item("type", spec.type_name)?;
         d.set_item("description", spec.description)?;
         let params = PyList::empty(py);
@@ -533,36 +539,26 @@ fn component_types(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             params.append(param_spec_to_py(py, p)?)?;
         }
         d.set_item("params", params)?;
-        let ports = PyList::empty(py);
-        for p in spec.ports {
-            let pd = PyDict::new(py);
+        let ports = list_of(py, spec.ports, |p, pd| {
             pd.set_item("name", p.name)?;
             pd.set_item("required", p.required)?;
-            pd.set_item("description", p.description)?;
-            ports.append(pd)?;
-        }
+            pd.set_item("description", p.description)
+        })?;
         d.set_item("ports", ports)?;
-        let stats = PyList::empty(py);
-        for s in spec.stats {
-            let sd = PyDict::new(py);
+        let stats = list_of(py, spec.stats, |s, sd| {
             sd.set_item("name", s.name)?;
             sd.set_item("kind", format!("{:?}", s.kind).to_lowercase())?;
             sd.set_item("unit", s.unit)?;
-            sd.set_item("description", s.description)?;
-            stats.append(sd)?;
-        }
-        d.set_item("stats", stats)?;
-        out.append(d)?;
-    }
-    Ok(out)
+            sd.set_item("description", s.description)
+        })?;
+        d.set_item("stats", stats)
+    })
 }
 
 /// Every workload: `{"name", "description", "params": [..], "metrics": [..]}`.
 #[pyfunction]
 fn workloads(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let out = PyList::empty(py);
-    for w in ccsim_experiments::workloads() {
-        let d = PyDict::new(py);
+    list_of(py, &ccsim_experiments::workloads(), |w, d| {
         d.set_item("name", w.name)?;
         d.set_item("description", w.description)?;
         let params = PyList::empty(py);
@@ -570,18 +566,13 @@ fn workloads(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             params.append(param_spec_to_py(py, p)?)?;
         }
         d.set_item("params", params)?;
-        let metrics = PyList::empty(py);
-        for m in w.metrics {
-            let md = PyDict::new(py);
+        let metrics = list_of(py, w.metrics, |m, md| {
             md.set_item("name", m.name)?;
             md.set_item("unit", m.unit)?;
-            md.set_item("description", m.description)?;
-            metrics.append(md)?;
-        }
-        d.set_item("metrics", metrics)?;
-        out.append(d)?;
-    }
-    Ok(out)
+            md.set_item("description", m.description)
+        })?;
+        d.set_item("metrics", metrics)
+    })
 }
 
 /// Names of the shipped platforms.
