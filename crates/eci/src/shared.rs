@@ -13,7 +13,7 @@
 //!   ([`super::cc::is_cpu_homed`]); each agent refuses lines of the other
 //!   home, so the split is enforced, not just a convention.
 //! * **Which catalogue.** The two protocols number their messages
-//!   independently; every [`CohMsg`] carries its [`Catalogue`], and an
+//!   independently; every [`CohMsg`](ccsim_coherence::CohMsg) carries its [`Catalogue`](ccsim_coherence::Catalogue), and an
 //!   [`EciMux`] routes by it and looks up the virtual channel in *that*
 //!   protocol's tables. Both use the same five VCs per message class
 //!   (requests with and without data, forwards, responses with and without

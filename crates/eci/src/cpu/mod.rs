@@ -96,11 +96,20 @@ use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::Access;
 
 use super::link::EciLink;
+
+mod l1;
+mod llc;
+mod program;
+
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, ns_to_ps};
-use ccsim_coherence::{boxed_line, recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
-use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, Row as PeerRow, SendStep};
+use ccsim_coherence::{recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, Row as PeerRow};
+use l1::{remove_lru, touch_lru, PresenceCache};
+use llc::{CopySlab, CopySlot, LlcLine, LlcRow};
+use program::{check_words, put_word, word_of};
+pub use program::{AtomicOp, Completed, CpuOp};
 
 /// Declaration of `coherent_cpu`.
 pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
@@ -241,181 +250,6 @@ const LOCAL_EV_NAMES: [&str; 7] = [
 /// The eviction rows tried in order: write back dirty, then clean, then drop.
 const EVICTIONS: [LocalEv; 3] = [LocalEv::EvictDirty, LocalEv::EvictClean, LocalEv::Drop];
 
-/// A read-modify-write on one 64-bit word.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum AtomicOp {
-    /// Compare-and-swap: writes `new` if the word equals `expected`.
-    Cas {
-        /// Value compared with.
-        expected: u64,
-        /// Value written on success.
-        new: u64,
-    },
-    /// Adds (wrapping).
-    FetchAdd(u64),
-    /// Writes the value.
-    Swap(u64),
-}
-
-impl AtomicOp {
-    /// The value to write given the `old` one (`None`: a failed CAS writes
-    /// nothing).
-    pub fn apply(&self, old: u64) -> Option<u64> {
-        match *self {
-            AtomicOp::Cas { expected, new } => (old == expected).then_some(new),
-            AtomicOp::FetchAdd(d) => Some(old.wrapping_add(d)),
-            AtomicOp::Swap(v) => Some(v),
-        }
-    }
-}
-
-/// A core operation.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CpuOp {
-    /// Load a line.
-    Load {
-        /// Line index.
-        line: u64,
-    },
-    /// Store a 64-bit word into a line.
-    Store {
-        /// Line index.
-        line: u64,
-        /// Word index (0..16).
-        word: u8,
-        /// Value.
-        value: u64,
-    },
-    /// Atomic read-modify-write of a word (LDXR/STXR on ARMv8.0); completes
-    /// with the old value in [`Completed::old`].
-    Atomic {
-        /// Line index.
-        line: u64,
-        /// Word index (0..16).
-        word: u8,
-        /// The operation.
-        op: AtomicOp,
-    },
-    /// Barrier (DMB): completes when every earlier op completed and the
-    /// write buffer drained; later ops issue after it.
-    Fence,
-    /// Cache maintenance (DC CIVAC): write back (if dirty) and invalidate the
-    /// line (the table's `evict_dirty`, `evict_clean` or `drop` row; posted).
-    Evict {
-        /// Line index.
-        line: u64,
-    },
-    /// Cache maintenance (DC CVAC): write back a dirty line and keep it (the
-    /// table's `downgrade` row when dirty; posted).
-    Clean {
-        /// Line index.
-        line: u64,
-    },
-    /// Voluntary downgrade to Shared (the table's `downgrade` row; posted).
-    Downgrade {
-        /// Line index.
-        line: u64,
-    },
-    /// Prefetch for reading (`PRFM PLDL1KEEP`): completes at issue; starts
-    /// the `load` row if the line is not readable.
-    Prefetch {
-        /// Line index.
-        line: u64,
-    },
-    /// Prefetch for writing (`PRFM PSTL1KEEP`): obtain the line with write
-    /// access without storing (the table's `getx` row); completes when the
-    /// line is held writable.
-    PrefetchExclusive {
-        /// Line index.
-        line: u64,
-    },
-    /// Core work that touches no line: completes `ps` after issue (holds
-    /// its MSHR slot, so later ops issue after it when `mshrs` is 1).
-    Wait {
-        /// Duration (ps).
-        ps: Tick,
-    },
-}
-
-impl CpuOp {
-    /// The op's line (`None` for [`CpuOp::Wait`] and [`CpuOp::Fence`]).
-    pub fn line(&self) -> Option<u64> {
-        match self {
-            CpuOp::Load { line }
-            | CpuOp::Store { line, .. }
-            | CpuOp::Atomic { line, .. }
-            | CpuOp::Evict { line }
-            | CpuOp::Clean { line }
-            | CpuOp::Downgrade { line }
-            | CpuOp::Prefetch { line }
-            | CpuOp::PrefetchExclusive { line } => Some(*line),
-            CpuOp::Wait { .. } | CpuOp::Fence => None,
-        }
-    }
-}
-
-/// A completed operation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Completed {
-    /// The core that ran it.
-    pub core: usize,
-    /// Index in the core's program.
-    pub op: usize,
-    /// Issue tick.
-    pub issued: Tick,
-    /// Issue to completion.
-    pub latency_ps: Tick,
-    /// The line's bytes the op saw, with the core's own older buffered
-    /// stores (after a store: with it; for a buffered store, the LLC's copy
-    /// if it has one, else zeros, under the buffered words).
-    pub data: Line,
-    /// The word's value before an atomic.
-    pub old: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct LlcLine {
-    state: u8,
-    /// Where the LLC's copy is (`None`: it has none).
-    copy: Option<CopySlot>,
-}
-
-/// A slot of [`CopySlab`] (1-based, so that an absent copy costs no space).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct CopySlot(std::num::NonZeroU32);
-
-/// The LLC's copies of lines in one array whose freed slots are reused: a
-/// line that arrives costs a 128-byte copy out of its message's buffer
-/// (which goes back to the pool, [`super::recycle_line`]) instead of an
-/// allocation kept per line, and dropping the LLC frees one array instead
-/// of one box per line.
-#[derive(Debug, Default)]
-struct CopySlab {
-    lines: Vec<Line>,
-    free: Vec<CopySlot>,
-}
-
-impl CopySlab {
-    fn insert(&mut self, data: &Line) -> CopySlot {
-        if let Some(s) = self.free.pop() {
-            *self.get_mut(s) = *data;
-            return s;
-        }
-        self.lines.push(*data);
-        let n = u32::try_from(self.lines.len()).expect("fewer than 2^32 LLC copies");
-        CopySlot(std::num::NonZeroU32::new(n).expect("one-based"))
-    }
-    fn remove(&mut self, s: CopySlot) {
-        self.free.push(s);
-    }
-    fn get(&self, s: CopySlot) -> &Line {
-        &self.lines[s.0.get() as usize - 1]
-    }
-    fn get_mut(&mut self, s: CopySlot) -> &mut Line {
-        &mut self.lines[s.0.get() as usize - 1]
-    }
-}
-
 /// Who waits for a line to settle or a TAD slot to free.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Waiter {
@@ -439,78 +273,6 @@ enum Row {
     ReadOnly,
     /// The row would start a transaction but the line's TAD is full.
     NoSlot,
-}
-
-/// A set-associative LRU directory of line presence (the L1).
-#[derive(Debug, Default)]
-struct PresenceCache {
-    ways: usize,
-    /// Lines of each set (`line % sets`), least recently used first.
-    lru: Vec<VecDeque<u64>>,
-}
-
-impl PresenceCache {
-    fn new(sets: u64, ways: usize) -> PresenceCache {
-        PresenceCache {
-            ways,
-            lru: (0..sets).map(|_| VecDeque::new()).collect(),
-        }
-    }
-    fn set(&mut self, line: u64) -> &mut VecDeque<u64> {
-        let sets = self.lru.len() as u64;
-        &mut self.lru[(line % sets) as usize]
-    }
-    fn contains(&self, line: u64) -> bool {
-        self.lru[(line % self.lru.len() as u64) as usize].contains(&line)
-    }
-    fn hit(&mut self, line: u64) -> bool {
-        touch_lru(self.set(line), line)
-    }
-    fn fill(&mut self, line: u64) {
-        if self.hit(line) {
-            return;
-        }
-        let ways = self.ways;
-        let q = self.set(line);
-        q.push_back(line);
-        if q.len() > ways {
-            q.pop_front();
-        }
-    }
-    fn invalidate(&mut self, line: u64) {
-        remove_lru(self.set(line), line);
-    }
-}
-
-/// Moves `line` to the most recently used end of `q`; whether it was there
-/// (at most once; searched from that end, where recent lines are).
-fn touch_lru(q: &mut VecDeque<u64>, line: u64) -> bool {
-    if q.back() == Some(&line) {
-        // Already the most recent (a hit right after the fill).
-        return true;
-    }
-    let Some(pos) = q.iter().rposition(|&l| l == line) else {
-        return false;
-    };
-    if pos + 1 != q.len() {
-        q.remove(pos);
-        q.push_back(line);
-    }
-    true
-}
-
-/// Removes `line` from `q` (it is there at most once; usually at the least
-/// recently used end, where `pop_front` does without `remove`'s shifting).
-fn remove_lru(q: &mut VecDeque<u64>, line: u64) {
-    match q.iter().position(|&l| l == line) {
-        Some(0) => {
-            q.pop_front();
-        }
-        Some(pos) => {
-            q.remove(pos);
-        }
-        None => {}
-    }
 }
 
 /// An outstanding op of a core.
@@ -693,29 +455,6 @@ pub fn xor_fold(x: u64, bits: u32) -> u64 {
         v = v.checked_shr(bits).unwrap_or(0);
     }
     h
-}
-
-fn check_words(ops: &[CpuOp], what: &str) -> Result<(), String> {
-    for (i, op) in ops.iter().enumerate() {
-        if let CpuOp::Store { word, .. } | CpuOp::Atomic { word, .. } = op {
-            if *word >= 16 {
-                return Err(format!(
-                    "{what}[{i}]: word {word} is outside the 16-word line"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn put_word(l: &mut Line, w: u8, v: u64) {
-    let o = w as usize * 8;
-    l[o..o + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-fn word_of(l: &Line, w: u8) -> u64 {
-    let o = w as usize * 8;
-    u64::from_le_bytes(l[o..o + 8].try_into().expect("8 bytes"))
 }
 
 impl CoherentCpu {
@@ -1652,91 +1391,6 @@ impl CoherentCpu {
             self.watchdog_armed = true;
             ctx.wake_at(t0 + self.watchdog, TOK_WATCHDOG);
         }
-    }
-}
-
-/// An LLC row's effects (the engine decides which) on the LLC's copy of
-/// the line, which lives in the copy slab: the fields of the CPU a row
-/// touches, borrowed apart from the LLC's map so that the map entry is
-/// held across the row.
-struct LlcRow<'a, 'c> {
-    copies: &'a mut CopySlab,
-    tables: &'a Tables,
-    checker: &'a Rc<RefCell<Checker>>,
-    store_log: &'a mut Vec<(Tick, u64, u8, u64)>,
-    ctx: &'a mut Ctx<'c, Msg>,
-    /// The line's copy (its slab slot) as the row leaves it.
-    copy: &'a mut Option<CopySlot>,
-    line: u64,
-    /// The received line, if the row handles a data message.
-    input: Option<&'a Line>,
-    /// The core's store (word, value) for `store`.
-    store: Option<(u8, u64)>,
-    /// Whether the online checks run.
-    checks: bool,
-    now: Tick,
-    /// When the row's messages leave.
-    delay: Tick,
-}
-
-impl Effects<()> for LlcRow<'_, '_> {
-    #[inline]
-    fn send(&mut self, s: &SendStep<()>) -> Result<(), String> {
-        let copies = &*self.copies;
-        let data = s
-            .data
-            .then(|| boxed_line(self.copy.map_or([0; LINE_BYTES], |c| *copies.get(c))));
-        let out = self.tables.make(s.msg, self.line, data);
-        self.ctx
-            .schedule_local(self.now + self.delay, TOK_OUTBOX, Msg::Coh(out));
-        Ok(())
-    }
-
-    #[inline]
-    fn fill(&mut self) -> Result<(), String> {
-        *self.copy = match (*self.copy, self.input) {
-            (None, None) => None,
-            (Some(s), None) => {
-                self.copies.remove(s);
-                None
-            }
-            (Some(s), Some(d)) => {
-                *self.copies.get_mut(s) = *d;
-                Some(s)
-            }
-            (None, Some(d)) => Some(self.copies.insert(d)),
-        };
-        Ok(())
-    }
-
-    #[inline]
-    fn store(&mut self) -> Result<(), String> {
-        let s = match *self.copy {
-            Some(s) => s,
-            None => *self.copy.insert(self.copies.insert(&[0; LINE_BYTES])),
-        };
-        let v = self.copies.get_mut(s);
-        if let Some(d) = self.input {
-            *v = *d;
-        } else if let Some((w, val)) = self.store {
-            put_word(v, w, val);
-            self.store_log.push((self.now, self.line, w, val));
-        }
-        if self.checks {
-            self.checker.borrow_mut().store(self.line, v);
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn check(&mut self) -> Result<(), String> {
-        if self.checks {
-            let v = self.copy.map_or(&[0; LINE_BYTES], |s| self.copies.get(s));
-            self.checker
-                .borrow_mut()
-                .check_read(self.now, self.line, PEER, v);
-        }
-        Ok(())
     }
 }
 
