@@ -55,7 +55,6 @@
 
 pub mod bench;
 pub mod cc;
-pub mod cc_invocation;
 pub mod cc_system;
 pub mod cpu;
 pub mod cpu_home;

@@ -381,49 +381,6 @@ fn runs_are_deterministic() {
     assert_eq!(hash(5), hash(5));
 }
 
-mod fig5 {
-    use ccsim_eci::cc_invocation::{run_cc_invocation, CcInvocationConfig, ReturnPath};
-    use ccsim_eci::cc_system::CcParams;
-
-    /// Every 5c/5d variant verifies every call, ends without a coherence
-    /// violation (one would fail the run), and its median call is at least
-    /// three ECI round trips (request signal, fetch, answer).
-    #[test]
-    fn fig5c_and_5d_verify_every_call() {
-        for device_initiated in [false, true] {
-            for return_path in [ReturnPath::Forward, ReturnPath::Writeback] {
-                let cfg = CcInvocationConfig {
-                    device_initiated,
-                    return_path,
-                    calls: 12,
-                    ..Default::default()
-                };
-                let r = run_cc_invocation(&CcParams::default(), &cfg, 3).unwrap();
-                assert_eq!(r.verified, cfg.calls);
-                assert_eq!(r.latencies_ps.len(), cfg.calls - cfg.warmup);
-                let mut l = r.latencies_ps.clone();
-                l.sort_unstable();
-                assert!(
-                    l[l.len() / 2] > 3 * 230_000,
-                    "{device_initiated} {return_path:?}: {l:?}"
-                );
-                let requests = r.stats["system.cc.requests"];
-                assert!(requests >= cfg.calls as f64, "{requests}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_tight_poll_is_refused_not_allowed() {
-        let cfg = CcInvocationConfig {
-            poll_ns: 0.0,
-            ..Default::default()
-        };
-        let e = run_cc_invocation(&CcParams::default(), &cfg, 1).unwrap_err();
-        assert!(e.contains("poll_ns"), "{e}");
-    }
-}
-
 mod shared_links {
     use super::*;
     use ccsim_eci::shared::{SharedParams, SharedSystem, SharedWork};

@@ -1,6 +1,6 @@
 //! PIO paper Fig. 5c and 5d: the two-cache-line invocation with both lines
 //! **homed on the CPU** and the FPGA as a caching agent, run on the
-//! CPU-homed slice ([`super::cc_system`]) with the checked `eci-cc` tables.
+//! CPU-homed slice ([`ccsim_eci::cc_system`]) with the checked `eci-cc` tables.
 //!
 //! The paper describes 5c/5d only as "similar" to 5a/5b and "more complex,
 //! since the CPU cache may evict a line without warning" (§4); it does not
@@ -48,11 +48,11 @@ use std::rc::Rc;
 
 use ccsim_kernel::prelude::*;
 
-use super::cc::{CcNotice, CcOp, CcOpKind, CPU_HOMED_BASE};
-use super::cc_system::{CcParams, CcSystem};
-use super::cpu::{Completed, CpuOp};
 use ccsim_coherence::util::ns_to_ps;
 use ccsim_coherence::{Line, LINE_BYTES};
+use ccsim_eci::cc::{CcNotice, CcOp, CcOpKind, CPU_HOMED_BASE};
+use ccsim_eci::cc_system::{CcParams, CcSystem};
+use ccsim_eci::cpu::{Completed, CpuOp};
 
 /// How the device's result (5c) or work item (5d) in line `A` reaches the
 /// core.

@@ -1,7 +1,7 @@
 //! `cc_invoke` — PIO paper Fig. 5c/5d: the two-cache-line invocation with
 //! both lines **homed on the CPU** and the FPGA's cache controller as a
 //! caching agent (instances `cpu_home`, `cc`, link `eci`), on the checked
-//! `eci-cc` tables (see [`ccsim_eci::cc_invocation`] for the
+//! `eci-cc` tables (see [`run`] for the
 //! protocol as we read it: the device learns of a request from the
 //! invalidation of its Shared copy; the CPU polls its own memory).
 //!
@@ -21,9 +21,11 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_eci::cc_invocation::{run_cc_invocation, CcInvocationConfig, ReturnPath};
+pub mod run;
+
 use ccsim_eci::cc_system::CcParams;
 use ccsim_kernel::prelude::*;
+use run::{run_cc_invocation, CcInvocationConfig, ReturnPath};
 
 use crate::invocation::percentile;
 use crate::{sweeps, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};

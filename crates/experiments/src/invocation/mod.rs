@@ -25,9 +25,11 @@
 use std::collections::BTreeMap;
 
 use ccsim_coherence::LINE_BYTES;
-use ccsim_eci::invocation::{run_fastforward, run_invocation, InvocationConfig};
+pub mod run;
+
 use ccsim_eci::system::{CoherentParams, HomeMemory};
 use ccsim_kernel::prelude::*;
+use run::{run_fastforward, run_invocation, InvocationConfig};
 
 use crate::{werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 

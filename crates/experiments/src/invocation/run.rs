@@ -1,0 +1,807 @@
+//! Device-side invocation over the coherent DC: the two-cache-line protocol
+//! of the PIO paper (§5, Fig. 5a; CCKit §5.7), run by the simulator with
+//! the checked `invocation` protocol tables (`protocols/invocation.toml`).
+//!
+//! ```text
+//!  core (client driver)                 DC (invocation table)        device logic
+//!  store req -> Q (held E/M)
+//!  DMB; load G ──RLDD/RLDX──────────────► held, LCL_RDREQ(G) ───────► clinv Q
+//!                          ◄──FEVX(Q)──── ◄───────── LCL_CLINV(Q) ───
+//!                          ──HAKD(Q)────► write_mem, LCL_ACK(Q) ────► read Q, compute,
+//!                                                                    write G, grant_e|grant_s G
+//!  result in G ◄──PEMD|PSHA(G)───────────◄───────── LCL_GRANT_* ─────
+//!  next call: Q and G swap roles
+//! ```
+//!
+//! * **Client** ([`Client`], a [`ccsim_eci::cpu::Driver`]): round `r` writes the
+//!   request into `Q` (word 1: its argument, then word 0: the call's
+//!   sequence number), then loads `G` (one MSHR: the load issues after the
+//!   stores, which is the barrier). When `G`'s word 0 is not the call's sequence
+//!   number the device said "not ready yet": the client drops `G` (Shared,
+//!   silently) and loads it again. Otherwise it asserts word 1 is the
+//!   checksum of the full request line it wrote, and starts the next call
+//!   with the lines swapped.
+//! * **Device** ([`InvocationDevice`], a [`ccsim_eci::dc::Device`]): on the DC's
+//!   notification of a held read of the expected signal line it fetches the
+//!   request line with a clean-invalidate, reads it from memory, computes
+//!   the result (`compute_ns` later), writes it into `G` and answers the
+//!   held read Exclusive (E-return) or Shared (S-return). A held read of any
+//!   other line is the client's registration (its first exclusive fetch of
+//!   the request line) and is granted Exclusive at once. With a timeout,
+//!   a result that is not ready `timeout_ns` after the read arrived is
+//!   answered "not ready yet" (`nrdy`, a Shared grant of the unchanged
+//!   line); the result goes out with the client's next read.
+//! * With **S-return** the client holds `G` Shared; in the next call `G` is
+//!   the request line and its store must first upgrade (`RC2D_S`), an extra
+//!   round trip that E-return avoids (PIO §6.1).
+//! * **Fig. 5b** (`device_initiated`): the CPU's first read of `G` carries
+//!   nothing; the device answers it with work item 1, and each later
+//!   request is the CPU's response to the previous item (its checksum),
+//!   which the device verifies and times.
+//! * **CCKit's RPC** (`signal_store`): the CPU signals with a store to a
+//!   reserved word of `G` (a load-exclusive, `RLDX`) instead of a load.
+//! * **FastForward** ([`run_fastforward`], the CCPI baseline of PIO §5 and
+//!   Fig. 4) runs on the plain `eci-dc` tables instead: the client stores a
+//!   one-word request into R and spins on P; a server on the home socket
+//!   spins on R with `clean` and answers into P under `lock`/`unlock`.
+//!
+//! **Application-interface hooks used** (both small and generic): the DC
+//! calls a [`ccsim_eci::dc::Device`] after each message reaching the
+//! application port and queues the app ops it returns; the CPU calls a
+//! [`ccsim_eci::cpu::Driver`] after each completed op and appends the ops it
+//! returns. The DC *holds* the CPU's read because the invocation table
+//! keeps the line transient until the device's `grant_*`/`nrdy` op.
+//!
+//! ```
+//! use ccsim_experiments::invocation::run::{run_invocation, InvocationConfig};
+//! use ccsim_eci::system::CoherentParams;
+//! let cfg = InvocationConfig { calls: 6, ..Default::default() };
+//! let r = run_invocation(&CoherentParams::default(), &cfg, 1).unwrap();
+//! assert_eq!(r.latencies_ps.len(), 6 - cfg.warmup);
+//! assert_eq!(r.not_ready, 0);
+//! ```
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ccsim_kernel::prelude::*;
+
+use ccsim_coherence::memory::LineStore;
+use ccsim_coherence::util::ns_to_ps;
+use ccsim_coherence::Line;
+use ccsim_eci::cpu::{Completed, CpuOp};
+use ccsim_eci::dc::AppOp;
+use ccsim_eci::invocation::{checksum, invocation_tables};
+use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
+
+/// One invocation run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvocationConfig {
+    /// Answer with Exclusive (E-return) instead of Shared (S-return).
+    pub exclusive_return: bool,
+    /// Calls made, including the warm-up calls.
+    pub calls: usize,
+    /// Leading calls left out of the latencies (the first registers the
+    /// request line).
+    pub warmup: usize,
+    /// Device time from having the request to having the result (ns).
+    pub compute_ns: f64,
+    /// Answer "not ready yet" when the result is not ready this long after
+    /// the client's read arrived (ns); `None`: never.
+    pub timeout_ns: Option<f64>,
+    /// Line A (the first call's signal line).
+    pub line_a: u64,
+    /// Signal with a store to a reserved word (15) of G, i.e. a
+    /// load-exclusive (`RLDX`, CCKit §5.7), instead of a load (`RLDD`, PIO
+    /// Fig. 5a); the result is then read by a load that hits.
+    pub signal_store: bool,
+    /// Fig. 5b (device-initiated) instead of Fig. 5a: the first read of G
+    /// has nothing to send and the device answers it with work item 1;
+    /// every later request line carries the CPU's response to the previous
+    /// work item (the checksum of its line), which the device verifies. The
+    /// latencies are then the device's: work item handed out (written into
+    /// G and granted) to the CPU's response to it fetched.
+    pub device_initiated: bool,
+    /// Line B (the first call's request line). A and B must map to
+    /// different DCUs (the held read of one keeps its DCU busy).
+    pub line_b: u64,
+}
+
+impl Default for InvocationConfig {
+    fn default() -> Self {
+        InvocationConfig {
+            exclusive_return: true,
+            calls: 100,
+            warmup: 2,
+            compute_ns: 0.0,
+            timeout_ns: None,
+            signal_store: false,
+            device_initiated: false,
+            line_a: 0,
+            line_b: 1,
+        }
+    }
+}
+
+fn word(l: &Line, w: usize) -> u64 {
+    u64::from_le_bytes(l[w * 8..w * 8 + 8].try_into().expect("8 bytes"))
+}
+
+/// What the client saw.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClientLog {
+    /// Latency of each measured call (ps): first request store issued to
+    /// the result load completed.
+    pub latencies_ps: Vec<Tick>,
+    /// "Not ready yet" answers received.
+    pub not_ready: usize,
+    /// Calls whose result bytes were checked and right.
+    pub verified: usize,
+    /// Spin-loop loads that saw no new value (FastForward).
+    pub polls: usize,
+    /// (first request store issued, result load completed) of every call,
+    /// warm-up calls included.
+    pub spans: Vec<(Tick, Tick)>,
+    /// Wrong results (each a description); empty in a correct run.
+    pub errors: Vec<String>,
+}
+
+/// The client program on the core, as a [`ccsim_eci::cpu::Driver`].
+pub struct Client {
+    a: u64,
+    b: u64,
+    signal_store: bool,
+    /// FastForward: fixed lines (no role swap) and a spin loop on G.
+    spin: bool,
+    /// Fig. 5b: the requests are responses to the device's work items.
+    device_initiated: bool,
+    /// The last work item received (Fig. 5b).
+    work: Line,
+    calls: usize,
+    warmup: usize,
+    call: usize,
+    /// Program length so far (index of the next op appended).
+    len: usize,
+    first_store: usize,
+    last_store: usize,
+    load: usize,
+    started: Tick,
+    request: Line,
+    log: Rc<RefCell<ClientLog>>,
+}
+
+impl Client {
+    fn lines(&self, call: usize) -> (u64, u64) {
+        // (request Q, signal G): call 0 writes B and reads A; they swap
+        // (FastForward keeps them).
+        if self.spin || call % 2 == 0 {
+            (self.b, self.a)
+        } else {
+            (self.a, self.b)
+        }
+    }
+
+    fn call_ops(&mut self) -> Vec<CpuOp> {
+        let (q, g) = self.lines(self.call);
+        let seq = self.call as u64 + 1;
+        // The argument first, the sequence number (the flag a FastForward
+        // receiver polls for) last. FastForward sends a one-word message:
+        // its request is the sequence number alone (a second store could
+        // be split from the first by the receiver's poll, costing another
+        // upgrade, which a real write buffer's merged stores avoid).
+        let mut ops = Vec::new();
+        // Fig. 5b: the first read waits for work with nothing to send.
+        let stores = !(self.device_initiated && self.call == 0);
+        if stores && !self.spin {
+            let value = if self.device_initiated {
+                checksum(&self.work)
+            } else {
+                seq.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            };
+            ops.push(CpuOp::Store {
+                line: q,
+                word: 1,
+                value,
+            });
+        }
+        if stores {
+            ops.push(CpuOp::Store {
+                line: q,
+                word: 0,
+                value: seq,
+            });
+        }
+        if self.signal_store {
+            ops.push(CpuOp::Store {
+                line: g,
+                word: 15,
+                value: seq,
+            });
+        }
+        ops.push(CpuOp::Load { line: g });
+        self.first_store = self.len;
+        self.last_store = if stores {
+            self.len + usize::from(!self.spin)
+        } else {
+            usize::MAX
+        };
+        self.load = self.len + ops.len() - 1;
+        self.len += ops.len();
+        ops
+    }
+
+    fn on_done(&mut self, c: &Completed) -> Vec<CpuOp> {
+        if c.op == self.first_store {
+            self.started = c.issued;
+        }
+        if c.op == self.last_store {
+            self.request = c.data;
+        }
+        if c.op != self.load {
+            return Vec::new();
+        }
+        let (_, g) = self.lines(self.call);
+        let seq = self.call as u64 + 1;
+        let mut log = self.log.borrow_mut();
+        if word(&c.data, 0) != seq && self.spin {
+            // FastForward: spin on the line (hits until the sender's write
+            // invalidates it, then one miss fetches the new value).
+            log.polls += 1;
+            drop(log);
+            self.load = self.len;
+            self.len += 1;
+            return vec![CpuOp::Load { line: g }];
+        }
+        if word(&c.data, 0) != seq {
+            // Not ready yet: drop the Shared copy and read again.
+            log.not_ready += 1;
+            drop(log);
+            self.load = self.len + 1;
+            self.len += 2;
+            return vec![CpuOp::Evict { line: g }, CpuOp::Load { line: g }];
+        }
+        let want = checksum(&self.request);
+        if self.device_initiated {
+            // A work item (its sequence number checked above); the device
+            // verifies the response.
+            self.work = c.data;
+            log.verified += 1;
+        } else if word(&c.data, 1) == want {
+            log.verified += 1;
+        } else {
+            log.errors.push(format!(
+                "call {}: result word 1 is {:#x}, the checksum of the request is {want:#x}",
+                self.call,
+                word(&c.data, 1)
+            ));
+        }
+        let end = c.issued + c.latency_ps;
+        log.spans.push((self.started, end));
+        if self.call >= self.warmup {
+            log.latencies_ps.push(end - self.started);
+        }
+        drop(log);
+        self.call += 1;
+        if self.call < self.calls {
+            self.call_ops()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// The device logic, as a [`ccsim_eci::dc::Device`].
+pub struct InvocationDevice {
+    exclusive: bool,
+    compute: Tick,
+    timeout: Option<Tick>,
+    /// The line the next call reads (G).
+    signal: u64,
+    /// The other line (Q).
+    request: u64,
+    /// When the held read of G arrived.
+    read_at: Tick,
+    /// A result answered "not ready yet": (ready at, bytes).
+    pending: Option<(Tick, Line)>,
+    /// Fig. 5b: the device hands out work items and checks the responses.
+    device_initiated: bool,
+    /// Work items handed out so far (Fig. 5b).
+    work_seq: u64,
+    /// The last work item and when it was handed out (Fig. 5b).
+    work: (Tick, Line),
+    warmup: usize,
+    log: Rc<RefCell<ClientLog>>,
+}
+
+/// Work item `seq` of the device-initiated protocol: its number, a value,
+/// and a pattern, so that the CPU's checksum depends on every byte.
+fn work_item(seq: u64) -> Line {
+    let mut l = ccsim_coherence::initial_line(seq ^ 0x5eed);
+    l[..8].copy_from_slice(&seq.to_le_bytes());
+    l
+}
+
+impl InvocationDevice {
+    fn grant(&self, line: u64) -> AppOp {
+        AppOp::new(if self.exclusive { "grant_e" } else { "grant_s" }, line)
+    }
+
+    /// Writes the result into G and answers; G and Q swap for the next call.
+    fn answer(&mut self, ready: Tick, result: Line) -> Vec<AppOp> {
+        let g = self.signal;
+        std::mem::swap(&mut self.signal, &mut self.request);
+        vec![
+            AppOp::new("write", g).with_data(result).at(ready),
+            self.grant(g),
+        ]
+    }
+
+    fn on_message(&mut self, now: Tick, msg: &str, line: u64, mem: &LineStore) -> Vec<AppOp> {
+        match msg {
+            "LCL_RDREQ" if line == self.signal => {
+                self.read_at = now;
+                if self.device_initiated && self.work_seq == 0 {
+                    // Fig. 5b: the CPU waits for the first work item.
+                    self.work_seq = 1;
+                    let w = work_item(1);
+                    self.work = (now, w);
+                    return self.answer(now, w);
+                }
+                match self.pending.take() {
+                    Some((ready, result)) => match self.timeout {
+                        // Still not ready before this read would time out.
+                        Some(t) if ready > now + t => {
+                            self.pending = Some((ready, result));
+                            vec![AppOp::new("nrdy", line).at(now + t)]
+                        }
+                        _ => self.answer(ready.max(now), result),
+                    },
+                    None => vec![AppOp::new("clinv", self.request)],
+                }
+            }
+            // The client's first exclusive fetch of its request line.
+            "LCL_RDREQ" => vec![AppOp::new("grant_e", line)],
+            "LCL_ACK" if line == self.request && self.device_initiated => {
+                let rsp = mem.read(line);
+                let (at, w) = self.work;
+                let mut log = self.log.borrow_mut();
+                if word(&rsp, 0) == self.work_seq + 1 && word(&rsp, 1) == checksum(&w) {
+                    log.verified += 1;
+                    let end = now;
+                    log.spans.push((at, end));
+                    if self.work_seq as usize > self.warmup {
+                        log.latencies_ps.push(end - at);
+                    }
+                } else {
+                    log.errors.push(format!(
+                        "work item {}: the CPU's response line holds {:#x} {:#x}, expected {:#x} {:#x}",
+                        self.work_seq,
+                        word(&rsp, 0),
+                        word(&rsp, 1),
+                        self.work_seq + 1,
+                        checksum(&w)
+                    ));
+                }
+                drop(log);
+                self.work_seq += 1;
+                let w = work_item(self.work_seq);
+                let ready = now + self.compute;
+                self.work = (ready, w);
+                let mut ops = vec![AppOp::new("read", line), AppOp::new("release", line)];
+                ops.extend(self.answer(ready, w));
+                ops
+            }
+            "LCL_ACK" if line == self.request => {
+                let req = mem.read(line);
+                let mut result = [0u8; ccsim_coherence::LINE_BYTES];
+                result[..8].copy_from_slice(&req[..8]);
+                result[8..16].copy_from_slice(&checksum(&req).to_le_bytes());
+                let ready = now + self.compute;
+                let mut ops = vec![AppOp::new("read", line), AppOp::new("release", line)];
+                match self.timeout {
+                    Some(t) if ready > self.read_at + t => {
+                        self.pending = Some((ready, result));
+                        let at = (self.read_at + t).max(now);
+                        ops.push(AppOp::new("nrdy", self.signal).at(at));
+                    }
+                    _ => ops.extend(self.answer(ready, result)),
+                }
+                ops
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Result of [`run_invocation`].
+#[derive(Debug)]
+pub struct InvocationRun {
+    /// Latency of each measured call (ps).
+    pub latencies_ps: Vec<Tick>,
+    /// "Not ready yet" answers (two-line protocol) or spin loads that saw
+    /// no new value (FastForward).
+    pub not_ready: usize,
+    /// Calls whose result bytes the client verified.
+    pub verified: usize,
+    /// (start, end) of every call, warm-up calls included.
+    pub spans: Vec<(Tick, Tick)>,
+    /// The run's statistics, flattened (`system.cpu.misses`, ...).
+    pub stats: std::collections::BTreeMap<String, f64>,
+    /// Simulated events.
+    pub events: u64,
+    /// Trace hash.
+    pub trace_hash: String,
+}
+
+/// Runs `cfg.calls` invocations of the device's checksum function over the
+/// `invocation` tables; fails with a report on any protocol, data or
+/// result error.
+pub fn run_invocation(
+    p: &CoherentParams,
+    cfg: &InvocationConfig,
+    seed: u64,
+) -> Result<InvocationRun, String> {
+    if cfg.calls == 0 || cfg.warmup >= cfg.calls {
+        return Err(format!(
+            "invocation: calls ({}) must exceed warmup ({})",
+            cfg.calls, cfg.warmup
+        ));
+    }
+    if cfg.device_initiated && (cfg.signal_store || cfg.timeout_ns.is_some()) {
+        return Err("invocation: the device-initiated protocol runs with a load signal and without 'not ready yet'".into());
+    }
+    if cfg.signal_store && (!cfg.exclusive_return || cfg.timeout_ns.is_some()) {
+        return Err("invocation: a store signal (load-exclusive) is answered Exclusive only, without 'not ready yet'".into());
+    }
+    if cfg.line_a % 2 == cfg.line_b % 2 {
+        return Err(format!(
+            "invocation: lines {} and {} are on the same DC slice; the held read of one would block the fetch of the other (use an even and an odd line)",
+            cfg.line_a, cfg.line_b
+        ));
+    }
+    for (n, v) in [
+        ("compute_ns", cfg.compute_ns),
+        ("timeout_ns", cfg.timeout_ns.unwrap_or(0.0)),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!(
+                "invocation.{n}: must be a non-negative number, got {v}"
+            ));
+        }
+    }
+    let mut p = p.clone();
+    p.tables = Some(invocation_tables()?);
+    let log = Rc::new(RefCell::new(ClientLog::default()));
+    let mut client = Client {
+        a: cfg.line_a,
+        b: cfg.line_b,
+        signal_store: cfg.signal_store,
+        spin: false,
+        device_initiated: cfg.device_initiated,
+        work: [0; ccsim_coherence::LINE_BYTES],
+        calls: cfg.calls,
+        warmup: cfg.warmup,
+        call: 0,
+        len: 0,
+        first_store: 0,
+        last_store: 0,
+        load: 0,
+        started: 0,
+        request: [0; ccsim_coherence::LINE_BYTES],
+        log: log.clone(),
+    };
+    let program = client.call_ops();
+    let dlog = Rc::new(RefCell::new(ClientLog::default()));
+    let mut sys = CoherentSystem::build_with(
+        &p,
+        HomeMemory::Bram,
+        program,
+        Vec::new(),
+        seed,
+        TraceMode::Hash,
+    )?;
+    sys.cpu_mut()
+        .set_driver(Box::new(move |c: &Completed| client.on_done(c)));
+    let mut device = InvocationDevice {
+        exclusive: cfg.exclusive_return,
+        compute: ns_to_ps(cfg.compute_ns),
+        timeout: cfg.timeout_ns.map(ns_to_ps),
+        signal: cfg.line_a,
+        request: cfg.line_b,
+        read_at: 0,
+        pending: None,
+        device_initiated: cfg.device_initiated,
+        work_seq: 0,
+        work: (0, [0; ccsim_coherence::LINE_BYTES]),
+        warmup: cfg.warmup,
+        log: dlog.clone(),
+    };
+    sys.dc_mut()
+        .set_device(Box::new(move |now, msg, line, mem| {
+            device.on_message(now, msg, line, mem)
+        }));
+    sys.run()?;
+    let log = log.borrow().clone();
+    if let Some(e) = log.errors.first() {
+        return Err(format!("invocation: wrong result: {e}"));
+    }
+    if cfg.device_initiated {
+        let d = dlog.borrow().clone();
+        if let Some(e) = d.errors.first() {
+            return Err(format!(
+                "invocation (device-initiated): wrong response: {e}"
+            ));
+        }
+        // Every work item but the last is answered by the next call.
+        if d.verified + 1 != cfg.calls || log.verified != cfg.calls {
+            return Err(format!(
+                "invocation (device-initiated): {} of {} work items answered, {} received",
+                d.verified,
+                cfg.calls - 1,
+                log.verified
+            ));
+        }
+        return Ok(InvocationRun::of(
+            &sys,
+            d.latencies_ps,
+            log.not_ready,
+            d.verified,
+            d.spans,
+        ));
+    }
+    verified_all("invocation", log.verified, cfg.calls)?;
+    Ok(InvocationRun::of(
+        &sys,
+        log.latencies_ps,
+        log.not_ready,
+        log.verified,
+        log.spans,
+    ))
+}
+
+impl InvocationRun {
+    /// The result of a finished run: the client's measurements and the
+    /// simulation's statistics, event count and trace hash.
+    fn of(
+        sys: &CoherentSystem,
+        latencies_ps: Vec<Tick>,
+        not_ready: usize,
+        verified: usize,
+        spans: Vec<(Tick, Tick)>,
+    ) -> InvocationRun {
+        InvocationRun {
+            latencies_ps,
+            not_ready,
+            verified,
+            spans,
+            stats: sys.sim.stats().flatten(),
+            events: sys.sim.events_processed(),
+            trace_hash: sys.sim.trace_hash().unwrap_or_default(),
+        }
+    }
+}
+
+/// Fails unless every one of `calls` calls completed with a verified result.
+fn verified_all(what: &str, verified: usize, calls: usize) -> Result<(), String> {
+    if verified == calls {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: {verified} of {calls} calls completed with a verified result"
+        ))
+    }
+}
+
+/// The FastForward server (PIO §5 "Baseline", Fig. 4) on the home socket,
+/// as a [`ccsim_eci::dc::Device`] on the `eci-dc` tables: it spins on the
+/// request line R with `clean` (a read by the home socket: the client's
+/// Exclusive/Modified copy is downgraded to Shared and its data written
+/// back, as a remote read of a dirty line does), and when R holds the next
+/// sequence number it writes the checksum into the response line P under
+/// `lock` (invalidating the client's Shared copy) and `unlock`s it.
+struct FastForwardServer {
+    r: u64,
+    p: u64,
+    seq: u64,
+    calls: u64,
+    /// What each awaited `LCL_ACK` completes, oldest first.
+    awaiting: std::collections::VecDeque<FfStep>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum FfStep {
+    Poll,
+    Lock,
+    Unlock,
+}
+
+impl FastForwardServer {
+    fn poll(&mut self) -> Vec<AppOp> {
+        self.awaiting.push_back(FfStep::Poll);
+        vec![AppOp::new("clean", self.r)]
+    }
+
+    fn on_message(&mut self, msg: &str, mem: &LineStore) -> Vec<AppOp> {
+        if msg != "LCL_ACK" {
+            return Vec::new();
+        }
+        match self.awaiting.pop_front() {
+            Some(FfStep::Poll) => {
+                let req = mem.read(self.r);
+                if word(&req, 0) != self.seq + 1 {
+                    return self.poll();
+                }
+                self.seq += 1;
+                let mut result = [0u8; ccsim_coherence::LINE_BYTES];
+                result[..8].copy_from_slice(&req[..8]);
+                result[8..16].copy_from_slice(&checksum(&req).to_le_bytes());
+                self.awaiting.extend([FfStep::Lock, FfStep::Unlock]);
+                vec![
+                    AppOp::new("lock", self.p),
+                    AppOp::new("write", self.p).with_data(result),
+                    AppOp::new("unlock", self.p),
+                ]
+            }
+            Some(FfStep::Unlock) if self.seq < self.calls => self.poll(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Runs `cfg.calls` FastForward calls between the client (the CPU: store
+/// the request into R, spin on P) and a server on the home socket, over
+/// the `eci-dc` tables with `memory` behind the home (the CCPI baseline:
+/// `p` holds the `ccpi` link and the ThunderX-1 home). Uses `line_a` as R
+/// and `line_b` as P; `exclusive_return`, `timeout_ns`, `compute_ns` and
+/// `signal_store` do not apply.
+pub fn run_fastforward(
+    p: &CoherentParams,
+    memory: HomeMemory,
+    cfg: &InvocationConfig,
+    seed: u64,
+) -> Result<InvocationRun, String> {
+    if cfg.calls == 0 || cfg.warmup >= cfg.calls {
+        return Err(format!(
+            "fastforward: calls ({}) must exceed warmup ({})",
+            cfg.calls, cfg.warmup
+        ));
+    }
+    if cfg.line_a == cfg.line_b {
+        return Err("fastforward: the request and response lines must differ".into());
+    }
+    let log = Rc::new(RefCell::new(ClientLog::default()));
+    let mut client = Client {
+        // lines(call) = (b, a) with spin: request R = line_a, signal P = line_b.
+        a: cfg.line_b,
+        b: cfg.line_a,
+        signal_store: false,
+        spin: true,
+        device_initiated: false,
+        work: [0; ccsim_coherence::LINE_BYTES],
+        calls: cfg.calls,
+        warmup: cfg.warmup,
+        call: 0,
+        len: 0,
+        first_store: 0,
+        last_store: 0,
+        load: 0,
+        started: 0,
+        request: [0; ccsim_coherence::LINE_BYTES],
+        log: log.clone(),
+    };
+    let program = client.call_ops();
+    let mut server = FastForwardServer {
+        r: cfg.line_a,
+        p: cfg.line_b,
+        seq: 0,
+        calls: cfg.calls as u64,
+        awaiting: Default::default(),
+    };
+    let first = server.poll();
+    let mut sys = CoherentSystem::build_with(p, memory, program, first, seed, TraceMode::Hash)?;
+    sys.cpu_mut()
+        .set_driver(Box::new(move |c: &Completed| client.on_done(c)));
+    sys.dc_mut()
+        .set_device(Box::new(move |_, msg, _, mem| server.on_message(msg, mem)));
+    sys.run()?;
+    let log = log.borrow().clone();
+    if let Some(e) = log.errors.first() {
+        return Err(format!("fastforward: wrong result: {e}"));
+    }
+    verified_all("fastforward", log.verified, cfg.calls)?;
+    Ok(InvocationRun::of(
+        &sys,
+        log.latencies_ps,
+        log.polls,
+        log.verified,
+        log.spans,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_the_devices_checksums_and_roles_swap() {
+        let cfg = InvocationConfig {
+            calls: 5,
+            ..Default::default()
+        };
+        let r = run_invocation(&CoherentParams::default(), &cfg, 3).unwrap();
+        assert_eq!(r.verified, 5);
+        // One signal read per call plus the first call's registration.
+        assert_eq!(r.stats["system.cpu.misses"], 6.0);
+        // Four calls' clean-invalidates each read the request the CPU wrote.
+        assert!(r.stats["system.dc.events"] > 5.0 * 4.0);
+    }
+
+    #[test]
+    fn s_return_upgrades_and_not_ready_rereads() {
+        let cfg = InvocationConfig {
+            calls: 4,
+            exclusive_return: false,
+            compute_ns: 1000.0,
+            timeout_ns: Some(300.0),
+            ..Default::default()
+        };
+        let r = run_invocation(&CoherentParams::default(), &cfg, 3).unwrap();
+        assert_eq!(r.verified, 4);
+        assert!(r.not_ready >= 4, "{}", r.not_ready);
+    }
+
+    #[test]
+    fn fastforward_round_trips_verified_results() {
+        let cfg = InvocationConfig {
+            calls: 5,
+            ..Default::default()
+        };
+        let r = run_fastforward(&CoherentParams::default(), HomeMemory::Bram, &cfg, 3).unwrap();
+        assert_eq!(r.verified, 5);
+        assert_eq!(r.latencies_ps.len(), 3);
+        // The client spins on P until the server's write reaches it.
+        assert!(r.not_ready > 0);
+        let e = run_fastforward(
+            &CoherentParams::default(),
+            HomeMemory::Bram,
+            &InvocationConfig { line_b: 0, ..cfg },
+            3,
+        )
+        .unwrap_err();
+        assert!(e.contains("must differ"), "{e}");
+    }
+
+    #[test]
+    fn device_initiated_hands_out_work_and_checks_responses() {
+        for exclusive_return in [true, false] {
+            let cfg = InvocationConfig {
+                calls: 6,
+                device_initiated: true,
+                exclusive_return,
+                ..Default::default()
+            };
+            let r = run_invocation(&CoherentParams::default(), &cfg, 3).unwrap();
+            // Five responses verified by the device; two are warm-up.
+            assert_eq!(r.verified, 5);
+            assert_eq!(r.latencies_ps.len(), 3);
+        }
+    }
+
+    #[test]
+    fn same_slice_lines_are_refused() {
+        let cfg = InvocationConfig {
+            line_b: 2,
+            ..Default::default()
+        };
+        let e = run_invocation(&CoherentParams::default(), &cfg, 3).unwrap_err();
+        assert!(e.contains("same DC slice"), "{e}");
+    }
+
+    #[test]
+    fn checksum_sees_every_byte() {
+        let mut l = [0u8; ccsim_coherence::LINE_BYTES];
+        let c0 = checksum(&l);
+        l[127] = 1;
+        assert_ne!(c0, checksum(&l));
+    }
+}
