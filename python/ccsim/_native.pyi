@@ -115,6 +115,7 @@ class Platform:
     @property
     def overrides(self) -> Dict[str, _Scalar]: ...
     def components(self) -> Dict[str, _ComponentConfig]: ...
+    def systems(self) -> Dict[str, Dict[str, Any]]: ...
     def __reduce__(self) -> Tuple[Any, Tuple[str, Dict[str, _Scalar]]]: ...
 
 @final
@@ -151,6 +152,15 @@ def run_point(
     seed: int = 0,
     overrides: Optional[Mapping[str, _Scalar]] = None,
     text_overrides: Optional[Sequence[Tuple[str, str]]] = None,
+    trace: bool = False,
+) -> _PointResult: ...
+def run_platform_workload(
+    platform: Platform,
+    workload: str,
+    x_name: str,
+    x: float,
+    params: Optional[Mapping[str, _Scalar]] = None,
+    seed: int = 0,
     trace: bool = False,
 ) -> _PointResult: ...
 def component_types() -> List[_ComponentInfo]: ...

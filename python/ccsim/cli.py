@@ -245,7 +245,7 @@ def cmd_platform(args) -> int:
         for inst, c in comps.items():
             c["parameters"] = rows[inst]
         _out(json.dumps({"name": p.name, "description": p.description, "paper": p.paper, "source": p.source,
-                         "components": comps}, indent=2, ensure_ascii=False))
+                         "components": comps, "systems": p.systems()}, indent=2, ensure_ascii=False))
         return 0
     _out(f"{p.name}: {p.description}")
     _out(f"source: {p.source}" + (f"; paper: {', '.join(p.paper)}" if p.paper else ""))
@@ -256,6 +256,17 @@ def cmd_platform(args) -> int:
         w = [max((len(cell[i]) for cell in cells), default=0) for i in range(3)]
         for name, value, rng, prov in cells:
             _out(f"  {name:<{w[0]}} = {value:<{w[1]}}  {rng:<{w[2]}}  # {prov}")
+    for name, sysd in p.systems().items():
+        _out(f"\n[systems.{name}] protocol = {sysd['protocol']}: {sysd['description']}")
+        for key in ("line_bytes", "header_bytes"):
+            value, prov = sysd[key]
+            _out(f"  {key} = {value}  # {prov}")
+        for a in sysd["agents"]:
+            _out(f"  agent {a['name']}: role {a['role']}, instance {a['instance']}")
+        for c in sysd["components"]:
+            _out(f"  component {c['name']}: instance {c['instance']}")
+        for link in sysd["links"]:
+            _out(f"  link {link['a']} -- {link['b']}: instance {link['instance']}")
     return 0
 
 

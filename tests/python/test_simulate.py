@@ -86,7 +86,12 @@ BAD_SYSTEMS = [
     ('instance = "directory"', 'instance = "xbar"', "systems.random.agents[2].instance", "must be of type table_agent"),
     ('b = "xbar.p3"', 'b = "xbar.p99"', "systems.random.links[3].b", "has no port `p99`"),
     ('b = "xbar.p3"', 'b = "xbar.p2"', "systems.random.links[3].b", "already wired by links[2]"),
-    ("line_bytes = 64", "line_bytes = 48", "systems.random.line_bytes", "must be one of 32, 64, 128"),
+    ("line_bytes = { value = 64,", "line_bytes = { value = 48,", "systems.random.line_bytes",
+     "must be one of 32, 64, 128"),
+    ('line_bytes = { value = 64, from = "assumed: 64 B lines, the line size of CXL.cache" }', "line_bytes = 64",
+     "systems.random.line_bytes", 'expected { value = ..., from = "<provenance>" }, got 64'),
+    ('from = "assumed: 64 B lines, the line size of CXL.cache"', 'from = " "',
+     "systems.random.line_bytes.from", "a provenance names"),
     ('protocol = "msi-dma"', 'protocol = "no-such-spec"', "systems.random.protocol", "no-such-spec"),
     ('components = [{ name = "xbar", instance = "xbar" }]',
      'components = [{ name = "xbar", instance = "xbar" }, { name = "xbar2", instance = "xbar" }]',
@@ -115,3 +120,15 @@ def test_bad_system_sections_exit_2_with_their_path(tmp_path, old, new, path, me
 def test_unknown_system_is_a_config_error():
     with pytest.raises(ccsim.ConfigError, match="no such system"):
         ccsim.simulate("msi-dma", system="ring")
+
+
+def test_platform_shows_the_system_with_provenance():
+    r = cli("platform", "msi-dma")
+    assert r.returncode == 0, r.stderr
+    assert "[systems.random] protocol = msi-dma" in r.stdout
+    assert "line_bytes = 64  # assumed: 64 B lines, the line size of CXL.cache" in r.stdout
+    assert "agent cache1: role cache, instance cache" in r.stdout
+    assert "link dma.net -- xbar.p3: instance net" in r.stdout
+    systems = ccsim.Platform.load("msi-dma").systems()
+    assert [a["role"] for a in systems["random"]["agents"]] == ["cache", "cache", "directory", "dma"]
+    assert systems["random"]["header_bytes"] == (16, "default: a 16-byte header")

@@ -5,7 +5,7 @@
 //! [systems.random]
 //! description = "Two caches, a directory and a DMA engine on a crossbar"
 //! protocol = "msi-dma"                 # a shipped protocol spec or a path
-//! line_bytes = 64
+//! line_bytes = { value = 64, from = "assumed: CXL's 64 B lines" }
 //! agents = [                           # agent ids in this order
 //!   { name = "cache0", instance = "cache", role = "cache" },
 //!   { name = "dir", instance = "directory", role = "directory" },
@@ -78,8 +78,12 @@ pub struct SystemDecl {
     pub protocol: String,
     /// Bytes per line.
     pub line_bytes: usize,
+    /// Where `line_bytes` comes from.
+    pub line_bytes_from: String,
     /// Bytes of a message header on the wire.
     pub header_bytes: u32,
+    /// Where `header_bytes` comes from.
+    pub header_bytes_from: String,
     /// Agents, in agent-id order.
     pub agents: Vec<SystemNode>,
     /// Other components (switches).
@@ -131,14 +135,16 @@ fn parse_system(
     let mut f = Fields::with_keys(file, path, t, &keys)?;
     let description = f.req_str("description")?;
     let protocol = f.req_str("protocol")?;
-    let line_bytes = f.req_f64("line_bytes")?;
+    let (line_bytes, line_bytes_from) = provenanced(&mut f, "line_bytes")?
+        .ok_or_else(|| f.err("line_bytes", "required key missing"))?;
     if ![32.0, 64.0, 128.0].contains(&line_bytes) {
         return Err(f.err(
             "line_bytes",
             format!("must be one of 32, 64, 128, got {line_bytes}"),
         ));
     }
-    let header_bytes = f.opt_f64("header_bytes")?.unwrap_or(16.0);
+    let (header_bytes, header_bytes_from) = provenanced(&mut f, "header_bytes")?
+        .unwrap_or((16.0, "default: a 16-byte header".to_string()));
     if !(0.0..=256.0).contains(&header_bytes) || header_bytes.fract() != 0.0 {
         return Err(f.err(
             "header_bytes",
@@ -260,12 +266,42 @@ fn parse_system(
         description,
         protocol,
         line_bytes: line_bytes as usize,
+        line_bytes_from,
         header_bytes: header_bytes as u32,
+        header_bytes_from,
         agents,
         components: others,
         links,
         loaded,
     })
+}
+
+/// A number with its provenance, `{ value = 64, from = "..." }`, like every
+/// parameter of a platform; `None` if `key` is absent.
+fn provenanced(f: &mut Fields<'_>, key: &str) -> Result<Option<(f64, String)>> {
+    let Some(v) = f.get(key) else {
+        return Ok(None);
+    };
+    let Value::Table(t) = v else {
+        return Err(f.err(
+            key,
+            format!(
+                "expected {{ value = ..., from = \"<provenance>\" }}, got {}",
+                describe(v)
+            ),
+        ));
+    };
+    let mut p = Fields::with_keys(f.file, join(&f.path, key), t, &["value", "from"])?;
+    let value = p.req_f64("value")?;
+    let from = p.req_str("from")?;
+    if from.trim().is_empty() {
+        return Err(p.err(
+            "from",
+            "a provenance names a paper section, figure or table, or says \"assumed\"",
+        ));
+    }
+    p.finish()?;
+    Ok(Some((value, from)))
 }
 
 /// The entries of array `key` (`list`), each a table, with its path
@@ -405,19 +441,13 @@ impl SystemDecl {
 /// Equal declarations: the loaded protocol follows from the fields.
 impl PartialEq for SystemDecl {
     fn eq(&self, o: &Self) -> bool {
-        (
-            &self.name,
-            &self.description,
-            &self.protocol,
-            self.line_bytes,
-            self.header_bytes,
-        ) == (
-            &o.name,
-            &o.description,
-            &o.protocol,
-            o.line_bytes,
-            o.header_bytes,
-        ) && (&self.agents, &self.components, &self.links) == (&o.agents, &o.components, &o.links)
+        fn texts(d: &SystemDecl) -> [&String; 5] {
+            let from = [&d.line_bytes_from, &d.header_bytes_from];
+            [&d.name, &d.description, &d.protocol, from[0], from[1]]
+        }
+        (self.line_bytes, self.header_bytes) == (o.line_bytes, o.header_bytes)
+            && texts(self) == texts(o)
+            && (&self.agents, &self.components, &self.links) == (&o.agents, &o.components, &o.links)
     }
 }
 

@@ -229,6 +229,38 @@ impl PyPlatform {
         }
         Ok(d)
     }
+    /// `{name: {"description", "protocol", "line_bytes": (value, provenance),
+    /// "header_bytes": (value, provenance), "agents": [{"name", "instance",
+    /// "role"}], "components": [{"name", "instance"}], "links": [{"a", "b",
+    /// "instance"}]}}`: the systems declared as data.
+    fn systems<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (name, sys) in &self.inner.systems {
+            let e = PyDict::new(py);
+            e.set_item("description", &sys.description)?;
+            e.set_item("protocol", &sys.protocol)?;
+            e.set_item("line_bytes", (sys.line_bytes, &sys.line_bytes_from))?;
+            e.set_item("header_bytes", (sys.header_bytes, &sys.header_bytes_from))?;
+            let node = |n: &ccsim_platform::SystemNode, d: &Bound<'py, PyDict>| {
+                d.set_item("name", &n.name)?;
+                d.set_item("instance", &n.instance)?;
+                if let Some(r) = &n.role {
+                    d.set_item("role", r)?;
+                }
+                Ok(())
+            };
+            e.set_item("agents", list_of(py, &sys.agents, node)?)?;
+            e.set_item("components", list_of(py, &sys.components, node)?)?;
+            let links = list_of(py, &sys.links, |l, ld| {
+                ld.set_item("a", format!("{}.{}", l.a.0, l.a.1))?;
+                ld.set_item("b", format!("{}.{}", l.b.0, l.b.1))?;
+                ld.set_item("instance", &l.instance)
+            })?;
+            e.set_item("links", links)?;
+            d.set_item(name, e)?;
+        }
+        Ok(d)
+    }
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
