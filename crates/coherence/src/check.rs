@@ -230,6 +230,11 @@ pub struct Checker {
 }
 
 impl Checker {
+    /// The protocol it checks (`eci-dc`).
+    pub fn protocol(&self) -> &str {
+        &self.tables.ir.name
+    }
+
     /// A checker for `tables`.
     pub fn new(tables: Arc<Tables>, enabled: bool) -> Checker {
         Checker {

@@ -159,20 +159,36 @@ impl Tables {
 
     /// The shipped `eci-dc` protocol, generated from its spec.
     pub fn eci_dc() -> Result<Arc<Tables>, String> {
-        static CACHE: std::sync::OnceLock<Result<Arc<Tables>, String>> = std::sync::OnceLock::new();
-        CACHE.get_or_init(|| Self::shipped("eci-dc")).clone()
+        Self::load("eci-dc")
     }
 
     /// The shipped `eci-cc` protocol (CPU-homed lines: the FPGA's cache
     /// controller and the CPU home), generated from its spec.
     pub fn eci_cc() -> Result<Arc<Tables>, String> {
-        static CACHE: std::sync::OnceLock<Result<Arc<Tables>, String>> = std::sync::OnceLock::new();
-        CACHE.get_or_init(|| Self::shipped("eci-cc")).clone()
+        Self::load("eci-cc")
     }
 
-    /// A shipped spec, generated and indexed.
-    pub fn shipped(name: &str) -> Result<Arc<Tables>, String> {
-        let spec = ccsim_protocol::load_spec(name).map_err(|e| e.to_string())?;
+    /// A shipped spec (generated once per process and shared) or a spec
+    /// file (generated on every call: the file may have changed), indexed.
+    pub fn load(name_or_path: &str) -> Result<Arc<Tables>, String> {
+        type Cache = std::sync::Mutex<BTreeMap<String, Result<Arc<Tables>, String>>>;
+        static SHIPPED: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+        if ccsim_protocol::builtin_text(name_or_path).is_none() {
+            return Self::generate(name_or_path);
+        }
+        let mut cache = SHIPPED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry(name_or_path.to_string())
+            .or_insert_with(|| Self::generate(name_or_path))
+            .clone()
+    }
+
+    /// A shipped spec or a spec file, generated and indexed (uncached).
+    fn generate(name_or_path: &str) -> Result<Arc<Tables>, String> {
+        let spec = ccsim_protocol::load_spec(name_or_path).map_err(|e| e.to_string())?;
         let (ir, _) = ccsim_protocol::generate(&spec).map_err(|e| e.to_string())?;
         Tables::new(ir).map(Arc::new)
     }

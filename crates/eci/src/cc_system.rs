@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use ccsim_kernel::prelude::*;
 
+use super::assemble::{assemble, AgentKind, AgentPlan, Assembled, LinkPlan, SystemPlan};
 use super::cc::{CacheController, CcOp};
 use super::cpu::CpuOp;
 use super::cpu_home::CpuHome;
@@ -118,23 +119,46 @@ impl CcSystem {
             Some(t) => t.clone(),
             None => Tables::eci_cc()?,
         };
-        let link = EciLink::from_params(&p.link)?;
-        let checker = Rc::new(RefCell::new(Checker::new(tables.clone(), p.checks)));
-        let home = CpuHome::from_params(&p.home, tables.clone(), checker.clone(), &link, program)?;
-        let mut cc = CacheController::from_params(&p.cc, tables, checker.clone(), &link)?;
-        cc.push_ops(ops);
-        let mut b = SystemBuilder::new("system", seed);
-        b.trace(trace);
-        let h = b.add("cpu_home", home);
-        let c = b.add("cc", cc);
-        for port in ["eci0", "eci1"] {
-            b.connect(h, port, c, port, link.params());
-        }
-        let sim = b.build().map_err(|e| e.to_string())?;
+        let agent = |name, kind, params| AgentPlan {
+            name,
+            kind,
+            params,
+            memory: None,
+            protocol: 0,
+        };
+        let plan = SystemPlan {
+            agents: vec![
+                agent("cpu_home", AgentKind::CpuHome, &p.home),
+                agent("cc", AgentKind::Cc, &p.cc),
+            ],
+            links: ["eci0", "eci1"]
+                .map(|port| LinkPlan {
+                    a: (0, port),
+                    b: (1, port),
+                })
+                .into(),
+            link: EciLink::from_params(&p.link)?,
+            protocols: vec![tables],
+            checks: p.checks,
+            seed,
+            trace,
+        };
+        let mut sys = CcSystem::new(assemble(plan)?)?;
+        sys.home_mut().set_program(program)?;
+        sys.cc_mut().push_ops(ops);
+        Ok(sys)
+    }
+
+    /// The view of an assembled system with one `cpu_home` and one
+    /// `cache_controller` running one protocol.
+    pub fn new(a: Assembled) -> Result<CcSystem, String> {
+        let (home, cc) = (a.only(AgentKind::CpuHome)?, a.only(AgentKind::Cc)?);
+        let [checker] = <[_; 1]>::try_from(a.checkers)
+            .map_err(|c| format!("a home-CC system runs one protocol, not {}", c.len()))?;
         Ok(CcSystem {
-            sim,
-            home: h,
-            cc: c,
+            sim: a.sim,
+            home,
+            cc,
             checker,
         })
     }

@@ -183,6 +183,15 @@ impl CpuHome {
         })
     }
 
+    /// Sets the program of the home's core (before the run).
+    pub fn set_program(&mut self, program: Vec<CpuOp>) -> Result<(), String> {
+        for (i, op) in program.iter().enumerate() {
+            check_op(i, op)?;
+        }
+        self.program = program;
+        Ok(())
+    }
+
     /// Sets the software that extends the program as operations complete.
     pub fn set_driver(&mut self, d: Driver) {
         self.driver = Some(d);

@@ -10,14 +10,7 @@ use ccsim_coherence::{Line, Tables};
 
 /// The checked `invocation` protocol (generated from its shipped spec).
 pub fn invocation_tables() -> Result<Arc<Tables>, String> {
-    static CACHE: std::sync::OnceLock<Result<Arc<Tables>, String>> = std::sync::OnceLock::new();
-    CACHE
-        .get_or_init(|| {
-            let spec = ccsim_protocol::load_spec("invocation").map_err(|e| e.to_string())?;
-            let (ir, _) = ccsim_protocol::generate(&spec).map_err(|e| e.to_string())?;
-            Tables::new(ir).map(Arc::new)
-        })
-        .clone()
+    Tables::load("invocation")
 }
 
 /// The checksum the device computes: a 64-bit FNV-1a of the request line.

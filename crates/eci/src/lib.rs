@@ -53,6 +53,7 @@
 //! assert!(cpu.completed[0].latency_ps > 230_000);
 //! ```
 
+pub mod assemble;
 pub mod bench;
 pub mod cc;
 pub mod cc_system;

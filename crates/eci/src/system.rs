@@ -1,7 +1,12 @@
-//! Wiring a coherent system: a [`CoherentCpu`] (one or more cores sharing
-//! an LLC) and a home
-//! ([`DirectoryController`] with BRAM or DDR) over two ECI links, sharing
-//! one [`Checker`].
+//! A coherent system of FPGA-homed lines: a [`CoherentCpu`] (one or more
+//! cores sharing an LLC) and a home ([`DirectoryController`] with BRAM or
+//! DDR) over two ECI links, sharing one [`Checker`].
+//!
+//! Platforms declare these systems as data (`[systems.dc_bram]` in
+//! `platforms/enzian.toml`, built by ccsim-platform through
+//! [`crate::assemble`]); [`CoherentSystem::build`] declares the same system
+//! in Rust for tests without a platform file. Either way
+//! [`CoherentSystem::new`] is the view: the two agents and the checker.
 //!
 //! [`CoherentSystem::run`] runs to the end and turns every failure into a
 //! report instead of a hang: a violation of SWMR, data-value or an
@@ -15,6 +20,7 @@ use std::sync::Arc;
 
 use ccsim_kernel::prelude::*;
 
+use super::assemble::{assemble, AgentKind, AgentPlan, Assembled, LinkPlan, SystemPlan};
 use super::cpu::{CoherentCpu, CpuOp};
 use super::dc::{AppOp, DirectoryController};
 use super::link::EciLink;
@@ -93,22 +99,17 @@ impl CoherentSystem {
     pub fn build_cores(
         p: &CoherentParams,
         memory: HomeMemory,
-        mut programs: Vec<Vec<CpuOp>>,
+        programs: Vec<Vec<CpuOp>>,
         app: Vec<AppOp>,
         seed: u64,
         trace: TraceMode,
     ) -> Result<CoherentSystem, String> {
-        let program = if programs.is_empty() {
-            Vec::new()
-        } else {
-            programs.remove(0)
-        };
         let tables = match &p.tables {
             Some(t) => t.clone(),
             None => Tables::eci_dc()?,
         };
         let link = EciLink::from_params(&p.link)?;
-        let timing = match memory {
+        let memory = match memory {
             HomeMemory::Bram => MemTiming::Bram(Bram::from_params(&p.bram)?),
             HomeMemory::Ddr => MemTiming::Ddr(Ddr::from_params(&p.ddr)?),
         };
@@ -116,36 +117,70 @@ impl CoherentSystem {
             p.dc.get("checks")
                 .map(|(v, _)| *v != ParamValue::Bool(false))
                 .unwrap_or(true);
-        let checker = Rc::new(RefCell::new(Checker::new(tables.clone(), checks)));
-        let mut cpu =
-            CoherentCpu::from_params(&p.cpu, tables.clone(), checker.clone(), &link, program)?;
-        if programs.len() >= cpu.cores() {
+        let agent = |name, kind, params, memory| AgentPlan {
+            name,
+            kind,
+            params,
+            memory,
+            protocol: 0,
+        };
+        let plan = SystemPlan {
+            agents: vec![
+                agent("cpu", AgentKind::Cpu, &p.cpu, None),
+                agent("dc", AgentKind::Dc, &p.dc, Some(memory)),
+            ],
+            links: ["eci0", "eci1"]
+                .map(|port| LinkPlan {
+                    a: (0, port),
+                    b: (1, port),
+                })
+                .into(),
+            link,
+            protocols: vec![tables],
+            checks,
+            seed,
+            trace,
+        };
+        let mut sys = CoherentSystem::new(assemble(plan)?)?;
+        sys.set_programs(programs)?;
+        sys.dc_mut().push_app_ops(app);
+        Ok(sys)
+    }
+
+    /// The view of an assembled system with one `coherent_cpu` and one
+    /// `directory_controller` running one protocol.
+    pub fn new(a: Assembled) -> Result<CoherentSystem, String> {
+        let (cpu, dc) = (a.only(AgentKind::Cpu)?, a.only(AgentKind::Dc)?);
+        let [checker] = <[_; 1]>::try_from(a.checkers)
+            .map_err(|c| format!("a CPU-DC system runs one protocol, not {}", c.len()))?;
+        Ok(CoherentSystem {
+            sim: a.sim,
+            cpu,
+            dc,
+            checker,
+        })
+    }
+
+    /// Sets the programs of the cores: `programs[k]` runs on core `k`; at
+    /// most `cores` programs, missing ones are empty.
+    pub fn set_programs(&mut self, programs: Vec<Vec<CpuOp>>) -> Result<(), String> {
+        let cpu = self.cpu_mut();
+        if programs.len() > cpu.cores() {
             return Err(format!(
                 "{} programs for {} cores (coherent_cpu.cores)",
-                programs.len() + 1,
+                programs.len(),
                 cpu.cores()
             ));
         }
         for (k, prog) in programs.into_iter().enumerate() {
-            cpu.set_program(k + 1, prog)?;
+            cpu.set_program(k, prog)?;
         }
-        let mut dc =
-            DirectoryController::from_params(&p.dc, tables, checker.clone(), timing, &link)?;
-        dc.push_app_ops(app);
-        let mut b = SystemBuilder::new("system", seed);
-        b.trace(trace);
-        let c = b.add("cpu", cpu);
-        let d = b.add("dc", dc);
-        for port in ["eci0", "eci1"] {
-            b.connect(c, port, d, port, link.params());
-        }
-        let sim = b.build().map_err(|e| e.to_string())?;
-        Ok(CoherentSystem {
-            sim,
-            cpu: c,
-            dc: d,
-            checker,
-        })
+        Ok(())
+    }
+
+    /// The protocol its agents run (`eci-dc`, `invocation`).
+    pub fn protocol(&self) -> String {
+        self.checker.borrow().protocol().to_string()
     }
 
     /// The CPU.

@@ -50,8 +50,8 @@ use std::rc::Rc;
 use ccsim_coherence::initial_line;
 use ccsim_eci::cpu::CpuOp;
 use ccsim_eci::dc::{AppOp, DcEvent};
-use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
+use ccsim_platform::EciOptions;
 
 use crate::{werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
@@ -91,15 +91,12 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     )?;
     let throughput_mode = params.str("mode") == "throughput";
     let config = params.str("config");
-    let (p, memory) =
-        crate::coherent::coherent_params(platform, config, "llc", "clean_invalidate")?;
-    let model = |m: String| werr(format!("platform {}: {m}", platform.name));
     let start = n * FILL_BOUND_PER_LINE;
     let program: Vec<CpuOp> = (0..n).map(|line| CpuOp::Load { line }).collect();
     let mut app: Vec<AppOp> = (0..n).map(|line| AppOp::new("clinv", line)).collect();
     app[0].not_before = start;
-    let mut sys =
-        CoherentSystem::build_with(&p, memory, program, app, seed, trace).map_err(model)?;
+    let opts = EciOptions::new(seed, trace);
+    let mut sys = crate::coherent::coherent_system(platform, config, &opts, program, app)?;
     if throughput_mode {
         // As many requests in flight as there are lines: one per clock.
         sys.dc_mut().set_app_window(n as usize);

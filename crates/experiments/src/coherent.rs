@@ -25,9 +25,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ccsim_coherence::initial_line;
 use ccsim_eci::cpu::CpuOp;
-use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_eci::dc::AppOp;
+use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::Platform;
+use ccsim_platform::{EciOptions, Platform};
 
 use crate::{sweeps, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
@@ -51,57 +52,27 @@ pub static COHERENT_READ: WorkloadInfo = WorkloadInfo {
 /// Largest x.
 const MAX_ACCESSES: f64 = 1_000_000.0;
 
-/// The parameters of the platform's component instance `instance`.
-pub(crate) fn instance_params(
-    platform: &Platform,
-    instance: &str,
-    workload: &str,
-) -> Result<Params, RunError> {
-    platform
-        .components
-        .get(instance)
-        .map(|c| c.params.clone())
-        .ok_or_else(|| {
-            werr(format!(
-                "platform {} has no component instance `{instance}`, which workload {workload} needs",
-                platform.name
-            ))
-        })
-}
-
-/// The coherent system of one of CCKit Fig. 5's configurations, from the
-/// platform's instances: `llc_ddr` is the native CCPI home (`ccpi`,
-/// `thunderx_home`, `thunderx_ddr`); `dc_bram` and `dc_ddr` are ECI (`eci`)
-/// to the FPGA DC (`dc`) with `dc_bram` or `dc_ddr` behind it. The CPU is
-/// the instance `cpu`: `llc` (the calibrated LLC alone) or `thunderx_cpu`
-/// (the whole chip, with L1s and write buffers).
-pub(crate) fn coherent_params(
+/// The coherent system `config` of the platform, one of CCKit Fig. 5's
+/// homes declared as data in `[systems.<config>]` (platforms/enzian.toml):
+/// `llc_ddr` is the native CCPI home (`ccpi`, `thunderx_home`,
+/// `thunderx_ddr`); `dc_bram` and `dc_ddr` are ECI (`eci`) to the FPGA DC
+/// (`dc`) with `dc_bram` or `dc_ddr` behind it; the CPU is the calibrated
+/// LLC alone (`llc`) unless `opts` swaps in the whole chip. Core 0 runs
+/// `program`, the DC's application `app`.
+pub(crate) fn coherent_system(
     platform: &Platform,
     config: &str,
-    cpu: &str,
-    workload: &str,
-) -> Result<(CoherentParams, HomeMemory), RunError> {
-    let (link, home, mem_inst, memory) = match config {
-        "llc_ddr" => ("ccpi", "thunderx_home", "thunderx_ddr", HomeMemory::Ddr),
-        "dc_ddr" => ("eci", "dc", "dc_ddr", HomeMemory::Ddr),
-        "dc_bram" => ("eci", "dc", "dc_bram", HomeMemory::Bram),
-        other => {
-            return Err(werr(format!(
-                "{workload}: unknown configuration {other:?} (llc_ddr, dc_bram or dc_ddr)"
-            )))
-        }
-    };
-    let mut p = CoherentParams {
-        link: instance_params(platform, link, workload)?,
-        cpu: instance_params(platform, cpu, workload)?,
-        dc: instance_params(platform, home, workload)?,
-        ..Default::default()
-    };
-    match memory {
-        HomeMemory::Bram => p.bram = instance_params(platform, mem_inst, workload)?,
-        HomeMemory::Ddr => p.ddr = instance_params(platform, mem_inst, workload)?,
-    }
-    Ok((p, memory))
+    opts: &EciOptions,
+    program: Vec<CpuOp>,
+    app: Vec<AppOp>,
+) -> Result<CoherentSystem, RunError> {
+    let mut sys = platform
+        .coherent_system(config, opts)
+        .map_err(RunError::Config)?;
+    sys.set_programs(vec![program])
+        .map_err(|e| werr(format!("platform {}: {e}", platform.name)))?;
+    sys.dc_mut().push_app_ops(app);
+    Ok(sys)
 }
 
 /// The cache lines in `x` MiB, the swept x of `workload` (which must be
@@ -161,9 +132,9 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         )));
     }
     let config = params.str("config");
-    let (mut p, memory) = coherent_params(platform, config, "llc", "coherent_read")?;
     // One access per line, serialized (CCKit §5.2: no prefetching).
-    p.cpu.set(
+    let opts = EciOptions::new(seed, trace).set(
+        "cpu",
         "mshrs",
         ParamValue::Int(1),
         "coherent_read: one access at a time",
@@ -174,9 +145,7 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         (0..n).collect()
     };
     let program = lines.iter().map(|&line| CpuOp::Load { line }).collect();
-    let model = |m: String| werr(format!("platform {}: {m}", platform.name));
-    let mut sys =
-        CoherentSystem::build_with(&p, memory, program, Vec::new(), seed, trace).map_err(model)?;
+    let mut sys = coherent_system(platform, config, &opts, program, Vec::new())?;
     sys.run()
         .map_err(|e| werr(format!("coherent_read ({config}): {e}")))?;
     let cpu = sys.cpu();

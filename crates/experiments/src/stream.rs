@@ -40,10 +40,10 @@ use std::collections::BTreeMap;
 
 use ccsim_coherence::{initial_line, LINE_BYTES};
 use ccsim_eci::cpu::CpuOp;
-use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
+use ccsim_platform::EciOptions;
 
-use crate::coherent::{coherent_params, distinct_lines, lines_in_mib};
+use crate::coherent::{coherent_system, distinct_lines, lines_in_mib};
 use crate::{werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// Declaration of `coherent_stream`.
@@ -92,9 +92,15 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
     let config = params.str("config");
     let write = params.str("op") == "write";
-    let (mut p, memory) = coherent_params(platform, config, "thunderx_cpu", "coherent_stream")?;
-    p.cpu
-        .set("cores", ParamValue::Int(1), "coherent_stream: one thread");
+    // The whole chip (L1s, write buffers, TADs), one thread on it.
+    let opts = EciOptions::new(seed, trace)
+        .instance("cpu", "thunderx_cpu")
+        .set(
+            "cpu",
+            "cores",
+            ParamValue::Int(1),
+            "coherent_stream: one thread",
+        );
     let lines: Vec<u64> = if params.str("pattern") == "rand" {
         distinct_lines(seed, "coherent_stream.lines", n, region_lines)
     } else {
@@ -134,9 +140,7 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             _ => None,
         })
         .collect();
-    let model = |m: String| werr(format!("platform {}: {m}", platform.name));
-    let mut sys =
-        CoherentSystem::build_with(&p, memory, program, Vec::new(), seed, trace).map_err(model)?;
+    let mut sys = coherent_system(platform, config, &opts, program, Vec::new())?;
     let fail = |e: String| werr(format!("coherent_stream ({config}): {e}"));
     sys.run().map_err(fail)?;
     let cpu = sys.cpu();

@@ -126,10 +126,15 @@ fn shipped_5c_5d_series_run_in_full() {
 
 /// The PIO paper's Fig. 5c/5d runner on the CC and the CPU home.
 mod fig5 {
-    use ccsim_eci::cc_system::CcParams;
+    use ccsim_eci::cc_system::{CcParams, CcSystem};
     use ccsim_experiments::cc_invocation::run::{
         run_cc_invocation, CcInvocationConfig, ReturnPath,
     };
+
+    /// The default CPU home and CC, nothing to do yet.
+    fn system(seed: u64) -> CcSystem {
+        CcSystem::build(&CcParams::default(), Vec::new(), Vec::new(), seed).unwrap()
+    }
 
     /// Every 5c/5d variant verifies every call, ends without a coherence
     /// violation (one would fail the run), and its median call is at least
@@ -144,7 +149,7 @@ mod fig5 {
                     calls: 12,
                     ..Default::default()
                 };
-                let r = run_cc_invocation(&CcParams::default(), &cfg, 3).unwrap();
+                let r = run_cc_invocation(system(3), &cfg, 3).unwrap();
                 assert_eq!(r.verified, cfg.calls);
                 assert_eq!(r.latencies_ps.len(), cfg.calls - cfg.warmup);
                 let mut l = r.latencies_ps.clone();
@@ -165,7 +170,7 @@ mod fig5 {
             poll_ns: 0.0,
             ..Default::default()
         };
-        let e = run_cc_invocation(&CcParams::default(), &cfg, 1).unwrap_err();
+        let e = run_cc_invocation(system(1), &cfg, 1).unwrap_err();
         assert!(e.contains("poll_ns"), "{e}");
     }
 }

@@ -96,7 +96,10 @@ pub use experiment::{
     WorkloadDecl, XAxis,
 };
 pub use platform::{list_platforms, ComponentConfig, Platform, OVERRIDE};
-pub use systems::{BuildOptions, BuiltSystem, SystemDecl, SystemLink, SystemNode};
+pub use systems::eci::Setting;
+pub use systems::{
+    BuildOptions, BuiltSystem, EciOptions, Loaded, SystemDecl, SystemLink, SystemNode,
+};
 pub use value::parse_text;
 
 /// How many platform and experiment texts have been parsed in this process

@@ -22,8 +22,13 @@
 
 use crate::error::{ConfigError, Result};
 use crate::fields::{join, Fields};
-use crate::systems::{build, parse_systems, BuildOptions, BuiltSystem, SystemDecl};
+use crate::systems::{
+    eci, parse_systems, table, BuildOptions, BuiltSystem, EciOptions, SystemDecl,
+};
 use crate::value::{check_param, check_typed, describe, parse_text, suggest};
+use ccsim_eci::assemble::Assembled;
+use ccsim_eci::cc_system::CcSystem;
+use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::component::{ComponentSpec, ParamValue, Params, Peer, Peers};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -204,12 +209,32 @@ impl Platform {
         })
     }
 
-    /// Builds system `name` with the platform's (possibly overridden)
-    /// component parameters.
+    /// Builds system `name` (of table agents) with the platform's (possibly
+    /// overridden) component parameters, for the random tester.
     pub fn build(&self, name: &str, opts: BuildOptions) -> Result<BuiltSystem> {
         let decl = self.system(name)?;
-        build(decl, &self.components, opts)
-            .map_err(|e| ConfigError::new(&self.source, format!("systems.{name}"), e))
+        table::build(decl, &self.components, opts)
+            .map_err(|e| eci::at_system(&self.source, name, e))
+    }
+
+    /// Assembles system `name` (of Enzian agents) with the platform's
+    /// (possibly overridden) component parameters and `opts`.
+    pub fn assemble(&self, name: &str, opts: &EciOptions) -> Result<Assembled> {
+        let decl = self.system(name)?;
+        eci::build(decl, &self.components, opts).map_err(|e| eci::at_system(&self.source, name, e))
+    }
+
+    /// System `name` as a CPU and a DC (FPGA-homed lines: `coherent_cpu` and
+    /// `directory_controller`).
+    pub fn coherent_system(&self, name: &str, opts: &EciOptions) -> Result<CoherentSystem> {
+        CoherentSystem::new(self.assemble(name, opts)?)
+            .map_err(|e| eci::at_system(&self.source, name, e))
+    }
+
+    /// System `name` as a CPU home and the FPGA's CC (CPU-homed lines:
+    /// `cpu_home` and `cache_controller`).
+    pub fn cc_system(&self, name: &str, opts: &EciOptions) -> Result<CcSystem> {
+        CcSystem::new(self.assemble(name, opts)?).map_err(|e| eci::at_system(&self.source, name, e))
     }
 
     /// The component instance `instance`.

@@ -231,8 +231,9 @@ impl PyPlatform {
     }
     /// `{name: {"description", "protocol", "line_bytes": (value, provenance),
     /// "header_bytes": (value, provenance), "agents": [{"name", "instance",
-    /// "role"}], "components": [{"name", "instance"}], "links": [{"a", "b",
-    /// "instance"}]}}`: the systems declared as data.
+    /// "role", "memory" (directory controllers)}], "components": [{"name",
+    /// "instance"}], "links": [{"a", "b", "instance"}]}}`: the systems
+    /// declared as data.
     fn systems<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for (name, sys) in &self.inner.systems {
@@ -246,6 +247,9 @@ impl PyPlatform {
                 d.set_item("instance", &n.instance)?;
                 if let Some(r) = &n.role {
                     d.set_item("role", r)?;
+                }
+                if let Some(m) = &n.memory {
+                    d.set_item("memory", m)?;
                 }
                 Ok(())
             };

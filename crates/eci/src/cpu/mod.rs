@@ -549,7 +549,12 @@ impl CoherentCpu {
 
     /// Sets the program of `core` (before the run).
     pub fn set_program(&mut self, core: usize, program: Vec<CpuOp>) -> Result<(), String> {
-        check_words(&program, &format!("core {core} program"))?;
+        // Core 0's is "the program" of a single-core system.
+        let what = match core {
+            0 => "program".to_string(),
+            k => format!("core {k} program"),
+        };
+        check_words(&program, &what)?;
         let n = self.cores.len();
         let c = self
             .cores

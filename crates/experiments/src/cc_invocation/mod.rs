@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 
 pub mod run;
 
-use ccsim_eci::cc_system::CcParams;
 use ccsim_kernel::prelude::*;
+use ccsim_platform::EciOptions;
 use run::{run_cc_invocation, CcInvocationConfig, ReturnPath};
 
 use crate::invocation::percentile;
@@ -63,17 +63,15 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
     let calls = params.int("calls");
     let f = |n: &str| params.float(n);
-    let mut p = CcParams {
-        link: crate::coherent::instance_params(platform, "eci", "cc_invoke")?,
-        home: crate::coherent::instance_params(platform, "cpu_home", "cc_invoke")?,
-        cc: crate::coherent::instance_params(platform, "cc", "cc_invoke")?,
-        ..Default::default()
-    };
-    p.link.set(
+    let opts = EciOptions::new(seed, TraceMode::Hash).set(
+        "links",
         "jitter_ns",
         ParamValue::Float(f("jitter_ns")),
         "cc_invoke.jitter_ns",
     );
+    let sys = platform
+        .cc_system("cpu_homed", &opts)
+        .map_err(RunError::Config)?;
     let cfg = CcInvocationConfig {
         device_initiated: params.str("initiator") == "device",
         return_path: if params.str("return_path") == "writeback" {
@@ -87,7 +85,7 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         poll_ns: f("poll_ns"),
         ..Default::default()
     };
-    let r = run_cc_invocation(&p, &cfg, seed)
+    let r = run_cc_invocation(sys, &cfg, seed)
         .map_err(|e| werr(format!("platform {}: cc_invoke: {e}", platform.name)))?;
     let mut lat: Vec<f64> = r.latencies_ps.iter().map(|&t| t as f64 / 1000.0).collect();
     lat.sort_by(f64::total_cmp);

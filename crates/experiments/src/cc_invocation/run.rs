@@ -51,7 +51,7 @@ use ccsim_kernel::prelude::*;
 use ccsim_coherence::util::ns_to_ps;
 use ccsim_coherence::{Line, LINE_BYTES};
 use ccsim_eci::cc::{CcNotice, CcOp, CcOpKind, CPU_HOMED_BASE};
-use ccsim_eci::cc_system::{CcParams, CcSystem};
+use ccsim_eci::cc_system::CcSystem;
 use ccsim_eci::cpu::{Completed, CpuOp};
 
 /// How the device's result (5c) or work item (5d) in line `A` reaches the
@@ -193,9 +193,12 @@ fn write_a(cfg: &CcInvocationConfig, seq: u64, value: u64, at: Tick) -> Vec<CcOp
     ops
 }
 
-/// Runs Fig. 5c or 5d on the CPU-homed slice.
+/// Runs Fig. 5c or 5d on the CPU-homed slice: `sys` as built (system
+/// `cpu_homed` of platforms/enzian.toml), with no program yet; `seed`
+/// seeds the software's own jitter (the system's streams were seeded when
+/// it was built).
 pub fn run_cc_invocation(
-    p: &CcParams,
+    mut sys: CcSystem,
     cfg: &CcInvocationConfig,
     seed: u64,
 ) -> Result<CcInvocationRun, String> {
@@ -392,7 +395,8 @@ pub fn run_cc_invocation(
     let program = vec![CpuOp::Wait {
         ps: if cfg.device_initiated { 1 } else { 2_000_000 },
     }];
-    let mut sys = CcSystem::build(p, program, ops, seed)?;
+    sys.home_mut().set_program(program)?;
+    sys.cc_mut().push_ops(ops);
     sys.cc_mut().set_device(Box::new(device));
     sys.home_mut().set_driver(Box::new(driver));
     let outcome = sys.run();

@@ -1,8 +1,9 @@
 //! `coherent_invoke` — the two-cache-line invocation over ECI (PIO paper §5,
 //! Figs. 5a and 6; CCKit §5.7, Fig. 10) on the coherent Enzian platform.
 //!
-//! The core (instance `llc`) calls a checksum function on the FPGA over the
-//! DC (`dc`, link `eci`) running the checked `invocation` protocol tables:
+//! The core calls a checksum function on the FPGA over the DC running the
+//! checked `invocation` protocol tables (system `invocation` of
+//! platforms/enzian.toml: the `llc`, the `dc` with `dc_bram`, link `eci`):
 //! `calls` invocations, the two lines swapping roles every call, each
 //! result's bytes verified by the client (see
 //! [`ccsim_eci::invocation`]). The x axis is a **percentile**
@@ -27,8 +28,8 @@ use std::collections::BTreeMap;
 use ccsim_coherence::LINE_BYTES;
 pub mod run;
 
-use ccsim_eci::system::{CoherentParams, HomeMemory};
 use ccsim_kernel::prelude::*;
+use ccsim_platform::EciOptions;
 use run::{run_fastforward, run_invocation, InvocationConfig};
 
 use crate::{werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
@@ -154,32 +155,25 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let f = |n: &str| params.float(n);
     let (compute, timeout, jitter) = (f("compute_ns"), f("timeout_ns"), f("jitter_ns"));
     let fastforward = params.str("mechanism") == "fastforward";
-    let (link, home) = if fastforward {
-        ("ccpi", "thunderx_home")
-    } else {
-        ("eci", "dc")
-    };
-    let mut p = CoherentParams {
-        link: crate::coherent::instance_params(platform, link, "coherent_invoke")?,
-        cpu: crate::coherent::instance_params(platform, "llc", "coherent_invoke")?,
-        dc: crate::coherent::instance_params(platform, home, "coherent_invoke")?,
-        ..Default::default()
-    };
-    if fastforward {
-        p.ddr = crate::coherent::instance_params(platform, "thunderx_ddr", "coherent_invoke")?;
-    } else {
-        p.bram = crate::coherent::instance_params(platform, "dc_bram", "coherent_invoke")?;
-    }
-    p.link.set(
-        "jitter_ns",
-        ParamValue::Float(jitter),
-        "coherent_invoke.jitter_ns",
-    );
-    p.cpu.set(
-        "mshrs",
-        ParamValue::Int(1),
-        "coherent_invoke: the barrier orders the request stores before the load",
-    );
+    // The invocation protocol on the FPGA's DC, or FastForward over CCPI
+    // between the two sockets (eci-dc on the ThunderX-1 home).
+    let system = if fastforward { "llc_ddr" } else { "invocation" };
+    let opts = EciOptions::new(seed, TraceMode::Hash)
+        .set(
+            "links",
+            "jitter_ns",
+            ParamValue::Float(jitter),
+            "coherent_invoke.jitter_ns",
+        )
+        .set(
+            "cpu",
+            "mshrs",
+            ParamValue::Int(1),
+            "coherent_invoke: the barrier orders the request stores before the load",
+        );
+    let sys = platform
+        .coherent_system(system, &opts)
+        .map_err(RunError::Config)?;
     let signal_store = params.str("signal") == "store";
     let exclusive_return = params.str("return_state") == "exclusive";
     let device_initiated = params.str("initiator") == "device";
@@ -199,9 +193,9 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         ..Default::default()
     };
     let r = if fastforward {
-        run_fastforward(&p, HomeMemory::Ddr, &cfg, seed)
+        run_fastforward(sys, &cfg)
     } else {
-        run_invocation(&p, &cfg, seed)
+        run_invocation(sys, &cfg)
     }
     .map_err(|e| werr(format!("platform {}: coherent_invoke: {e}", platform.name)))?;
     // One latency per call of lines_per_call back-to-back line exchanges.

@@ -54,9 +54,12 @@
 //!
 //! ```
 //! use ccsim_experiments::invocation::run::{run_invocation, InvocationConfig};
-//! use ccsim_eci::system::CoherentParams;
+//! use ccsim_kernel::prelude::*;
+//! use ccsim_platform::{EciOptions, Platform};
+//! let enzian = Platform::load("enzian").unwrap();
+//! let sys = enzian.coherent_system("invocation", &EciOptions::new(1, TraceMode::Hash)).unwrap();
 //! let cfg = InvocationConfig { calls: 6, ..Default::default() };
-//! let r = run_invocation(&CoherentParams::default(), &cfg, 1).unwrap();
+//! let r = run_invocation(sys, &cfg).unwrap();
 //! assert_eq!(r.latencies_ps.len(), 6 - cfg.warmup);
 //! assert_eq!(r.not_ready, 0);
 //! ```
@@ -71,8 +74,8 @@ use ccsim_coherence::util::ns_to_ps;
 use ccsim_coherence::Line;
 use ccsim_eci::cpu::{Completed, CpuOp};
 use ccsim_eci::dc::AppOp;
-use ccsim_eci::invocation::{checksum, invocation_tables};
-use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_eci::invocation::checksum;
+use ccsim_eci::system::CoherentSystem;
 
 /// One invocation run.
 #[derive(Clone, Debug, PartialEq)]
@@ -433,14 +436,20 @@ pub struct InvocationRun {
     pub trace_hash: String,
 }
 
-/// Runs `cfg.calls` invocations of the device's checksum function over the
-/// `invocation` tables; fails with a report on any protocol, data or
-/// result error.
+/// Runs `cfg.calls` invocations of the device's checksum function on `sys`
+/// (as built, no program yet), whose agents run the `invocation` protocol
+/// (system `invocation` of platforms/enzian.toml); fails with a report on
+/// any protocol, data or result error.
 pub fn run_invocation(
-    p: &CoherentParams,
+    mut sys: CoherentSystem,
     cfg: &InvocationConfig,
-    seed: u64,
 ) -> Result<InvocationRun, String> {
+    let protocol = sys.protocol();
+    if protocol != "invocation" {
+        return Err(format!(
+            "invocation: the system runs {protocol}; the invocation runs on the invocation protocol"
+        ));
+    }
     if cfg.calls == 0 || cfg.warmup >= cfg.calls {
         return Err(format!(
             "invocation: calls ({}) must exceed warmup ({})",
@@ -469,8 +478,6 @@ pub fn run_invocation(
             ));
         }
     }
-    let mut p = p.clone();
-    p.tables = Some(invocation_tables()?);
     let log = Rc::new(RefCell::new(ClientLog::default()));
     let mut client = Client {
         a: cfg.line_a,
@@ -492,14 +499,7 @@ pub fn run_invocation(
     };
     let program = client.call_ops();
     let dlog = Rc::new(RefCell::new(ClientLog::default()));
-    let mut sys = CoherentSystem::build_with(
-        &p,
-        HomeMemory::Bram,
-        program,
-        Vec::new(),
-        seed,
-        TraceMode::Hash,
-    )?;
+    sys.set_programs(vec![program])?;
     sys.cpu_mut()
         .set_driver(Box::new(move |c: &Completed| client.on_done(c)));
     let mut device = InvocationDevice {
@@ -649,16 +649,14 @@ impl FastForwardServer {
 }
 
 /// Runs `cfg.calls` FastForward calls between the client (the CPU: store
-/// the request into R, spin on P) and a server on the home socket, over
-/// the `eci-dc` tables with `memory` behind the home (the CCPI baseline:
-/// `p` holds the `ccpi` link and the ThunderX-1 home). Uses `line_a` as R
-/// and `line_b` as P; `exclusive_return`, `timeout_ns`, `compute_ns` and
-/// `signal_store` do not apply.
+/// the request into R, spin on P) and a server on the home socket, on
+/// `sys` (as built, no program yet; the CCPI baseline is system `llc_ddr`:
+/// the `ccpi` link and the ThunderX-1 home with its DDR, running
+/// `eci-dc`). Uses `line_a` as R and `line_b` as P; `exclusive_return`,
+/// `timeout_ns`, `compute_ns` and `signal_store` do not apply.
 pub fn run_fastforward(
-    p: &CoherentParams,
-    memory: HomeMemory,
+    mut sys: CoherentSystem,
     cfg: &InvocationConfig,
-    seed: u64,
 ) -> Result<InvocationRun, String> {
     if cfg.calls == 0 || cfg.warmup >= cfg.calls {
         return Err(format!(
@@ -698,7 +696,8 @@ pub fn run_fastforward(
         awaiting: Default::default(),
     };
     let first = server.poll();
-    let mut sys = CoherentSystem::build_with(p, memory, program, first, seed, TraceMode::Hash)?;
+    sys.set_programs(vec![program])?;
+    sys.dc_mut().push_app_ops(first);
     sys.cpu_mut()
         .set_driver(Box::new(move |c: &Completed| client.on_done(c)));
     sys.dc_mut()
@@ -721,6 +720,28 @@ pub fn run_fastforward(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ccsim_coherence::Tables;
+    use ccsim_eci::invocation::invocation_tables;
+    use ccsim_eci::system::{CoherentParams, HomeMemory};
+    use std::sync::Arc;
+
+    /// The default LLC and DC with BRAM, running `protocol`, nothing to do yet.
+    fn system(protocol: Arc<Tables>) -> CoherentSystem {
+        let p = CoherentParams {
+            tables: Some(protocol),
+            ..Default::default()
+        };
+        CoherentSystem::build_with(&p, HomeMemory::Bram, vec![], vec![], 3, TraceMode::Hash)
+            .unwrap()
+    }
+
+    fn invocation() -> CoherentSystem {
+        system(invocation_tables().unwrap())
+    }
+
+    fn eci_dc() -> CoherentSystem {
+        system(Tables::eci_dc().unwrap())
+    }
 
     #[test]
     fn results_are_the_devices_checksums_and_roles_swap() {
@@ -728,7 +749,7 @@ mod tests {
             calls: 5,
             ..Default::default()
         };
-        let r = run_invocation(&CoherentParams::default(), &cfg, 3).unwrap();
+        let r = run_invocation(invocation(), &cfg).unwrap();
         assert_eq!(r.verified, 5);
         // One signal read per call plus the first call's registration.
         assert_eq!(r.stats["system.cpu.misses"], 6.0);
@@ -745,7 +766,7 @@ mod tests {
             timeout_ns: Some(300.0),
             ..Default::default()
         };
-        let r = run_invocation(&CoherentParams::default(), &cfg, 3).unwrap();
+        let r = run_invocation(invocation(), &cfg).unwrap();
         assert_eq!(r.verified, 4);
         assert!(r.not_ready >= 4, "{}", r.not_ready);
     }
@@ -756,18 +777,12 @@ mod tests {
             calls: 5,
             ..Default::default()
         };
-        let r = run_fastforward(&CoherentParams::default(), HomeMemory::Bram, &cfg, 3).unwrap();
+        let r = run_fastforward(eci_dc(), &cfg).unwrap();
         assert_eq!(r.verified, 5);
         assert_eq!(r.latencies_ps.len(), 3);
         // The client spins on P until the server's write reaches it.
         assert!(r.not_ready > 0);
-        let e = run_fastforward(
-            &CoherentParams::default(),
-            HomeMemory::Bram,
-            &InvocationConfig { line_b: 0, ..cfg },
-            3,
-        )
-        .unwrap_err();
+        let e = run_fastforward(eci_dc(), &InvocationConfig { line_b: 0, ..cfg }).unwrap_err();
         assert!(e.contains("must differ"), "{e}");
     }
 
@@ -780,7 +795,7 @@ mod tests {
                 exclusive_return,
                 ..Default::default()
             };
-            let r = run_invocation(&CoherentParams::default(), &cfg, 3).unwrap();
+            let r = run_invocation(invocation(), &cfg).unwrap();
             // Five responses verified by the device; two are warm-up.
             assert_eq!(r.verified, 5);
             assert_eq!(r.latencies_ps.len(), 3);
@@ -793,7 +808,7 @@ mod tests {
             line_b: 2,
             ..Default::default()
         };
-        let e = run_invocation(&CoherentParams::default(), &cfg, 3).unwrap_err();
+        let e = run_invocation(invocation(), &cfg).unwrap_err();
         assert!(e.contains("same DC slice"), "{e}");
     }
 

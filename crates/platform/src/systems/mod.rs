@@ -22,27 +22,42 @@
 //! built component takes; a link's instance is of type `protocol_link`.
 //! Everything is checked when the platform loads: instances and their
 //! types, roles against the protocol, endpoints against the types' ports,
-//! each port wired once; errors name the path
+//! each required port wired, each port wired once; errors name the path
 //! (`systems.random.agents[1].role`) and the CLI exits 2.
+//!
+//! Two families of agents share this form:
+//!
+//! * **Table agents** ([`table`]): `table_agent` instances run any
+//!   role-form protocol's tables, hang on one `protocol_switch` (or two of
+//!   them link directly) over `protocol_link`s; the random tester drives
+//!   them ([`Platform::build`](crate::Platform::build)).
+//! * **Enzian agents** ([`eci`]): `coherent_cpu`, `directory_controller`
+//!   (with `memory = "<coherent_bram or ddr_controller instance>"`),
+//!   `cache_controller` and `cpu_home` run a two-node protocol (`eci-dc`,
+//!   `eci-cc`, `invocation`) over `eci_link`s; the Enzian workloads drive
+//!   them ([`Platform::coherent_system`](crate::Platform::coherent_system),
+//!   [`Platform::cc_system`](crate::Platform::cc_system)). The role of an
+//!   agent is the protocol's machine its type runs (`dc`, `cpu`, ...).
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
 use std::sync::Arc;
 
-use ccsim_coherence::agents::{
-    link_params, InvariantChecker, ProtocolSwitch, ProtocolSystem, SystemRef, TableAgent,
-    TesterParams, PROTOCOL_SWITCH,
-};
-use ccsim_coherence::Msg;
+use ccsim_coherence::agents::SystemRef;
+use ccsim_coherence::Tables;
+use ccsim_eci::assemble::AgentKind;
 use ccsim_kernel::component::ComponentSpec;
-use ccsim_kernel::prelude::*;
 use toml::{Table, Value};
 
 use crate::error::{ConfigError, Result};
 use crate::fields::{join, Fields};
 use crate::platform::ComponentConfig;
 use crate::value::describe;
+
+pub mod eci;
+pub mod table;
+
+pub use eci::EciOptions;
+pub use table::{BuildOptions, BuiltSystem};
 
 /// A component of a system: a name in the system and the platform instance
 /// whose type and parameters it takes; agents also name their role.
@@ -54,6 +69,8 @@ pub struct SystemNode {
     pub instance: String,
     /// The protocol role (agents only).
     pub role: Option<String>,
+    /// The memory instance behind it (directory controllers only).
+    pub memory: Option<String>,
 }
 
 /// A link between two `component.port` endpoints.
@@ -91,7 +108,57 @@ pub struct SystemDecl {
     /// Links.
     pub links: Vec<SystemLink>,
     /// The protocol loaded for these agents (shared by every build).
-    loaded: SystemRef,
+    loaded: Loaded,
+}
+
+/// Which agents a system holds, with its protocol as they run it.
+#[derive(Debug, Clone)]
+pub enum Loaded {
+    /// Table agents: the protocol with the agents' roles.
+    Table(SystemRef),
+    /// Enzian agents: the two-node protocol's tables.
+    Eci(Arc<Tables>),
+}
+
+/// The type names links of a family have, and its agents.
+fn family_types(eci: bool) -> (&'static str, &'static str) {
+    if eci {
+        (
+            "eci_link",
+            "Enzian agents (coherent_cpu, directory_controller, cache_controller, cpu_home)",
+        )
+    } else {
+        ("protocol_link", "table agents")
+    }
+}
+
+/// Instance `name` of `components` at build time (a platform's component
+/// map is public, so a caller may have removed one since it loaded).
+pub(crate) fn instance<'a>(
+    components: &'a BTreeMap<String, ComponentConfig>,
+    name: &str,
+) -> std::result::Result<&'a ComponentConfig, String> {
+    components
+        .get(name)
+        .ok_or_else(|| format!("the platform has no component `{name}`"))
+}
+
+/// A system's parts as parsed, for its family's own checks.
+pub(crate) struct Declared<'a> {
+    /// The platform file.
+    pub file: &'a str,
+    /// The section's path (`systems.random`).
+    pub path: &'a str,
+    /// The protocol it names.
+    pub protocol: &'a str,
+    /// Its agents.
+    pub agents: &'a [SystemNode],
+    /// Its other components.
+    pub others: &'a [SystemNode],
+    /// Its links.
+    pub links: &'a [SystemLink],
+    /// The platform's component instances.
+    pub components: &'a BTreeMap<String, ComponentConfig>,
 }
 
 /// Parses and checks the `systems` table of a platform file.
@@ -143,13 +210,14 @@ fn parse_system(
             format!("must be one of 32, 64, 128, got {line_bytes}"),
         ));
     }
-    let (header_bytes, header_bytes_from) = provenanced(&mut f, "header_bytes")?
-        .unwrap_or((16.0, "default: a 16-byte header".to_string()));
-    if !(0.0..=256.0).contains(&header_bytes) || header_bytes.fract() != 0.0 {
-        return Err(f.err(
-            "header_bytes",
-            format!("must be an integer in [0, 256], got {header_bytes}"),
-        ));
+    let header = provenanced(&mut f, "header_bytes")?;
+    if let Some((h, _)) = &header {
+        if !(0.0..=256.0).contains(h) || h.fract() != 0.0 {
+            return Err(f.err(
+                "header_bytes",
+                format!("must be an integer in [0, 256], got {h}"),
+            ));
+        }
     }
     let agents = nodes(&mut f, "agents", true, components)?;
     let others = nodes(&mut f, "components", false, components)?;
@@ -177,6 +245,37 @@ fn parse_system(
             &n.name,
             crate::lookup(type_name).expect("a loaded instance's type is registered"),
         );
+    }
+    // One family: every agent a table agent, or every agent an Enzian one;
+    // links of the family's link type.
+    let type_of = |instance: &str| components[instance].type_name.as_str();
+    let eci = AgentKind::of_type(type_of(&agents[0].instance)).is_some();
+    let (link_type, family) = family_types(eci);
+    for (i, a) in agents.iter().enumerate() {
+        if AgentKind::of_type(type_of(&a.instance)).is_some() != eci {
+            return Err(ConfigError::new(
+                file,
+                format!("{path}.agents[{i}].instance"),
+                format!(
+                    "`{}` is a {}, but agents[0] makes this a system of {family}; one system holds one family",
+                    a.instance,
+                    type_of(&a.instance)
+                ),
+            ));
+        }
+    }
+    for (i, l) in links.iter().enumerate() {
+        if type_of(&l.instance) != link_type {
+            return Err(ConfigError::new(
+                file,
+                format!("{path}.links[{i}].instance"),
+                format!(
+                    "`{}` is a {}; links between {family} are of type {link_type}",
+                    l.instance,
+                    type_of(&l.instance)
+                ),
+            ));
+        }
     }
     let mut wired: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (i, l) in links.iter().enumerate() {
@@ -211,56 +310,37 @@ fn parse_system(
         }
     }
     for (i, a) in agents.iter().enumerate() {
-        if !wired.contains_key(&(a.name.clone(), "net".to_string())) {
-            return Err(ConfigError::new(
-                file,
-                format!("{path}.agents[{i}]"),
-                format!("agent `{}` has no link on its port `net`", a.name),
-            ));
-        }
-    }
-    // The network: one switch every agent hangs on, or two agents linked
-    // directly (a switch routes by destination; switches do not route to
-    // each other).
-    if others.len() > 1 {
-        return Err(ConfigError::new(
-            file,
-            format!("{path}.components[1]"),
-            "one switch per system: every agent hangs on it (switch-to-switch routing is not modelled)",
-        ));
-    }
-    let is_agent = |c: &str| agents.iter().any(|a| a.name == c);
-    for (i, l) in links.iter().enumerate() {
-        if is_agent(&l.a.0) && is_agent(&l.b.0) && (agents.len() != 2 || !others.is_empty()) {
-            return Err(ConfigError::new(
-                file,
-                format!("{path}.links[{i}]"),
-                format!(
-                    "links agents `{}` and `{}` directly: only a system of two agents and no switch may (the others reach each other through the switch)",
-                    l.a.0, l.b.0
-                ),
-            ));
-        }
-    }
-    // The protocol loads and knows every role: loaded once, here.
-    let roles = agents
-        .iter()
-        .map(|a| (a.name.clone(), a.role.clone().unwrap_or_default()))
-        .collect();
-    let loaded =
-        match ProtocolSystem::new(&protocol, roles, line_bytes as usize, header_bytes as u32) {
-            Ok(sys) => Arc::new(sys),
-            Err(e) => {
-                let at = match agents
-                    .iter()
-                    .position(|a| e.starts_with(&format!("agent `{}`", a.name)))
-                {
-                    Some(i) => format!("{path}.agents[{i}].role"),
-                    None => format!("{path}.protocol"),
-                };
-                return Err(ConfigError::new(file, at, e));
+        for port in types[a.name.as_str()].ports.iter().filter(|p| p.required) {
+            if !wired.contains_key(&(a.name.clone(), port.name.to_string())) {
+                return Err(ConfigError::new(
+                    file,
+                    format!("{path}.agents[{i}]"),
+                    format!("agent `{}` has no link on its port `{}`", a.name, port.name),
+                ));
             }
-        };
+        }
+    }
+    // Enzian agents hold 128-byte lines and send ECI's 64-bit header.
+    let (header_bytes, header_bytes_from) = if eci {
+        eci::sizes((file, path), line_bytes, header)?
+    } else {
+        header.unwrap_or((16.0, "default: a 16-byte header".to_string()))
+    };
+    let declared = Declared {
+        file,
+        path,
+        protocol: &protocol,
+        agents: &agents,
+        others: &others,
+        links: &links,
+        components,
+    };
+    let loaded = if eci {
+        Loaded::Eci(eci::check(&declared)?)
+    } else {
+        let sizes = (line_bytes as usize, header_bytes as u32);
+        Loaded::Table(table::check(&declared, sizes)?)
+    };
     Ok(SystemDecl {
         name: name.to_string(),
         description,
@@ -338,7 +418,7 @@ fn nodes(
     let mut out = Vec::new();
     for (at, t) in tables(f, key, list)? {
         let known: &[&str] = if agents {
-            &["name", "instance", "role"]
+            &["name", "instance", "role", "memory"]
         } else {
             &["name", "instance"]
         };
@@ -350,34 +430,69 @@ fn nodes(
         } else {
             None
         };
-        let want = if agents {
-            "table_agent"
+        let memory = if agents { n.opt_str("memory")? } else { None };
+        let (want, fits): (&str, fn(&str) -> bool) = if agents {
+            (
+                "table_agent or an Enzian agent (coherent_cpu, directory_controller, cache_controller, cpu_home)",
+                |t| t == "table_agent" || AgentKind::of_type(t).is_some(),
+            )
         } else {
-            "protocol_switch"
+            ("protocol_switch", |t| t == "protocol_switch")
         };
-        match components.get(&instance) {
-            None => {
+        let Some(c) = components.get(&instance) else {
+            return Err(n.err(
+                "instance",
+                format!("the platform has no component `{instance}`"),
+            ));
+        };
+        if !fits(&c.type_name) {
+            return Err(n.err(
+                "instance",
+                format!(
+                    "`{instance}` is a {}; {key} here must be of type {want}",
+                    c.type_name
+                ),
+            ));
+        }
+        // Memory: behind a directory controller, of a memory type.
+        let takes_memory = AgentKind::of_type(&c.type_name).is_some_and(AgentKind::takes_memory);
+        match (&memory, takes_memory) {
+            (None, true) => {
                 return Err(n.err(
-                    "instance",
-                    format!("the platform has no component `{instance}`"),
+                    "memory",
+                    "required key missing: a directory_controller names its memory (a coherent_bram or ddr_controller instance)",
                 ))
             }
-            Some(c) if c.type_name != want => {
+            (Some(_), false) => {
                 return Err(n.err(
-                    "instance",
-                    format!(
-                        "`{instance}` is a {}; {key} here must be of type {want}",
-                        c.type_name
-                    ),
+                    "memory",
+                    format!("a {} has no memory of its own; only a directory_controller takes one", c.type_name),
                 ))
             }
-            Some(_) => {}
+            (Some(m), true) => match components.get(m) {
+                Some(mc) if eci::MEMORY_TYPES.contains(&mc.type_name.as_str()) => {}
+                Some(mc) => {
+                    return Err(n.err(
+                        "memory",
+                        format!(
+                            "`{m}` is a {}; a memory is a {}",
+                            mc.type_name,
+                            eci::MEMORY_TYPES.join(" or ")
+                        ),
+                    ))
+                }
+                None => {
+                    return Err(n.err("memory", format!("the platform has no component `{m}`")))
+                }
+            },
+            (None, false) => {}
         }
         n.finish()?;
         out.push(SystemNode {
             name,
             instance,
             role,
+            memory,
         });
     }
     if out.is_empty() && agents {
@@ -406,13 +521,14 @@ fn links(
         let a = end("a")?;
         let b = end("b")?;
         let instance = n.req_str("instance")?;
+        // Which link type fits is the family's; checked once agents are known.
         match components.get(&instance) {
-            Some(c) if c.type_name == "protocol_link" => {}
+            Some(c) if ["protocol_link", "eci_link"].contains(&c.type_name.as_str()) => {}
             Some(c) => {
                 return Err(n.err(
                     "instance",
                     format!(
-                        "`{instance}` is a {}; a link must be a protocol_link",
+                        "`{instance}` is a {}; a link must be a protocol_link or an eci_link",
                         c.type_name
                     ),
                 ))
@@ -431,10 +547,15 @@ fn links(
 }
 
 impl SystemDecl {
-    /// The protocol and agents this system declares (loaded and checked
-    /// when the platform loaded).
-    pub fn protocol_system(&self) -> &SystemRef {
+    /// The protocol as its agents run it (loaded and checked when the
+    /// platform loaded).
+    pub fn loaded(&self) -> &Loaded {
         &self.loaded
+    }
+
+    /// Whether its agents are Enzian agents (else table agents).
+    pub fn is_eci(&self) -> bool {
+        matches!(self.loaded, Loaded::Eci(_))
     }
 }
 
@@ -449,91 +570,4 @@ impl PartialEq for SystemDecl {
             && texts(self) == texts(o)
             && (&self.agents, &self.components, &self.links) == (&o.agents, &o.components, &o.links)
     }
-}
-
-/// How to build a system.
-#[derive(Debug, Clone, Copy)]
-pub struct BuildOptions {
-    /// Seed of every random stream.
-    pub seed: u64,
-    /// Message trace.
-    pub trace: TraceMode,
-    /// Check the invariants on every row.
-    pub checks: bool,
-    /// A random tester on every agent whose role has local events.
-    pub tester: Option<TesterParams>,
-}
-
-/// A built system, ready to run.
-pub struct BuiltSystem {
-    /// The simulation.
-    pub sim: Simulation<Msg>,
-    /// The protocol and agents.
-    pub protocol: SystemRef,
-    /// Each agent's component, by agent id.
-    pub agents: Vec<ComponentId>,
-    /// The online checker and the read/write log.
-    pub checker: Rc<RefCell<InvariantChecker>>,
-}
-
-impl BuiltSystem {
-    /// Agent `id`'s component.
-    pub fn agent(&self, id: usize) -> &TableAgent {
-        self.sim
-            .component::<TableAgent>(self.agents[id])
-            .expect("agents are table agents")
-    }
-}
-
-/// Builds system `decl` from the platform's `components`.
-pub(crate) fn build(
-    decl: &SystemDecl,
-    components: &BTreeMap<String, ComponentConfig>,
-    opts: BuildOptions,
-) -> std::result::Result<BuiltSystem, String> {
-    let sys = decl.protocol_system().clone();
-    let checker = Rc::new(RefCell::new(InvariantChecker::new(
-        sys.clone(),
-        opts.checks,
-    )));
-    let mut b = SystemBuilder::<Msg>::new("system", opts.seed);
-    b.trace(opts.trace);
-    let mut ids: BTreeMap<&str, ComponentId> = BTreeMap::new();
-    let mut agents = Vec::new();
-    for (i, a) in decl.agents.iter().enumerate() {
-        let params = &components[&a.instance].params;
-        let agent = TableAgent::new(sys.clone(), i as u16, params, checker.clone(), opts.tester);
-        let id = b.add(&a.name, agent);
-        ids.insert(&a.name, id);
-        agents.push(id);
-    }
-    for n in &decl.components {
-        let params = &components[&n.instance].params;
-        // A switch reaches an agent by the port of the link that ends at
-        // the agent's `net` (direct links only).
-        let mut route = vec![None; decl.agents.len()];
-        for l in &decl.links {
-            for (me, other) in [(&l.a, &l.b), (&l.b, &l.a)] {
-                if me.0 == n.name {
-                    if let Some(ai) = decl.agents.iter().position(|a| a.name == other.0) {
-                        route[ai] = PROTOCOL_SWITCH.port_index(&me.1);
-                    }
-                }
-            }
-        }
-        let switch = ProtocolSwitch::new(&n.name, params, sys.clone(), route);
-        ids.insert(&n.name, b.add(&n.name, switch));
-    }
-    for l in &decl.links {
-        let p = link_params(&components[&l.instance].params);
-        let link = b.connect(ids[l.a.0.as_str()], &l.a.1, ids[l.b.0.as_str()], &l.b.1, p);
-        b.name_link(link, &format!("{}--{}", l.a.0, l.b.0));
-    }
-    let sim = b.build().map_err(|e| e.to_string())?;
-    Ok(BuiltSystem {
-        sim,
-        protocol: sys,
-        agents,
-        checker,
-    })
 }

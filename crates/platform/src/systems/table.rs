@@ -1,0 +1,159 @@
+//! Systems of table agents: `table_agent` instances running any role-form
+//! protocol's tables, on one `protocol_switch` over `protocol_link`s (or two
+//! agents linked directly), driven by the random tester.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use ccsim_coherence::agents::{
+    link_params, InvariantChecker, ProtocolSwitch, ProtocolSystem, SystemRef, TableAgent,
+    TesterParams, PROTOCOL_SWITCH,
+};
+use ccsim_coherence::Msg;
+use ccsim_kernel::prelude::*;
+
+use super::{instance, Declared, Loaded, SystemDecl};
+use crate::error::{ConfigError, Result};
+use crate::platform::ComponentConfig;
+
+/// The table family's rules at load: one switch, direct links only between
+/// the two agents of a switchless system, and the protocol knows every
+/// agent's role (loaded once, here). `sizes` = (line, header) bytes.
+pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> {
+    let (file, path, agents) = (d.file, d.path, d.agents);
+    // The network: one switch every agent hangs on, or two agents linked
+    // directly (a switch routes by destination; switches do not route to
+    // each other).
+    if d.others.len() > 1 {
+        return Err(ConfigError::new(
+            file,
+            format!("{path}.components[1]"),
+            "one switch per system: every agent hangs on it (switch-to-switch routing is not modelled)",
+        ));
+    }
+    let is_agent = |c: &str| agents.iter().any(|a| a.name == c);
+    for (i, l) in d.links.iter().enumerate() {
+        if is_agent(&l.a.0) && is_agent(&l.b.0) && (agents.len() != 2 || !d.others.is_empty()) {
+            return Err(ConfigError::new(
+                file,
+                format!("{path}.links[{i}]"),
+                format!(
+                    "links agents `{}` and `{}` directly: only a system of two agents and no switch may (the others reach each other through the switch)",
+                    l.a.0, l.b.0
+                ),
+            ));
+        }
+    }
+    let roles = agents
+        .iter()
+        .map(|a| (a.name.clone(), a.role.clone().unwrap_or_default()))
+        .collect();
+    match ProtocolSystem::new(d.protocol, roles, sizes.0, sizes.1) {
+        Ok(sys) => Ok(Arc::new(sys)),
+        Err(e) => {
+            let at = match agents
+                .iter()
+                .position(|a| e.starts_with(&format!("agent `{}`", a.name)))
+            {
+                Some(i) => format!("{path}.agents[{i}].role"),
+                None => format!("{path}.protocol"),
+            };
+            Err(ConfigError::new(file, at, e))
+        }
+    }
+}
+
+/// How to build a system.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildOptions {
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Message trace.
+    pub trace: TraceMode,
+    /// Check the invariants on every row.
+    pub checks: bool,
+    /// A random tester on every agent whose role has local events.
+    pub tester: Option<TesterParams>,
+}
+
+/// A built system, ready to run.
+pub struct BuiltSystem {
+    /// The simulation.
+    pub sim: Simulation<Msg>,
+    /// The protocol and agents.
+    pub protocol: SystemRef,
+    /// Each agent's component, by agent id.
+    pub agents: Vec<ComponentId>,
+    /// The online checker and the read/write log.
+    pub checker: Rc<RefCell<InvariantChecker>>,
+}
+
+impl BuiltSystem {
+    /// Agent `id`'s component.
+    pub fn agent(&self, id: usize) -> &TableAgent {
+        self.sim
+            .component::<TableAgent>(self.agents[id])
+            .expect("agents are table agents")
+    }
+}
+
+/// Builds system `decl` (of table agents) from the platform's `components`.
+pub(crate) fn build(
+    decl: &SystemDecl,
+    components: &BTreeMap<String, ComponentConfig>,
+    opts: BuildOptions,
+) -> std::result::Result<BuiltSystem, String> {
+    let Loaded::Table(sys) = decl.loaded() else {
+        return Err(format!(
+            "a system of Enzian agents; the random tester runs systems of table agents (the Enzian workloads run this one: {})",
+            super::eci::WORKLOADS
+        ));
+    };
+    let sys = sys.clone();
+    let checker = Rc::new(RefCell::new(InvariantChecker::new(
+        sys.clone(),
+        opts.checks,
+    )));
+    let mut b = SystemBuilder::<Msg>::new("system", opts.seed);
+    b.trace(opts.trace);
+    let mut ids: BTreeMap<&str, ComponentId> = BTreeMap::new();
+    let mut agents = Vec::new();
+    for (i, a) in decl.agents.iter().enumerate() {
+        let params = &instance(components, &a.instance)?.params;
+        let agent = TableAgent::new(sys.clone(), i as u16, params, checker.clone(), opts.tester);
+        let id = b.add(&a.name, agent);
+        ids.insert(&a.name, id);
+        agents.push(id);
+    }
+    for n in &decl.components {
+        let params = &instance(components, &n.instance)?.params;
+        // A switch reaches an agent by the port of the link that ends at
+        // the agent's `net` (direct links only).
+        let mut route = vec![None; decl.agents.len()];
+        for l in &decl.links {
+            for (me, other) in [(&l.a, &l.b), (&l.b, &l.a)] {
+                if me.0 == n.name {
+                    if let Some(ai) = decl.agents.iter().position(|a| a.name == other.0) {
+                        route[ai] = PROTOCOL_SWITCH.port_index(&me.1);
+                    }
+                }
+            }
+        }
+        let switch = ProtocolSwitch::new(&n.name, params, sys.clone(), route);
+        ids.insert(&n.name, b.add(&n.name, switch));
+    }
+    for l in &decl.links {
+        let p = link_params(&instance(components, &l.instance)?.params);
+        let link = b.connect(ids[l.a.0.as_str()], &l.a.1, ids[l.b.0.as_str()], &l.b.1, p);
+        b.name_link(link, &format!("{}--{}", l.a.0, l.b.0));
+    }
+    let sim = b.build().map_err(|e| e.to_string())?;
+    Ok(BuiltSystem {
+        sim,
+        protocol: sys,
+        agents,
+        checker,
+    })
+}
