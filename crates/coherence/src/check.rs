@@ -235,6 +235,11 @@ impl Checker {
         &self.tables.ir.name
     }
 
+    /// The tables it checks.
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
     /// A checker for `tables`.
     pub fn new(tables: Arc<Tables>, enabled: bool) -> Checker {
         Checker {

@@ -1,5 +1,6 @@
 //! Any Enzian system from a plan: which agents (by type, with their
-//! parameters, protocol and memory), which ECI links between which ports.
+//! parameters, protocol and memory), which muxes sharing the ECI links
+//! between two protocols, which links between which ports.
 //!
 //! This is the one place Enzian agents are instantiated and wired. A
 //! platform's `[systems.<name>]` section (ccsim-platform) becomes a
@@ -33,7 +34,8 @@ use crate::cc::CacheController;
 use crate::cpu::CoherentCpu;
 use crate::cpu_home::CpuHome;
 use crate::dc::DirectoryController;
-use crate::link::EciLink;
+use crate::link::{EciLink, VC_NAMES};
+use crate::shared::EciMux;
 
 /// The Enzian coherent agents a system can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,19 +122,46 @@ pub struct AgentPlan<'a> {
     pub protocol: usize,
 }
 
-/// An ECI link between `a` and `b`: (agent index, port).
+/// An [`EciMux`](crate::shared::EciMux): one pair of ECI links shared by
+/// an FPGA-homed and a CPU-homed protocol.
+pub struct MuxPlan<'a> {
+    /// Component name in the system.
+    pub name: &'a str,
+}
+
+/// A link between `a` and `b`, each (node index, port): nodes are the
+/// agents, then the muxes.
 pub struct LinkPlan<'a> {
     /// First end.
     pub a: (usize, &'a str),
     /// Second end.
     pub b: (usize, &'a str),
+    /// A wiring point inside a chip (a mux to its agents: no time, no
+    /// credits) rather than an ECI link.
+    pub wire: bool,
+}
+
+impl LinkPlan<'static> {
+    /// The two ECI links between agents 0 and 1 (`eci0` to `eci0`, `eci1`
+    /// to `eci1`): a two-agent system.
+    pub fn pair() -> Vec<LinkPlan<'static>> {
+        ["eci0", "eci1"]
+            .map(|port| LinkPlan {
+                a: (0, port),
+                b: (1, port),
+                wire: false,
+            })
+            .into()
+    }
 }
 
 /// Everything [`assemble`] needs.
 pub struct SystemPlan<'a> {
     /// Agents, added to the simulation in this order.
     pub agents: Vec<AgentPlan<'a>>,
-    /// ECI links, connected in this order.
+    /// Muxes, added after the agents.
+    pub muxes: Vec<MuxPlan<'a>>,
+    /// Links, connected in this order.
     pub links: Vec<LinkPlan<'a>>,
     /// The ECI link every link is (the agents map lines to links by it).
     pub link: EciLink,
@@ -223,14 +252,36 @@ pub fn assemble(plan: SystemPlan<'_>) -> Result<Assembled, String> {
         };
         agents.push((a.kind, id));
     }
+    let mut nodes: Vec<ComponentId> = agents.iter().map(|&(_, id)| id).collect();
+    if !plan.muxes.is_empty() {
+        let homed = |fpga: bool| {
+            plan.protocols
+                .iter()
+                .find(|t| t.fpga_homed() == fpga)
+                .cloned()
+                .ok_or_else(|| {
+                    "an eci_mux joins an FPGA-homed and a CPU-homed protocol; the system runs one kind".to_string()
+                })
+        };
+        let (fpga_homed, cpu_homed) = (homed(true)?, homed(false)?);
+        for m in &plan.muxes {
+            let mux = EciMux::new(fpga_homed.clone(), cpu_homed.clone())?;
+            nodes.push(b.add(m.name, mux));
+        }
+    }
     for l in &plan.links {
         let end = |(i, port): (usize, &str)| -> Result<ComponentId, String> {
-            agents
+            nodes
                 .get(i)
-                .map(|&(_, id)| id)
-                .ok_or_else(|| format!("link end {i}.{port}: no agent {i}"))
+                .copied()
+                .ok_or_else(|| format!("link end {i}.{port}: no node {i}"))
         };
-        b.connect(end(l.a)?, l.a.1, end(l.b)?, l.b.1, plan.link.params());
+        let params = if l.wire {
+            wire_params()
+        } else {
+            plan.link.params()
+        };
+        b.connect(end(l.a)?, l.a.1, end(l.b)?, l.b.1, params);
     }
     let sim = b.build().map_err(|e| e.to_string())?;
     Ok(Assembled {
@@ -238,4 +289,10 @@ pub fn assemble(plan: SystemPlan<'_>) -> Result<Assembled, String> {
         agents,
         checkers,
     })
+}
+
+/// A wiring point: no latency, infinite bandwidth, no credit limit (the
+/// ECI link's five VCs, so messages keep their class).
+fn wire_params() -> LinkParams {
+    LinkParams::symmetric(0, 0.0).with_vcs(VC_NAMES.iter().map(|n| VcParams::new(n, 0)).collect())
 }

@@ -131,12 +131,8 @@ impl CcSystem {
                 agent("cpu_home", AgentKind::CpuHome, &p.home),
                 agent("cc", AgentKind::Cc, &p.cc),
             ],
-            links: ["eci0", "eci1"]
-                .map(|port| LinkPlan {
-                    a: (0, port),
-                    b: (1, port),
-                })
-                .into(),
+            muxes: Vec::new(),
+            links: LinkPlan::pair(),
             link: EciLink::from_params(&p.link)?,
             protocols: vec![tables],
             checks: p.checks,

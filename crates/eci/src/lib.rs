@@ -75,6 +75,7 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
         &cc::CACHE_CONTROLLER,
         &dc::DIRECTORY_CONTROLLER,
         &link::ECI_LINK,
+        &link::ECI_WIRE,
         &shared::ECI_MUX,
     ]
 }

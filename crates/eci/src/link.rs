@@ -45,6 +45,18 @@ pub static ECI_LINK: ComponentSpec = ComponentSpec {
     check: None,
 };
 
+/// Declaration of `eci_wire`: a wiring point inside a chip, such as an
+/// [`EciMux`](crate::shared::EciMux) to its agents (no parameters: no time,
+/// no credits; the ECI link's five VCs, so messages keep their class).
+pub static ECI_WIRE: ComponentSpec = ComponentSpec {
+    type_name: "eci_wire",
+    description: "A wiring point inside a chip (an ECI mux to its agents): no latency, no bandwidth limit, no credits; the ECI link's virtual channels, so messages keep their class.",
+    params: &[],
+    ports: &[],
+    stats: &[],
+    check: None,
+};
+
 /// Validated link parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EciLink {

@@ -33,17 +33,17 @@ use std::sync::Arc;
 
 use ccsim_kernel::prelude::*;
 
+use super::assemble::{assemble, AgentKind, AgentPlan, Assembled, LinkPlan, MuxPlan, SystemPlan};
 use super::cc::{CacheController, CcOp};
 use super::cc_system::{cc_side_watchdog, snapshot_cc_side};
 use super::cpu::{CoherentCpu, CpuOp};
 use super::cpu_home::CpuHome;
 use super::dc::{AppOp, DirectoryController};
-use super::link::{EciLink, VC_NAMES};
+use super::link::EciLink;
 use super::system::{
     snapshot_dc_side, verdict, CheckedSide, CoherentParams, HomeMemory, Watchdog, TIME_LIMIT,
 };
 use ccsim_coherence::check::{Checker, LineSnapshot};
-use ccsim_coherence::memory::{Bram, Ddr, MemTiming};
 use ccsim_coherence::{Msg, Tables};
 
 /// Declaration of `eci_mux`.
@@ -152,11 +152,6 @@ pub struct SharedSystem {
     pub cc_checker: Rc<RefCell<Checker>>,
 }
 
-fn local_link() -> LinkParams {
-    // A wiring point: no latency, infinite bandwidth, no credit limit.
-    LinkParams::symmetric(0, 0.0).with_vcs(VC_NAMES.iter().map(|n| VcParams::new(n, 0)).collect())
-}
-
 impl SharedSystem {
     /// Builds the system; FPGA-homed lines use the DC with `memory`.
     pub fn build(
@@ -174,7 +169,62 @@ impl SharedSystem {
             Some(t) => t.clone(),
             None => Tables::eci_cc()?,
         };
-        // The home's core and the CC refuse FPGA-homed lines themselves.
+        let link = EciLink::from_params(&c.link)?;
+        let (memory, checks) = c.home(memory)?;
+        let agent = |name, kind, params, memory, protocol| AgentPlan {
+            name,
+            kind,
+            params,
+            memory,
+            protocol,
+        };
+        // Agents 0-3, muxes 4 (CPU side) and 5 (FPGA side).
+        let (cpu_mux, fpga_mux) = (4, 5);
+        let mut links = Vec::new();
+        for i in 0..2 {
+            let eci = ["eci0", "eci1"][i];
+            links.push(LinkPlan {
+                a: (cpu_mux, eci),
+                b: (fpga_mux, eci),
+                wire: false,
+            });
+            for (agent, mux, port) in [
+                (0, cpu_mux, ["fpga_homed0", "fpga_homed1"][i]),
+                (1, cpu_mux, ["cpu_homed0", "cpu_homed1"][i]),
+                (2, fpga_mux, ["fpga_homed0", "fpga_homed1"][i]),
+                (3, fpga_mux, ["cpu_homed0", "cpu_homed1"][i]),
+            ] {
+                links.push(LinkPlan {
+                    a: (agent, eci),
+                    b: (mux, port),
+                    wire: true,
+                });
+            }
+        }
+        let plan = SystemPlan {
+            agents: vec![
+                agent("cpu", AgentKind::Cpu, &c.cpu, None, 0),
+                agent("cpu_home", AgentKind::CpuHome, &p.home, None, 1),
+                agent("dc", AgentKind::Dc, &c.dc, Some(memory), 0),
+                agent("cc", AgentKind::Cc, &p.cc, None, 1),
+            ],
+            muxes: vec![MuxPlan { name: "cpu_mux" }, MuxPlan { name: "fpga_mux" }],
+            links,
+            link,
+            protocols: vec![dc_tables, cc_tables],
+            checks,
+            seed,
+            trace: TraceMode::Hash,
+        };
+        let mut sys = SharedSystem::new(assemble(plan)?)?;
+        sys.set_work(work)?;
+        Ok(sys)
+    }
+
+    /// Gives every agent its work (before the run). The LLC and the DC
+    /// serve FPGA-homed lines only; the home's core and the CC refuse
+    /// FPGA-homed lines themselves.
+    pub fn set_work(&mut self, work: SharedWork) -> Result<(), String> {
         if let Some(op) = work
             .cpu
             .iter()
@@ -191,68 +241,33 @@ impl SharedSystem {
                 super::cc::CPU_HOMED_BASE
             ));
         }
-        let link = EciLink::from_params(&c.link)?;
-        let timing = match memory {
-            HomeMemory::Bram => MemTiming::Bram(Bram::from_params(&c.bram)?),
-            HomeMemory::Ddr => MemTiming::Ddr(Ddr::from_params(&c.ddr)?),
-        };
-        let checks =
-            c.dc.get("checks")
-                .map(|(v, _)| *v != ParamValue::Bool(false))
-                .unwrap_or(true);
-        let dc_checker = Rc::new(RefCell::new(Checker::new(dc_tables.clone(), checks)));
-        let cc_checker = Rc::new(RefCell::new(Checker::new(cc_tables.clone(), checks)));
-        let cpu = CoherentCpu::from_params(
-            &c.cpu,
-            dc_tables.clone(),
-            dc_checker.clone(),
-            &link,
-            work.cpu,
-        )?;
-        let mut dc = DirectoryController::from_params(
-            &c.dc,
-            dc_tables.clone(),
-            dc_checker.clone(),
-            timing,
-            &link,
-        )?;
-        dc.push_app_ops(work.app);
-        let home = CpuHome::from_params(
-            &p.home,
-            cc_tables.clone(),
-            cc_checker.clone(),
-            &link,
-            work.home,
-        )?;
-        let mut cc =
-            CacheController::from_params(&p.cc, cc_tables.clone(), cc_checker.clone(), &link)?;
-        cc.push_ops(work.device);
-        let mut b = SystemBuilder::new("system", seed);
-        b.trace(TraceMode::Hash);
-        let cpu = b.add("cpu", cpu);
-        let home = b.add("cpu_home", home);
-        let cpu_mux = b.add(
-            "cpu_mux",
-            EciMux::new(dc_tables.clone(), cc_tables.clone())?,
+        self.cpu_mut().set_program(0, work.cpu)?;
+        self.dc_mut().push_app_ops(work.app);
+        self.home_mut().set_program(work.home)?;
+        self.cc_mut().push_ops(work.device);
+        Ok(())
+    }
+
+    /// The view of an assembled system with a `coherent_cpu`, a
+    /// `directory_controller`, a `cpu_home` and a `cache_controller`, two
+    /// protocols (FPGA-homed, CPU-homed) on shared links.
+    pub fn new(a: Assembled) -> Result<SharedSystem, String> {
+        let only = |k| a.only(k);
+        let (cpu, dc, home, cc) = (
+            only(AgentKind::Cpu)?,
+            only(AgentKind::Dc)?,
+            only(AgentKind::CpuHome)?,
+            only(AgentKind::Cc)?,
         );
-        let dc = b.add("dc", dc);
-        let cc = b.add("cc", cc);
-        let fpga_mux = b.add("fpga_mux", EciMux::new(dc_tables, cc_tables)?);
-        for i in 0..2 {
-            let eci = format!("eci{i}");
-            b.connect(cpu_mux, &eci, fpga_mux, &eci, link.params());
-            for (agent, mux, port) in [
-                (cpu, cpu_mux, "fpga_homed"),
-                (home, cpu_mux, "cpu_homed"),
-                (dc, fpga_mux, "fpga_homed"),
-                (cc, fpga_mux, "cpu_homed"),
-            ] {
-                b.connect(agent, &eci, mux, &format!("{port}{i}"), local_link());
-            }
-        }
-        let sim = b.build().map_err(|e| e.to_string())?;
+        let [dc_checker, cc_checker] = <[_; 2]>::try_from(a.checkers)
+            .map_err(|c| format!("a shared system runs two protocols, not {}", c.len()))?;
+        let (dc_checker, cc_checker) = if dc_checker.borrow().tables().fpga_homed() {
+            (dc_checker, cc_checker)
+        } else {
+            (cc_checker, dc_checker)
+        };
         Ok(SharedSystem {
-            sim,
+            sim: a.sim,
             cpu,
             dc,
             home,
@@ -260,6 +275,32 @@ impl SharedSystem {
             dc_checker,
             cc_checker,
         })
+    }
+
+    /// The LLC, mutably (to set programs or a driver before the run).
+    pub fn cpu_mut(&mut self) -> &mut CoherentCpu {
+        self.sim
+            .component_mut::<CoherentCpu>(self.cpu)
+            .expect("cpu")
+    }
+
+    /// The DC, mutably.
+    pub fn dc_mut(&mut self) -> &mut DirectoryController {
+        self.sim
+            .component_mut::<DirectoryController>(self.dc)
+            .expect("dc")
+    }
+
+    /// The CPU home, mutably.
+    pub fn home_mut(&mut self) -> &mut CpuHome {
+        self.sim.component_mut::<CpuHome>(self.home).expect("home")
+    }
+
+    /// The CC, mutably.
+    pub fn cc_mut(&mut self) -> &mut CacheController {
+        self.sim
+            .component_mut::<CacheController>(self.cc)
+            .expect("cc")
     }
 
     /// The LLC (FPGA-homed lines).

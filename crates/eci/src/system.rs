@@ -54,6 +54,19 @@ pub struct CoherentParams {
     pub tables: Option<Arc<Tables>>,
 }
 
+impl CoherentParams {
+    /// The home's memory timing (`memory` with the `bram` or `ddr`
+    /// parameters) and whether the online checks run (the DC's `checks`).
+    pub fn home(&self, memory: HomeMemory) -> Result<(MemTiming, bool), String> {
+        let timing = match memory {
+            HomeMemory::Bram => MemTiming::Bram(Bram::from_params(&self.bram)?),
+            HomeMemory::Ddr => MemTiming::Ddr(Ddr::from_params(&self.ddr)?),
+        };
+        let checks = self.dc.get("checks").map(|(v, _)| v) != Some(&ParamValue::Bool(false));
+        Ok((timing, checks))
+    }
+}
+
 /// A built coherent system.
 pub struct CoherentSystem {
     /// The runnable simulation.
@@ -109,14 +122,7 @@ impl CoherentSystem {
             None => Tables::eci_dc()?,
         };
         let link = EciLink::from_params(&p.link)?;
-        let memory = match memory {
-            HomeMemory::Bram => MemTiming::Bram(Bram::from_params(&p.bram)?),
-            HomeMemory::Ddr => MemTiming::Ddr(Ddr::from_params(&p.ddr)?),
-        };
-        let checks =
-            p.dc.get("checks")
-                .map(|(v, _)| *v != ParamValue::Bool(false))
-                .unwrap_or(true);
+        let (memory, checks) = p.home(memory)?;
         let agent = |name, kind, params, memory| AgentPlan {
             name,
             kind,
@@ -129,12 +135,8 @@ impl CoherentSystem {
                 agent("cpu", AgentKind::Cpu, &p.cpu, None),
                 agent("dc", AgentKind::Dc, &p.dc, Some(memory)),
             ],
-            links: ["eci0", "eci1"]
-                .map(|port| LinkPlan {
-                    a: (0, port),
-                    b: (1, port),
-                })
-                .into(),
+            muxes: Vec::new(),
+            links: LinkPlan::pair(),
             link,
             protocols: vec![tables],
             checks,

@@ -28,6 +28,7 @@ use crate::systems::{
 use crate::value::{check_param, check_typed, describe, parse_text, suggest};
 use ccsim_eci::assemble::Assembled;
 use ccsim_eci::cc_system::CcSystem;
+use ccsim_eci::shared::SharedSystem;
 use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::component::{ComponentSpec, ParamValue, Params, Peer, Peers};
 use std::collections::BTreeMap;
@@ -228,6 +229,14 @@ impl Platform {
     /// `directory_controller`).
     pub fn coherent_system(&self, name: &str, opts: &EciOptions) -> Result<CoherentSystem> {
         CoherentSystem::new(self.assemble(name, opts)?)
+            .map_err(|e| eci::at_system(&self.source, name, e))
+    }
+
+    /// System `name` as both homes on shared links: the CPU and the DC
+    /// (FPGA-homed lines) and the CPU home and the CC (CPU-homed lines),
+    /// joined by `eci_mux`es.
+    pub fn shared_system(&self, name: &str, opts: &EciOptions) -> Result<SharedSystem> {
+        SharedSystem::new(self.assemble(name, opts)?)
             .map_err(|e| eci::at_system(&self.source, name, e))
     }
 

@@ -51,10 +51,22 @@ fn the_enzian_platform_declares_its_coherent_systems() {
     let names: Vec<&str> = p.systems.keys().map(String::as_str).collect();
     assert_eq!(
         names,
-        ["cpu_homed", "dc_bram", "dc_ddr", "invocation", "llc_ddr"]
+        [
+            "cpu_homed",
+            "dc_bram",
+            "dc_ddr",
+            "invocation",
+            "llc_ddr",
+            "shared"
+        ]
     );
     for (name, d) in &p.systems {
         assert!(d.is_eci(), "{name}");
+        let protocols = match d.loaded() {
+            ccsim_platform::Loaded::Eci(t) => t.len(),
+            _ => 0,
+        };
+        assert_eq!(protocols, if name == "shared" { 2 } else { 1 }, "{name}");
         assert_eq!((d.line_bytes, d.header_bytes), (128, 8), "{name}");
     }
     let dc = &p.systems["dc_ddr"].agents[1];
@@ -124,6 +136,42 @@ fn the_cpu_homed_system_runs_as_its_rust_declaration() {
         data.cc().completed[0].data,
         Some(ccsim_coherence::initial_line(line))
     );
+}
+
+#[test]
+fn the_shared_system_runs_as_its_rust_declaration() {
+    use ccsim_eci::shared::{SharedParams, SharedSystem, SharedWork};
+    let p = enzian();
+    let work = || SharedWork {
+        cpu: program(),
+        device: vec![
+            CcOp::new(CcOpKind::Load, CPU_HOMED_BASE + 1),
+            CcOp::new(CcOpKind::Load, CPU_HOMED_BASE + 2),
+        ],
+        home: vec![CpuOp::Store {
+            line: CPU_HOMED_BASE + 2,
+            word: 0,
+            value: 9,
+        }],
+        ..Default::default()
+    };
+    let mut data = p
+        .shared_system("shared", &EciOptions::new(2, TraceMode::Hash))
+        .unwrap();
+    data.set_work(work()).unwrap();
+    data.run().unwrap();
+    let params = |i: &str| p.components[i].params.clone();
+    let rust = SharedParams {
+        coherent: rust_params(&p, "eci", "llc", "dc", "dc_bram"),
+        home: params("cpu_home"),
+        cc: params("cc"),
+        cc_tables: None,
+    };
+    let mut wired = SharedSystem::build(&rust, HomeMemory::Bram, work(), 2).unwrap();
+    wired.run().unwrap();
+    assert_eq!(data.sim.trace_hash(), wired.sim.trace_hash());
+    assert_eq!(data.cpu().completed.len(), 24);
+    assert_eq!(data.cc().completed.len(), 2);
 }
 
 #[test]
@@ -199,13 +247,14 @@ links = [
 ]
 "#;
 
-/// The platform's components with `system` in place of its systems.
+/// The platform's components (and a `protocol_link`, `net`) with `system`
+/// in place of its systems.
 fn with_system(system: &str) -> Result<Platform, ccsim_platform::ConfigError> {
     let text = ccsim_platform::shipped_text("platform", "enzian").unwrap();
     let components = &text[..text.find("[systems.").unwrap()];
     Platform::from_toml_str(
         "platforms/bad.toml",
-        &format!("{components}\n{system}"),
+        &format!("{components}\n[components.net]\ntype = \"protocol_link\"\n\n{system}"),
         &ccsim_platform::registry(),
     )
 }
@@ -222,8 +271,11 @@ fn bad_enzian_system_sections_name_their_path() {
         (r#"protocol = "eci-dc""#, r#"protocol = "msi-dma""#, "systems.dc_bram.protocol", "two-node protocols"),
         ("value = 128", "value = 64", "systems.dc_bram.line_bytes", "Enzian agents hold 128-byte lines, got 64"),
         (r#"line_bytes = { value = 128, from = "CCKit §4" }"#, "line_bytes = { value = 128, from = \"CCKit §4\" }\nheader_bytes = { value = 16, from = \"x\" }", "systems.dc_bram.header_bytes", "ECI's 8-byte header, got 16"),
-        (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "ccpi""#, "systems.dc_bram.links[1].instance", "differs from links[0]'s `eci`"),
-        (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "dc_bram""#, "systems.dc_bram.links[1].instance", "a link must be a protocol_link or an eci_link"),
+        (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "ccpi""#, "systems.dc_bram.links[1].instance", "differs from the first eci_link's `eci`"),
+        (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "dc_bram""#, "systems.dc_bram.links[1].instance", "a link must be a protocol_link, an eci_link or an eci_wire"),
+        (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "net""#, "systems.dc_bram.links[1].instance", "`net` is a protocol_link, but agents[0] makes this a system of Enzian agents"),
+        (r#"role = "cpu" }"#, r#"role = "cpu", protocol = "nope" }"#, "systems.dc_bram.agents[0].protocol", "nope"),
+        (r#"role = "cpu" }"#, r#"role = "cpu", protocol = "eci-cc" }"#, "systems.dc_bram.agents[0].instance", "a coherent_cpu serves FPGA-homed lines; protocol eci-cc is CPU-homed"),
         ("  { a = \"cpu.eci1\", b = \"dc.eci1\", instance = \"eci\" },\n", "", "systems.dc_bram.agents[0]", "agent `cpu` has no link on its port `eci1`"),
         (r#"{ name = "dc", instance = "dc""#, r#"{ name = "dc", instance = "nic""#, "systems.dc_bram.agents[1].instance", "`nic` is a nic_mac; agents here must be of type table_agent or an Enzian agent"),
     ];

@@ -28,11 +28,13 @@ use std::sync::Arc;
 use ccsim_coherence::memory::{Bram, Ddr, MemTiming};
 use ccsim_coherence::Tables;
 use ccsim_coherence::LINE_BYTES;
-use ccsim_eci::assemble::{assemble, AgentKind, AgentPlan, Assembled, LinkPlan, SystemPlan};
+use ccsim_eci::assemble::{
+    assemble, AgentKind, AgentPlan, Assembled, LinkPlan, MuxPlan, SystemPlan,
+};
 use ccsim_eci::link::{EciLink, HEADER_BYTES};
 use ccsim_kernel::prelude::*;
 
-use super::{instance, Declared, Loaded, SystemDecl};
+use super::{instance, Declared, Loaded, SystemDecl, SystemLink};
 use crate::error::{ConfigError, Result};
 use crate::platform::ComponentConfig;
 
@@ -43,33 +45,55 @@ pub const MEMORY_TYPES: [&str; 2] = ["coherent_bram", "ddr_controller"];
 pub const WORKLOADS: &str =
     "coherent_read, coherent_stream, clean_invalidate, coherent_invoke, cc_invoke, nic_loopback";
 
-/// The Enzian family's rules at load: agents linked directly (no switch),
-/// every link the same `eci_link` instance, the protocol loads as a
-/// two-node protocol and each agent's role is the machine its type runs.
-pub(super) fn check(d: &Declared<'_>) -> Result<Arc<Tables>> {
+/// The Enzian family's rules at load: every ECI link the same `eci_link`
+/// instance (the agents map lines to links by it); each protocol loads as
+/// a two-node protocol (the system's, and any an agent names); each
+/// agent's role is the machine its type runs in its protocol; muxes join
+/// an FPGA-homed and a CPU-homed protocol. The system's protocol comes
+/// first in the result.
+pub(super) fn check(d: &Declared<'_>) -> Result<Vec<Arc<Tables>>> {
     let (file, path) = (d.file, d.path);
-    if !d.others.is_empty() {
+    let eci_links: Vec<(usize, &SystemLink)> = d
+        .links
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| d.components[&l.instance].type_name == "eci_link")
+        .collect();
+    if let Some(&(_, first)) = eci_links.first() {
+        for &(i, l) in &eci_links {
+            if l.instance != first.instance {
+                return Err(ConfigError::new(
+                    file,
+                    format!("{path}.links[{i}].instance"),
+                    format!(
+                        "`{}` differs from the first eci_link's `{}`: the agents map lines to links by one eci_link",
+                        l.instance, first.instance
+                    ),
+                ));
+            }
+        }
+    } else {
         return Err(ConfigError::new(
             file,
-            format!("{path}.components[0]"),
-            "Enzian agents link directly over ECI; a system of them has no switch",
+            format!("{path}.links"),
+            "Enzian agents talk over ECI: at least one link is an eci_link",
         ));
     }
-    for (i, l) in d.links.iter().enumerate() {
-        if l.instance != d.links[0].instance {
-            return Err(ConfigError::new(
-                file,
-                format!("{path}.links[{i}].instance"),
-                format!(
-                    "`{}` differs from links[0]'s `{}`: the agents map lines to links by one eci_link",
-                    l.instance, d.links[0].instance
-                ),
-            ));
-        }
-    }
-    let tables = Tables::load(d.protocol)
-        .map_err(|e| ConfigError::new(file, format!("{path}.protocol"), e))?;
+    let load =
+        |name: &str, at: String| Tables::load(name).map_err(|e| ConfigError::new(file, at, e));
+    let mut protocols = vec![load(d.protocol, format!("{path}.protocol"))?];
     for (i, a) in d.agents.iter().enumerate() {
+        let tables = match &a.protocol {
+            None => protocols[0].clone(),
+            Some(name) => match protocols.iter().find(|t| &t.ir.name == name) {
+                Some(t) => t.clone(),
+                None => {
+                    let t = load(name, format!("{path}.agents[{i}].protocol"))?;
+                    protocols.push(t.clone());
+                    t
+                }
+            },
+        };
         let type_name = &d.components[&a.instance].type_name;
         let kind = AgentKind::of_type(type_name).expect("the family check found Enzian agents");
         let role = kind
@@ -88,7 +112,15 @@ pub(super) fn check(d: &Declared<'_>) -> Result<Arc<Tables>> {
             ));
         }
     }
-    Ok(tables)
+    let homes = |fpga: bool| protocols.iter().filter(|t| t.fpga_homed() == fpga).count();
+    if !d.others.is_empty() && (homes(true), homes(false)) != (1, 1) {
+        return Err(ConfigError::new(
+            file,
+            format!("{path}.components[0]"),
+            "an eci_mux joins one FPGA-homed and one CPU-homed protocol on the same links; the agents run other protocols",
+        ));
+    }
+    Ok(protocols)
 }
 
 /// The header size of a system of Enzian agents, given its `line_bytes`
@@ -183,7 +215,7 @@ pub(crate) fn build(
     components: &BTreeMap<String, ComponentConfig>,
     opts: &EciOptions,
 ) -> std::result::Result<Assembled, String> {
-    let Loaded::Eci(tables) = decl.loaded() else {
+    let Loaded::Eci(protocols) = decl.loaded() else {
         return Err(
             "a system of table agents; the Enzian workloads run systems of Enzian agents (coherent_cpu, directory_controller, cache_controller, cpu_home)"
                 .into(),
@@ -215,8 +247,17 @@ pub(crate) fn build(
         let instance = instance_of(&a.name, &a.instance)?;
         params.insert(&a.name, get(&instance)?.params.clone());
     }
-    let link_instance = &decl.links[0].instance;
-    params.insert("links", get(link_instance)?.params.clone());
+    let is_wire = |l: &SystemLink| -> std::result::Result<bool, String> {
+        Ok(get(&l.instance)?.type_name == "eci_wire")
+    };
+    let mut eci_link = None;
+    for l in &decl.links {
+        if !is_wire(l)? {
+            eci_link.get_or_insert(&l.instance);
+        }
+    }
+    let eci_link = eci_link.ok_or("no eci_link among the links")?;
+    params.insert("links", get(eci_link)?.params.clone());
     for s in &opts.settings {
         let p = params.get_mut(s.node.as_str()).ok_or_else(|| {
             format!(
@@ -230,7 +271,6 @@ pub(crate) fn build(
     let checks = decl.agents.iter().all(|a| {
         params[a.name.as_str()].get("checks").map(|(v, _)| v) != Some(&ParamValue::Bool(false))
     });
-    let index = |name: &str| decl.agents.iter().position(|a| a.name == name);
     let mut agents = Vec::with_capacity(decl.agents.len());
     for a in &decl.agents {
         let type_name = &get(&a.instance)?.type_name;
@@ -240,43 +280,65 @@ pub(crate) fn build(
             Some(m) => Some(memory_timing(get(m)?)?),
             None => None,
         };
+        let protocol = match &a.protocol {
+            None => 0,
+            Some(name) => protocols
+                .iter()
+                .position(|t| &t.ir.name == name)
+                .expect("every agent's protocol was loaded at load"),
+        };
         agents.push(AgentPlan {
             name: &a.name,
             kind,
             params: &params[a.name.as_str()],
             memory,
-            protocol: 0,
+            protocol,
         });
     }
+    // Nodes: the agents, then the muxes.
+    let nodes: Vec<&str> = decl
+        .agents
+        .iter()
+        .chain(&decl.components)
+        .map(|n| n.name.as_str())
+        .collect();
+    let index = |name: &str| nodes.iter().position(|n| *n == name);
     let links = decl
         .links
         .iter()
         .map(|l| {
             Ok(LinkPlan {
-                a: agent_end(&l.a, index)?,
-                b: agent_end(&l.b, index)?,
+                a: node_end(&l.a, index)?,
+                b: node_end(&l.b, index)?,
+                wire: is_wire(l)?,
             })
         })
         .collect::<std::result::Result<Vec<_>, String>>()?;
+    let muxes = decl
+        .components
+        .iter()
+        .map(|n| MuxPlan { name: &n.name })
+        .collect();
     assemble(SystemPlan {
         agents,
+        muxes,
         links,
         link,
-        protocols: vec![tables.clone()],
+        protocols: protocols.clone(),
         checks,
         seed: opts.seed,
         trace: opts.trace,
     })
 }
 
-/// A link end `(component, port)` as (agent index, port).
-fn agent_end(
+/// A link end `(component, port)` as (node index, port).
+fn node_end(
     (c, port): &(String, String),
     index: impl Fn(&str) -> Option<usize>,
 ) -> std::result::Result<(usize, &str), String> {
     index(c)
         .map(|i| (i, port.as_str()))
-        .ok_or_else(|| format!("link end `{c}.{port}` is not an agent"))
+        .ok_or_else(|| format!("link end `{c}.{port}` is not in the system"))
 }
 
 /// The timing of a memory instance (`coherent_bram` or `ddr_controller`).

@@ -71,6 +71,9 @@ pub struct SystemNode {
     pub role: Option<String>,
     /// The memory instance behind it (directory controllers only).
     pub memory: Option<String>,
+    /// The protocol it runs, if not the system's (Enzian agents sharing
+    /// links between two protocols).
+    pub protocol: Option<String>,
 }
 
 /// A link between two `component.port` endpoints.
@@ -116,19 +119,34 @@ pub struct SystemDecl {
 pub enum Loaded {
     /// Table agents: the protocol with the agents' roles.
     Table(SystemRef),
-    /// Enzian agents: the two-node protocol's tables.
-    Eci(Arc<Tables>),
+    /// Enzian agents: the two-node protocols' tables, the system's first
+    /// (each agent runs one of them).
+    Eci(Vec<Arc<Tables>>),
 }
 
-/// The type names links of a family have, and its agents.
-fn family_types(eci: bool) -> (&'static str, &'static str) {
+/// A family of systems: its agents, and the types its links and its other
+/// components (not agents) have.
+struct Family {
+    agents: &'static str,
+    links: &'static [&'static str],
+    components: &'static [&'static str],
+}
+
+/// The family of table agents (`eci` false) or of Enzian agents.
+fn family(eci: bool) -> Family {
     if eci {
-        (
-            "eci_link",
-            "Enzian agents (coherent_cpu, directory_controller, cache_controller, cpu_home)",
-        )
+        Family {
+            agents:
+                "Enzian agents (coherent_cpu, directory_controller, cache_controller, cpu_home)",
+            links: &["eci_link", "eci_wire"],
+            components: &["eci_mux"],
+        }
     } else {
-        ("protocol_link", "table agents")
+        Family {
+            agents: "table agents",
+            links: &["protocol_link"],
+            components: &["protocol_switch"],
+        }
     }
 }
 
@@ -247,33 +265,38 @@ fn parse_system(
         );
     }
     // One family: every agent a table agent, or every agent an Enzian one;
-    // links of the family's link type.
+    // links and other components of the family's types.
     let type_of = |instance: &str| components[instance].type_name.as_str();
     let eci = AgentKind::of_type(type_of(&agents[0].instance)).is_some();
-    let (link_type, family) = family_types(eci);
+    let fam = family(eci);
+    let one_family = |list: &str, i: usize, instance: &str, want: &str| {
+        ConfigError::new(
+            file,
+            format!("{path}.{list}[{i}].instance"),
+            format!(
+                "`{instance}` is a {}, but agents[0] makes this a system of {}, whose {list} are {want}; one system holds one family",
+                type_of(instance),
+                fam.agents
+            ),
+        )
+    };
     for (i, a) in agents.iter().enumerate() {
         if AgentKind::of_type(type_of(&a.instance)).is_some() != eci {
-            return Err(ConfigError::new(
-                file,
-                format!("{path}.agents[{i}].instance"),
-                format!(
-                    "`{}` is a {}, but agents[0] makes this a system of {family}; one system holds one family",
-                    a.instance,
-                    type_of(&a.instance)
-                ),
-            ));
+            return Err(one_family("agents", i, &a.instance, fam.agents));
         }
     }
     for (i, l) in links.iter().enumerate() {
-        if type_of(&l.instance) != link_type {
-            return Err(ConfigError::new(
-                file,
-                format!("{path}.links[{i}].instance"),
-                format!(
-                    "`{}` is a {}; links between {family} are of type {link_type}",
-                    l.instance,
-                    type_of(&l.instance)
-                ),
+        if !fam.links.contains(&type_of(&l.instance)) {
+            return Err(one_family("links", i, &l.instance, &fam.links.join(" or ")));
+        }
+    }
+    for (i, n) in others.iter().enumerate() {
+        if !fam.components.contains(&type_of(&n.instance)) {
+            return Err(one_family(
+                "components",
+                i,
+                &n.instance,
+                &fam.components.join(" or "),
             ));
         }
     }
@@ -418,7 +441,7 @@ fn nodes(
     let mut out = Vec::new();
     for (at, t) in tables(f, key, list)? {
         let known: &[&str] = if agents {
-            &["name", "instance", "role", "memory"]
+            &["name", "instance", "role", "memory", "protocol"]
         } else {
             &["name", "instance"]
         };
@@ -431,13 +454,16 @@ fn nodes(
             None
         };
         let memory = if agents { n.opt_str("memory")? } else { None };
+        let protocol = if agents { n.opt_str("protocol")? } else { None };
         let (want, fits): (&str, fn(&str) -> bool) = if agents {
             (
                 "table_agent or an Enzian agent (coherent_cpu, directory_controller, cache_controller, cpu_home)",
                 |t| t == "table_agent" || AgentKind::of_type(t).is_some(),
             )
         } else {
-            ("protocol_switch", |t| t == "protocol_switch")
+            ("protocol_switch or eci_mux", |t| {
+                t == "protocol_switch" || t == "eci_mux"
+            })
         };
         let Some(c) = components.get(&instance) else {
             return Err(n.err(
@@ -493,6 +519,7 @@ fn nodes(
             instance,
             role,
             memory,
+            protocol,
         });
     }
     if out.is_empty() && agents {
@@ -523,12 +550,12 @@ fn links(
         let instance = n.req_str("instance")?;
         // Which link type fits is the family's; checked once agents are known.
         match components.get(&instance) {
-            Some(c) if ["protocol_link", "eci_link"].contains(&c.type_name.as_str()) => {}
+            Some(c) if ["protocol_link", "eci_link", "eci_wire"].contains(&c.type_name.as_str()) => {}
             Some(c) => {
                 return Err(n.err(
                     "instance",
                     format!(
-                        "`{instance}` is a {}; a link must be a protocol_link or an eci_link",
+                        "`{instance}` is a {}; a link must be a protocol_link, an eci_link or an eci_wire",
                         c.type_name
                     ),
                 ))

@@ -23,6 +23,13 @@ use crate::platform::ComponentConfig;
 /// agent's role (loaded once, here). `sizes` = (line, header) bytes.
 pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> {
     let (file, path, agents) = (d.file, d.path, d.agents);
+    if let Some(i) = agents.iter().position(|a| a.protocol.is_some()) {
+        return Err(ConfigError::new(
+            file,
+            format!("{path}.agents[{i}].protocol"),
+            "table agents all run the system's protocol",
+        ));
+    }
     // The network: one switch every agent hangs on, or two agents linked
     // directly (a switch routes by destination; switches do not route to
     // each other).
