@@ -248,7 +248,7 @@ fn every_shipped_platform_builds_and_runs_pio_and_the_link() {
     let platforms = ccsim_platform::list_platforms();
     assert_eq!(platforms, vec!["cohet", "enzian", "msi-dma", "pc-vcu118"]);
     // msi-dma has no PCIe: it is the generic protocol system
-    // (crates/platform/tests/systems.rs runs it).
+    // (crates/experiments/tests/random_test.rs runs it).
     for name in platforms.into_iter().filter(|n| *n != "msi-dma") {
         let p = Platform::load(name).unwrap();
         // Every parameter carries a provenance other than a silent default
