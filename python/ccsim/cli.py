@@ -262,8 +262,8 @@ def cmd_platform(args) -> int:
             value, prov = sysd[key]
             _out(f"  {key} = {value}  # {prov}")
         for a in sysd["agents"]:
-            memory = f", memory {a['memory']}" if "memory" in a else ""
-            _out(f"  agent {a['name']}: role {a['role']}, instance {a['instance']}{memory}")
+            extra = "".join(f", {k} {a[k]}" for k in ("memory", "protocol") if k in a)
+            _out(f"  agent {a['name']}: role {a['role']}, instance {a['instance']}{extra}")
         for c in sysd["components"]:
             _out(f"  component {c['name']}: instance {c['instance']}")
         for link in sysd["links"]:

@@ -132,3 +132,40 @@ def test_platform_shows_the_system_with_provenance():
     systems = ccsim.Platform.load("msi-dma").systems()
     assert [a["role"] for a in systems["random"]["agents"]] == ["cache", "cache", "directory", "dma"]
     assert systems["random"]["header_bytes"] == (16, "default: a 16-byte header")
+
+
+def test_the_enzian_systems_are_data_a_user_can_read():
+    r = cli("platform", "enzian")
+    assert r.returncode == 0, r.stderr
+    assert "[systems.dc_bram] protocol = eci-dc" in r.stdout
+    assert "agent dc: role dc, instance dc, memory dc_bram" in r.stdout
+    assert "link cpu.eci1 -- dc.eci1: instance eci" in r.stdout
+    assert "header_bytes = 8  # CCKit §4: ECI's 64-bit message header (eci_link)" in r.stdout
+    systems = ccsim.Platform.load("enzian").systems()
+    assert sorted(systems) == ["cpu_homed", "dc_bram", "dc_ddr", "invocation", "llc_ddr", "shared"]
+    shared = systems["shared"]
+    assert [a.get("protocol", shared["protocol"]) for a in shared["agents"]] == [
+        "eci-dc", "eci-cc", "eci-dc", "eci-cc"]
+    assert [c["instance"] for c in shared["components"]] == ["eci_mux", "eci_mux"]
+
+
+def test_the_random_tester_refuses_an_enzian_system_with_exit_2():
+    r = cli("simulate", "enzian", "--system", "dc_bram", "--ops", "10")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "systems.dc_bram" in r.stderr and "a system of Enzian agents" in r.stderr
+    assert "Traceback" not in r.stderr
+    with pytest.raises(ccsim.ConfigError, match="a system of Enzian agents"):
+        ccsim.simulate("enzian", system="dc_bram", ops=10)
+
+
+def test_a_bad_enzian_system_exits_2_with_its_path(tmp_path):
+    text = (ROOT / "platforms" / "enzian.toml").read_text()
+    old = '{ name = "dc", instance = "dc", role = "dc", memory = "dc_ddr" }'
+    assert old in text
+    f = tmp_path / "bad.toml"
+    f.write_text(text.replace(old, '{ name = "dc", instance = "dc", role = "cpu", memory = "dc_ddr" }', 1))
+    r = cli("validate", str(f))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "systems.dc_ddr.agents[1].role" in r.stderr
+    assert "a directory_controller runs the `dc` machine of eci-dc, not `cpu`" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -231,7 +231,8 @@ impl PyPlatform {
     }
     /// `{name: {"description", "protocol", "line_bytes": (value, provenance),
     /// "header_bytes": (value, provenance), "agents": [{"name", "instance",
-    /// "role", "memory" (directory controllers)}], "components": [{"name",
+    /// "role", "memory" (directory controllers), "protocol" (if not the
+    /// system's)}], "components": [{"name",
     /// "instance"}], "links": [{"a", "b", "instance"}]}}`: the systems
     /// declared as data.
     fn systems<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -250,6 +251,9 @@ impl PyPlatform {
                 }
                 if let Some(m) = &n.memory {
                     d.set_item("memory", m)?;
+                }
+                if let Some(p) = &n.protocol {
+                    d.set_item("protocol", p)?;
                 }
                 Ok(())
             };
