@@ -2,7 +2,10 @@
 //!
 //! A device is logic that sits behind an interconnect's endpoint: behind
 //! the XDMA engine's AXI port, at the DC's application interface, or (to
-//! come) at a CXL device coherency engine or a Cohort tile.
+//! come) at a CXL device coherency engine or a Cohort tile. A device
+//! offers what a runner needs to attach it (a component, or a hook the
+//! agent's interface calls) and to read what it recorded; the software that
+//! drives it and the runs are workloads, in `ccsim_experiments`.
 //!
 //! * [`nic`] — the 100 Gb/s NIC of the PIO paper §6.3 (MAC in loopback,
 //!   packet SRAM, NIC logic) in three designs: PCIe DMA, PCIe PIO and ECI

@@ -2,7 +2,8 @@
 //! §5.7) as the DC runs it: the checked `invocation` tables
 //! (`protocols/invocation.toml`) and the checksum its device computes. The
 //! client, the device logic and the runner are in `ccsim_experiments`
-//! (`invocation::run`); the ECI NIC (`ccsim_devices`) uses the same tables.
+//! (`invocation::run`); the ECI NIC (device logic in `ccsim_devices`, its
+//! client and run in `ccsim_experiments::nic::eci`) uses the same tables.
 
 use std::sync::Arc;
 

@@ -1,7 +1,9 @@
-//! The ECI NIC (PIO paper §6.3, Fig. 8c): device logic on the directory
-//! controller's application interface bridges the MAC to the CPU with a
-//! slight variant of the device-initiated two-line protocol (PIO Fig. 5b),
-//! run by the simulator with the checked `invocation` tables.
+//! The ECI NIC's device logic (PIO paper §6.3, Fig. 8c): [`NicDevice`], the
+//! NIC logic that sits on the directory controller's application interface
+//! and bridges the MAC ([`MacTiming`]) to the CPU with a slight variant of
+//! the device-initiated two-line protocol (PIO Fig. 5b), on the checked
+//! `invocation` tables. The CPU-side software that drives it and the run
+//! that measures it are workloads, in `ccsim_experiments` (`nic::eci`).
 //!
 //! Every step is one **exchange** on two device-homed lines that swap roles
 //! each time (as in [`ccsim_eci::invocation`]): the CPU stores into
@@ -25,6 +27,16 @@
 //! arrival's phase relative to any polling loop plays no role. The frame
 //! length is fixed per run (the device is configured with it, as an MTU
 //! register; the simulated traffic has one size per point).
+//!
+//! **Attachment.** The DC calls its [`Device`] hook after each message that
+//! reaches the application port (here `LCL_RDREQ`: the CPU's held read of
+//! G, and `LCL_ACK`: the clean-invalidate of Q done) and queues the
+//! [`AppOp`]s it returns. [`NicDevice::attach`] installs the device there
+//! and hands back a shared handle, through which a runner reads what the
+//! device recorded once the simulation has run: the frames it put on the
+//! wire ([`NicDevice::sent`]), each frame's last egress and ingress beat
+//! ([`NicDevice::tx_last_beat`], [`NicDevice::rx_last_beat`]) and any
+//! wrong ack from the CPU ([`NicDevice::errors`]).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -34,17 +46,16 @@ use ccsim_kernel::prelude::*;
 use super::MacTiming;
 use ccsim_coherence::memory::LineStore;
 use ccsim_coherence::{Line, LINE_BYTES};
-use ccsim_eci::cpu::{Completed, CpuOp};
-use ccsim_eci::dc::AppOp;
-use ccsim_eci::invocation::{checksum, invocation_tables};
-use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_eci::dc::{AppOp, Device, DirectoryController};
+use ccsim_eci::invocation::checksum;
 
 fn word(l: &Line, w: usize) -> u64 {
     u64::from_le_bytes(l[w * 8..w * 8 + 8].try_into().expect("8 bytes"))
 }
 
-/// Line `k` of `frame`, zero-padded.
-fn frame_line(frame: &[u8], k: usize) -> Line {
+/// Line `k` of `frame`, zero-padded: how a frame crosses the exchanges,
+/// one line per exchange (the CPU side cuts its TX frames the same way).
+pub fn frame_line(frame: &[u8], k: usize) -> Line {
     let mut l = [0u8; LINE_BYTES];
     let s = k * LINE_BYTES;
     let e = (s + LINE_BYTES).min(frame.len());
@@ -52,167 +63,113 @@ fn frame_line(frame: &[u8], k: usize) -> Line {
     l
 }
 
-/// What both sides recorded.
-#[derive(Debug, Default, Clone)]
-struct Log {
-    /// Per frame: the first TX store issued (CPU).
-    tx_start: Vec<Tick>,
-    /// Per frame: the last RX line loaded (CPU).
-    rx_done: Vec<Tick>,
-    /// Per frame: last egress beat (device).
-    tx_last_beat: Vec<Tick>,
-    /// Per frame: last ingress beat (device).
-    rx_last_beat: Vec<Tick>,
-    /// Frames the CPU received byte-identical to what it sent.
-    rx_verified: usize,
-    /// Frames the device assembled byte-identical to what the CPU sent.
-    tx_verified: usize,
-    errors: Vec<String>,
-}
-
-/// The CPU side, as a [`ccsim_eci::cpu::Driver`].
-struct Client {
-    a: u64,
-    b: u64,
-    frames: Vec<Vec<u8>>,
-    think: Vec<Tick>,
-    lines: usize,
-    /// Exchange number of the pending load.
-    x: u64,
-    frame: usize,
-    k: usize,
-    rx: bool,
-    rx_buf: Vec<u8>,
-    last: Line,
-    len: usize,
-    first_store: usize,
-    load: usize,
-    log: Rc<RefCell<Log>>,
-}
-
-impl Client {
-    fn roles(&self) -> (u64, u64) {
-        // (Q, G): exchange 0 loads A; then the lines alternate.
-        if self.x % 2 == 0 {
-            (self.b, self.a)
-        } else {
-            (self.a, self.b)
-        }
-    }
-
-    fn ops(&mut self) -> Vec<CpuOp> {
-        let (q, g) = self.roles();
-        let mut ops = Vec::new();
-        self.first_store = usize::MAX;
-        if self.x > 0 && !self.rx {
-            if self.k == 0 && self.think[self.frame] > 0 {
-                ops.push(CpuOp::Wait {
-                    ps: self.think[self.frame],
-                });
-            }
-            if self.k == 0 {
-                self.first_store = self.len + ops.len();
-            }
-            let l = frame_line(&self.frames[self.frame], self.k);
-            for w in 0..LINE_BYTES / 8 {
-                ops.push(CpuOp::Store {
-                    line: q,
-                    word: w as u8,
-                    value: word(&l, w),
-                });
-            }
-        } else if self.x > 0 {
-            ops.push(CpuOp::Store {
-                line: q,
-                word: 1,
-                value: checksum(&self.last),
-            });
-            ops.push(CpuOp::Store {
-                line: q,
-                word: 0,
-                value: self.x,
-            });
-        }
-        ops.push(CpuOp::Load { line: g });
-        self.load = self.len + ops.len() - 1;
-        self.len += ops.len();
-        ops
-    }
-
-    fn on_done(&mut self, c: &Completed) -> Vec<CpuOp> {
-        if c.op == self.first_store {
-            self.log.borrow_mut().tx_start.push(c.issued);
-        }
-        if c.op != self.load {
-            return Vec::new();
-        }
-        if self.x > 0 && !self.rx {
-            if word(&c.data, 0) != self.x {
-                self.log.borrow_mut().errors.push(format!(
-                    "exchange {}: TX ack holds {}",
-                    self.x,
-                    word(&c.data, 0)
-                ));
-            }
-            self.k += 1;
-            if self.k == self.lines {
-                self.rx = true;
-                self.k = 0;
-            }
-        } else if self.x > 0 {
-            self.rx_buf.extend_from_slice(&c.data);
-            self.k += 1;
-            if self.k == self.lines {
-                let want = &self.frames[self.frame];
-                let mut log = self.log.borrow_mut();
-                log.rx_done.push(c.issued + c.latency_ps);
-                if &self.rx_buf[..want.len()] == want.as_slice() {
-                    log.rx_verified += 1;
-                } else {
-                    log.errors
-                        .push(format!("frame {}: received bytes differ", self.frame));
-                }
-                drop(log);
-                self.rx_buf.clear();
-                self.frame += 1;
-                self.rx = false;
-                self.k = 0;
-            }
-        }
-        self.last = c.data;
-        self.x += 1;
-        if self.frame == self.frames.len() {
-            return Vec::new();
-        }
-        self.ops()
-    }
-}
-
-/// The NIC logic, as a [`ccsim_eci::dc::Device`].
-struct NicDevice {
+/// The NIC logic on the DC's application interface (a [`Device`]): the
+/// device side of the exchanges, the NIC's frame SRAM and the MAC in
+/// loopback.
+#[derive(Debug)]
+pub struct NicDevice {
     mac: MacTiming,
     frame_bytes: u64,
+    /// Exchanges per frame and direction.
     lines: usize,
+    /// The line the CPU's next exchange loads (G).
     signal: u64,
+    /// The other line (Q), which the CPU stores into.
     request: u64,
+    /// Exchange number.
     x: u64,
+    /// Line of the current frame.
     k: usize,
+    /// Receiving (RX exchanges) rather than transmitting.
     rx: bool,
+    /// The frame being assembled from TX lines.
     tx_buf: Vec<u8>,
-    /// The frame on the wire (looped back into RX).
-    looped: Vec<u8>,
     rx_last: Tick,
     port_free: Tick,
     /// Extra return delay per frame (an echo peer).
     echo: Vec<Tick>,
+    /// What G last carried, whose checksum the CPU's next ack holds.
     last_sent: Line,
-    /// The frames the CPU sends, to verify what arrived.
-    expect: Vec<Vec<u8>>,
+    /// Frames completed (sent and received).
     frame: usize,
-    log: Rc<RefCell<Log>>,
+    /// Frames put on the wire, in order; the last one is also what the
+    /// loopback returns into RX.
+    sent: Vec<Vec<u8>>,
+    tx_last_beat: Vec<Tick>,
+    rx_last_beat: Vec<Tick>,
+    errors: Vec<(Tick, String)>,
 }
 
 impl NicDevice {
+    /// The device for frames of `frame_bytes` bytes (its MTU register) on
+    /// the two device-homed lines `signal` (G of exchange 0, line A) and
+    /// `request` (its Q, line B), with the MAC timing `mac`.
+    pub fn new(mac: &MacTiming, frame_bytes: usize, signal: u64, request: u64) -> NicDevice {
+        NicDevice {
+            mac: mac.clone(),
+            frame_bytes: frame_bytes as u64,
+            lines: frame_bytes.div_ceil(LINE_BYTES),
+            signal,
+            request,
+            x: 0,
+            k: 0,
+            rx: false,
+            tx_buf: Vec::new(),
+            rx_last: 0,
+            port_free: 0,
+            echo: Vec::new(),
+            last_sent: [0; LINE_BYTES],
+            frame: 0,
+            sent: Vec::new(),
+            tx_last_beat: Vec::new(),
+            rx_last_beat: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// Frame `i` comes back `delays[i]` later than the loopback alone would
+    /// bring it (a remote echo peer); 0 or missing: the near-end loopback
+    /// of the paper (as [`super::PacketBuffer::set_echo_delays`]).
+    pub fn set_echo_delays(&mut self, delays: Vec<Tick>) {
+        self.echo = delays;
+    }
+
+    /// Installs the device as `dc`'s application-interface [`Device`];
+    /// returns the handle to read its records after the run.
+    pub fn attach(self, dc: &mut DirectoryController) -> Rc<RefCell<NicDevice>> {
+        let nic = Rc::new(RefCell::new(self));
+        let hook = nic.clone();
+        let device: Device =
+            Box::new(move |now, msg, line, mem| hook.borrow_mut().on_message(now, msg, line, mem));
+        dc.set_device(device);
+        nic
+    }
+
+    /// Frames put on the wire, in order.
+    pub fn sent(&self) -> &[Vec<u8>] {
+        &self.sent
+    }
+
+    /// Per frame: its last beat on the MAC's egress interface (where TX
+    /// latency ends).
+    pub fn tx_last_beat(&self) -> &[Tick] {
+        &self.tx_last_beat
+    }
+
+    /// Per frame: its last beat on the MAC's ingress interface (where RX
+    /// latency starts).
+    pub fn rx_last_beat(&self) -> &[Tick] {
+        &self.rx_last_beat
+    }
+
+    /// Wrong acks from the CPU, each with when the device saw it; empty in
+    /// a correct run.
+    pub fn errors(&self) -> &[(Tick, String)] {
+        &self.errors
+    }
+
+    /// Writes `line` into G and grants it Exclusive (not before `ready`);
+    /// G and Q swap for the next exchange.
     fn answer(&mut self, ready: Tick, line: Line) -> Vec<AppOp> {
         let g = self.signal;
         std::mem::swap(&mut self.signal, &mut self.request);
@@ -224,12 +181,17 @@ impl NicDevice {
         ]
     }
 
-    fn on_message(&mut self, now: Tick, msg: &str, line: u64, mem: &LineStore) -> Vec<AppOp> {
+    /// The [`Device`] hook: reacts to a message of the DC's device-local
+    /// machine at `now` on `line`, reading the DC's memory `mem`.
+    pub fn on_message(&mut self, now: Tick, msg: &str, line: u64, mem: &LineStore) -> Vec<AppOp> {
         match msg {
+            // Exchange 0 carries nothing: answer with a hello line.
             "LCL_RDREQ" if line == self.signal && self.x == 0 => {
                 self.answer(now, [0u8; LINE_BYTES])
             }
+            // The CPU's held read of G: first fetch what it stored into Q.
             "LCL_RDREQ" if line == self.signal => vec![AppOp::new("clinv", self.request)],
+            // Any other read is the CPU's first exclusive fetch of Q.
             "LCL_RDREQ" => vec![AppOp::new("grant_e", line)],
             "LCL_ACK" if line == self.request => {
                 let q = mem.read(line);
@@ -244,39 +206,36 @@ impl NicDevice {
                         // The whole frame is in the NIC's SRAM: send it.
                         let frame = self.tx_buf[..n].to_vec();
                         self.tx_buf.clear();
-                        let mut log = self.log.borrow_mut();
-                        if self.expect.get(self.frame) == Some(&frame) {
-                            log.tx_verified += 1;
-                        } else {
-                            log.errors
-                                .push(format!("frame {}: transmitted bytes differ", self.frame));
-                        }
                         let last =
                             self.mac
                                 .egress(now + self.mac.sram, self.port_free, self.frame_bytes);
                         self.port_free = last;
                         let echo = self.echo.get(self.frame).copied().unwrap_or(0);
                         self.rx_last = last + self.mac.loopback + echo;
-                        log.tx_last_beat.push(last);
-                        log.rx_last_beat.push(self.rx_last);
-                        drop(log);
-                        self.looped = frame;
+                        self.tx_last_beat.push(last);
+                        self.rx_last_beat.push(self.rx_last);
+                        // The loopback brings the same bytes back into RX.
+                        self.sent.push(frame);
                         self.rx = true;
                         self.k = 0;
                     }
                     ops.extend(self.answer(now, ack));
                 } else {
                     if word(&q, 0) != self.x || word(&q, 1) != checksum(&self.last_sent) {
-                        self.log.borrow_mut().errors.push(format!(
-                            "exchange {}: the CPU's ack holds {} {:#x}",
-                            self.x,
-                            word(&q, 0),
-                            word(&q, 1)
+                        self.errors.push((
+                            now,
+                            format!(
+                                "exchange {}: the CPU's ack holds {} {:#x}",
+                                self.x,
+                                word(&q, 0),
+                                word(&q, 1)
+                            ),
                         ));
                     }
+                    // The line goes out once its bytes have landed in SRAM.
                     let upto = ((self.k + 1) * LINE_BYTES).min(n) as u64;
                     let landed = self.mac.rx_landed(self.rx_last, self.frame_bytes, upto);
-                    let data = frame_line(&self.looped, self.k);
+                    let data = frame_line(&self.sent[self.frame], self.k);
                     self.k += 1;
                     if self.k == self.lines {
                         self.rx = false;
@@ -292,142 +251,58 @@ impl NicDevice {
     }
 }
 
-/// Result of [`run_eci_nic`].
-#[derive(Debug)]
-pub struct EciNicRun {
-    /// TX latency of each frame (ps).
-    pub tx_ps: Vec<Tick>,
-    /// RX latency of each frame (ps).
-    pub rx_ps: Vec<Tick>,
-    /// Frames received byte-identical.
-    pub rx_verified: usize,
-    /// Frames transmitted byte-identical.
-    pub tx_verified: usize,
-    /// Statistics, flattened.
-    pub stats: std::collections::BTreeMap<String, f64>,
-    /// Simulated events.
-    pub events: u64,
-    /// Trace hash.
-    pub trace_hash: String,
-}
-
-/// Sends and receives every frame of `frames` (all the same length) through
-/// the ECI NIC in loopback, waiting `think[i]` before frame `i`; frame `i`
-/// comes back `echo[i]` after the loopback alone would return it (empty:
-/// none).
-pub fn run_eci_nic(
-    p: &CoherentParams,
-    mac: &MacTiming,
-    frames: &[Vec<u8>],
-    think: &[Tick],
-    echo: &[Tick],
-    seed: u64,
-    trace: TraceMode,
-) -> Result<EciNicRun, String> {
-    let n = frames.first().map(|f| f.len()).unwrap_or(0);
-    if n == 0 || frames.iter().any(|f| f.len() != n) || think.len() != frames.len() {
-        return Err("eci nic: frames must be non-empty, of one length, one think time each".into());
-    }
-    let lines = n.div_ceil(LINE_BYTES);
-    let mut p = p.clone();
-    p.tables = Some(invocation_tables()?);
-    let log = Rc::new(RefCell::new(Log::default()));
-    let mut client = Client {
-        a: 0,
-        b: 1,
-        frames: frames.to_vec(),
-        think: think.to_vec(),
-        lines,
-        x: 0,
-        frame: 0,
-        k: 0,
-        rx: false,
-        rx_buf: Vec::new(),
-        last: [0; LINE_BYTES],
-        len: 0,
-        first_store: usize::MAX,
-        load: 0,
-        log: log.clone(),
-    };
-    let program = client.ops();
-    let mut sys =
-        CoherentSystem::build_with(&p, HomeMemory::Bram, program, Vec::new(), seed, trace)?;
-    sys.cpu_mut()
-        .set_driver(Box::new(move |c: &Completed| client.on_done(c)));
-    let mut device = NicDevice {
-        mac: mac.clone(),
-        frame_bytes: n as u64,
-        lines,
-        signal: 0,
-        request: 1,
-        x: 0,
-        k: 0,
-        rx: false,
-        tx_buf: Vec::new(),
-        looped: Vec::new(),
-        rx_last: 0,
-        port_free: 0,
-        echo: echo.to_vec(),
-        last_sent: [0; LINE_BYTES],
-        expect: frames.to_vec(),
-        frame: 0,
-        log: log.clone(),
-    };
-    sys.dc_mut()
-        .set_device(Box::new(move |now, msg, line, mem| {
-            device.on_message(now, msg, line, mem)
-        }));
-    sys.run()?;
-    let log = log.borrow().clone();
-    if let Some(e) = log.errors.first() {
-        return Err(format!("eci nic: {e}"));
-    }
-    let k = frames.len();
-    if log.tx_start.len() != k || log.rx_done.len() != k || log.tx_last_beat.len() != k {
-        return Err(format!(
-            "eci nic: {} of {k} frames sent, {} received",
-            log.tx_last_beat.len(),
-            log.rx_done.len()
-        ));
-    }
-    Ok(EciNicRun {
-        tx_ps: (0..k)
-            .map(|i| log.tx_last_beat[i] - log.tx_start[i])
-            .collect(),
-        rx_ps: (0..k)
-            .map(|i| log.rx_done[i] - log.rx_last_beat[i])
-            .collect(),
-        rx_verified: log.rx_verified,
-        tx_verified: log.tx_verified,
-        stats: sys.sim.stats().flatten(),
-        events: sys.sim.events_processed(),
-        trace_hash: sys.sim.trace_hash().unwrap_or_default(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn events(ops: &[AppOp]) -> Vec<(&str, u64)> {
+        ops.iter().map(|o| (o.event.as_str(), o.line)).collect()
+    }
+
     #[test]
-    fn frames_go_out_and_come_back_verified() {
+    fn one_line_frame_goes_out_and_comes_back() {
         let mac = MacTiming::from_params(&Params::new()).unwrap();
-        let frames: Vec<Vec<u8>> = (0..3)
-            .map(|i| (0..200u32).map(|b| (b * 7 + i) as u8).collect())
-            .collect();
-        let r = run_eci_nic(
-            &CoherentParams::default(),
-            &mac,
-            &frames,
-            &[0, 1000, 0],
-            &[],
-            1,
-            TraceMode::Hash,
-        )
-        .unwrap();
-        assert_eq!((r.rx_verified, r.tx_verified), (3, 3));
-        // Two lines each way: at least one exchange after the last beat.
-        assert!(r.rx_ps.iter().all(|t| *t > 0));
-        assert!(r.tx_ps.iter().all(|t| *t > mac.wire(200)));
+        let mut nic = NicDevice::new(&mac, 100, 0, 1);
+        let mut mem = LineStore::default();
+        // Exchange 0: the hello line into A.
+        let ops = nic.on_message(0, "LCL_RDREQ", 0, &mem);
+        assert_eq!(events(&ops), [("write", 0), ("grant_e", 0)]);
+        // The CPU's first fetch of A (now its Q) is granted at once.
+        assert_eq!(
+            events(&nic.on_message(10, "LCL_RDREQ", 0, &mem)),
+            [("grant_e", 0)]
+        );
+        // Exchange 1 (TX): the held read of B fetches Q = A ...
+        assert_eq!(
+            events(&nic.on_message(20, "LCL_RDREQ", 1, &mem)),
+            [("clinv", 0)]
+        );
+        let frame: Vec<u8> = (0..100).collect();
+        mem.write(0, &frame_line(&frame, 0));
+        // ... whose line completes the frame: it goes on the wire, B is acked.
+        let ops = nic.on_message(30, "LCL_ACK", 0, &mem);
+        assert_eq!(
+            events(&ops),
+            [("read", 0), ("release", 0), ("write", 1), ("grant_e", 1)]
+        );
+        assert_eq!(nic.sent(), std::slice::from_ref(&frame));
+        assert_eq!(nic.tx_last_beat().len(), 1);
+        assert!(nic.rx_last_beat()[0] > nic.tx_last_beat()[0]);
+        // Exchange 2 (RX): the CPU's ack (exchange number, checksum of B's
+        // ack line) in Q = B; A is answered once the bytes have landed.
+        let mut ack = [0u8; LINE_BYTES];
+        ack[..8].copy_from_slice(&1u64.to_le_bytes());
+        let mut got = [0u8; LINE_BYTES];
+        got[..8].copy_from_slice(&2u64.to_le_bytes());
+        got[8..16].copy_from_slice(&checksum(&ack).to_le_bytes());
+        assert_eq!(
+            events(&nic.on_message(40, "LCL_RDREQ", 0, &mem)),
+            [("clinv", 1)]
+        );
+        mem.write(1, &got);
+        let ops = nic.on_message(50, "LCL_ACK", 1, &mem);
+        assert_eq!(ops[2].data.as_deref(), Some(&frame_line(&frame, 0)));
+        assert!(ops[2].not_before >= nic.rx_last_beat()[0]);
+        assert!(nic.errors().is_empty());
     }
 }

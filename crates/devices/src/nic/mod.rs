@@ -14,8 +14,10 @@
 //! holding real frame bytes behind the XDMA endpoint (it sits where the
 //! `device_memory` BRAM sits in a [`PcieSystem`](ccsim_pcie::system::PcieSystem)), plus the
 //! NIC logic and MAC that drain its TX slots and fill its RX slots. The ECI
-//! design ([`eci`]) drives the same [`MacTiming`] from device logic on the
-//! directory controller's application interface.
+//! design ([`eci::NicDevice`]) drives the same [`MacTiming`] from device
+//! logic on the directory controller's application interface. Only the
+//! devices are here: the software that drives them and the runs that
+//! measure them are the `nic_loopback` workload of `ccsim_experiments`.
 //!
 //! **SRAM layout** (offsets in BAR1). Frame `i` uses TX slot `i` and RX slot
 //! `i` (a ring that does not wrap within a run):

@@ -19,8 +19,9 @@
 //!   the RX status register with uncached MMIO reads (one non-posted round
 //!   trip each) and then loads the frame with uncached 16-byte MMIO reads.
 //! * `eci_pio` (Fig. 8c): the two-line protocol of Fig. 5b, one 128-byte
-//!   line per exchange, over the simulated DC (see
-//!   [`ccsim_devices::nic::eci`]).
+//!   line per exchange, over the simulated DC: the CPU-side software and
+//!   the run in [`eci`], the NIC logic on the DC's application interface in
+//!   [`ccsim_devices::nic::eci`].
 //!
 //! **Latencies** (PIO §6.3): TX = frame in registers to its last beat on
 //! the MAC's egress streaming interface; RX = its last beat on the ingress
@@ -40,9 +41,10 @@
 //! polling phase. The simulated platform has no OS noise, caches or DRAM
 //! refresh.
 
+pub mod eci;
+
 use std::collections::BTreeMap;
 
-use ccsim_devices::nic::eci::run_eci_nic;
 use ccsim_devices::nic::{
     tx_header, MacTiming, NicPcieSystem, MAX_FRAME, MAX_FRAMES, RX_BASE, RX_STATUS, SLOT_BYTES,
     TX_BASE, TX_FRAME,
@@ -59,6 +61,7 @@ use crate::{
     completion_of, component, driver_for, model_err, pattern, sweeps, system_params, trace_mode,
     werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, RING, WRITEBACK,
 };
+use eci::run_eci_nic;
 
 const PCT_METRICS: [(&str, f64); 4] =
     [("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p100", 100.0)];
