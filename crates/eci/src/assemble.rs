@@ -122,7 +122,7 @@ pub struct AgentPlan<'a> {
     pub protocol: usize,
 }
 
-/// An [`EciMux`](crate::shared::EciMux): one pair of ECI links shared by
+/// An [`EciMux`]: one pair of ECI links shared by
 /// an FPGA-homed and a CPU-homed protocol.
 pub struct MuxPlan<'a> {
     /// Component name in the system.

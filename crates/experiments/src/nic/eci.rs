@@ -39,8 +39,8 @@ use ccsim_coherence::{Line, LINE_BYTES};
 use ccsim_devices::nic::eci::{frame_line, NicDevice};
 use ccsim_devices::nic::MacTiming;
 use ccsim_eci::cpu::{Completed, CpuOp};
-use ccsim_eci::invocation::{checksum, invocation_tables};
-use ccsim_eci::system::{CoherentParams, CoherentSystem, HomeMemory};
+use ccsim_eci::invocation::checksum;
+use ccsim_eci::system::CoherentSystem;
 
 fn word(l: &Line, w: usize) -> u64 {
     u64::from_le_bytes(l[w * 8..w * 8 + 8].try_into().expect("8 bytes"))
@@ -201,26 +201,30 @@ pub struct EciNicRun {
 }
 
 /// Sends and receives every frame of `frames` (all the same length) through
-/// the ECI NIC in loopback, waiting `think[i]` before frame `i`; frame `i`
+/// the ECI NIC in loopback on `sys` (as built, no program yet; its agents
+/// run the `invocation` protocol: system `invocation` of
+/// platforms/enzian.toml), waiting `think[i]` before frame `i`; frame `i`
 /// comes back `echo[i]` after the loopback alone would return it (empty:
 /// none). Fails on any protocol error, wrong ack or wrong frame (reporting
 /// the earliest in simulated time) or on frames not sent and received.
 pub fn run_eci_nic(
-    p: &CoherentParams,
+    mut sys: CoherentSystem,
     mac: &MacTiming,
     frames: &[Vec<u8>],
     think: &[Tick],
     echo: &[Tick],
-    seed: u64,
-    trace: TraceMode,
 ) -> Result<EciNicRun, String> {
+    let protocol = sys.protocol();
+    if protocol != "invocation" {
+        return Err(format!(
+            "eci nic: the system runs {protocol}; the NIC's exchanges run on the invocation protocol"
+        ));
+    }
     let n = frames.first().map(|f| f.len()).unwrap_or(0);
     if n == 0 || frames.iter().any(|f| f.len() != n) || think.len() != frames.len() {
         return Err("eci nic: frames must be non-empty, of one length, one think time each".into());
     }
     let lines = n.div_ceil(LINE_BYTES);
-    let mut p = p.clone();
-    p.tables = Some(invocation_tables()?);
     // Lines A = 0 and B = 1: one even and one odd line, on different DC
     // slices (the held read of one must not block the fetch of the other).
     let (a, b) = (0, 1);
@@ -243,8 +247,7 @@ pub fn run_eci_nic(
         log: log.clone(),
     };
     let program = client.ops();
-    let mut sys =
-        CoherentSystem::build_with(&p, HomeMemory::Bram, program, Vec::new(), seed, trace)?;
+    sys.set_programs(vec![program])?;
     sys.cpu_mut()
         .set_driver(Box::new(move |c: &Completed| client.on_done(c)));
     let mut device = NicDevice::new(mac, n, a, b);
@@ -295,6 +298,7 @@ pub fn run_eci_nic(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ccsim_eci::system::{CoherentParams, HomeMemory};
 
     #[test]
     fn frames_go_out_and_come_back_verified() {
@@ -302,16 +306,14 @@ mod tests {
         let frames: Vec<Vec<u8>> = (0..3)
             .map(|i| (0..200u32).map(|b| (b * 7 + i) as u8).collect())
             .collect();
-        let r = run_eci_nic(
-            &CoherentParams::default(),
-            &mac,
-            &frames,
-            &[0, 1000, 0],
-            &[],
-            1,
-            TraceMode::Hash,
-        )
-        .unwrap();
+        let p = CoherentParams {
+            tables: Some(ccsim_eci::invocation::invocation_tables().unwrap()),
+            ..Default::default()
+        };
+        let sys =
+            CoherentSystem::build_with(&p, HomeMemory::Bram, vec![], vec![], 1, TraceMode::Hash)
+                .unwrap();
+        let r = run_eci_nic(sys, &mac, &frames, &[0, 1000, 0], &[]).unwrap();
         assert_eq!((r.rx_verified, r.tx_verified), (3, 3));
         // Two lines each way: at least one exchange after the last beat.
         assert!(r.rx_ps.iter().all(|t| *t > 0));

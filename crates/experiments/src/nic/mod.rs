@@ -49,11 +49,11 @@ use ccsim_devices::nic::{
     tx_header, MacTiming, NicPcieSystem, MAX_FRAME, MAX_FRAMES, RX_BASE, RX_STATUS, SLOT_BYTES,
     TX_BASE, TX_FRAME,
 };
-use ccsim_eci::system::CoherentParams;
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
 use ccsim_pcie::dma::{C2H, H2C};
 use ccsim_pcie::driver::{DriverLayout, Transfer};
+use ccsim_platform::EciOptions;
 use ccsim_platform::Platform;
 
 use crate::invocation::percentile;
@@ -126,31 +126,16 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let mode = trace_mode(trace);
     let (tx, rx, mut stats, trace_json, trace_hash) = match params.str("design") {
         "eci_pio" => {
-            let inst = |name: &str| -> Result<Params, RunError> {
-                platform
-                    .components
-                    .get(name)
-                    .map(|c| c.params.clone())
-                    .ok_or_else(|| {
-                        werr(format!(
-                            "platform {} has no component instance `{name}`, which nic_loopback (eci_pio) needs",
-                            platform.name
-                        ))
-                    })
-            };
-            let mut p = CoherentParams {
-                link: inst("eci")?,
-                cpu: inst("llc")?,
-                dc: inst("dc")?,
-                bram: inst("dc_bram")?,
-                ..Default::default()
-            };
-            p.cpu.set(
+            let opts = EciOptions::new(seed, mode).set(
+                "cpu",
                 "mshrs",
                 ParamValue::Int(1),
                 "nic_loopback: a barrier orders each exchange's stores before its load",
             );
-            let r = run_eci_nic(&p, &mac, &frames, &think, &echo, seed, mode)
+            let sys = platform
+                .coherent_system("invocation", &opts)
+                .map_err(RunError::Config)?;
+            let r = run_eci_nic(sys, &mac, &frames, &think, &echo)
                 .map_err(|e| werr(format!("platform {}: nic_loopback: {e}", platform.name)))?;
             let mut stats = r.stats;
             stats.insert("sim.events".into(), r.events as f64);
