@@ -140,3 +140,157 @@ impl Effects<()> for LlcRow<'_, '_> {
         Ok(())
     }
 }
+
+/// Where a set's lines are in [`LruSets::lines`].
+#[derive(Debug, Clone, Copy, Default)]
+struct SetChunk {
+    start: usize,
+    len: u32,
+    /// Places reserved for the set (0: none yet).
+    cap: u32,
+}
+
+/// The valid lines of each LLC set, least recently used first, all in one
+/// arena: a set gets a chunk of `ways + 1` places (its lines plus the one
+/// that makes it evict) when it first holds a line, appended to the arena.
+/// So filling the LLC costs no allocation per set (a long stream touches
+/// every set), and memory still follows the sets used. A set that
+/// overflows (its lines have open work, see `enforce_capacity`) moves to a
+/// chunk twice as large at the end; the old chunk stays unused.
+#[derive(Debug, Default)]
+pub(super) struct LruSets {
+    lines: Vec<u64>,
+    sets: Vec<SetChunk>,
+    ways: usize,
+}
+
+impl LruSets {
+    /// `sets` sets of `ways` ways (no sets: capacity unlimited, nothing to
+    /// order).
+    pub(super) fn new(sets: usize, ways: usize) -> LruSets {
+        LruSets {
+            lines: Vec::new(),
+            sets: vec![SetChunk::default(); sets],
+            ways,
+        }
+    }
+
+    /// Whether sets are kept (the capacity is limited).
+    #[inline]
+    pub(super) fn enabled(&self) -> bool {
+        !self.sets.is_empty()
+    }
+
+    /// Set `set`'s lines, least recently used first.
+    #[inline]
+    pub(super) fn lines(&self, set: usize) -> &[u64] {
+        let c = self.sets[set];
+        &self.lines[c.start..c.start + c.len as usize]
+    }
+
+    #[inline]
+    fn lines_mut(&mut self, set: usize) -> &mut [u64] {
+        let c = self.sets[set];
+        &mut self.lines[c.start..c.start + c.len as usize]
+    }
+
+    /// Adds `line` as the most recently used line of `set`.
+    #[inline]
+    pub(super) fn push_back(&mut self, set: usize, line: u64) {
+        if self.sets[set].len == self.sets[set].cap {
+            self.grow(set);
+        }
+        let c = &mut self.sets[set];
+        self.lines[c.start + c.len as usize] = line;
+        c.len += 1;
+    }
+
+    /// Gives `set` a chunk with room for one more line.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, set: usize) {
+        let c = self.sets[set];
+        let start = self.lines.len();
+        let cap = if c.cap == 0 {
+            self.ways + 1
+        } else {
+            self.lines
+                .extend_from_within(c.start..c.start + c.len as usize);
+            2 * c.cap as usize
+        };
+        self.lines.resize(start + cap, 0);
+        self.sets[set] = SetChunk {
+            start,
+            len: c.len,
+            cap: u32::try_from(cap).expect("fewer than 2^32 lines in a set"),
+        };
+    }
+
+    /// Moves `line` to the most recently used end of `set`; whether it was
+    /// there (at most once; searched from that end, where recent lines
+    /// are). The order is that of a removal and a push at the back.
+    #[inline]
+    pub(super) fn touch(&mut self, set: usize, line: u64) -> bool {
+        let q = self.lines_mut(set);
+        if q.last() == Some(&line) {
+            // Already the most recent (a hit right after the fill).
+            return true;
+        }
+        let Some(pos) = q.iter().rposition(|&l| l == line) else {
+            return false;
+        };
+        q[pos..].rotate_left(1);
+        true
+    }
+
+    /// Removes `line` from `set` (it is there at most once), keeping the
+    /// order of the others.
+    #[inline]
+    pub(super) fn remove(&mut self, set: usize, line: u64) {
+        let q = self.lines_mut(set);
+        if let Some(pos) = q.iter().position(|&l| l == line) {
+            q[pos..].rotate_left(1);
+            self.sets[set].len -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::super::l1::{remove_lru, touch_lru};
+    use super::LruSets;
+
+    /// The arena keeps each set in the order the per-set deques did,
+    /// through fills, touches, removals and overflows past `ways + 1`.
+    #[test]
+    fn lru_sets_keep_the_order_of_a_deque_per_set() {
+        let (sets, ways) = (4, 3);
+        let mut arena = LruSets::new(sets, ways);
+        let mut deques: Vec<VecDeque<u64>> = vec![VecDeque::new(); sets];
+        let mut x: u64 = 11;
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let set = (x >> 60) as usize % sets;
+            let line = (x >> 40) % 12;
+            let q = &mut deques[set];
+            match (x >> 20) % 3 {
+                0 if !q.contains(&line) && q.len() < 3 * ways => {
+                    q.push_back(line);
+                    arena.push_back(set, line);
+                }
+                1 => assert_eq!(arena.touch(set, line), touch_lru(q, line)),
+                _ => {
+                    remove_lru(q, line);
+                    arena.remove(set, line);
+                }
+            }
+            for (s, q) in deques.iter().enumerate() {
+                assert!(arena.lines(s).iter().eq(q.iter()), "set {s}");
+            }
+        }
+    }
+}

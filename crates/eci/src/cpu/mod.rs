@@ -106,8 +106,8 @@ use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, Row as PeerRow};
-use l1::{remove_lru, touch_lru, PresenceCache};
-use llc::{CopySlab, CopySlot, LlcLine, LlcRow};
+use l1::PresenceCache;
+use llc::{CopySlab, CopySlot, LlcLine, LlcRow, LruSets};
 use program::{check_words, put_word, word_of};
 pub use program::{AtomicOp, Completed, CpuOp};
 
@@ -421,9 +421,10 @@ pub struct CoherentCpu {
     llc: HashMap<u64, LlcLine>,
     /// The copies the `llc` entries point to.
     copies: CopySlab,
-    /// Valid lines of each set, least recently used first (empty when the
-    /// capacity is unlimited: nothing is ever evicted, so order is moot).
-    lru: Vec<VecDeque<u64>>,
+    /// Valid lines of each set, least recently used first (no sets when
+    /// the capacity is unlimited: nothing is ever evicted, so order is
+    /// moot).
+    lru: LruSets,
     /// Completions on their way to their cores, each named by the slot in
     /// its `TOK_DONE` wake-up.
     done: Parked<Done>,
@@ -530,9 +531,9 @@ impl CoherentCpu {
             llc: HashMap::default(),
             copies: CopySlab::default(),
             lru: if capacity == 0 {
-                Vec::new()
+                LruSets::default()
             } else {
-                (0..sets).map(|_| VecDeque::new()).collect()
+                LruSets::new(sets as usize, ways)
             },
             done: Parked::new(),
             completed: Vec::new(),
@@ -1244,22 +1245,15 @@ impl CoherentCpu {
             }
         }
         match (row.had, has) {
-            (false, true) if !self.lru.is_empty() => {
+            (false, true) if self.lru.enabled() => {
                 let set = self.set_of(line) as usize;
-                let ways = self.ways;
-                let q = &mut self.lru[set];
-                if q.capacity() == 0 {
-                    // A set holds `ways` lines plus the one that makes it
-                    // evict: one allocation instead of four doublings.
-                    q.reserve_exact(ways + 1);
-                }
-                q.push_back(line);
+                self.lru.push_back(set, line);
                 self.enforce_capacity(ctx, set);
             }
             (true, false) => {
-                if !self.lru.is_empty() {
+                if self.lru.enabled() {
                     let set = self.set_of(line) as usize;
-                    remove_lru(&mut self.lru[set], line);
+                    self.lru.remove(set, line);
                 }
                 // Inclusion: the L1s lose what the LLC loses.
                 for core in &mut self.cores {
@@ -1274,9 +1268,9 @@ impl CoherentCpu {
 
     /// Marks `line` most recently used.
     fn touch(&mut self, line: u64) {
-        if !self.lru.is_empty() {
+        if self.lru.enabled() {
             let set = self.set_of(line) as usize;
-            touch_lru(&mut self.lru[set], line);
+            self.lru.touch(set, line);
         }
     }
 
@@ -1285,8 +1279,10 @@ impl CoherentCpu {
     /// `ways` valid lines. Lines with open work stay; the set may overflow
     /// until they settle (as a victim buffer would).
     fn enforce_capacity(&mut self, ctx: &mut Ctx<'_, Msg>, set: usize) {
-        while self.lru[set].len() > self.ways {
-            let victim = self.lru[set]
+        while self.lru.lines(set).len() > self.ways {
+            let victim = self
+                .lru
+                .lines(set)
                 .iter()
                 .map(|&l| (l, self.st(l)))
                 .find(|&(l, st)| self.peer.stable[st] && !self.waiting.contains_key(&l));
