@@ -85,7 +85,6 @@
 //! one entry at a time.
 
 use std::cell::RefCell;
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -107,7 +106,7 @@ use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, Row as PeerRow};
 use l1::PresenceCache;
-use llc::{CopySlab, CopySlot, LlcLine, LlcRow, LruSets};
+use llc::{CopySlab, CopySlot, LlcLine, LlcMap, LlcRow, LruSets};
 use program::{check_words, put_word, word_of};
 pub use program::{AtomicOp, Completed, CpuOp};
 
@@ -418,7 +417,7 @@ pub struct CoherentCpu {
     waiting: HashMap<u64, Vec<Waiter>>,
     /// Emptied `waiting` lists, reused so that a miss allocates none.
     spare_waiters: Vec<Vec<Waiter>>,
-    llc: HashMap<u64, LlcLine>,
+    llc: LlcMap,
     /// The copies the `llc` entries point to.
     copies: CopySlab,
     /// Valid lines of each set, least recently used first (no sets when
@@ -504,6 +503,15 @@ impl CoherentCpu {
             })
             .collect();
         let checks = checker.borrow().enabled;
+        let n = tables.ir.machines()[PEER].states.len();
+        if n >= LlcMap::ABSENT as usize {
+            return Err(format!(
+                "{}: the {} table has {n} states; the LLC keeps a state in a byte (at most {})",
+                COHERENT_CPU.type_name,
+                tables.agent(PEER),
+                LlcMap::ABSENT - 1
+            ));
+        }
         Ok(CoherentCpu {
             issue: f("issue_ns"),
             hit: f("hit_ns"),
@@ -528,7 +536,7 @@ impl CoherentCpu {
             cores,
             waiting: HashMap::default(),
             spare_waiters: Vec::new(),
-            llc: HashMap::default(),
+            llc: LlcMap::default(),
             copies: CopySlab::default(),
             lru: if capacity == 0 {
                 LruSets::default()
@@ -603,7 +611,7 @@ impl CoherentCpu {
     /// Adds the LLC's lines to a stuck report's snapshot (report time
     /// only).
     pub(crate) fn snapshot_states(&self, s: &mut LineSnapshot) {
-        for (&line, l) in &self.llc {
+        for (line, l) in self.llc.iter() {
             s.state(line, PEER, l.state as usize);
         }
     }
@@ -648,13 +656,13 @@ impl CoherentCpu {
 
     fn st(&self, line: u64) -> usize {
         self.llc
-            .get(&line)
+            .get(line)
             .map_or(self.peer.initial, |l| l.state as usize)
     }
 
     /// The LLC's copy of a line.
     fn copy_of(&self, line: u64) -> Option<&Line> {
-        let s = self.llc.get(&line)?.copy?;
+        let s = self.llc.get(line)?.copy?;
         Some(self.copies.get(s))
     }
 
@@ -802,7 +810,7 @@ impl CoherentCpu {
         match seen {
             Seen::Nothing => *dst = [0; LINE_BYTES],
             Seen::Line(line) => {
-                let copy = self.llc.get(&line).and_then(|l| l.copy);
+                let copy = self.llc.get(line).and_then(|l| l.copy);
                 Self::view(dst, &self.copies, &self.cores[c], i, line, copy);
             }
             Seen::LineAt(line, copy) => {
@@ -869,7 +877,7 @@ impl CoherentCpu {
         }
         // One lookup for the state and the copy: a hit that changes nothing
         // (`Row::ReadOnly`) reads the copy it found here.
-        let (st, copy) = match self.llc.get(&line) {
+        let (st, copy) = match self.llc.get(line) {
             Some(l) => (l.state as usize, l.copy),
             None => (self.peer.initial, None),
         };
@@ -1177,13 +1185,10 @@ impl CoherentCpu {
             // A hit with checks off changes nothing anywhere.
             return;
         }
-        // One hash lookup per transition: the entry is held throughout and
-        // written back below; the copy itself stays in its slab slot.
-        let slot = self.llc.entry(line);
-        let mut copy = match &slot {
-            Entry::Occupied(o) => o.get().copy,
-            Entry::Vacant(_) => None,
-        };
+        // The entry is read here and written back below; the copy itself
+        // stays in its slab slot.
+        let held = self.llc.get(line);
+        let mut copy = held.and_then(|l| l.copy);
         let mut fx = LlcRow {
             copies: &mut self.copies,
             tables: self.tables.as_ref().as_ref(),
@@ -1199,8 +1204,8 @@ impl CoherentCpu {
             delay,
         };
         if let Err(e) = execute(row, &mut fx) {
-            if let Entry::Occupied(mut o) = slot {
-                o.get_mut().copy = copy;
+            if let Some(l) = held {
+                self.llc.insert(line, LlcLine { copy, ..l });
             }
             return self.fail(ctx, e);
         }
@@ -1210,19 +1215,16 @@ impl CoherentCpu {
             }
         }
         if next == self.peer.initial && copy.is_none() {
-            if let Entry::Occupied(o) = slot {
-                o.remove();
+            if held.is_some() {
+                self.llc.remove(line);
             }
         } else {
             let l = LlcLine {
                 state: next as u8,
                 copy,
             };
-            match slot {
-                Entry::Occupied(mut o) => *o.get_mut() = l,
-                Entry::Vacant(v) => {
-                    v.insert(l);
-                }
+            if held != Some(l) {
+                self.llc.insert(line, l);
             }
         }
         if checks {
