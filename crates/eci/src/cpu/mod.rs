@@ -85,6 +85,7 @@
 //! one entry at a time.
 
 use std::cell::RefCell;
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -260,6 +261,14 @@ enum Waiter {
     L1Fill(usize),
 }
 
+/// Who waits for one line, in the order they came: usually one op (a
+/// miss), held inline, so a miss neither allocates nor reuses a list.
+#[derive(Debug)]
+enum Waiters {
+    One(Waiter),
+    Many(Vec<Waiter>),
+}
+
 /// How a table row run by [`CoherentCpu::local`] went.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Row {
@@ -414,8 +423,9 @@ pub struct CoherentCpu {
     link: EciLink,
     cores: Vec<Core>,
     /// Who waits for each line (never iterated, so hashed).
-    waiting: HashMap<u64, Vec<Waiter>>,
-    /// Emptied `waiting` lists, reused so that a miss allocates none.
+    waiting: HashMap<u64, Waiters>,
+    /// Emptied `waiting` lists, reused so that a line with several
+    /// waiters allocates none.
     spare_waiters: Vec<Vec<Waiter>>,
     llc: LlcMap,
     /// The copies the `llc` entries point to.
@@ -759,13 +769,23 @@ impl CoherentCpu {
     }
 
     fn wait_for(&mut self, line: u64, w: Waiter) {
-        let spare = &mut self.spare_waiters;
-        let q = self
-            .waiting
-            .entry(line)
-            .or_insert_with(|| spare.pop().unwrap_or_default());
-        if !q.contains(&w) {
-            q.push(w);
+        match self.waiting.entry(line) {
+            Entry::Vacant(v) => {
+                v.insert(Waiters::One(w));
+            }
+            Entry::Occupied(mut o) => match o.get_mut() {
+                Waiters::One(first) if *first == w => {}
+                Waiters::One(first) => {
+                    let mut q = self.spare_waiters.pop().unwrap_or_default();
+                    q.extend([*first, w]);
+                    *o.get_mut() = Waiters::Many(q);
+                }
+                Waiters::Many(q) => {
+                    if !q.contains(&w) {
+                        q.push(w);
+                    }
+                }
+            },
         }
     }
 
@@ -1336,12 +1356,16 @@ impl CoherentCpu {
         // line away again (forward progress, as an LLC holds a refilled line
         // for the miss that asked for it); the refill time is added to their
         // completion.
-        if let Some(mut ws) = self.waiting.remove(&line) {
-            for &w in &ws {
-                self.resume(ctx, w, Some(line), self.fill);
+        match self.waiting.remove(&line) {
+            None => {}
+            Some(Waiters::One(w)) => self.resume(ctx, w, Some(line), self.fill),
+            Some(Waiters::Many(mut ws)) => {
+                for &w in &ws {
+                    self.resume(ctx, w, Some(line), self.fill);
+                }
+                ws.clear();
+                self.spare_waiters.push(ws);
             }
-            ws.clear();
-            self.spare_waiters.push(ws);
         }
         self.serve_tads(ctx);
     }
