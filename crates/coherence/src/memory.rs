@@ -25,7 +25,7 @@ use rustc_hash::FxHashMap as HashMap;
 use ccsim_kernel::prelude::*;
 
 use crate::util::{complete, div_mod, ns_to_ps};
-use crate::{initial_line, Line, LINE_BYTES};
+use crate::{initial_line, initial_line_into, Line, LINE_BYTES};
 
 /// Sparse line storage: only written lines cost memory; others read as
 /// [`initial_line`].
@@ -48,6 +48,18 @@ impl LineStore {
             Some(b) => **b,
             None => initial_line(line),
         }
+    }
+    /// Writes the line's current bytes into `dst`.
+    #[inline]
+    pub fn read_into(&self, line: u64, dst: &mut Line) {
+        // Nothing written yet (a read-only run): skip the hash probe.
+        if !self.lines.is_empty() {
+            if let Some(b) = self.lines.get(&line) {
+                *dst = **b;
+                return;
+            }
+        }
+        initial_line_into(line, dst);
     }
     /// A count that changes with every write: bytes read from the store at
     /// one generation are still what it holds while the generation is the
