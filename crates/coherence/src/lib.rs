@@ -37,7 +37,10 @@ pub mod util;
 pub mod vc;
 
 pub use envelope::{intern, Catalogue, CohMsg, Msg};
-pub use line::{boxed_line, initial_line, recycle_line, Line, LineText, LINE_BYTES};
+pub use line::{
+    boxed_line, boxed_line_with, initial_line, initial_line_into, recycle_line, Line, LineText,
+    LINE_BYTES,
+};
 pub use tables::{table_summary, MsgMeta, Tables, GENERATED, LOCAL, PEER};
 
 use ccsim_kernel::component::ComponentSpec;

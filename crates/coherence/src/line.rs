@@ -17,15 +17,22 @@ pub type Line = [u8; LINE_BYTES];
 /// path.
 // Out of line: inlined into the DC's handler it compiled to a scalar loop
 // several times slower than this function on its own.
-#[inline(never)]
+#[inline]
 pub fn initial_line(line: u64) -> Line {
-    let base = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut l = [0u8; LINE_BYTES];
-    for (j, word) in l.chunks_exact_mut(8).enumerate() {
+    initial_line_into(line, &mut l);
+    l
+}
+
+/// Writes [`initial_line`]`(line)` into `dst` (a payload buffer, say,
+/// without a copy through the stack).
+#[inline(never)]
+pub fn initial_line_into(line: u64, dst: &mut Line) {
+    let base = line.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for (j, word) in dst.chunks_exact_mut(8).enumerate() {
         let z = base.wrapping_add((j as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9));
         word.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
     }
-    l
 }
 
 /// Most spare line buffers kept for reuse per thread (128 KiB): more than
@@ -52,6 +59,17 @@ pub fn boxed_line(data: Line) -> Box<Line> {
         }
         None => Box::new(data),
     }
+}
+
+/// A payload buffer like [`boxed_line`]'s, filled in place by `fill`
+/// (which writes every byte): a line made where it goes, not copied there.
+#[inline]
+pub fn boxed_line_with(fill: impl FnOnce(&mut Line)) -> Box<Line> {
+    let mut b = SPARE_LINES
+        .with(|s| s.borrow_mut().pop())
+        .unwrap_or_else(|| Box::new([0; LINE_BYTES]));
+    fill(&mut b);
+    b
 }
 
 /// Returns a consumed payload's buffer for [`boxed_line`] to reuse (dropping

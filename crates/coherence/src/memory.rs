@@ -24,8 +24,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use ccsim_kernel::prelude::*;
 
-use crate::util::{complete, ns_to_ps};
-use crate::{initial_line, Line, LINE_BYTES};
+use crate::util::{complete, div_mod, ns_to_ps};
+use crate::{initial_line, initial_line_into, Line, LINE_BYTES};
 
 /// Sparse line storage: only written lines cost memory; others read as
 /// [`initial_line`].
@@ -48,6 +48,18 @@ impl LineStore {
             Some(b) => **b,
             None => initial_line(line),
         }
+    }
+    /// Writes the line's current bytes into `dst`.
+    #[inline]
+    pub fn read_into(&self, line: u64, dst: &mut Line) {
+        // Nothing written yet (a read-only run): skip the hash probe.
+        if !self.lines.is_empty() {
+            if let Some(b) = self.lines.get(&line) {
+                *dst = **b;
+                return;
+            }
+        }
+        initial_line_into(line, dst);
     }
     /// A count that changes with every write: bytes read from the store at
     /// one generation are still what it holds while the generation is the
@@ -209,18 +221,20 @@ impl Ddr {
 
     fn access(&mut self, now: Tick, line: u64) -> Tick {
         let nch = self.channels.len() as u64;
-        let ch = &mut self.channels[(line % nch) as usize];
-        let local = line / nch;
+        let (local, ch_i) = div_mod(line, nch);
+        let ch = &mut self.channels[ch_i as usize];
         let nb = ch.banks.len() as u64;
         // Open page: column bits lowest, then bank, then row, so sequential
         // lines share an open row. Closed page: bank bits lowest, so
         // sequential lines spread over the banks (the usual address map of
         // a closed-page controller: no row to share, so interleave banks).
         let (bank_i, row) = if self.open_page {
-            let col_row = local / self.lines_per_row;
-            ((col_row % nb) as usize, col_row / nb)
+            let (col_row, _) = div_mod(local, self.lines_per_row);
+            let (row, bank_i) = div_mod(col_row, nb);
+            (bank_i as usize, row)
         } else {
-            ((local % nb) as usize, local / nb / self.lines_per_row)
+            let (by_bank, bank_i) = div_mod(local, nb);
+            (bank_i as usize, div_mod(by_bank, self.lines_per_row).0)
         };
         let bank = &mut ch.banks[bank_i];
         let start = (now + self.controller).max(bank.ready_at);

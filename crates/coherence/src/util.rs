@@ -106,6 +106,18 @@ pub fn modulo(x: u64, n: u64) -> u64 {
     }
 }
 
+/// `(x / n, x % n)`, without a division when `n` is a power of two (DDR
+/// channels, banks and lines per row usually are; the memory model does
+/// this on every access, and a division costs tens of cycles).
+#[inline]
+pub fn div_mod(x: u64, n: u64) -> (u64, u64) {
+    if n.is_power_of_two() {
+        (x >> n.trailing_zeros(), x & (n - 1))
+    } else {
+        (x / n, x % n)
+    }
+}
+
 /// Nanoseconds as whole picoseconds.
 pub fn ns_to_ps(ns: f64) -> Tick {
     (ns * 1000.0).round() as Tick

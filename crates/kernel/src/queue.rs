@@ -210,10 +210,13 @@ fn lane_of(distance: Tick, priority: Priority) -> usize {
 }
 
 /// A queued event with its place in the run.
-struct Entry<E> {
-    tick: Tick,
-    order: u64,
-    event: E,
+pub struct Entry<E> {
+    /// The tick it is due at.
+    pub tick: Tick,
+    /// Its order word (`priority << 56 | seq`).
+    pub order: u64,
+    /// The event.
+    pub event: E,
 }
 
 /// A FIFO of entries sorted by `(tick, order)`: a ring whose capacity is a
@@ -426,6 +429,13 @@ impl<E> EventQueue<E> {
     /// Like [`EventQueue::pop_ordered`], but only an event due by `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Tick) -> Option<(Tick, u64, E)> {
+        self.pop_entry(limit).map(|e| (e.tick, e.order, e.event))
+    }
+    /// Like [`EventQueue::pop_until`], returning the entry as it was
+    /// stored: the event loop's pop, which moves the entry once instead of
+    /// taking it apart and putting it together again.
+    #[inline]
+    pub fn pop_entry(&mut self, limit: Tick) -> Option<Entry<E>> {
         let heap_top = self.heap.top_rank();
         if self.current_front < heap_top {
             if self.now > limit {
@@ -440,14 +450,14 @@ impl<E> EventQueue<E> {
                 }
             }
             self.len -= 1;
-            return Some((popped.tick, popped.order, popped.event));
+            return Some(popped);
         }
         let top = *self.heap.top()?;
-        let (tick, order) = (top.tick, top.order);
+        let tick = top.tick;
         if tick > limit {
             return None;
         }
-        let event = if top.slot & LANE != 0 {
+        let popped = if top.slot & LANE != 0 {
             // (The mask only spares a bounds check: the index is a lane's.)
             let lane = &mut self.lanes[top.slot as usize & (LANES - 1)];
             let popped = lane.pop_front().expect("lane of a heap key");
@@ -463,15 +473,19 @@ impl<E> EventQueue<E> {
                     self.heap.pop_top();
                 }
             }
-            popped.event
+            popped
         } else {
             self.heap.pop_top();
             self.free.push(top.slot);
-            self.slots[top.slot as usize].take().expect("queued slot")
+            Entry {
+                tick,
+                order: top.order,
+                event: self.slots[top.slot as usize].take().expect("queued slot"),
+            }
         };
         self.now = tick;
         self.len -= 1;
-        Some((tick, order, event))
+        Some(popped)
     }
     /// The place `(tick, order word)` of the earliest event.
     #[inline]

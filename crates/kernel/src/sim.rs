@@ -13,7 +13,7 @@ use std::fmt;
 
 use crate::component::{ComponentSpec, StatKind};
 use crate::link::{Direction, LinkParams, LinkState, Pending, LINK_STATS};
-use crate::queue::{order_word, EventQueue, Priority};
+use crate::queue::{order_word, Entry, EventQueue, Priority};
 use crate::rng::SimRng;
 use crate::stats::{Stats, StatsReport};
 use crate::time::Tick;
@@ -454,7 +454,7 @@ impl<M: Message> Simulation<M> {
             }
         }
         self.world.stop = false;
-        while let Some((tick, order, event)) = self.world.queue.pop_until(limit) {
+        while let Some(Entry { tick, order, event }) = self.world.queue.pop_entry(limit) {
             self.now = tick;
             self.order = order;
             self.events += 1;

@@ -68,31 +68,43 @@ pub struct LineView<'a, V> {
 }
 
 /// SWMR on one line.
+// The checks run after every simulated row: the test is inlined into the
+// checker's loop, the wording is out of line and only runs on a violation.
+#[inline]
 pub fn swmr<V>(v: &LineView<'_, V>) -> Result<(), String> {
-    let writers = v
-        .agents
-        .iter()
-        .filter(|a| a.access == Access::Write)
-        .count();
-    let readers = v.agents.iter().filter(|a| a.access == Access::Read).count();
+    let (mut writers, mut readers) = (0, 0);
+    for a in v.agents {
+        match a.access {
+            Access::Write => writers += 1,
+            Access::Read => readers += 1,
+            Access::None => {}
+        }
+    }
     if writers > 1 || (writers == 1 && readers > 0) {
-        let who: Vec<String> = v
-            .agents
-            .iter()
-            .filter(|a| a.access != Access::None)
-            .map(|a| format!("{} in {} ({:?})", a.name, a.state, a.access))
-            .collect();
-        return Err(format!(
-            "line {}: single-writer-multiple-reader violated: {}",
-            v.line,
-            who.join(", ")
-        ));
+        return Err(swmr_violation(v));
     }
     Ok(())
 }
 
+#[cold]
+#[inline(never)]
+fn swmr_violation<V>(v: &LineView<'_, V>) -> String {
+    let who: Vec<String> = v
+        .agents
+        .iter()
+        .filter(|a| a.access != Access::None)
+        .map(|a| format!("{} in {} ({:?})", a.name, a.state, a.access))
+        .collect();
+    format!(
+        "line {}: single-writer-multiple-reader violated: {}",
+        v.line,
+        who.join(", ")
+    )
+}
+
 /// Data-value on one line: every agent with access holds the latest write;
 /// with no writer and no cached data in flight, memory holds it.
+#[inline]
 pub fn data_value<V: PartialEq + Display>(v: &LineView<'_, V>) -> Result<(), String> {
     let mut writer = false;
     for a in v.agents {
@@ -102,27 +114,37 @@ pub fn data_value<V: PartialEq + Display>(v: &LineView<'_, V>) -> Result<(), Str
         writer |= a.access == Access::Write;
         match &a.value {
             Some(x) if *x == v.latest => {}
-            Some(x) => {
-                return Err(format!(
-                    "line {}: {} in {} holds value {x} but the latest write is {}",
-                    v.line, a.name, a.state, v.latest
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "line {}: {} in {} has access but holds no value (the latest write is {})",
-                    v.line, a.name, a.state, v.latest
-                ))
-            }
+            held => return Err(stale_copy(v, a, held.as_ref())),
         }
     }
     if !writer && !v.data_in_flight && v.memory != v.latest {
-        return Err(format!(
-            "line {}: memory holds {} but the latest write is {} and no agent holds it",
-            v.line, v.memory, v.latest
-        ));
+        return Err(stale_memory(v));
     }
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn stale_copy<V: Display>(v: &LineView<'_, V>, a: &AgentLine<'_, V>, held: Option<&V>) -> String {
+    match held {
+        Some(x) => format!(
+            "line {}: {} in {} holds value {x} but the latest write is {}",
+            v.line, a.name, a.state, v.latest
+        ),
+        None => format!(
+            "line {}: {} in {} has access but holds no value (the latest write is {})",
+            v.line, a.name, a.state, v.latest
+        ),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn stale_memory<V: Display>(v: &LineView<'_, V>) -> String {
+    format!(
+        "line {}: memory holds {} but the latest write is {} and no agent holds it",
+        v.line, v.memory, v.latest
+    )
 }
 
 /// The violation text of a read (`check`) that saw another value than the

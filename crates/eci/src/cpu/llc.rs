@@ -5,6 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap as HashMap;
+
 use ccsim_coherence::check::Checker;
 use ccsim_coherence::{boxed_line, Line, Msg, Tables, LINE_BYTES, PEER};
 use ccsim_kernel::prelude::*;
@@ -13,11 +15,118 @@ use ccsim_protocol::engine::{Effects, SendStep};
 use super::program::put_word;
 use super::TOK_OUTBOX;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct LlcLine {
     pub(super) state: u8,
     /// Where the LLC's copy is (`None`: it has none).
     pub(super) copy: Option<CopySlot>,
+}
+
+/// The LLC's lines not in the initial state or holding a copy (absent:
+/// initial, no copy). Lines below `dense.len()` are a slot each (state
+/// `ABSENT`: none), so sequential or clustered lines, the usual case, cost
+/// an index instead of a hash probe (a miss looks its line up several
+/// times); the range grows in powers of two while it stays within
+/// [`DENSE_SLOTS_PER_LINE`] slots per stored line (beyond
+/// [`DENSE_MIN`]), so scattered lines cost no more memory than in a hash
+/// map, where the lines above it are kept.
+#[derive(Debug, Default)]
+pub(super) struct LlcMap {
+    dense: Vec<LlcLine>,
+    /// Lines stored in `dense`.
+    dense_count: usize,
+    sparse: HashMap<u64, LlcLine>,
+}
+
+/// The dense range of [`LlcMap`] may always grow to this many lines.
+const DENSE_MIN: u64 = 1 << 12;
+/// Beyond `DENSE_MIN`, the dense range's slots (8 bytes) per stored line at
+/// most: about a hash map entry's cost.
+const DENSE_SLOTS_PER_LINE: u64 = 4;
+
+impl LlcMap {
+    /// A state no table has (the CPU checks its table's states fit below).
+    pub(super) const ABSENT: u8 = u8::MAX;
+    const NONE: LlcLine = LlcLine {
+        state: Self::ABSENT,
+        copy: None,
+    };
+
+    #[inline]
+    pub(super) fn get(&self, line: u64) -> Option<LlcLine> {
+        if line < self.dense.len() as u64 {
+            let l = self.dense[line as usize];
+            return (l.state != Self::ABSENT).then_some(l);
+        }
+        if self.sparse.is_empty() {
+            return None;
+        }
+        self.sparse.get(&line).copied()
+    }
+
+    #[inline]
+    pub(super) fn insert(&mut self, line: u64, l: LlcLine) {
+        debug_assert_ne!(l.state, Self::ABSENT);
+        if line >= self.dense.len() as u64 && !self.grow_to(line) {
+            self.sparse.insert(line, l);
+            return;
+        }
+        let slot = &mut self.dense[line as usize];
+        if slot.state == Self::ABSENT {
+            self.dense_count += 1;
+        }
+        *slot = l;
+    }
+
+    #[inline]
+    pub(super) fn remove(&mut self, line: u64) {
+        if line < self.dense.len() as u64 {
+            let slot = &mut self.dense[line as usize];
+            if slot.state != Self::ABSENT {
+                *slot = Self::NONE;
+                self.dense_count -= 1;
+            }
+        } else if !self.sparse.is_empty() {
+            self.sparse.remove(&line);
+        }
+    }
+
+    /// Extends the dense range over `line` if it stays dense enough
+    /// (moving the sparse lines it now covers); false if not.
+    #[cold]
+    fn grow_to(&mut self, line: u64) -> bool {
+        let stored = (self.dense_count + self.sparse.len()) as u64 + 1;
+        let Some(len) = line.checked_add(1).and_then(u64::checked_next_power_of_two) else {
+            return false;
+        };
+        let len = len.max(DENSE_MIN);
+        if len > DENSE_MIN.max(stored.saturating_mul(DENSE_SLOTS_PER_LINE)) {
+            return false;
+        }
+        self.dense.resize(len as usize, Self::NONE);
+        let mut moved = Vec::new();
+        self.sparse.retain(|&l, &mut s| {
+            let keep = l >= len;
+            if !keep {
+                moved.push((l, s));
+            }
+            keep
+        });
+        for (l, s) in moved {
+            self.dense[l as usize] = s;
+            self.dense_count += 1;
+        }
+        true
+    }
+
+    /// Every stored (line, entry).
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u64, LlcLine)> + '_ {
+        let dense = self.dense.iter().enumerate();
+        dense
+            .filter(|&(_, l)| l.state != Self::ABSENT)
+            .map(|(i, &l)| (i as u64, l))
+            .chain(self.sparse.iter().map(|(&i, &l)| (i, l)))
+    }
 }
 
 /// A slot of [`CopySlab`] (1-based, so that an absent copy costs no space).
@@ -138,5 +247,200 @@ impl Effects<()> for LlcRow<'_, '_> {
                 .check_read(self.now, self.line, PEER, v);
         }
         Ok(())
+    }
+}
+
+/// Where a set's lines are in [`LruSets::lines`].
+#[derive(Debug, Clone, Copy, Default)]
+struct SetChunk {
+    start: usize,
+    len: u32,
+    /// Places reserved for the set (0: none yet).
+    cap: u32,
+}
+
+/// The valid lines of each LLC set, least recently used first, all in one
+/// arena: a set gets a chunk of `ways + 1` places (its lines plus the one
+/// that makes it evict) when it first holds a line, appended to the arena.
+/// So filling the LLC costs no allocation per set (a long stream touches
+/// every set), and memory still follows the sets used. A set that
+/// overflows (its lines have open work, see `enforce_capacity`) moves to a
+/// chunk twice as large at the end; the old chunk stays unused.
+#[derive(Debug, Default)]
+pub(super) struct LruSets {
+    lines: Vec<u64>,
+    sets: Vec<SetChunk>,
+    ways: usize,
+}
+
+impl LruSets {
+    /// `sets` sets of `ways` ways (no sets: capacity unlimited, nothing to
+    /// order).
+    pub(super) fn new(sets: usize, ways: usize) -> LruSets {
+        LruSets {
+            lines: Vec::new(),
+            sets: vec![SetChunk::default(); sets],
+            ways,
+        }
+    }
+
+    /// Whether sets are kept (the capacity is limited).
+    #[inline]
+    pub(super) fn enabled(&self) -> bool {
+        !self.sets.is_empty()
+    }
+
+    /// Set `set`'s lines, least recently used first.
+    #[inline]
+    pub(super) fn lines(&self, set: usize) -> &[u64] {
+        let c = self.sets[set];
+        &self.lines[c.start..c.start + c.len as usize]
+    }
+
+    #[inline]
+    fn lines_mut(&mut self, set: usize) -> &mut [u64] {
+        let c = self.sets[set];
+        &mut self.lines[c.start..c.start + c.len as usize]
+    }
+
+    /// Adds `line` as the most recently used line of `set`.
+    #[inline]
+    pub(super) fn push_back(&mut self, set: usize, line: u64) {
+        if self.sets[set].len == self.sets[set].cap {
+            self.grow(set);
+        }
+        let c = &mut self.sets[set];
+        self.lines[c.start + c.len as usize] = line;
+        c.len += 1;
+    }
+
+    /// Gives `set` a chunk with room for one more line.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, set: usize) {
+        let c = self.sets[set];
+        let start = self.lines.len();
+        let cap = if c.cap == 0 {
+            self.ways + 1
+        } else {
+            self.lines
+                .extend_from_within(c.start..c.start + c.len as usize);
+            2 * c.cap as usize
+        };
+        self.lines.resize(start + cap, 0);
+        self.sets[set] = SetChunk {
+            start,
+            len: c.len,
+            cap: u32::try_from(cap).expect("fewer than 2^32 lines in a set"),
+        };
+    }
+
+    /// Moves `line` to the most recently used end of `set`; whether it was
+    /// there (at most once; searched from that end, where recent lines
+    /// are). The order is that of a removal and a push at the back.
+    #[inline]
+    pub(super) fn touch(&mut self, set: usize, line: u64) -> bool {
+        let q = self.lines_mut(set);
+        if q.last() == Some(&line) {
+            // Already the most recent (a hit right after the fill).
+            return true;
+        }
+        let Some(pos) = q.iter().rposition(|&l| l == line) else {
+            return false;
+        };
+        q[pos..].rotate_left(1);
+        true
+    }
+
+    /// Removes `line` from `set` (it is there at most once), keeping the
+    /// order of the others.
+    #[inline]
+    pub(super) fn remove(&mut self, set: usize, line: u64) {
+        let q = self.lines_mut(set);
+        if let Some(pos) = q.iter().position(|&l| l == line) {
+            q[pos..].rotate_left(1);
+            self.sets[set].len -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::super::l1::{remove_lru, touch_lru};
+    use super::{CopySlot, LlcLine, LlcMap, LruSets};
+
+    /// The arena keeps each set in the order the per-set deques did,
+    /// through fills, touches, removals and overflows past `ways + 1`.
+    #[test]
+    fn lru_sets_keep_the_order_of_a_deque_per_set() {
+        let (sets, ways) = (4, 3);
+        let mut arena = LruSets::new(sets, ways);
+        let mut deques: Vec<VecDeque<u64>> = vec![VecDeque::new(); sets];
+        let mut x: u64 = 11;
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let set = (x >> 60) as usize % sets;
+            let line = (x >> 40) % 12;
+            let q = &mut deques[set];
+            match (x >> 20) % 3 {
+                0 if !q.contains(&line) && q.len() < 3 * ways => {
+                    q.push_back(line);
+                    arena.push_back(set, line);
+                }
+                1 => assert_eq!(arena.touch(set, line), touch_lru(q, line)),
+                _ => {
+                    remove_lru(q, line);
+                    arena.remove(set, line);
+                }
+            }
+            for (s, q) in deques.iter().enumerate() {
+                assert!(arena.lines(s).iter().eq(q.iter()), "set {s}");
+            }
+        }
+    }
+
+    /// The map holds what a hash map would, whether a line lands in the
+    /// dense range, in the sparse map, or moves from one to the other as
+    /// the dense range grows.
+    #[test]
+    fn llc_map_holds_what_a_hash_map_does() {
+        let mut map = LlcMap::default();
+        let mut reference = std::collections::HashMap::new();
+        let mut x: u64 = 5;
+        for step in 0..40_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Mostly a growing sequential front, some scattered lines far
+            // above it, some lines below it again.
+            let line = match (x >> 60) % 4 {
+                0 => (x >> 8) % (1 << 30),
+                1 => (x >> 8) % (step + 1),
+                _ => step,
+            };
+            if (x >> 33) % 5 == 0 {
+                map.remove(line);
+                reference.remove(&line);
+            } else {
+                let l = LlcLine {
+                    state: (x >> 40) as u8 % 7,
+                    copy: std::num::NonZeroU32::new((x >> 44) as u32 % 3).map(CopySlot),
+                };
+                map.insert(line, l);
+                reference.insert(line, l);
+            }
+            let probe = (x >> 12) % (step + 2);
+            assert_eq!(map.get(probe), reference.get(&probe).copied());
+        }
+        let mut all: Vec<_> = map.iter().collect();
+        all.sort_by_key(|&(l, _)| l);
+        let mut want: Vec<_> = reference.into_iter().collect();
+        want.sort_by_key(|&(l, _)| l);
+        assert_eq!(all, want);
+        assert!(!map.dense.is_empty() && !map.sparse.is_empty());
     }
 }

@@ -106,8 +106,8 @@ use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, Row as PeerRow};
-use l1::{remove_lru, touch_lru, PresenceCache};
-use llc::{CopySlab, CopySlot, LlcLine, LlcRow};
+use l1::PresenceCache;
+use llc::{CopySlab, CopySlot, LlcLine, LlcMap, LlcRow, LruSets};
 use program::{check_words, put_word, word_of};
 pub use program::{AtomicOp, Completed, CpuOp};
 
@@ -259,6 +259,14 @@ enum Waiter {
     Drain(usize),
     /// A read prefetch of a core: fill its L1 once the line is readable.
     L1Fill(usize),
+}
+
+/// Who waits for one line, in the order they came: usually one op (a
+/// miss), held inline, so a miss neither allocates nor reuses a list.
+#[derive(Debug)]
+enum Waiters {
+    One(Waiter),
+    Many(Vec<Waiter>),
 }
 
 /// How a table row run by [`CoherentCpu::local`] went.
@@ -415,15 +423,17 @@ pub struct CoherentCpu {
     link: EciLink,
     cores: Vec<Core>,
     /// Who waits for each line (never iterated, so hashed).
-    waiting: HashMap<u64, Vec<Waiter>>,
-    /// Emptied `waiting` lists, reused so that a miss allocates none.
+    waiting: HashMap<u64, Waiters>,
+    /// Emptied `waiting` lists, reused so that a line with several
+    /// waiters allocates none.
     spare_waiters: Vec<Vec<Waiter>>,
-    llc: HashMap<u64, LlcLine>,
+    llc: LlcMap,
     /// The copies the `llc` entries point to.
     copies: CopySlab,
-    /// Valid lines of each set, least recently used first (empty when the
-    /// capacity is unlimited: nothing is ever evicted, so order is moot).
-    lru: Vec<VecDeque<u64>>,
+    /// Valid lines of each set, least recently used first (no sets when
+    /// the capacity is unlimited: nothing is ever evicted, so order is
+    /// moot).
+    lru: LruSets,
     /// Completions on their way to their cores, each named by the slot in
     /// its `TOK_DONE` wake-up.
     done: Parked<Done>,
@@ -503,6 +513,15 @@ impl CoherentCpu {
             })
             .collect();
         let checks = checker.borrow().enabled;
+        let n = tables.ir.machines()[PEER].states.len();
+        if n >= LlcMap::ABSENT as usize {
+            return Err(format!(
+                "{}: the {} table has {n} states; the LLC keeps a state in a byte (at most {})",
+                COHERENT_CPU.type_name,
+                tables.agent(PEER),
+                LlcMap::ABSENT - 1
+            ));
+        }
         Ok(CoherentCpu {
             issue: f("issue_ns"),
             hit: f("hit_ns"),
@@ -527,12 +546,12 @@ impl CoherentCpu {
             cores,
             waiting: HashMap::default(),
             spare_waiters: Vec::new(),
-            llc: HashMap::default(),
+            llc: LlcMap::default(),
             copies: CopySlab::default(),
             lru: if capacity == 0 {
-                Vec::new()
+                LruSets::default()
             } else {
-                (0..sets).map(|_| VecDeque::new()).collect()
+                LruSets::new(sets as usize, ways)
             },
             done: Parked::new(),
             completed: Vec::new(),
@@ -602,7 +621,7 @@ impl CoherentCpu {
     /// Adds the LLC's lines to a stuck report's snapshot (report time
     /// only).
     pub(crate) fn snapshot_states(&self, s: &mut LineSnapshot) {
-        for (&line, l) in &self.llc {
+        for (line, l) in self.llc.iter() {
             s.state(line, PEER, l.state as usize);
         }
     }
@@ -647,13 +666,13 @@ impl CoherentCpu {
 
     fn st(&self, line: u64) -> usize {
         self.llc
-            .get(&line)
+            .get(line)
             .map_or(self.peer.initial, |l| l.state as usize)
     }
 
     /// The LLC's copy of a line.
     fn copy_of(&self, line: u64) -> Option<&Line> {
-        let s = self.llc.get(&line)?.copy?;
+        let s = self.llc.get(line)?.copy?;
         Some(self.copies.get(s))
     }
 
@@ -750,13 +769,23 @@ impl CoherentCpu {
     }
 
     fn wait_for(&mut self, line: u64, w: Waiter) {
-        let spare = &mut self.spare_waiters;
-        let q = self
-            .waiting
-            .entry(line)
-            .or_insert_with(|| spare.pop().unwrap_or_default());
-        if !q.contains(&w) {
-            q.push(w);
+        match self.waiting.entry(line) {
+            Entry::Vacant(v) => {
+                v.insert(Waiters::One(w));
+            }
+            Entry::Occupied(mut o) => match o.get_mut() {
+                Waiters::One(first) if *first == w => {}
+                Waiters::One(first) => {
+                    let mut q = self.spare_waiters.pop().unwrap_or_default();
+                    q.extend([*first, w]);
+                    *o.get_mut() = Waiters::Many(q);
+                }
+                Waiters::Many(q) => {
+                    if !q.contains(&w) {
+                        q.push(w);
+                    }
+                }
+            },
         }
     }
 
@@ -801,7 +830,7 @@ impl CoherentCpu {
         match seen {
             Seen::Nothing => *dst = [0; LINE_BYTES],
             Seen::Line(line) => {
-                let copy = self.llc.get(&line).and_then(|l| l.copy);
+                let copy = self.llc.get(line).and_then(|l| l.copy);
                 Self::view(dst, &self.copies, &self.cores[c], i, line, copy);
             }
             Seen::LineAt(line, copy) => {
@@ -868,7 +897,7 @@ impl CoherentCpu {
         }
         // One lookup for the state and the copy: a hit that changes nothing
         // (`Row::ReadOnly`) reads the copy it found here.
-        let (st, copy) = match self.llc.get(&line) {
+        let (st, copy) = match self.llc.get(line) {
             Some(l) => (l.state as usize, l.copy),
             None => (self.peer.initial, None),
         };
@@ -1176,13 +1205,10 @@ impl CoherentCpu {
             // A hit with checks off changes nothing anywhere.
             return;
         }
-        // One hash lookup per transition: the entry is held throughout and
-        // written back below; the copy itself stays in its slab slot.
-        let slot = self.llc.entry(line);
-        let mut copy = match &slot {
-            Entry::Occupied(o) => o.get().copy,
-            Entry::Vacant(_) => None,
-        };
+        // The entry is read here and written back below; the copy itself
+        // stays in its slab slot.
+        let held = self.llc.get(line);
+        let mut copy = held.and_then(|l| l.copy);
         let mut fx = LlcRow {
             copies: &mut self.copies,
             tables: self.tables.as_ref().as_ref(),
@@ -1198,8 +1224,8 @@ impl CoherentCpu {
             delay,
         };
         if let Err(e) = execute(row, &mut fx) {
-            if let Entry::Occupied(mut o) = slot {
-                o.get_mut().copy = copy;
+            if let Some(l) = held {
+                self.llc.insert(line, LlcLine { copy, ..l });
             }
             return self.fail(ctx, e);
         }
@@ -1209,19 +1235,16 @@ impl CoherentCpu {
             }
         }
         if next == self.peer.initial && copy.is_none() {
-            if let Entry::Occupied(o) = slot {
-                o.remove();
+            if held.is_some() {
+                self.llc.remove(line);
             }
         } else {
             let l = LlcLine {
                 state: next as u8,
                 copy,
             };
-            match slot {
-                Entry::Occupied(mut o) => *o.get_mut() = l,
-                Entry::Vacant(v) => {
-                    v.insert(l);
-                }
+            if held != Some(l) {
+                self.llc.insert(line, l);
             }
         }
         if checks {
@@ -1244,22 +1267,15 @@ impl CoherentCpu {
             }
         }
         match (row.had, has) {
-            (false, true) if !self.lru.is_empty() => {
+            (false, true) if self.lru.enabled() => {
                 let set = self.set_of(line) as usize;
-                let ways = self.ways;
-                let q = &mut self.lru[set];
-                if q.capacity() == 0 {
-                    // A set holds `ways` lines plus the one that makes it
-                    // evict: one allocation instead of four doublings.
-                    q.reserve_exact(ways + 1);
-                }
-                q.push_back(line);
+                self.lru.push_back(set, line);
                 self.enforce_capacity(ctx, set);
             }
             (true, false) => {
-                if !self.lru.is_empty() {
+                if self.lru.enabled() {
                     let set = self.set_of(line) as usize;
-                    remove_lru(&mut self.lru[set], line);
+                    self.lru.remove(set, line);
                 }
                 // Inclusion: the L1s lose what the LLC loses.
                 for core in &mut self.cores {
@@ -1274,9 +1290,9 @@ impl CoherentCpu {
 
     /// Marks `line` most recently used.
     fn touch(&mut self, line: u64) {
-        if !self.lru.is_empty() {
+        if self.lru.enabled() {
             let set = self.set_of(line) as usize;
-            touch_lru(&mut self.lru[set], line);
+            self.lru.touch(set, line);
         }
     }
 
@@ -1285,8 +1301,10 @@ impl CoherentCpu {
     /// `ways` valid lines. Lines with open work stay; the set may overflow
     /// until they settle (as a victim buffer would).
     fn enforce_capacity(&mut self, ctx: &mut Ctx<'_, Msg>, set: usize) {
-        while self.lru[set].len() > self.ways {
-            let victim = self.lru[set]
+        while self.lru.lines(set).len() > self.ways {
+            let victim = self
+                .lru
+                .lines(set)
                 .iter()
                 .map(|&l| (l, self.st(l)))
                 .find(|&(l, st)| self.peer.stable[st] && !self.waiting.contains_key(&l));
@@ -1338,12 +1356,16 @@ impl CoherentCpu {
         // line away again (forward progress, as an LLC holds a refilled line
         // for the miss that asked for it); the refill time is added to their
         // completion.
-        if let Some(mut ws) = self.waiting.remove(&line) {
-            for &w in &ws {
-                self.resume(ctx, w, Some(line), self.fill);
+        match self.waiting.remove(&line) {
+            None => {}
+            Some(Waiters::One(w)) => self.resume(ctx, w, Some(line), self.fill),
+            Some(Waiters::Many(mut ws)) => {
+                for &w in &ws {
+                    self.resume(ctx, w, Some(line), self.fill);
+                }
+                ws.clear();
+                self.spare_waiters.push(ws);
             }
-            ws.clear();
-            self.spare_waiters.push(ws);
         }
         self.serve_tads(ctx);
     }

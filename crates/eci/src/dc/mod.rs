@@ -47,7 +47,8 @@ use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::{LineStore, MemTiming};
 use ccsim_coherence::util::{complete, modulo};
 use ccsim_coherence::{
-    boxed_line, recycle_line, Catalogue, CohMsg, Line, Msg, Tables, GENERATED, LOCAL, PEER,
+    boxed_line, boxed_line_with, recycle_line, Catalogue, CohMsg, Line, Msg, Tables, GENERATED,
+    LOCAL, PEER,
 };
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, SendStep};
 
@@ -860,7 +861,7 @@ impl DirectoryController {
         {
             return buffer.take().expect("checked").bytes;
         }
-        boxed_line(self.mem.read(line))
+        boxed_line_with(|b| self.mem.read_into(line, b))
     }
 
     /// Sets DCU `d`'s buffer (its box goes back to the payload pool).
@@ -946,7 +947,7 @@ impl DirectoryController {
                 ctx.count(ST_AXI_RD, 1);
                 self.observe(at, DcEvent::Read { line });
                 let b = Buffered {
-                    bytes: boxed_line(self.mem.read(line)),
+                    bytes: boxed_line_with(|b| self.mem.read_into(line, b)),
                     line,
                     generation: self.mem.generation(),
                 };
