@@ -119,9 +119,18 @@ pub struct SystemDecl {
 pub enum Loaded {
     /// Table agents: the protocol with the agents' roles.
     Table(SystemRef),
-    /// Enzian agents: the two-node protocols' tables, the system's first
-    /// (each agent runs one of them).
-    Eci(Vec<Arc<Tables>>),
+    /// Enzian agents: the two-node protocols' tables, the system's first,
+    /// and the index of the one each agent runs (in agent order).
+    Eci(EciProtocols),
+}
+
+/// The protocols of a system of Enzian agents.
+#[derive(Debug, Clone)]
+pub struct EciProtocols {
+    /// Each protocol once, the system's first.
+    pub tables: Vec<Arc<Tables>>,
+    /// The protocol of each agent: an index into `tables`.
+    pub of_agent: Vec<usize>,
 }
 
 /// A family of systems: its agents, and the types its links and its other
