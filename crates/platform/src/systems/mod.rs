@@ -252,7 +252,7 @@ fn parse_system(
     f.finish()?;
 
     // Names are unique; endpoints name a component and a port of its type,
-    // each port wired once; every agent's `net` is wired.
+    // each port wired once; every required port of an agent is wired.
     let mut types: BTreeMap<&str, &'static ComponentSpec> = BTreeMap::new();
     for (i, n) in agents.iter().chain(&others).enumerate() {
         if types.contains_key(n.name.as_str()) {
