@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native, protocol
-from .errors import CcsimError, UsageError, ViolationFound
+from .errors import CcsimError, UsageError, ViolationFound, check_seed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,6 +35,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _seed(text: str) -> int:
+    """An argparse type: a seed the simulator takes."""
+    try:
+        return check_seed(int(text))
+    except (ValueError, UsageError) as e:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 2**64 - 1, got {text!r}") from e
 
 
 def _set_pairs(items: Optional[List[str]]) -> List[Tuple[str, str]]:
@@ -282,8 +290,9 @@ def _fmt_platform_value(row: Any) -> str:
 
 def _looks_like_experiment(path: Path) -> bool:
     try:
-        text = path.read_text()
-    except OSError:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        # The platform loader reports what is wrong with the file.
         return False
     return any(line.strip().startswith("[experiment]") for line in text.splitlines())
 
@@ -409,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quick", action="store_true", help="run the reduced sweep (for CI)")
     r.add_argument("--json", action="store_true", help="print a machine-readable summary to stdout")
     r.add_argument("--out", default="results", help="output directory (default: results/)")
-    r.add_argument("--seed", type=int, default=0, help="simulation seed (default: 0)")
+    r.add_argument("--seed", type=_seed, default=0, help="simulation seed, 0 to 2**64 - 1 (default: 0)")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="platform override, like pcie.lanes=8 or cohet:pcie.lanes=8 (repeatable)")
     r.add_argument("--jobs", type=int, default=1, help="run points in N processes (default: 1)")
@@ -460,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--ops", type=int, default=1000, help="operations per agent with local events (default: 1000)")
     sm.add_argument("--lines", type=int, default=4, help="lines the operations pick from (default: 4)")
     sm.add_argument("--think-ns", type=float, default=0.0, help="pause between operations (default: 0)")
-    sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--seed", type=_seed, default=0, help="simulation seed, 0 to 2**64 - 1 (default: 0)")
     sm.add_argument("--no-checks", action="store_true", help="skip the per-row invariant checks")
     sm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override (repeatable)")
     sm.add_argument("--json", action="store_true")
@@ -481,11 +490,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         one_line = " ".join(str(e).split("\n"))
         sys.stderr.write(f"error: {one_line}\n")
         return e.exit_code
+    except BrokenPipeError:
+        return 0
+    except OSError as e:
+        # A path the user gave cannot be read or written (an output
+        # directory that cannot be created, a file that cannot be written).
+        where = f"{e.filename}: " if e.filename else ""
+        sys.stderr.write(f"error: {where}{e.strerror or e}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: finished points are kept in points.jsonl; rerun to resume\n")
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

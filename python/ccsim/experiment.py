@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from .errors import UsageError
+from .errors import UsageError, check_seed
 from .overrides import experiment_platform, scoped
 from .plot import plot_result
 from .report import render_report
@@ -412,6 +412,7 @@ def reproduce(name: Union[str, _native.Experiment], quick: bool = False, seed: i
     from ``points.jsonl``; ``trace=True`` also writes a Chrome trace per
     point under ``traces/``.
     """
+    seed = check_seed(seed)
     experiment = name if isinstance(name, _native.Experiment) else _native.Experiment.load(str(name))
     exp_dir = Path(out) / experiment.name if out is not None else None
     trace_dir = None

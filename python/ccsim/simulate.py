@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from . import _native
+from .errors import check_seed
 
 
 def simulate(
@@ -35,6 +36,7 @@ def simulate(
     a disagreement with the sequential reference) raises
     :class:`ccsim.ViolationFound` naming the line, the agents and their
     states; a bad platform, system or value raises :class:`ccsim.ConfigError`."""
+    seed = check_seed(seed)
     p = _native.Platform.load(str(platform), overrides=dict(overrides or {}))
     params = {"system": system, "lines": int(lines), "checks": bool(checks), "think_ns": float(think_ns)}
-    return _native.run_platform_workload(p, "random_test", "ops", float(ops), params, int(seed))
+    return _native.run_platform_workload(p, "random_test", "ops", float(ops), params, seed)

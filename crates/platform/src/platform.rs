@@ -88,7 +88,8 @@ pub(crate) fn locate(
     }
     let path = Path::new(name_or_path);
     let looks_like_path = name_or_path.ends_with(".toml") || name_or_path.contains(['/', '\\']);
-    if looks_like_path || path.is_file() {
+    // A directory is a path too: reading it says why it is not a file.
+    if looks_like_path || path.is_file() || path.is_dir() {
         return std::fs::read_to_string(path)
             .map(|text| (name_or_path.to_string(), text))
             .map_err(|e| {
