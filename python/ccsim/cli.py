@@ -487,7 +487,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
         return int(args.func(args))
     except CcsimError as e:
-        one_line = " ".join(str(e).split("\n"))
+        # One line whatever the message holds (an argument may carry any
+        # line-breaking character).
+        one_line = " ".join(str(e).splitlines())
         sys.stderr.write(f"error: {one_line}\n")
         return e.exit_code
     except BrokenPipeError:
@@ -496,7 +498,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # A path the user gave cannot be read or written (an output
         # directory that cannot be created, a file that cannot be written).
         where = f"{e.filename}: " if e.filename else ""
-        sys.stderr.write(f"error: {where}{e.strerror or e}\n")
+        one_line = " ".join(f"{where}{e.strerror or e}".splitlines())
+        sys.stderr.write(f"error: {one_line}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: finished points are kept in points.jsonl; rerun to resume\n")

@@ -107,7 +107,8 @@ pub(crate) fn locate(
 /// Parses TOML text into a table, with the parser's message on one line.
 pub(crate) fn parse_toml(file: &str, text: &str) -> Result<Table> {
     text.parse::<Table>().map_err(|e| {
-        let msg = e.message().to_string();
+        // The TOML parser's message may span lines; errors are one line.
+        let msg = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
         let at = e
             .span()
             .map(|s| {
