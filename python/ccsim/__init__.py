@@ -29,7 +29,7 @@ from .errors import (
     check_seed,
 )
 from .experiment import ExperimentResult, describe_experiments, experiments, reproduce, run_one
-from .simulate import simulate
+from .simulate import simulate, simulate_seeds
 
 Platform = _native.Platform
 Experiment = _native.Experiment
@@ -78,5 +78,6 @@ __all__ = [
     "reproduce",
     "run_point",
     "simulate",
+    "simulate_seeds",
     "workloads",
 ]

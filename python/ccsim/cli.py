@@ -355,7 +355,27 @@ def _bench_coherent(args) -> int:
     return 0
 
 
+def _simulate_seeds(args) -> int:
+    from .simulate import simulate_seeds
+
+    r = simulate_seeds(args.platform, args.seeds, first_seed=args.seed, jobs=args.jobs, system=args.system,
+                       ops=args.ops, lines=args.lines, checks=not args.no_checks, think_ns=args.think_ns,
+                       text_overrides=_set_pairs(args.set))
+    if args.json:
+        _out(json.dumps(r, indent=2))
+    else:
+        _out(f"{r['platform']} system {r['system']}: {r['seeds']} seeds from {r['first_seed']}, "
+             f"{int(r['ops'])} operations, {int(r['rows_checked'])} rows checked, "
+             f"{r['seconds']:.1f} s ({r['ops_per_sec'] / 1e3:.0f} k operations/s, {r['jobs']} jobs), "
+             f"{len(r['failures'])} failing seeds")
+        for f in r["failures"]:
+            _out(f"  seed {f['seed']}: {f['error']}")
+    return 1 if r["failures"] else 0
+
+
 def cmd_simulate(args) -> int:
+    if args.seeds != 1 or args.jobs != 1:
+        return _simulate_seeds(args)
     p = _native.Platform.load(args.platform, None, _set_pairs(args.set) or None)
     params = {"system": args.system, "lines": args.lines, "checks": not args.no_checks,
               "think_ns": args.think_ns}
@@ -471,6 +491,9 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--think-ns", type=float, default=0.0, help="pause between operations (default: 0)")
     sm.add_argument("--seed", type=_seed, default=0, help="simulation seed, 0 to 2**64 - 1 (default: 0)")
     sm.add_argument("--no-checks", action="store_true", help="skip the per-row invariant checks")
+    sm.add_argument("--seeds", type=int, default=1,
+                    help="run N seeds from --seed on (shards of a long test; failing seeds are listed)")
+    sm.add_argument("--jobs", type=int, default=1, help="with --seeds: N processes at a time (default: 1)")
     sm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override (repeatable)")
     sm.add_argument("--json", action="store_true")
     sm.set_defaults(func=cmd_simulate)

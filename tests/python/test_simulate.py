@@ -174,3 +174,14 @@ def test_a_bad_enzian_system_exits_2_with_its_path(tmp_path):
     assert "systems.dc_ddr.agents[1].role" in r.stderr
     assert "a directory_controller runs the `dc` machine of eci-dc, not `cpu`" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_seeds_shard_a_long_random_test_over_processes():
+    r = cli("simulate", "enzian", "--system", "dc_bram", "--ops", "500", "--seeds", "3", "--jobs", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["seeds"] == 3 and out["failures"] == [] and out["ops"] >= 3 * 550
+    one = ccsim.simulate_seeds("enzian", 3, system="dc_bram", ops=500)
+    assert one["ops"] == out["ops"] and one["rows_checked"] == out["rows_checked"]
+    r = cli("simulate", "msi-dma", "--seeds", "0")
+    assert r.returncode == 2 and r.stderr == "error: seeds: must be a whole number, at least 1, got 0\n"
