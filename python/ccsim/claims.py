@@ -36,6 +36,12 @@ def _num(v: float) -> str:
     return f"{v:.4g}"
 
 
+def _pct(v: float) -> str:
+    """A signed margin in percent: one decimal, or two significant digits
+    below 0.1% (so a value just inside a bound does not read +0.0%)."""
+    return f"{v:+.2g}%" if 0 < abs(v) < 0.1 else f"{v:+.1f}%"
+
+
 def _x(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
@@ -148,11 +154,11 @@ def _bound(c, vals):
         bits = []
         if lower is not None:
             ok &= v >= lower
-            bits.append(f"{(v - lower) / abs(lower) * 100:+.1f}% from lower {_num(lower)}" if lower
+            bits.append(f"{_pct((v - lower) / abs(lower) * 100)} from lower {_num(lower)}" if lower
                         else f"{_num(v - lower)} above lower 0")
         if upper is not None:
             ok &= v <= upper
-            bits.append(f"{(upper - v) / abs(upper) * 100:+.1f}% to upper {_num(upper)}" if upper
+            bits.append(f"{_pct((upper - v) / abs(upper) * 100)} to upper {_num(upper)}" if upper
                         else f"{_num(upper - v)} below upper 0")
         parts.append(f"x={_x(x)}: {_num(v)} ({', '.join(bits)})")
     return ok, "; ".join(parts)

@@ -10,6 +10,9 @@ direction fails here.
 from __future__ import annotations
 
 import json
+import os
+import re
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +28,9 @@ ENZIAN = ["cckit-clean-invalidate", "cckit-dc-latency", "cckit-dc-throughput", "
           "pio-invocation-payload", "pio-nic", "pio-pcie"]
 # Cheap experiments whose quick sweep evaluates every claim (a few seconds each).
 QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci", "cckit-dc-latency"]
+# Quick sweeps that leave some claims not evaluated (their x are not run);
+# those evaluated must still match (about 10 s for pio-nic).
+QUICK_PARTIAL = ["pio-pcie", "pio-nic"]
 
 
 def config(name):
@@ -186,6 +192,17 @@ def test_quick_sweep_verdicts_match_the_declared_expectations(name):
     assert [c["verdict"] for c in summary["claims"]] == list(df["verdict"])
 
 
+@pytest.mark.parametrize("name", QUICK_PARTIAL)
+def test_partial_quick_sweeps_report_unrun_claims_as_not_evaluated(name):
+    r = ccsim.reproduce(name, quick=True)
+    assert_verdicts_as_declared(r, all_evaluated=False)
+    quick = set(r.config["quick"])
+    for c, spec in zip(r.claims(), r.config["claims"]):
+        if spec["x"] and not set(spec["x"]) <= quick:
+            assert c["verdict"] == NOT_EVALUATED and "not run" in c["detail"], c
+    assert "not evaluated" in r.report()
+
+
 def test_the_report_marks_known_gaps_not_held():
     r = ccsim.reproduce("pio-invocation-payload", quick=True)
     crossing = [c for c in r.claims() if c["kind"] == "crossing"]
@@ -198,3 +215,27 @@ def test_the_report_marks_known_gaps_not_held():
 @pytest.mark.parametrize("name", ENZIAN)
 def test_full_sweep_verdicts_match_the_declared_expectations(name):
     assert_verdicts_as_declared(ccsim.reproduce(name, jobs=2), all_evaluated=True)
+
+
+PAPERS = Path(os.environ.get("CCSIM_PAPERS", "/work/shared/seeds"))
+
+
+def _plain_text(text):
+    """The paper's text without markup: emphasis, the PDF extraction's
+    doubled math (μ𝜇\\muitalic_μ) and LaTeX, whitespace collapsed."""
+    text = text.replace("*", "").replace("μ𝜇\\muitalic_μ", "μ")
+    text = text.replace("$\\approx 150 \\times 10^6$", "≈ 150 × 10^6")
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.mark.parametrize("name", ENZIAN)
+def test_quotes_are_verbatim_from_the_paper(name):
+    cfg = config(name)
+    files = [PAPERS / p for p in cfg["paper"]]
+    if not all(f.exists() for f in files):
+        pytest.skip(f"the papers are not in {PAPERS} (set CCSIM_PAPERS)")
+    text = " ".join(_plain_text(f.read_text()) for f in files)
+    for i, c in enumerate(cfg["claims"]):
+        # "[...]" elides text between verbatim fragments.
+        for fragment in c["quote"].split("[...]"):
+            assert _plain_text(fragment.strip()) in text, f"{name}: claims[{i}]: {fragment!r}"

@@ -108,7 +108,7 @@ fn bad_parameters_are_refused() {
 }
 
 #[test]
-fn the_experiment_file_loads_and_its_reference_is_a_lower_bound_met() {
+fn the_experiment_file_loads_and_its_lower_bound_claim_is_met() {
     use ccsim_platform::Experiment;
     let e = Experiment::load("pio-nic", &ccsim_experiments::workload_decls())
         .unwrap_or_else(|err| panic!("{err}"));
