@@ -24,7 +24,7 @@ from conftest import DATA, run_cli
 
 EXPERIMENTS = list(_native.list_experiments())
 # The Enzian experiments: each must carry the checkable statements of its text.
-ENZIAN = ["cckit-clean-invalidate", "cckit-dc-latency", "cckit-dc-throughput", "pio-invocation-eci",
+ENZIAN = ["cckit-clean-invalidate", "cckit-dc-latency", "cckit-dc-throughput", "cckit-rpc", "pio-invocation-eci",
           "pio-invocation-payload", "pio-nic", "pio-pcie"]
 # Cheap experiments whose quick sweep evaluates every claim (a few seconds each).
 QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci", "cckit-dc-latency"]
