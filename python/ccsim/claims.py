@@ -36,6 +36,14 @@ def _num(v: float) -> str:
     return f"{v:.4g}"
 
 
+def _pair(a: float, b: float) -> Tuple[str, str]:
+    """Two numbers compared: with more digits when 4 cannot tell them apart."""
+    x, y = _num(a), _num(b)
+    if x == y and a != b:
+        return f"{a:.7g}", f"{b:.7g}"
+    return x, y
+
+
 def _pct(v: float) -> str:
     """A signed margin in percent: one decimal, or two significant digits
     below 0.1% (so a value just inside a bound does not read +0.0%)."""
@@ -73,7 +81,10 @@ def _order(c, vals):
     if not xs:
         return None, "no x run"
     bad = [x for x in xs if not a[x] < b[x]]
-    parts = [f"x={_x(x)}: {_num(a[x])} {'<' if a[x] < b[x] else '≥'} {_num(b[x])}" for x in xs]
+    parts = []
+    for x in xs:
+        u, v = _pair(a[x], b[x])
+        parts.append(f"x={_x(x)}: {u} {'<' if a[x] < b[x] else '≥'} {v}")
     return not bad, "; ".join(parts)
 
 
