@@ -94,6 +94,10 @@ def cmd_reproduce(args) -> int:
             e = summary["errors"]
             parts = [f"{role}: {v['n']} pts, max |err| {v['max_abs_error_pct']:.1f}%"
                      for role, v in e.items() if v["n"]]
+            if summary["claims"]:
+                counts = {v: sum(c["verdict"] == v for c in summary["claims"])
+                          for v in ("held", "not_held", "not_evaluated")}
+                parts.append("claims: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n))
             _out(f"{result.name}: {len(result.points)} points -> {summary['output_dir']}/"
                  + (f"  ({'; '.join(parts)})" if parts else ""))
     if args.json:
