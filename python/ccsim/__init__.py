@@ -9,6 +9,7 @@ Quick tour::
     r.plot("cohet-dma.png"); print(r.report())
     p = ccsim.Platform.load("cohet", overrides={"pcie.lanes": 8})
     p.components()["pcie"]["params"]["lanes"]  # (8, 'override')
+    ccsim.sweep("examples/dc_units.toml", jobs=2).df   # a parameter sweep, one row per point
 
 Errors are the classes of :mod:`ccsim.errors`; configs and results pickle
 by rebuilding from their config.
@@ -29,6 +30,7 @@ from .errors import (
 )
 from .experiment import ExperimentResult, describe_experiments, experiments, reproduce, run_one
 from .simulate import simulate
+from .sweep import SweepResult, sweep
 
 Platform = _native.Platform
 Experiment = _native.Experiment
@@ -76,5 +78,7 @@ __all__ = [
     "reproduce",
     "run_point",
     "simulate",
+    "sweep",
+    "SweepResult",
     "workloads",
 ]

@@ -13,6 +13,9 @@
     ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
+    ccsim sweep SPEC.toml [--jobs N] [--backend local|ray] [--address ADDR] [--out results]
+                                      # a grid or seeded sample over declared parameters -> one
+                                      # parquet dataset; resumable
 
 Exit codes: 0 ok; 2 bad input (one line on stderr naming the file and
 path, never a traceback); 1 a check ran and found a violation.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
@@ -365,6 +369,17 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from .sweep import load_spec, sweep
+
+    spec = load_spec(args.spec)  # validates everything before anything is written
+    result = sweep(spec, out=args.out, jobs=args.jobs, backend=args.backend, address=args.address,
+                   progress=None if not args.no_progress else False)
+    _out(f"{spec.name}: {len(result.df)} points ({result.ran} run, {result.reused} reused, "
+         f"{result.failed} failed) -> {result.path}")
+    return 0
+
+
 def cmd_protocol(args) -> int:
     if args.action == "list":
         specs = protocol.specs()
@@ -465,6 +480,19 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override (repeatable)")
     sm.add_argument("--json", action="store_true")
     sm.set_defaults(func=cmd_simulate)
+
+    sw = sub.add_parser("sweep", help="sweep declared parameters over experiments; results in one parquet dataset")
+    sw.add_argument("spec", help="sweep spec TOML (see examples/README.md)")
+    sw.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="worker processes (local) or CPUs of a local Ray instance (default: all CPUs)")
+    sw.add_argument("--backend", choices=["local", "ray"], default="local",
+                    help="local process pool (default) or one Ray task per point")
+    sw.add_argument("--address", default=None,
+                    help="ray: address of an existing cluster (default: start a local instance)")
+    sw.add_argument("--out", default="results", help="output directory (default: results/; the dataset goes "
+                    "to OUT/sweeps/NAME/points.parquet)")
+    sw.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    sw.set_defaults(func=cmd_sweep)
     return parser
 
 
