@@ -10,6 +10,7 @@
     ccsim validate FILE.toml ...      # check platform or experiment files
     ccsim bench kernel [--json]
     ccsim bench coherent [--json] [--reads N] [--memory-lines N]
+    ccsim bench sweep [--jobs 2] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
     ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
@@ -307,8 +308,10 @@ def cmd_validate(args) -> int:
 def cmd_bench(args) -> int:
     if args.what == "coherent":
         return _bench_coherent(args)
+    if args.what == "sweep":
+        return _bench_sweep(args)
     if args.what != "kernel":
-        raise UsageError(f"bench: unknown benchmark {args.what!r} (known: kernel, coherent)")
+        raise UsageError(f"bench: unknown benchmark {args.what!r} (known: kernel, coherent, sweep)")
     if args.events < 1:
         raise UsageError("bench: --events must be at least 1")
     report = json.loads(_native.kernel_bench_json(args.events))
@@ -347,6 +350,24 @@ def _bench_coherent(args) -> int:
         _out(f"  {m['lines']} lines over {m['region_bytes'] / 2**20:.0f} MiB: resident memory +{rss_text}")
     ratio = report["memory_ratio"]
     _out(f"  ratio (1 GiB / 64 MiB): {'n/a' if ratio is None else f'{ratio:.2f}x'}")
+    return 0
+
+
+def _bench_sweep(args) -> int:
+    from .sweep import bench_scaling, load_spec
+
+    if args.jobs < 2:
+        raise UsageError("bench sweep: --jobs must be at least 2")
+    spec = load_spec(args.spec) if args.spec else None
+    r = bench_scaling(spec, args.jobs)
+    if args.json:
+        _out(json.dumps(r, indent=2))
+        return 0
+    _out(f"sweep {r['sweep']}: {r['points']} points, local process pool")
+    _out(f"  1 worker:  {r['points_per_sec_1']:.2f} points/s ({r['seconds_1']:.1f} s)")
+    _out(f"  {r['jobs']} workers: {r['points_per_sec_n']:.2f} points/s ({r['seconds_n']:.1f} s)")
+    _out(f"  ratio: {r['ratio']:.2f}x (goal {r['goal']:.1f}x: {'met' if r['goal_met'] else 'not met'}); "
+         f"datasets equal: {r['datasets_equal']}")
     return 0
 
 
@@ -450,12 +471,15 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
 
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("what", choices=["kernel", "coherent"], help="what to benchmark")
+    b.add_argument("what", choices=["kernel", "coherent", "sweep"], help="what to benchmark")
     b.add_argument("--events", type=int, default=20_000_000, help="kernel: events per loop (default: 20M)")
     b.add_argument("--reads", type=int, default=200_000,
                    help="coherent: sequential reads per speed run (default: 200000)")
     b.add_argument("--memory-lines", type=int, default=100_000,
                    help="coherent: lines read over 64 MiB and over 1 GiB (default: 100000)")
+    b.add_argument("--jobs", type=int, default=2, help="sweep: workers to compare with one (default: 2)")
+    b.add_argument("--spec", default=None, help="sweep: a sweep spec (default: 12 points of the DC's DCUs "
+                   "against throughput)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 

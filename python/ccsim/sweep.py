@@ -56,7 +56,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
 from .errors import UsageError
-from .experiment import _canonical, _x_key, fingerprint, run_one
+from .experiment import canonical, x_key, fingerprint, run_one
 
 LOG_FILE = "points.jsonl"
 DATASET_FILE = "points.parquet"
@@ -189,18 +189,27 @@ def _series_of(experiment: _native.Experiment) -> List[Dict[str, Any]]:
 def load_spec(path: Union[str, os.PathLike]) -> Spec:
     """Parses and validates a sweep spec; raises :class:`ccsim.UsageError`
     (exit 2) with a one-line message naming the file and the key."""
+    p = str(path)
+    try:
+        text = Path(p).read_text()
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read: {e.strerror}") from None
+    return parse_spec(text, p)
+
+
+def parse_spec(text: str, path: str = "<sweep spec>") -> Spec:
+    """:func:`load_spec` for a spec given as text; ``path`` names it in errors
+    (and relative experiment paths are relative to its directory)."""
     try:
         import tomllib  # type: ignore[import-not-found]
     except ImportError:  # Python < 3.11
         import tomli as tomllib  # type: ignore[import-not-found,no-redef]
 
-    p = str(path)
+    p = path
     try:
-        doc = tomllib.loads(Path(p).read_text())
-    except OSError as e:
-        raise UsageError(f"{p}: cannot read: {e.strerror}") from None
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{p}: invalid TOML: {e}") from None
+        raise UsageError(f"{p}: invalid TOML: {' '.join(str(e).split())}") from None
     unknown = sorted(set(doc) - {"sweep", "grid", "sample"})
     if unknown:
         raise _fail(p, unknown[0], "unknown section (known: sweep, grid, sample)")
@@ -414,8 +423,8 @@ def plan(spec: Spec) -> List[Point]:
                             fps[(e.name, seed)] = fingerprint(e, seed)
                         pt = Point(len(points), e.name, e.origin, s["name"], s["platform"], s["workload"],
                                    s["metric"], float(x), seed, values, overrides, wparams)
-                        blob = json.dumps(_canonical({
-                            "experiment": fps[(e.name, seed)], "series": s["name"], "x": _x_key(x),
+                        blob = json.dumps(canonical({
+                            "experiment": fps[(e.name, seed)], "series": s["name"], "x": x_key(x),
                             "overrides": overrides, "workload_params": wparams}), sort_keys=True)
                         pt.hash = hashlib.sha256(blob.encode()).hexdigest()[:32]
                         points.append(pt)
@@ -688,3 +697,40 @@ def sweep(spec: Union[str, os.PathLike, Spec], *, out: Optional[os.PathLike] = "
     df = dataframe(s, [rows[pt.hash] for pt in points])
     path = _write_dataset(directory, df) if directory is not None else None
     return SweepResult(df, path, len(pending), reused, failed)
+
+
+#: The sweep ``ccsim bench sweep`` times: the DC's DCUs against throughput
+#: (as examples/dc_units.toml), 12 points of about a second each.
+BENCH_SPEC = """
+[sweep]
+name = "bench"
+experiments = ["cckit-dc-throughput"]
+series = ["dc_bram_seq_read", "dc_ddr_rand_read"]
+x = [8]
+[grid]
+"enzian:dc.dcus_per_slice" = [1, 2, 4, 8, 16, 32]
+"""
+
+
+def bench_scaling(spec: Optional[Spec] = None, jobs: int = 2) -> Dict[str, Any]:
+    """Points per second of one sweep with 1 worker and with ``jobs``
+    workers (local process pool, nothing written), in one process, and
+    whether the two datasets are equal."""
+    import time
+
+    s = spec if spec is not None else parse_spec(BENCH_SPEC, "ccsim bench sweep")
+    n = len(plan(s))
+    t0 = time.perf_counter()
+    one = sweep(s, out=None, jobs=1).df
+    t1 = time.perf_counter()
+    many = sweep(s, out=None, jobs=jobs).df
+    t2 = time.perf_counter()
+    pps1, ppsn = n / (t1 - t0), n / (t2 - t1)
+    return {
+        "sweep": s.name, "points": n, "jobs": jobs,
+        "seconds_1": t1 - t0, "seconds_n": t2 - t1,
+        "points_per_sec_1": pps1, "points_per_sec_n": ppsn,
+        "ratio": ppsn / pps1, "goal": 0.8 * jobs, "goal_met": ppsn / pps1 >= 0.8 * jobs,
+        "datasets_equal": bool(one.equals(many)),
+        "cpus": os.cpu_count(),
+    }
