@@ -251,3 +251,23 @@ def test_sweep_ray_backend_matches_local(tmp_path):
                 timeout=600)
     assert r.returncode == 0, r.stderr
     pd.testing.assert_frame_equal(_dataset(tmp_path / "local", "tiny"), _dataset(tmp_path / "ray", "tiny"))
+
+
+@pytest.mark.parametrize("doc", ["README.md", "examples/README.md"])
+def test_documented_sweep_specs_are_valid(doc):
+    import re
+
+    from ccsim.sweep import parse_spec
+
+    text = (ROOT / doc).read_text()
+    block = re.search(r"```toml\n(\[sweep\].*?)```", text, re.S).group(1)
+    spec = parse_spec(block, doc)
+    assert spec.name == "dc_units" and plan(spec)
+
+
+def test_bench_sweep_compares_worker_counts(tmp_path):
+    from ccsim.sweep import bench_scaling
+
+    r = bench_scaling(load_spec(_spec(tmp_path)), jobs=2)
+    assert r["points"] == 24 and r["jobs"] == 2 and r["datasets_equal"]
+    assert r["points_per_sec_1"] > 0 and r["points_per_sec_n"] > 0
