@@ -478,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--memory-lines", type=int, default=100_000,
                    help="coherent: lines read over 64 MiB and over 1 GiB (default: 100000)")
     b.add_argument("--jobs", type=int, default=2, help="sweep: workers to compare with one (default: 2)")
-    b.add_argument("--spec", default=None, help="sweep: a sweep spec (default: 12 points of the DC's DCUs "
+    b.add_argument("--spec", default=None, help="sweep: a sweep spec (default: 24 points of the DC's DCUs "
                    "against throughput)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
