@@ -366,6 +366,8 @@ def _bench_sweep(args) -> int:
     _out(f"sweep {r['sweep']}: {r['points']} points, local process pool")
     _out(f"  1 worker:  {r['points_per_sec_1']:.2f} points/s ({r['seconds_1']:.1f} s)")
     _out(f"  {r['jobs']} workers: {r['points_per_sec_n']:.2f} points/s ({r['seconds_n']:.1f} s)")
+    _out(f"  CPU time (this process and the workers): {r['cpu_seconds_1']:.1f} s with 1 worker, "
+         f"{r['cpu_seconds_n']:.1f} s with {r['jobs']}")
     _out(f"  ratio: {r['ratio']:.2f}x (goal {r['goal']:.1f}x: {'met' if r['goal_met'] else 'not met'}); "
          f"datasets equal: {r['datasets_equal']}")
     return 0

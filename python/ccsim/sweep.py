@@ -719,17 +719,26 @@ def bench_scaling(spec: Optional[Spec] = None, jobs: int = 2) -> Dict[str, Any]:
     whether the two datasets are equal."""
     import time
 
+    def cpu() -> float:
+        import resource
+
+        a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
     s = spec if spec is not None else parse_spec(BENCH_SPEC, "ccsim bench sweep")
     n = len(plan(s))
-    t0 = time.perf_counter()
+    c0, t0 = cpu(), time.perf_counter()
     one = sweep(s, out=None, jobs=1).df
-    t1 = time.perf_counter()
-    many = sweep(s, out=None, jobs=jobs).df
-    t2 = time.perf_counter()
+    c1, t1 = cpu(), time.perf_counter()
+    many = sweep(s, out=None, jobs=jobs).df  # the pool's workers are joined: their CPU time counts
+    c2, t2 = cpu(), time.perf_counter()
     pps1, ppsn = n / (t1 - t0), n / (t2 - t1)
     return {
         "sweep": s.name, "points": n, "jobs": jobs,
         "seconds_1": t1 - t0, "seconds_n": t2 - t1,
+        # CPU time (this process and the pool's workers): what the pool costs
+        # beyond the points, whatever else the machine runs.
+        "cpu_seconds_1": c1 - c0, "cpu_seconds_n": c2 - c1,
         "points_per_sec_1": pps1, "points_per_sec_n": ppsn,
         "ratio": ppsn / pps1, "goal": 0.8 * jobs, "goal_met": ppsn / pps1 >= 0.8 * jobs,
         "datasets_equal": bool(one.equals(many)),
