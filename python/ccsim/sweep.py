@@ -399,19 +399,23 @@ def plan(spec: Spec) -> List[Point]:
     assignments = _assignments(spec)
     points: List[Point] = []
     fps: Dict[Tuple[str, int], str] = {}
+    wls = _declared_kinds()[1]
+    # Per experiment, once: its x values and its series with their platform's instances.
+    layout = []
+    for e in spec.experiments:
+        cfg = e.to_dict()
+        xs = spec.x if isinstance(spec.x, list) else (cfg["quick"] if spec.x == "quick" else cfg["sweep"])
+        series = [(s, set(e.platform(s["platform"]).components())) for s in _series_of(e)
+                  if spec.series is None or s["name"] in spec.series]
+        layout.append((e, xs, series))
     for assignment in assignments:
-        for e in spec.experiments:
-            cfg = e.to_dict()
-            xs = spec.x if isinstance(spec.x, list) else (cfg["quick"] if spec.x == "quick" else cfg["sweep"])
-            for s in _series_of(e):
-                if spec.series is not None and s["name"] not in spec.series:
-                    continue
-                components = e.platform(s["platform"]).components()
+        for e, xs, series in layout:
+            for s, components in series:
                 values, overrides, wparams = {}, {}, {}
                 for column, value in assignment.items():
                     key = spec.keys[column]
                     if key.kind == "workload":
-                        if key.param in _declared_kinds()[1].get(s["workload"], {}):
+                        if key.param in wls.get(s["workload"], {}):
                             values[column] = value
                             wparams[key.param] = value
                     elif (key.platform in (None, s["platform"])) and key.instance in components:
