@@ -10,7 +10,7 @@
     ccsim validate FILE.toml ...      # check platform or experiment files
     ccsim bench kernel [--json]
     ccsim bench coherent [--json] [--reads N] [--memory-lines N]
-    ccsim bench sweep [--jobs 2] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
+    ccsim bench sweep [--jobs 2] [--repeat K] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
     ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
@@ -358,18 +358,22 @@ def _bench_sweep(args) -> int:
 
     if args.jobs < 2:
         raise UsageError("bench sweep: --jobs must be at least 2")
+    if args.repeat < 1:
+        raise UsageError("bench sweep: --repeat must be at least 1")
     spec = load_spec(args.spec) if args.spec else None
-    r = bench_scaling(spec, args.jobs)
+    r = bench_scaling(spec, args.jobs, args.repeat)
     if args.json:
         _out(json.dumps(r, indent=2))
         return 0
-    _out(f"sweep {r['sweep']}: {r['points']} points, local process pool")
-    _out(f"  1 worker:  {r['points_per_sec_1']:.2f} points/s ({r['seconds_1']:.1f} s)")
-    _out(f"  {r['jobs']} workers: {r['points_per_sec_n']:.2f} points/s ({r['seconds_n']:.1f} s)")
-    _out(f"  CPU time (this process and the workers): {r['cpu_seconds_1']:.1f} s with 1 worker, "
-         f"{r['cpu_seconds_n']:.1f} s with {r['jobs']}")
-    _out(f"  ratio: {r['ratio']:.2f}x (goal {r['goal']:.1f}x: {'met' if r['goal_met'] else 'not met'}); "
-         f"datasets equal: {r['datasets_equal']}")
+    secs = lambda ts: ", ".join(f"{t:.1f}" for t in ts)  # noqa: E731
+    _out(f"sweep {r['sweep']}: {r['points']} points, local process pool, {r['repeat']} run(s) each, alternating")
+    _out(f"  1 worker:  best {r['points_per_sec_1']:.2f} points/s (s: {secs(r['seconds_1'])}; "
+         f"CPU s: {secs(r['cpu_seconds_1'])})")
+    _out(f"  {r['jobs']} workers: best {r['points_per_sec_n']:.2f} points/s (s: {secs(r['seconds_n'])}; "
+         f"CPU s: {secs(r['cpu_seconds_n'])})")
+    _out(f"  ratio (best over best): {r['ratio']:.2f}x, per pair: {', '.join(f'{x:.2f}' for x in r['ratios'])} "
+         f"(goal {r['goal']:.1f}x: {'met' if r['goal_met'] else 'not met'}); datasets equal: {r['datasets_equal']}; "
+         f"load average {r['load_average'][0]:.1f}")
     return 0
 
 
@@ -480,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--memory-lines", type=int, default=100_000,
                    help="coherent: lines read over 64 MiB and over 1 GiB (default: 100000)")
     b.add_argument("--jobs", type=int, default=2, help="sweep: workers to compare with one (default: 2)")
+    b.add_argument("--repeat", type=int, default=1, help="sweep: alternate 1 and N workers this many times")
     b.add_argument("--spec", default=None, help="sweep: a sweep spec (default: 24 points of the DC's DCUs "
                    "against throughput)")
     b.add_argument("--json", action="store_true")

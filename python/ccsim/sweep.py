@@ -717,10 +717,14 @@ x = [4]
 """
 
 
-def bench_scaling(spec: Optional[Spec] = None, jobs: int = 2) -> Dict[str, Any]:
+def bench_scaling(spec: Optional[Spec] = None, jobs: int = 2, repeat: int = 1) -> Dict[str, Any]:
     """Points per second of one sweep with 1 worker and with ``jobs``
-    workers (local process pool, nothing written), in one process, and
-    whether the two datasets are equal."""
+    workers (local process pool, nothing written), alternating ``repeat``
+    times in one process, and whether every dataset is equal. ``ratio`` is
+    the best ``jobs``-worker rate over the best 1-worker rate (the fastest
+    run of each is the least disturbed by other load); ``ratios`` are the
+    ratios of each pair."""
+    import statistics
     import time
 
     def cpu() -> float:
@@ -731,20 +735,25 @@ def bench_scaling(spec: Optional[Spec] = None, jobs: int = 2) -> Dict[str, Any]:
 
     s = spec if spec is not None else parse_spec(BENCH_SPEC, "ccsim bench sweep")
     n = len(plan(s))
-    c0, t0 = cpu(), time.perf_counter()
-    one = sweep(s, out=None, jobs=1).df
-    c1, t1 = cpu(), time.perf_counter()
-    many = sweep(s, out=None, jobs=jobs).df  # the pool's workers are joined: their CPU time counts
-    c2, t2 = cpu(), time.perf_counter()
-    pps1, ppsn = n / (t1 - t0), n / (t2 - t1)
+    runs: Dict[int, List[Tuple[float, float]]] = {1: [], jobs: []}
+    frames = []
+    for _ in range(repeat):
+        for j in (1, jobs):
+            c0, t0 = cpu(), time.perf_counter()
+            frames.append(sweep(s, out=None, jobs=j).df)  # the pool's workers are joined: their CPU time counts
+            runs[j].append((time.perf_counter() - t0, cpu() - c0))
+    best1 = min(t for t, _ in runs[1])
+    bestn = min(t for t, _ in runs[jobs])
+    ratios = [a[0] / b[0] for a, b in zip(runs[1], runs[jobs])]
     return {
-        "sweep": s.name, "points": n, "jobs": jobs,
-        "seconds_1": t1 - t0, "seconds_n": t2 - t1,
+        "sweep": s.name, "points": n, "jobs": jobs, "repeat": repeat,
+        "seconds_1": [t for t, _ in runs[1]], "seconds_n": [t for t, _ in runs[jobs]],
         # CPU time (this process and the pool's workers): what the pool costs
         # beyond the points, whatever else the machine runs.
-        "cpu_seconds_1": c1 - c0, "cpu_seconds_n": c2 - c1,
-        "points_per_sec_1": pps1, "points_per_sec_n": ppsn,
-        "ratio": ppsn / pps1, "goal": 0.8 * jobs, "goal_met": ppsn / pps1 >= 0.8 * jobs,
-        "datasets_equal": bool(one.equals(many)),
-        "cpus": os.cpu_count(),
+        "cpu_seconds_1": [c for _, c in runs[1]], "cpu_seconds_n": [c for _, c in runs[jobs]],
+        "points_per_sec_1": n / best1, "points_per_sec_n": n / bestn,
+        "ratio": best1 / bestn, "ratios": ratios, "median_ratio": statistics.median(ratios),
+        "goal": 0.8 * jobs, "goal_met": best1 / bestn >= 0.8 * jobs,
+        "datasets_equal": all(f.equals(frames[0]) for f in frames),
+        "cpus": os.cpu_count(), "load_average": list(os.getloadavg()),
     }

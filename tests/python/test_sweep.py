@@ -268,6 +268,6 @@ def test_documented_sweep_specs_are_valid(doc):
 def test_bench_sweep_compares_worker_counts(tmp_path):
     from ccsim.sweep import bench_scaling
 
-    r = bench_scaling(load_spec(_spec(tmp_path)), jobs=2)
-    assert r["points"] == 24 and r["jobs"] == 2 and r["datasets_equal"]
+    r = bench_scaling(load_spec(_spec(tmp_path)), jobs=2, repeat=2)
+    assert r["points"] == 24 and r["jobs"] == 2 and r["datasets_equal"] and len(r["ratios"]) == 2
     assert r["points_per_sec_1"] > 0 and r["points_per_sec_n"] > 0
