@@ -271,3 +271,29 @@ def test_bench_sweep_compares_worker_counts(tmp_path):
     r = bench_scaling(load_spec(_spec(tmp_path)), jobs=2, repeat=2)
     assert r["points"] == 24 and r["jobs"] == 2 and r["datasets_equal"] and len(r["ratios"]) == 2
     assert r["points_per_sec_1"] > 0 and r["points_per_sec_n"] > 0
+
+
+def test_sweep_across_experiments_and_platforms(tmp_path):
+    spec = _spec(tmp_path, """
+[sweep]
+name = "multi"
+experiments = ["cckit-dc-latency", "cohet-dma"]
+series = ["dc_bram_seq", "latency"]
+x = "quick"
+
+[grid]
+"enzian:dc.dcus_per_slice" = [2, 8]
+"cohet.pcie.lanes" = [8, 16]
+""")
+    df = ccsim.sweep(spec, out=tmp_path / "out", jobs=2).df
+    assert df["error"].isna().all()
+    dc = df[df["experiment"] == "cckit-dc-latency"]
+    dma = df[df["experiment"] == "cohet-dma"]
+    assert list(dc["x"].unique()) == [2048.0] and sorted(dma["x"].unique()) == [64.0, 4096.0, 262144.0]
+    # Each key applies to its platform only; elsewhere it is null.
+    assert dc["cohet.pcie.lanes"].isna().all() and dma["enzian:dc.dcus_per_slice"].isna().all()
+    # A grid point that differs only in another platform's parameter is the
+    # same point: it runs once and has one row.
+    assert len(dc) == 2 and len(dma) == 2 * 3
+    assert df["point_hash"].is_unique
+    assert sorted(dc["enzian:dc.dcus_per_slice"]) == [2, 8] and sorted(dma["cohet.pcie.lanes"].unique()) == [8, 16]
