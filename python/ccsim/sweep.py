@@ -470,8 +470,6 @@ def run_sweep_point(origin: str, series: str, platform: str, x: float, seed: int
             r = run_one(e, series, platform, x, seed, overrides or None, None, False)
         return {"metrics": dict(r["metrics"]), "trace_hash": r.get("trace_hash"), "error": None}
     except Exception as err:  # noqa: BLE001 -- a failing point is data
-        if os.environ.get("CCSIM_SWEEP_RAISE"):
-            raise
         return {"metrics": {}, "trace_hash": None, "error": f"{type(err).__name__}: " + " ".join(str(err).split())}
 
 
@@ -698,7 +696,9 @@ def sweep(spec: Union[str, os.PathLike, Spec], *, out: Optional[os.PathLike] = "
         bar.close()
         if log is not None:
             log.close()
-    df = dataframe(s, [rows[pt.hash] for pt in points])
+    # Rows are rebuilt from the plan (the point and the spec's columns) and
+    # the logged result, so a renamed key or sweep reuses its points.
+    df = dataframe(s, [_row(s, pt, rows[pt.hash]) for pt in points])
     path = _write_dataset(directory, df) if directory is not None else None
     return SweepResult(df, path, len(pending), reused, failed)
 

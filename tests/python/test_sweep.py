@@ -297,3 +297,12 @@ x = "quick"
     assert len(dc) == 2 and len(dma) == 2 * 3
     assert df["point_hash"].is_unique
     assert sorted(dc["enzian:dc.dcus_per_slice"]) == [2, 8] and sorted(dma["cohet.pcie.lanes"].unique()) == [8, 16]
+
+
+def test_sweep_renamed_key_reuses_points(tmp_path):
+    out = tmp_path / "out"
+    first = ccsim.sweep(_spec(tmp_path), out=out)
+    renamed = TINY.replace('"dc.dcus_per_slice"', '"enzian:dc.dcus_per_slice"')
+    r = ccsim.sweep(_spec(tmp_path, renamed, "renamed.toml"), out=out)
+    assert (r.ran, r.reused) == (0, len(first.df))
+    assert list(r.df["enzian:dc.dcus_per_slice"].fillna(-1)) == list(first.df["dc.dcus_per_slice"].fillna(-1))
