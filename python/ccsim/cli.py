@@ -14,7 +14,7 @@
     ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
-    ccsim sweep SPEC.toml [--jobs N] [--backend local|ray] [--address ADDR] [--out results]
+    ccsim sweep SPEC.toml [--jobs N] [--backend local|ray] [--address ADDR] [--out results] [--dry-run]
                                       # a grid or seeded sample over declared parameters -> one
                                       # parquet dataset; resumable
 
@@ -397,9 +397,14 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import load_spec, sweep
+    from .sweep import load_spec, status, sweep
 
     spec = load_spec(args.spec)  # validates everything before anything is written
+    if args.dry_run:
+        st = status(spec, args.out)
+        _out(f"{spec.name}: {st['points']} points ({st['done']} done, {st['failed']} of them failed; "
+             f"{st['to_run']} to run); swept: {', '.join(st['columns']) or 'nothing'}")
+        return 0
     result = sweep(spec, out=args.out, jobs=args.jobs, backend=args.backend, address=args.address,
                    progress=None if not args.no_progress else False)
     _out(f"{spec.name}: {len(result.df)} points ({result.ran} run, {result.reused} reused, "
@@ -522,6 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ray: address of an existing cluster (default: start a local instance)")
     sw.add_argument("--out", default="results", help="output directory (default: results/; the dataset goes "
                     "to OUT/sweeps/NAME/points.parquet)")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="validate the spec and print how many points would run; write nothing")
     sw.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     sw.set_defaults(func=cmd_sweep)
     return parser

@@ -631,6 +631,26 @@ def _ray_results(pending: List[Point], jobs: int, address: Optional[str]):
             ray.shutdown()
 
 
+def status(spec: Spec, out: Optional[os.PathLike] = "results") -> Dict[str, Any]:
+    """What a run of ``spec`` would do, writing nothing: the points of the
+    plan, how many are already in ``points.jsonl`` (and how many of those
+    failed) and how many would run."""
+    points = plan(spec)
+    done: Dict[str, bool] = {}
+    log = Path(out) / "sweeps" / spec.name / LOG_FILE if out is not None else None
+    if log is not None and log.exists():
+        for line in log.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+                done[rec["point_hash"]] = bool(rec.get("error"))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+    have = [pt for pt in points if pt.hash in done]
+    return {"sweep": spec.name, "points": len(points), "done": len(have),
+            "failed": sum(done[pt.hash] for pt in have), "to_run": len(points) - len(have),
+            "columns": list(spec.keys)}
+
+
 @dataclass
 class SweepResult:
     """The outcome of :func:`sweep`: ``df`` (one row per point), the dataset

@@ -306,3 +306,14 @@ def test_sweep_renamed_key_reuses_points(tmp_path):
     r = ccsim.sweep(_spec(tmp_path, renamed, "renamed.toml"), out=out)
     assert (r.ran, r.reused) == (0, len(first.df))
     assert list(r.df["enzian:dc.dcus_per_slice"].fillna(-1)) == list(first.df["dc.dcus_per_slice"].fillna(-1))
+
+
+def test_sweep_dry_run_writes_nothing(tmp_path):
+    spec = _spec(tmp_path)
+    r = run_cli("sweep", spec, "--out", tmp_path / "out", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "tiny: 24 points (0 done, 0 of them failed; 24 to run)" in r.stdout, r.stdout
+    assert not (tmp_path / "out").exists()
+    ccsim.sweep(spec, out=tmp_path / "out")
+    r = run_cli("sweep", spec, "--out", tmp_path / "out", "--dry-run")
+    assert "tiny: 24 points (24 done, 8 of them failed; 0 to run)" in r.stdout, r.stdout
