@@ -298,8 +298,13 @@ def _validate_keys(spec: Spec) -> None:
                 for decl in decls:
                     if decl["kind"] not in ("integer", "number") or decl.get("choices"):
                         raise _fail(p, where, f"a {decl['kind']} parameter is sampled from a list of choices")
+                    if decl["range"].get("one_of") or decl["range"].get("power_of_two"):
+                        raise _fail(p, where, f"a parameter of range {decl['range']['text']} is sampled "
+                                    "from a list of choices")
                 if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi)) or lo > hi:
                     raise _fail(p, where, "min and max must be numbers with min <= max")
+                if any(d["kind"] == "integer" for d in decls) and math.ceil(lo) > math.floor(hi):
+                    raise _fail(p, where, f"no integer between min {lo} and max {hi}")
                 if values.get("log") and lo <= 0:
                     raise _fail(p, where, "log sampling needs min > 0")
                 candidates = [lo, hi]

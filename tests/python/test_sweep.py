@@ -145,6 +145,10 @@ x = [64]
      '"dc.dcus_per_slice" = { min = 0, max = 8 }\n', 'sample."dc.dcus_per_slice": must be ≥ 1 DCUs, got 0'),
     ('[sweep]\nname = "a"\nexperiments = ["cckit-dc-latency"]\n[grid]\n"dc.clock_mhz" = [100]\n'
      '[sample]\nn = 2\n"dc.clock_mhz" = [200]\n', 'also in [grid]'),
+    ('[sweep]\nname = "a"\nexperiments = ["cckit-dc-latency"]\n[sample]\nn = 2\n'
+     '"dc.dcus_per_slice" = { min = 2.2, max = 2.8 }\n', 'no integer between min 2.2 and max 2.8'),
+    ('[sweep]\nname = "a"\nexperiments = ["cckit-dc-latency"]\n[sample]\nn = 2\n'
+     '"workload.pattern" = { min = 1, max = 2 }\n', 'is sampled from a list of choices'),
     ('[swep]\n', "swep: unknown section"),
     ('[sweep\n', "invalid TOML"),
 ])
