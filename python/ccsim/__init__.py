@@ -27,9 +27,10 @@ from .errors import (
     SimulationError,
     UsageError,
     ViolationFound,
+    check_seed,
 )
 from .experiment import ExperimentResult, describe_experiments, experiments, reproduce, run_one
-from .simulate import simulate
+from .simulate import simulate, simulate_seeds
 from .sweep import SweepResult, sweep
 
 Platform = _native.Platform
@@ -55,6 +56,7 @@ def workloads() -> List[Any]:
 def run_point(experiment: str, series: str, x: float, seed: int = 0, overrides=None, trace: bool = False):
     """Runs one point of one series; returns metrics, stats, trace hash (and
     the Chrome trace JSON when ``trace``)."""
+    seed = check_seed(seed)
     exp = _native.Experiment.load(str(experiment))
     platform = next((s["platform"] for s in exp.to_dict()["series"] if s["name"] == series), "")
     return run_one(exp, series, platform, float(x), seed, overrides, None, trace)
@@ -78,6 +80,7 @@ __all__ = [
     "reproduce",
     "run_point",
     "simulate",
+    "simulate_seeds",
     "sweep",
     "SweepResult",
     "workloads",

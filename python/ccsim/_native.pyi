@@ -142,7 +142,9 @@ class Experiment:
         """Keys: name, title, paper, figures, calibrated_on, notes, source,
         x {name, label, log}, sweep, quick, series [{name, label, platform,
         workload, params, metric, panel}], panels [{name, ylabel, ylog}],
-        references [{series, x, value, role, citation}]."""
+        references [{series, x, value, role, citation}], claims [{quote,
+        section, kind, series, x, lo, hi, tol, r2, lower, upper, why,
+        expect}] (absent fields None; x empty for every x run)."""
     def __reduce__(self) -> Tuple[Any, Tuple[str]]: ...
 
 def run_point(

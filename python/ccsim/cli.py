@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native, protocol
-from .errors import CcsimError, UsageError, ViolationFound
+from .errors import CcsimError, UsageError, ViolationFound, check_seed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,6 +40,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _seed(text: str) -> int:
+    """An argparse type: a seed the simulator takes."""
+    try:
+        return check_seed(int(text))
+    except (ValueError, UsageError) as e:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 2**64 - 1, got {text!r}") from e
 
 
 def _set_pairs(items: Optional[List[str]]) -> List[Tuple[str, str]]:
@@ -91,6 +99,10 @@ def cmd_reproduce(args) -> int:
             e = summary["errors"]
             parts = [f"{role}: {v['n']} pts, max |err| {v['max_abs_error_pct']:.1f}%"
                      for role, v in e.items() if v["n"]]
+            if summary["claims"]:
+                counts = {v: sum(c["verdict"] == v for c in summary["claims"])
+                          for v in ("held", "not_held", "not_evaluated")}
+                parts.append("claims: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n))
             _out(f"{result.name}: {len(result.points)} points -> {summary['output_dir']}/"
                  + (f"  ({'; '.join(parts)})" if parts else ""))
     if args.json:
@@ -287,8 +299,9 @@ def _fmt_platform_value(row: Any) -> str:
 
 def _looks_like_experiment(path: Path) -> bool:
     try:
-        text = path.read_text()
-    except OSError:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        # The platform loader reports what is wrong with the file.
         return False
     return any(line.strip().startswith("[experiment]") for line in text.splitlines())
 
@@ -377,7 +390,27 @@ def _bench_sweep(args) -> int:
     return 0
 
 
+def _simulate_seeds(args) -> int:
+    from .simulate import simulate_seeds
+
+    r = simulate_seeds(args.platform, args.seeds, first_seed=args.seed, jobs=args.jobs, system=args.system,
+                       ops=args.ops, lines=args.lines, checks=not args.no_checks, think_ns=args.think_ns,
+                       text_overrides=_set_pairs(args.set))
+    if args.json:
+        _out(json.dumps(r, indent=2))
+    else:
+        _out(f"{r['platform']} system {r['system']}: {r['seeds']} seeds from {r['first_seed']}, "
+             f"{int(r['ops'])} operations, {int(r['rows_checked'])} rows checked, "
+             f"{r['seconds']:.1f} s ({r['ops_per_sec'] / 1e3:.0f} k operations/s, {r['jobs']} jobs), "
+             f"{len(r['failures'])} failing seeds")
+        for f in r["failures"]:
+            _out(f"  seed {f['seed']}: {f['error']}")
+    return 1 if r["failures"] else 0
+
+
 def cmd_simulate(args) -> int:
+    if args.seeds != 1 or args.jobs != 1:
+        return _simulate_seeds(args)
     p = _native.Platform.load(args.platform, None, _set_pairs(args.set) or None)
     params = {"system": args.system, "lines": args.lines, "checks": not args.no_checks,
               "think_ns": args.think_ns}
@@ -456,7 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quick", action="store_true", help="run the reduced sweep (for CI)")
     r.add_argument("--json", action="store_true", help="print a machine-readable summary to stdout")
     r.add_argument("--out", default="results", help="output directory (default: results/)")
-    r.add_argument("--seed", type=int, default=0, help="simulation seed (default: 0)")
+    r.add_argument("--seed", type=_seed, default=0, help="simulation seed, 0 to 2**64 - 1 (default: 0)")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="platform override, like pcie.lanes=8 or cohet:pcie.lanes=8 (repeatable)")
     r.add_argument("--jobs", type=int, default=1, help="run points in N processes (default: 1)")
@@ -511,8 +544,11 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--ops", type=int, default=1000, help="operations per agent with local events (default: 1000)")
     sm.add_argument("--lines", type=int, default=4, help="lines the operations pick from (default: 4)")
     sm.add_argument("--think-ns", type=float, default=0.0, help="pause between operations (default: 0)")
-    sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--seed", type=_seed, default=0, help="simulation seed, 0 to 2**64 - 1 (default: 0)")
     sm.add_argument("--no-checks", action="store_true", help="skip the per-row invariant checks")
+    sm.add_argument("--seeds", type=int, default=1,
+                    help="run N seeds from --seed on (shards of a long test; failing seeds are listed)")
+    sm.add_argument("--jobs", type=int, default=1, help="with --seeds: N processes at a time (default: 1)")
     sm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override (repeatable)")
     sm.add_argument("--json", action="store_true")
     sm.set_defaults(func=cmd_simulate)
@@ -544,14 +580,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
         return int(args.func(args))
     except CcsimError as e:
-        one_line = " ".join(str(e).split("\n"))
+        # One line whatever the message holds (an argument may carry any
+        # line-breaking character).
+        one_line = " ".join(str(e).splitlines())
         sys.stderr.write(f"error: {one_line}\n")
         return e.exit_code
+    except BrokenPipeError:
+        return 0
+    except OSError as e:
+        # A path the user gave cannot be read or written (an output
+        # directory that cannot be created, a file that cannot be written).
+        where = f"{e.filename}: " if e.filename else ""
+        one_line = " ".join(f"{where}{e.strerror or e}".splitlines())
+        sys.stderr.write(f"error: {one_line}\n")
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: finished points are kept in points.jsonl; rerun to resume\n")
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -33,6 +33,17 @@ from ._native import (
     ViolationFound,
 )
 
+SEED_MAX = 2**64 - 1
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as the simulator takes it (a whole number from 0 to
+    2**64 - 1), or :class:`UsageError` saying what is wrong with it."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise UsageError(f"seed: must be a whole number from 0 to 2**64 - 1, got {seed!r}")
+    return seed
+
+
 __all__ = [
     "CcsimError",
     "ConfigError",

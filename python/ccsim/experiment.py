@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from .errors import UsageError
+from .claims import evaluate_claims
+from .errors import UsageError, check_seed
 from .overrides import experiment_platform, scoped
 from .plot import plot_result
 from .report import render_report
@@ -59,6 +60,7 @@ def fingerprint(experiment: _native.Experiment, seed: int, overrides=None, text_
     ccsim version."""
     config = experiment.to_dict()
     config.pop("source", None)
+    config.pop("claims", None)  # claims are evaluated on points, they change none
     platforms = {}
     for name in sorted({s["platform"] for s in config["series"]}):
         p = experiment_platform(experiment, name, overrides, text_overrides)
@@ -305,6 +307,31 @@ class ExperimentResult:
                 df[col] = df[col].astype("float64")
         return df
 
+    def values(self) -> Dict[str, Dict[float, float]]:
+        """The plotted value of every series (and derived series) by x."""
+        metric = {s["name"]: s["metric"] for s in self.config["series"]}
+        out: Dict[str, Dict[float, float]] = {}
+        for p in self.all_points:
+            v = p["metrics"].get(metric[p["series"]])
+            if v is not None:
+                out.setdefault(p["series"], {})[float(p["x"])] = v
+        return out
+
+    def claims(self) -> List[Dict[str, Any]]:
+        """Every ``[[claims]]`` entry evaluated on the points of this run: claim
+        (its index), kind, series, section, quote, verdict (``held``,
+        ``not_held`` or ``not_evaluated`` when its x were not run), held
+        (True/False/None), detail (the numbers behind it), expect, why."""
+        return evaluate_claims(self.config.get("claims", []), self.values())
+
+    @property
+    def claims_df(self):
+        """:meth:`claims` as a pandas DataFrame."""
+        import pandas as pd
+
+        cols = ["claim", "kind", "series", "section", "quote", "verdict", "held", "detail", "expect", "why"]
+        return pd.DataFrame(self.claims(), columns=cols)
+
     def error_summary(self) -> Dict[str, Dict[str, Any]]:
         """Per role: the number of compared points and the mean and max
         absolute error in percent."""
@@ -328,6 +355,8 @@ class ExperimentResult:
             "quick": self.quick,
             "calibrated_on": self.config["calibrated_on"],
             "errors": self.error_summary(),
+            "claims": [{k: c[k] for k in ("claim", "kind", "series", "section", "verdict", "detail", "expect")}
+                       for c in self.claims()],
             "points": [{k: c[k] for k in ("experiment", "series", "x", "sim", "paper", "role", "error_pct")}
                        for c in self.comparisons()],
         }
@@ -412,6 +441,7 @@ def reproduce(name: Union[str, _native.Experiment], quick: bool = False, seed: i
     from ``points.jsonl``; ``trace=True`` also writes a Chrome trace per
     point under ``traces/``.
     """
+    seed = check_seed(seed)
     experiment = name if isinstance(name, _native.Experiment) else _native.Experiment.load(str(name))
     exp_dir = Path(out) / experiment.name if out is not None else None
     trace_dir = None

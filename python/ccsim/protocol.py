@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List
 
 from . import _native
+from .errors import UsageError
 
 EXPORT_FORMATS = ("json", "dot", "sv", "murphi")
 
@@ -77,6 +78,8 @@ def check(spec: str, max_states: int = 0) -> CheckResult:
     """Checks the composed system of ``spec`` breadth-first for SWMR,
     data-value, deadlock freedom and no unspecified reception.
     ``max_states = 0`` keeps the default limit."""
+    if isinstance(max_states, bool) or not isinstance(max_states, int) or not 0 <= max_states < 2**63:
+        raise UsageError(f"max_states: must be a whole number, 0 (the default limit) or more, got {max_states!r}")
     report_json, text, verified = _native.protocol_check(spec, max_states)
     return CheckResult(spec=spec, verified=bool(verified), text=text, report=json.loads(report_json))
 

@@ -32,6 +32,8 @@ class ResultView(Protocol):
 
     def error_summary(self) -> Dict[str, Dict[str, Any]]: ...
 
+    def claims(self) -> List[Dict[str, Any]]: ...
+
 
 def fmt_num(v: Optional[float]) -> str:
     """Numbers for tables: 4 significant digits, integers without a fraction."""
@@ -116,9 +118,33 @@ def render_report(result: ResultView) -> str:
                      fmt_pct(e["max_abs_error_pct"]).lstrip("+")])
     lines += _table(["role", "points", "mean abs error", "max abs error"], rows)
     lines.append("")
+    claims = result.claims()
+    if claims:
+        lines += ["## Claims of the text", ""]
+        lines.append("Each checkable statement of the paper's text, evaluated on the points of this run; a claim "
+                     "about an x that was not run is *not evaluated*. Bounds are scored as bounds (held or not, "
+                     "with the margin), never as point errors. *Expected* is the verdict the experiment file "
+                     "declares for the full sweep today; a claim expected *not held* is a known modelling gap.")
+        lines.append("")
+        verdict = {"held": "held", "not_held": "**not held**", "not_evaluated": "not evaluated"}
+        rows = []
+        for c in claims:
+            detail = c["detail"] + (f" — tolerance: {c['why']}" if c["why"] else "")
+            rows.append([c["claim"], f"“{_cell(c['quote'])}”", _cell(c["section"]), c["kind"], c["series"],
+                         verdict[c["verdict"]], c["expect"].replace("_", " "), _cell(detail)])
+        lines += _table(["#", "quote", "section", "kind", "series", "verdict", "expected", "numbers"], rows)
+        lines.append("")
+        n = {v: sum(c["verdict"] == v for c in claims) for v in verdict}
+        lines.append(f"{n['held']} held, {n['not_held']} not held, {n['not_evaluated']} not evaluated.")
+        lines.append("")
     if cfg["notes"]:
         lines += ["## Notes", ""] + [f"- {n}" for n in cfg["notes"]] + [""]
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def fmt_value(v: Any) -> str:

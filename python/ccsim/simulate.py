@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from . import _native
+from .errors import UsageError, ViolationFound, check_seed
 
 
 def simulate(
@@ -35,6 +36,66 @@ def simulate(
     a disagreement with the sequential reference) raises
     :class:`ccsim.ViolationFound` naming the line, the agents and their
     states; a bad platform, system or value raises :class:`ccsim.ConfigError`."""
+    seed = check_seed(seed)
     p = _native.Platform.load(str(platform), overrides=dict(overrides or {}))
     params = {"system": system, "lines": int(lines), "checks": bool(checks), "think_ns": float(think_ns)}
-    return _native.run_platform_workload(p, "random_test", "ops", float(ops), params, int(seed))
+    return _native.run_platform_workload(p, "random_test", "ops", float(ops), params, seed)
+
+
+def _one_seed(platform: str, text_overrides, params: Dict[str, Any], ops: int, seed: int) -> Dict[str, Any]:
+    """One shard of :func:`simulate_seeds` (in a worker process)."""
+    p = _native.Platform.load(platform, None, text_overrides or None)
+    try:
+        r = _native.run_platform_workload(p, "random_test", "ops", float(ops), params, seed)
+    except ViolationFound as e:
+        return {"seed": seed, "error": str(e)}
+    return {"seed": seed, "metrics": r["metrics"]}
+
+
+def simulate_seeds(
+    platform: str,
+    seeds: int,
+    first_seed: int = 0,
+    jobs: int = 1,
+    system: str = "random",
+    ops: int = 1000,
+    lines: int = 4,
+    checks: bool = True,
+    think_ns: float = 0.0,
+    text_overrides=None,
+) -> Dict[str, Any]:
+    """The random tester sharded over ``seeds`` seeds (``first_seed`` on),
+    ``jobs`` processes at a time: the slow tier's 10**8 operations are
+    ``ops=10**6, seeds=100``. Returns the operations summed over the shards,
+    the wall time, and every failing seed with its report (each replays
+    alone with :func:`simulate` and that seed); a bad platform, system or
+    value raises :class:`ccsim.ConfigError` before any shard runs."""
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise UsageError(f"seeds: must be a whole number, at least 1, got {seeds!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise UsageError(f"jobs: must be a whole number, at least 1, got {jobs!r}")
+    check_seed(first_seed)
+    check_seed(first_seed + seeds - 1)
+    params = {"system": system, "lines": int(lines), "checks": bool(checks), "think_ns": float(think_ns)}
+    # Bad input fails here, once, not in every shard.
+    p = _native.Platform.load(str(platform), None, text_overrides or None)
+    _native.run_platform_workload(p, "random_test", "ops", 1.0, params, first_seed)
+    start = time.perf_counter()
+    args = [(str(platform), text_overrides, params, int(ops), s) for s in range(first_seed, first_seed + seeds)]
+    if jobs == 1:
+        shards = [_one_seed(*a) for a in args]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            shards = list(pool.map(_one_seed, *zip(*args)))
+    seconds = time.perf_counter() - start
+    done = [s["metrics"] for s in shards if "metrics" in s]
+    total = sum(m["ops"] for m in done)
+    return {
+        "platform": p.name, "system": system, "seeds": seeds, "first_seed": first_seed, "jobs": jobs,
+        "ops": total, "rows_checked": sum(m["rows_checked"] for m in done),
+        "seconds": seconds, "ops_per_sec": total / seconds if seconds > 0 else 0.0,
+        "failures": [{"seed": s["seed"], "error": s["error"]} for s in shards if "error" in s],
+    }

@@ -149,13 +149,18 @@ def test_the_enzian_systems_are_data_a_user_can_read():
     assert [c["instance"] for c in shared["components"]] == ["eci_mux", "eci_mux"]
 
 
-def test_the_random_tester_refuses_an_enzian_system_with_exit_2():
-    r = cli("simulate", "enzian", "--system", "dc_bram", "--ops", "10")
+def test_the_random_tester_runs_on_the_enzian_agents():
+    r = cli("simulate", "enzian", "--system", "dc_ddr", "--ops", "2000", "--lines", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)["metrics"]
+    assert m["violations"] == 0 and m["reference_mismatches"] == 0 and m["ops"] >= 2200
+    # A system of another protocol is refused in one line.
+    r = cli("simulate", "enzian", "--system", "invocation", "--ops", "10")
     assert r.returncode == 2, (r.stdout, r.stderr)
-    assert "systems.dc_bram" in r.stderr and "a system of Enzian agents" in r.stderr
+    assert "random_test on Enzian agents runs eci-dc systems" in r.stderr
     assert "Traceback" not in r.stderr
-    with pytest.raises(ccsim.ConfigError, match="a system of Enzian agents"):
-        ccsim.simulate("enzian", system="dc_bram", ops=10)
+    with pytest.raises(ccsim.CcsimError, match="system invocation runs invocation"):
+        ccsim.simulate("enzian", system="invocation", ops=10)
 
 
 def test_a_bad_enzian_system_exits_2_with_its_path(tmp_path):
@@ -169,3 +174,14 @@ def test_a_bad_enzian_system_exits_2_with_its_path(tmp_path):
     assert "systems.dc_ddr.agents[1].role" in r.stderr
     assert "a directory_controller runs the `dc` machine of eci-dc, not `cpu`" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_seeds_shard_a_long_random_test_over_processes():
+    r = cli("simulate", "enzian", "--system", "dc_bram", "--ops", "500", "--seeds", "3", "--jobs", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["seeds"] == 3 and out["failures"] == [] and out["ops"] >= 3 * 550
+    one = ccsim.simulate_seeds("enzian", 3, system="dc_bram", ops=500)
+    assert one["ops"] == out["ops"] and one["rows_checked"] == out["rows_checked"]
+    r = cli("simulate", "msi-dma", "--seeds", "0")
+    assert r.returncode == 2 and r.stderr == "error: seeds: must be a whole number, at least 1, got 0\n"

@@ -194,3 +194,113 @@ fn the_sequential_reference_alone_catches_a_lost_write_back() {
         "no seed's reads or final memory differed from the reference"
     );
 }
+
+/// The random tester on the Enzian agents (eci-dc on the LLC and the DC),
+/// through the workload a user runs (`ccsim simulate enzian --system ...`).
+mod enzian {
+    use ccsim_experiments::{run_point, RunError};
+    use ccsim_kernel::prelude::*;
+    use ccsim_platform::Platform;
+
+    fn params(system: &str, lines: i64) -> Params {
+        Params::new()
+            .with("system", ParamValue::Str(system.into()), "test")
+            .with("lines", ParamValue::Int(lines), "test")
+    }
+
+    #[test]
+    fn eci_dc_runs_100k_random_operations_with_zero_violations() {
+        let p = Platform::load("enzian").unwrap();
+        let r = run_point(
+            "random_test",
+            &p,
+            "ops",
+            100_000.0,
+            &params("dc_bram", 8),
+            1,
+            false,
+        )
+        .unwrap();
+        // The core's 100,000 and the application's 10,000 sequences.
+        assert!(r.metrics["ops"] >= 110_000.0, "{:?}", r.metrics);
+        assert_eq!(r.metrics["violations"], 0.0);
+        assert_eq!(r.metrics["reference_mismatches"], 0.0);
+        assert!(r.metrics["reads"] > 30_000.0);
+        assert!(r.metrics["rows_checked"] > 100_000.0);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_run() {
+        let p = Platform::load("enzian").unwrap();
+        let run = |seed| {
+            run_point(
+                "random_test",
+                &p,
+                "ops",
+                3_000.0,
+                &params("dc_ddr", 4),
+                seed,
+                false,
+            )
+            .unwrap()
+            .trace_hash
+        };
+        assert_eq!(run(3), run(3));
+        assert_ne!(run(3), run(4));
+    }
+
+    #[test]
+    fn it_catches_a_sharer_that_ignores_an_invalidation() {
+        // The LLC acknowledges the DC's SINV (a clean-invalidate) but keeps
+        // its Shared copy.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let spec = std::fs::read_to_string(root.join("protocols/eci-dc.toml")).unwrap();
+        let (from, to) = (
+            "state = \"S\"\nevent = \"SINV\"\nnext = \"I\"",
+            "state = \"S\"\nevent = \"SINV\"\nnext = \"S\"",
+        );
+        assert!(spec.contains(from));
+        let dir = std::env::temp_dir().join(format!("ccsim-eci-mutant-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec_path = dir.join("eci-dc-mutant.toml");
+        std::fs::write(&spec_path, spec.replacen(from, to, 1)).unwrap();
+        let text = ccsim_platform::shipped_text("platform", "enzian")
+            .unwrap()
+            .replace(
+                "protocol = \"eci-dc\"",
+                &format!("protocol = {:?}", spec_path.to_str().unwrap()),
+            );
+        let p = Platform::from_toml_str("mutant.toml", &text, &ccsim_platform::registry()).unwrap();
+        // Within the default budget of one run.
+        match run_point(
+            "random_test",
+            &p,
+            "ops",
+            100_000.0,
+            &params("dc_bram", 8),
+            1,
+            false,
+        ) {
+            Err(RunError::Violation { message }) => assert!(
+                message.contains("coherence check failed")
+                    || message.contains("sequential reference"),
+                "{message}"
+            ),
+            other => panic!("the mutant was not caught: {:?}", other.map(|r| r.metrics)),
+        }
+    }
+
+    #[test]
+    fn systems_of_other_protocols_are_refused_in_one_line() {
+        let p = Platform::load("enzian").unwrap();
+        for (system, want) in [
+            ("invocation", "system invocation runs invocation"),
+            ("cpu_homed", "the system has no coherent_cpu"),
+        ] {
+            let e = run_point("random_test", &p, "ops", 10.0, &params(system, 4), 1, false)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want) && !e.contains('\n'), "{e}");
+        }
+    }
+}

@@ -157,6 +157,92 @@ pub struct Reference {
     pub citation: String,
 }
 
+/// What a claim of the paper's text states about the series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimKind {
+    /// `series[0]` is below `series[1]` at the claim's x (every x run
+    /// when none is given).
+    Order,
+    /// `series[0]` first exceeds `series[1]` at an x inside `(lo, hi]`.
+    Crossing,
+    /// The series stays within `tol` (relative) of its value at the first
+    /// x for every x up to `x`.
+    ConstantUpTo,
+    /// For x at or above `x`, a least-squares line fits the series with
+    /// R² at least `r2`.
+    LinearAfter,
+    /// The series is at least `lower` and/or at most `upper` at the claim's
+    /// x: scored as a bound (held or not, with a margin), never as a point.
+    Bound,
+    /// `series[0] / series[1]` lies in `[lo, hi]` at the claim's x.
+    Ratio,
+}
+
+impl ClaimKind {
+    /// Every kind, in its TOML spelling.
+    pub const ALL: [(&'static str, ClaimKind); 6] = [
+        ("order", ClaimKind::Order),
+        ("crossing", ClaimKind::Crossing),
+        ("constant_up_to", ClaimKind::ConstantUpTo),
+        ("linear_after", ClaimKind::LinearAfter),
+        ("bound", ClaimKind::Bound),
+        ("ratio", ClaimKind::Ratio),
+    ];
+
+    /// The TOML spelling (`constant_up_to`).
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map(|(s, _)| *s)
+            .unwrap_or("order")
+    }
+
+    /// How many series the kind compares.
+    pub fn arity(self) -> usize {
+        match self {
+            ClaimKind::Order | ClaimKind::Crossing | ClaimKind::Ratio => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// A checkable statement of the paper's text (an ordering, a crossing,
+/// "constant up to", "linear", a bound, a ratio), evaluated on every run
+/// and shown held or not in the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    /// The paper's words, verbatim.
+    pub quote: String,
+    /// Where they are (`PIO §6.2, Fig. 7`).
+    pub section: String,
+    /// What is checked.
+    pub kind: ClaimKind,
+    /// The series (or derived series) compared: two for `order`,
+    /// `crossing` and `ratio`, one otherwise.
+    pub series: Vec<String>,
+    /// The x values the claim is about (each in the sweep); empty: every x
+    /// run. `constant_up_to` and `linear_after` have exactly one.
+    pub x: Vec<f64>,
+    /// `crossing`: the interval `(lo, hi]`; `ratio`: `[lo, hi]`.
+    pub lo: Option<f64>,
+    /// See [`Claim::lo`].
+    pub hi: Option<f64>,
+    /// `constant_up_to`: the relative tolerance.
+    pub tol: Option<f64>,
+    /// `linear_after`: the least R² of the fit.
+    pub r2: Option<f64>,
+    /// `bound`: the lower bound.
+    pub lower: Option<f64>,
+    /// `bound`: the upper bound.
+    pub upper: Option<f64>,
+    /// Why the tolerance is what it is, when the text does not give it.
+    pub why: String,
+    /// The verdict the simulator is known to give on the full sweep today
+    /// (`true`: held); a known modelling gap is `expect = "not_held"`.
+    pub expect_held: bool,
+}
+
 /// A validated experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Experiment {
@@ -186,6 +272,8 @@ pub struct Experiment {
     pub derived: Vec<Derived>,
     /// Paper values.
     pub references: Vec<Reference>,
+    /// Checkable statements of the paper's text.
+    pub claims: Vec<Claim>,
     /// The file it was read from.
     pub source: String,
     /// What [`Experiment::load`] was called with.
@@ -267,13 +355,21 @@ impl Experiment {
             file,
             "",
             &table,
-            &["experiment", "series", "panels", "derived", "reference"],
+            &[
+                "experiment",
+                "series",
+                "panels",
+                "derived",
+                "reference",
+                "claims",
+            ],
         )?;
         let header = top.req_table("experiment")?;
         let series_raw = top.opt_array("series")?;
         let panels_raw = top.opt_array("panels")?;
         let derived_raw = top.opt_array("derived")?;
         let refs_raw = top.opt_array("reference")?;
+        let claims_raw = top.opt_array("claims")?;
         top.finish()?;
 
         let mut h = Fields::with_keys(
@@ -485,6 +581,16 @@ impl Experiment {
             });
         }
 
+        let names: Vec<&str> = series
+            .iter()
+            .map(|o| o.name.as_str())
+            .chain(derived.iter().map(|o| o.name.as_str()))
+            .collect();
+        let mut claims = Vec::new();
+        for (path, t) in tables(file, "claims", claims_raw)? {
+            claims.push(one_claim(file, &path, t, &names, &sweep)?);
+        }
+
         Ok(Experiment {
             name,
             title,
@@ -499,6 +605,7 @@ impl Experiment {
             panels,
             derived,
             references,
+            claims,
             source: file.to_string(),
             origin: file.to_string(),
             platforms: BTreeMap::new(),
@@ -518,6 +625,184 @@ impl Experiment {
             &self.sweep
         }
     }
+}
+
+fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -> Result<Claim> {
+    // Only the keys of the claim's kind are read; finish() rejects others.
+    let mut f = Fields::new(file, path, t);
+    let quote = f.req_str("quote")?;
+    if quote.trim().is_empty() {
+        return Err(f.err("quote", "must not be empty"));
+    }
+    let section = f.req_str("section")?;
+    if section.trim().is_empty() {
+        return Err(f.err("section", "must not be empty"));
+    }
+    let kind_s = f.req_str("kind")?;
+    let Some(kind) = ClaimKind::ALL
+        .iter()
+        .find(|(s, _)| *s == kind_s)
+        .map(|(_, k)| *k)
+    else {
+        let all: Vec<&str> = ClaimKind::ALL.iter().map(|(s, _)| *s).collect();
+        let hint = suggest(&kind_s, all.iter().copied());
+        return Err(f.err(
+            "kind",
+            format!("expected one of {}, got {kind_s:?}{hint}", all.join("|")),
+        ));
+    };
+    let series = match f.get("series") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(_)) => f.strings("series")?,
+        None => return Err(f.err("series", "required key missing")),
+        Some(v) => {
+            return Err(f.err(
+                "series",
+                format!("expected string or array of strings, got {}", describe(v)),
+            ))
+        }
+    };
+    if series.len() != kind.arity() {
+        return Err(f.err(
+            "series",
+            format!(
+                "a {} claim names {} series, got {}",
+                kind.as_str(),
+                kind.arity(),
+                series.len()
+            ),
+        ));
+    }
+    for (i, s) in series.iter().enumerate() {
+        if !names.contains(&s.as_str()) {
+            let hint = suggest(s, names.iter().copied());
+            return Err(f.err(&format!("series[{i}]"), format!("no series {s:?}{hint}")));
+        }
+    }
+    let x = match kind {
+        ClaimKind::Crossing => Vec::new(),
+        _ => match f.get("x") {
+            None => Vec::new(),
+            Some(Value::Integer(n)) => vec![*n as f64],
+            Some(Value::Float(v)) if v.is_finite() => vec![*v],
+            Some(Value::Array(_)) => f.numbers("x")?.unwrap_or_default(),
+            Some(v) => {
+                return Err(f.err(
+                    "x",
+                    format!("expected number or array of numbers, got {}", describe(v)),
+                ))
+            }
+        },
+    };
+    for (i, v) in x.iter().enumerate() {
+        if !sweep.contains(v) {
+            return Err(f.err(
+                &format!("x[{i}]"),
+                format!("{} is not in experiment.sweep", format_float(*v)),
+            ));
+        }
+    }
+    if matches!(kind, ClaimKind::ConstantUpTo | ClaimKind::LinearAfter) && x.len() != 1 {
+        return Err(f.err(
+            "x",
+            format!("a {} claim needs exactly one x", kind.as_str()),
+        ));
+    }
+    let (mut lo, mut hi, mut tol, mut r2, mut lower, mut upper) =
+        (None, None, None, None, None, None);
+    match kind {
+        ClaimKind::Order => {}
+        ClaimKind::Crossing | ClaimKind::Ratio => {
+            let (l, h) = (f.req_f64("lo")?, f.req_f64("hi")?);
+            if l >= h {
+                return Err(f.err("hi", format!("must be above lo ({})", format_float(l))));
+            }
+            (lo, hi) = (Some(l), Some(h));
+        }
+        ClaimKind::ConstantUpTo => {
+            let v = f.req_f64("tol")?;
+            if !(v > 0.0 && v < 1.0) {
+                return Err(f.err("tol", "a relative tolerance, in (0, 1)"));
+            }
+            tol = Some(v);
+        }
+        ClaimKind::LinearAfter => {
+            let v = f.req_f64("r2")?;
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(f.err("r2", "an R², in (0, 1]"));
+            }
+            r2 = Some(v);
+        }
+        ClaimKind::Bound => {
+            (lower, upper) = (f.opt_f64("lower")?, f.opt_f64("upper")?);
+            match (lower, upper) {
+                (None, None) => return Err(f.err("lower", "a bound needs lower and/or upper")),
+                (Some(l), Some(u)) if l >= u => {
+                    return Err(f.err(
+                        "upper",
+                        format!("must be above lower ({})", format_float(l)),
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    let why = f.opt_str("why")?.unwrap_or_default();
+    if matches!(kind, ClaimKind::ConstantUpTo | ClaimKind::LinearAfter) && why.trim().is_empty() {
+        return Err(f.err(
+            "why",
+            format!(
+                "a {} claim states why its tolerance is what it is",
+                kind.as_str()
+            ),
+        ));
+    }
+    let expect_held = match f.opt_str("expect")?.as_deref() {
+        None | Some("held") => true,
+        Some("not_held") => false,
+        Some(other) => {
+            return Err(f.err(
+                "expect",
+                format!("expected one of held|not_held, got {other:?}"),
+            ))
+        }
+    };
+    let own: &[&str] = match kind {
+        ClaimKind::Order => &["x"],
+        ClaimKind::Crossing => &["lo", "hi"],
+        ClaimKind::ConstantUpTo => &["x", "tol"],
+        ClaimKind::LinearAfter => &["x", "r2"],
+        ClaimKind::Bound => &["x", "lower", "upper"],
+        ClaimKind::Ratio => &["x", "lo", "hi"],
+    };
+    for key in ["x", "lo", "hi", "tol", "r2", "lower", "upper"] {
+        if t.contains_key(key) && !own.contains(&key) {
+            return Err(f.err(
+                key,
+                format!(
+                    "not a key of a {} claim (its own: {})",
+                    kind.as_str(),
+                    own.join(", ")
+                ),
+            ));
+        }
+    }
+    f.finish()?;
+    Ok(Claim {
+        quote,
+        section,
+        kind,
+        series,
+        x,
+        lo,
+        hi,
+        tol,
+        r2,
+        lower,
+        upper,
+        why,
+        expect_held,
+    })
 }
 
 fn resolve_platform(platform: &str, base: Option<&Path>) -> String {

@@ -92,13 +92,13 @@ mod embedded {
 
 pub use error::{ConfigError, Result};
 pub use experiment::{
-    list_experiments, Derived, Experiment, Panel, Reference, Role, Series, WorkloadCheck,
-    WorkloadDecl, XAxis,
+    list_experiments, Claim, ClaimKind, Derived, Experiment, Panel, Reference, Role, Series,
+    WorkloadCheck, WorkloadDecl, XAxis,
 };
 pub use platform::{list_platforms, ComponentConfig, Platform, OVERRIDE};
 pub use systems::eci::Setting;
 pub use systems::{
-    BuildOptions, BuiltSystem, EciOptions, Loaded, SystemDecl, SystemLink, SystemNode,
+    BuildOptions, BuiltSystem, EciOptions, EciProtocols, Loaded, SystemDecl, SystemLink, SystemNode,
 };
 pub use value::parse_text;
 

@@ -88,7 +88,8 @@ pub(crate) fn locate(
     }
     let path = Path::new(name_or_path);
     let looks_like_path = name_or_path.ends_with(".toml") || name_or_path.contains(['/', '\\']);
-    if looks_like_path || path.is_file() {
+    // A directory is a path too: reading it says why it is not a file.
+    if looks_like_path || path.is_file() || path.is_dir() {
         return std::fs::read_to_string(path)
             .map(|text| (name_or_path.to_string(), text))
             .map_err(|e| {
@@ -106,7 +107,8 @@ pub(crate) fn locate(
 /// Parses TOML text into a table, with the parser's message on one line.
 pub(crate) fn parse_toml(file: &str, text: &str) -> Result<Table> {
     text.parse::<Table>().map_err(|e| {
-        let msg = e.message().to_string();
+        // The TOML parser's message may span lines; errors are one line.
+        let msg = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
         let at = e
             .span()
             .map(|s| {

@@ -63,7 +63,7 @@ fn the_enzian_platform_declares_its_coherent_systems() {
     for (name, d) in &p.systems {
         assert!(d.is_eci(), "{name}");
         let protocols = match d.loaded() {
-            ccsim_platform::Loaded::Eci(t) => t.len(),
+            ccsim_platform::Loaded::Eci(p) => p.tables.len(),
             _ => 0,
         };
         assert_eq!(protocols, if name == "shared" { 2 } else { 1 }, "{name}");
@@ -314,5 +314,37 @@ type = "coherent_bram"
         e.contains("systems.random.agents[2].instance")
             && e.contains("one system holds one family"),
         "{e}"
+    );
+}
+
+#[test]
+fn an_agent_may_run_a_protocol_given_by_path() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../../protocols/eci-cc.toml");
+    let text = ccsim_platform::shipped_text("platform", "enzian")
+        .unwrap()
+        .replace(
+            r#"protocol = "eci-cc" }"#,
+            &format!("protocol = {spec:?} }}"),
+        );
+    assert!(text.contains(spec));
+    let p =
+        Platform::from_toml_str("platforms/path.toml", &text, &ccsim_platform::registry()).unwrap();
+    match p.systems["shared"].loaded() {
+        ccsim_platform::Loaded::Eci(e) => assert_eq!(e.of_agent, [0, 1, 0, 1]),
+        _ => panic!("an Enzian system"),
+    }
+    let mut sys = p
+        .shared_system("shared", &EciOptions::new(1, TraceMode::Off))
+        .unwrap();
+    let line = CPU_HOMED_BASE + 4;
+    sys.set_work(ccsim_eci::shared::SharedWork {
+        device: vec![CcOp::new(CcOpKind::Load, line)],
+        ..Default::default()
+    })
+    .unwrap();
+    sys.run().unwrap();
+    assert_eq!(
+        sys.cc().completed[0].data,
+        Some(ccsim_coherence::initial_line(line))
     );
 }

@@ -601,3 +601,93 @@ fn derived_series_are_validated_and_take_references() {
         assert_eq!(exp_err(&with_derived(derived)), message);
     }
 }
+
+const CLAIMS: &str = r#"
+[[series]]
+name = "bandwidth"
+platform = "toy"
+workload = "dma_read"
+params = { mode = "latency" }
+metric = "bandwidth_gbps"
+panel = "lat"
+
+[[claims]]
+quote = "latency is constant up to 128 bytes"
+section = "paper §VI"
+kind = "constant_up_to"
+series = "latency"
+x = 128
+tol = 0.05
+why = "a 5% step is invisible on the figure"
+
+[[claims]]
+quote = "latency stays below bandwidth"
+section = "paper §VI"
+kind = "order"
+series = ["latency", "bandwidth"]
+expect = "not_held"
+
+[[claims]]
+quote = "over 2 us"
+section = "paper §VI"
+kind = "bound"
+series = "latency"
+x = [64, 256]
+lower = 2000.0
+"#;
+
+fn with_claims() -> String {
+    format!("{EXPERIMENT}{CLAIMS}")
+}
+
+#[test]
+fn claims_are_validated_at_load() {
+    let e = Experiment::from_toml_str("experiments/toy-dma.toml", &with_claims(), &workloads())
+        .unwrap();
+    assert_eq!(e.claims.len(), 3);
+    let c = &e.claims[0];
+    assert_eq!(c.kind, ccsim_platform::ClaimKind::ConstantUpTo);
+    assert_eq!((c.x.clone(), c.tol), (vec![128.0], Some(0.05)));
+    assert!(c.expect_held);
+    assert_eq!(e.claims[1].series, vec!["latency", "bandwidth"]);
+    assert!(e.claims[1].x.is_empty() && !e.claims[1].expect_held);
+    assert_eq!(
+        (e.claims[2].lower, e.claims[2].upper, e.claims[2].x.clone()),
+        (Some(2000.0), None, vec![64.0, 256.0])
+    );
+    for (s, k) in ccsim_platform::ClaimKind::ALL {
+        assert_eq!(k.as_str(), s);
+    }
+}
+
+#[test]
+fn golden_errors_for_claims() {
+    let base = with_claims();
+    let f = "experiments/toy-dma.toml";
+    let cases: &[(&str, &str, String)] = &[
+        ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\", \"foo\"]", format!("{f}: claims[1].series[1]: no series \"foo\" (known: latency, bandwidth)")),
+        ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\"]", format!("{f}: claims[1].series: a order claim names 2 series, got 1")),
+        ("kind = \"order\"", "kind = \"ordr\"", format!("{f}: claims[1].kind: expected one of order|crossing|constant_up_to|linear_after|bound|ratio, got \"ordr\"; did you mean \"order\"?")),
+        ("expect = \"not_held\"", "expect = \"maybe\"", format!("{f}: claims[1].expect: expected one of held|not_held, got \"maybe\"")),
+        ("x = 128\ntol", "x = 100\ntol", format!("{f}: claims[0].x[0]: 100.0 is not in experiment.sweep")),
+        ("x = 128\ntol", "x = [64, 128]\ntol", format!("{f}: claims[0].x: a constant_up_to claim needs exactly one x")),
+        ("tol = 0.05", "tol = 5", format!("{f}: claims[0].tol: a relative tolerance, in (0, 1)")),
+        ("tol = 0.05", "tol = 0.05\nr2 = 0.9", format!("{f}: claims[0].r2: not a key of a constant_up_to claim (its own: x, tol)")),
+        ("why = \"a 5% step is invisible on the figure\"", "", format!("{f}: claims[0].why: a constant_up_to claim states why its tolerance is what it is")),
+        ("lower = 2000.0", "", format!("{f}: claims[2].lower: a bound needs lower and/or upper")),
+        ("lower = 2000.0", "lower = 2000.0\nupper = 1000.0", format!("{f}: claims[2].upper: must be above lower (2000.0)")),
+        ("quote = \"over 2 us\"", "quote = \" \"", format!("{f}: claims[2].quote: must not be empty")),
+        ("section = \"paper §VI\"\nkind = \"bound\"", "kind = \"bound\"", format!("{f}: claims[2].section: required key missing")),
+    ];
+    for (from, to, golden) in cases {
+        assert!(
+            base.contains(from),
+            "case input {from:?} not in the base file"
+        );
+        assert_eq!(
+            exp_err(&base.replacen(from, to, 1)),
+            *golden,
+            "after replacing {from:?} with {to:?}"
+        );
+    }
+}

@@ -396,9 +396,11 @@ impl Spec {
                     format!("line {line}")
                 })
                 .unwrap_or_else(|| "toml".into());
+            // The TOML parser's message may span lines; errors are one line.
+            let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
             SpecError {
                 path: format!("{origin}: {place}"),
-                message: e.message().to_string(),
+                message,
             }
         })?;
         spec.origin = origin.to_string();

@@ -412,6 +412,25 @@ impl PyExperiment {
             refs.append(rd)?;
         }
         d.set_item("references", refs)?;
+        let claims = PyList::empty(py);
+        for c in &e.claims {
+            let cd = PyDict::new(py);
+            cd.set_item("quote", &c.quote)?;
+            cd.set_item("section", &c.section)?;
+            cd.set_item("kind", c.kind.as_str())?;
+            cd.set_item("series", c.series.clone())?;
+            cd.set_item("x", c.x.clone())?;
+            cd.set_item("lo", c.lo)?;
+            cd.set_item("hi", c.hi)?;
+            cd.set_item("tol", c.tol)?;
+            cd.set_item("r2", c.r2)?;
+            cd.set_item("lower", c.lower)?;
+            cd.set_item("upper", c.upper)?;
+            cd.set_item("why", &c.why)?;
+            cd.set_item("expect", if c.expect_held { "held" } else { "not_held" })?;
+            claims.append(cd)?;
+        }
+        d.set_item("claims", claims)?;
         Ok(d)
     }
     fn __reduce__<'py>(

@@ -23,7 +23,6 @@
 //! streaming workload; a parameter it sweeps or pins, each with its reason).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use ccsim_coherence::memory::{Bram, Ddr, MemTiming};
 use ccsim_coherence::Tables;
@@ -34,7 +33,7 @@ use ccsim_eci::assemble::{
 use ccsim_eci::link::{EciLink, HEADER_BYTES};
 use ccsim_kernel::prelude::*;
 
-use super::{instance, Declared, Loaded, SystemDecl, SystemLink};
+use super::{instance, Declared, EciProtocols, Loaded, SystemDecl, SystemLink};
 use crate::error::{ConfigError, Result};
 use crate::platform::ComponentConfig;
 
@@ -43,7 +42,7 @@ pub const MEMORY_TYPES: [&str; 2] = ["coherent_bram", "ddr_controller"];
 
 /// The workloads that run systems of Enzian agents (for messages).
 pub const WORKLOADS: &str =
-    "coherent_read, coherent_stream, clean_invalidate, coherent_invoke, cc_invoke, nic_loopback";
+    "coherent_read, coherent_stream, clean_invalidate, coherent_invoke, cc_invoke, nic_loopback, random_test";
 
 /// The Enzian family's rules at load: every ECI link the same `eci_link`
 /// instance (the agents map lines to links by it); each protocol loads as
@@ -51,68 +50,65 @@ pub const WORKLOADS: &str =
 /// agent's role is the machine its type runs in its protocol; muxes join
 /// an FPGA-homed and a CPU-homed protocol. The system's protocol comes
 /// first in the result.
-pub(super) fn check(d: &Declared<'_>) -> Result<Vec<Arc<Tables>>> {
+pub(super) fn check(d: &Declared<'_>) -> Result<EciProtocols> {
     let (file, path) = (d.file, d.path);
-    let eci_links: Vec<(usize, &SystemLink)> = d
-        .links
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| d.components[&l.instance].type_name == "eci_link")
-        .collect();
-    if let Some(&(_, first)) = eci_links.first() {
-        for &(i, l) in &eci_links {
-            if l.instance != first.instance {
-                return Err(ConfigError::new(
-                    file,
-                    format!("{path}.links[{i}].instance"),
-                    format!(
-                        "`{}` differs from the first eci_link's `{}`: the agents map lines to links by one eci_link",
-                        l.instance, first.instance
-                    ),
-                ));
-            }
-        }
-    } else {
+    let is_eci_link = |l: &&SystemLink| d.components[&l.instance].type_name == "eci_link";
+    let Some(first) = d.links.iter().find(is_eci_link) else {
         return Err(ConfigError::new(
             file,
             format!("{path}.links"),
             "Enzian agents talk over ECI: at least one link is an eci_link",
         ));
+    };
+    for (i, l) in d.links.iter().enumerate() {
+        if is_eci_link(&l) && l.instance != first.instance {
+            return Err(ConfigError::new(
+                file,
+                format!("{path}.links[{i}].instance"),
+                format!(
+                    "`{}` differs from the first eci_link's `{}`: the agents map lines to links by one eci_link",
+                    l.instance, first.instance
+                ),
+            ));
+        }
     }
-    let load =
-        |name: &str, at: String| Tables::load(name).map_err(|e| ConfigError::new(file, at, e));
-    let mut protocols = vec![load(d.protocol, format!("{path}.protocol"))?];
+    // Each protocol loaded once, by the name or path the file gives.
+    let mut names = vec![d.protocol.to_string()];
+    let mut tables = vec![Tables::load(d.protocol)
+        .map_err(|e| ConfigError::new(file, format!("{path}.protocol"), e))?];
+    let mut of_agent = Vec::with_capacity(d.agents.len());
     for (i, a) in d.agents.iter().enumerate() {
-        let tables = match &a.protocol {
-            None => protocols[0].clone(),
-            Some(name) => match protocols.iter().find(|t| &t.ir.name == name) {
-                Some(t) => t.clone(),
-                None => {
-                    let t = load(name, format!("{path}.agents[{i}].protocol"))?;
-                    protocols.push(t.clone());
-                    t
-                }
-            },
+        let name = a.protocol.as_deref().unwrap_or(d.protocol);
+        let k = match names.iter().position(|n| n == name) {
+            Some(k) => k,
+            None => {
+                let at = format!("{path}.agents[{i}].protocol");
+                tables.push(Tables::load(name).map_err(|e| ConfigError::new(file, at, e))?);
+                names.push(name.to_string());
+                tables.len() - 1
+            }
         };
+        of_agent.push(k);
+        let t = &tables[k];
         let type_name = &d.components[&a.instance].type_name;
         let kind = AgentKind::of_type(type_name).expect("the family check found Enzian agents");
         let role = kind
-            .role_in(&tables)
+            .role_in(t)
             .map_err(|e| ConfigError::new(file, format!("{path}.agents[{i}].instance"), e))?;
-        let machine = tables.agent(role);
+        let machine = t.agent(role);
         if a.role.as_deref() != Some(machine) {
             return Err(ConfigError::new(
                 file,
                 format!("{path}.agents[{i}].role"),
                 format!(
                     "a {type_name} runs the `{machine}` machine of {}, not `{}`",
-                    tables.ir.name,
+                    t.ir.name,
                     a.role.as_deref().unwrap_or_default()
                 ),
             ));
         }
     }
-    let homes = |fpga: bool| protocols.iter().filter(|t| t.fpga_homed() == fpga).count();
+    let homes = |fpga: bool| tables.iter().filter(|t| t.fpga_homed() == fpga).count();
     if !d.others.is_empty() && (homes(true), homes(false)) != (1, 1) {
         return Err(ConfigError::new(
             file,
@@ -120,7 +116,7 @@ pub(super) fn check(d: &Declared<'_>) -> Result<Vec<Arc<Tables>>> {
             "an eci_mux joins one FPGA-homed and one CPU-homed protocol on the same links; the agents run other protocols",
         ));
     }
-    Ok(protocols)
+    Ok(EciProtocols { tables, of_agent })
 }
 
 /// The header size of a system of Enzian agents, given its `line_bytes`
@@ -272,20 +268,13 @@ pub(crate) fn build(
         params[a.name.as_str()].get("checks").map(|(v, _)| v) != Some(&ParamValue::Bool(false))
     });
     let mut agents = Vec::with_capacity(decl.agents.len());
-    for a in &decl.agents {
+    for (a, &protocol) in decl.agents.iter().zip(&protocols.of_agent) {
         let type_name = &get(&a.instance)?.type_name;
         let kind = AgentKind::of_type(type_name)
             .ok_or_else(|| format!("agent `{}` is a {type_name}, not an Enzian agent", a.name))?;
         let memory = match &a.memory {
             Some(m) => Some(memory_timing(get(m)?)?),
             None => None,
-        };
-        let protocol = match &a.protocol {
-            None => 0,
-            Some(name) => protocols
-                .iter()
-                .position(|t| &t.ir.name == name)
-                .expect("every agent's protocol was loaded at load"),
         };
         agents.push(AgentPlan {
             name: &a.name,
@@ -324,7 +313,7 @@ pub(crate) fn build(
         muxes,
         links,
         link,
-        protocols: protocols.clone(),
+        protocols: protocols.tables.clone(),
         checks,
         seed: opts.seed,
         trace: opts.trace,

@@ -119,9 +119,18 @@ pub struct SystemDecl {
 pub enum Loaded {
     /// Table agents: the protocol with the agents' roles.
     Table(SystemRef),
-    /// Enzian agents: the two-node protocols' tables, the system's first
-    /// (each agent runs one of them).
-    Eci(Vec<Arc<Tables>>),
+    /// Enzian agents: the two-node protocols' tables, the system's first,
+    /// and the index of the one each agent runs (in agent order).
+    Eci(EciProtocols),
+}
+
+/// The protocols of a system of Enzian agents.
+#[derive(Debug, Clone)]
+pub struct EciProtocols {
+    /// Each protocol once, the system's first.
+    pub tables: Vec<Arc<Tables>>,
+    /// The protocol of each agent: an index into `tables`.
+    pub of_agent: Vec<usize>,
 }
 
 /// A family of systems: its agents, and the types its links and its other
@@ -243,7 +252,7 @@ fn parse_system(
     f.finish()?;
 
     // Names are unique; endpoints name a component and a port of its type,
-    // each port wired once; every agent's `net` is wired.
+    // each port wired once; every required port of an agent is wired.
     let mut types: BTreeMap<&str, &'static ComponentSpec> = BTreeMap::new();
     for (i, n) in agents.iter().chain(&others).enumerate() {
         if types.contains_key(n.name.as_str()) {

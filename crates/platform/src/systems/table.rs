@@ -114,7 +114,7 @@ pub(crate) fn build(
 ) -> std::result::Result<BuiltSystem, String> {
     let Loaded::Table(sys) = decl.loaded() else {
         return Err(format!(
-            "a system of Enzian agents; the random tester runs systems of table agents (the Enzian workloads run this one: {})",
+            "a system of Enzian agents, built by Platform::coherent_system, cc_system or shared_system (the Enzian workloads and the random tester on eci-dc systems: {}); this builder takes table agents",
             super::eci::WORKLOADS
         ));
     };

@@ -5,6 +5,9 @@
 //! the end the reads and the final memory are compared with a sequential
 //! reference that replays the writes in the order they took effect.
 //!
+//! On a system of Enzian agents running `eci-dc` ([`eci`]) the core and the
+//! DC's application interface are the random agents instead.
+//!
 //! ```
 //! use ccsim_kernel::component::Params;
 //! let p = ccsim_platform::Platform::load("msi-dma").unwrap();
@@ -24,10 +27,12 @@ use crate::{
     sim_result, sweeps, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo,
 };
 
+mod eci;
+
 /// The declaration of `random_test`.
 pub static RANDOM_TEST: WorkloadInfo = WorkloadInfo {
     name: "random_test",
-    description: "The random tester on a system declared as data: every agent with local events issues x random operations (x = ops) on random lines, one at a time, with online invariant checks; the reads and the final memory are compared with a sequential reference.",
+    description: "The random tester on a system declared as data: every agent with local events issues x random operations (x = ops) on random lines, one at a time, with online invariant checks; the reads and the final memory are compared with a sequential reference. On Enzian agents (eci-dc systems), the core issues x random loads, stores, evictions and downgrades and the DC's application one clean, clean-invalidate or locked write per ten of them.",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("random"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.random]", description: "The platform's system section to build." },
         ParamSpec { name: "lines", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "lines", range: ParamRange::between(1.0, 1_048_576.0), from: "assumed: few lines, so that agents contend", description: "Lines the operations pick from." },
@@ -39,7 +44,7 @@ pub static RANDOM_TEST: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "ops", unit: "ops", description: "Operations completed by all agents." },
         MetricSpec { name: "violations", unit: "violations", description: "Invariant violations found (the run stops at the first)." },
         MetricSpec { name: "rows_checked", unit: "rows", description: "Rows after which the invariants were checked." },
-        MetricSpec { name: "reads", unit: "reads", description: "Reads compared with the sequential reference." },
+        MetricSpec { name: "reads", unit: "reads", description: "Reads checked against the latest write (by the sequential reference; on Enzian agents, by the online data-value check)." },
         MetricSpec { name: "reference_mismatches", unit: "lines", description: "Reads and final lines that differ from the sequential reference." },
         MetricSpec { name: "op_latency_ns", unit: "ns", description: "Mean operation latency." },
     ],
@@ -56,6 +61,15 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         )));
     }
     let lines = params.uint("lines");
+    let system = params.str("system");
+    if platform.system(system).map_err(RunError::Config)?.is_eci() {
+        if params.float("think_ns") != 0.0 {
+            return Err(werr(
+                "random_test.think_ns: the Enzian agents issue back to back; think_ns applies to table agents",
+            ));
+        }
+        return eci::run(point, system, x as u64, lines);
+    }
     let opts = BuildOptions {
         seed,
         trace: trace_mode(trace),
@@ -66,9 +80,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             think: ccsim_coherence::util::ns_to_ps(params.float("think_ns")),
         }),
     };
-    let mut s = platform
-        .build(params.str("system"), opts)
-        .map_err(RunError::Config)?;
+    let mut s = platform.build(system, opts).map_err(RunError::Config)?;
     s.sim.run();
     let (reads, mismatches) = compare_with_reference(&s, lines);
     let c = s.checker.borrow();
