@@ -9,6 +9,7 @@ Quick tour::
     r.plot("cohet-dma.png"); print(r.report())
     p = ccsim.Platform.load("cohet", overrides={"pcie.lanes": 8})
     p.components()["pcie"]["params"]["lanes"]  # (8, 'override')
+    ccsim.sweep("examples/dc_units.toml", jobs=2).df   # a parameter sweep, one row per point
 
 Errors are the classes of :mod:`ccsim.errors`; configs and results pickle
 by rebuilding from their config.
@@ -30,6 +31,7 @@ from .errors import (
 )
 from .experiment import ExperimentResult, describe_experiments, experiments, reproduce, run_one
 from .simulate import simulate, simulate_seeds
+from .sweep import SweepResult, sweep
 
 Platform = _native.Platform
 Experiment = _native.Experiment
@@ -79,5 +81,7 @@ __all__ = [
     "run_point",
     "simulate",
     "simulate_seeds",
+    "sweep",
+    "SweepResult",
     "workloads",
 ]

@@ -10,9 +10,13 @@
     ccsim validate FILE.toml ...      # check platform or experiment files
     ccsim bench kernel [--json]
     ccsim bench coherent [--json] [--reads N] [--memory-lines N]
+    ccsim bench sweep [--jobs 2] [--repeat K] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
     ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
+    ccsim sweep SPEC.toml [--jobs N] [--backend local|ray] [--address ADDR] [--out results] [--dry-run]
+                                      # a grid or seeded sample over declared parameters -> one
+                                      # parquet dataset; resumable
 
 Exit codes: 0 ok; 2 bad input (one line on stderr naming the file and
 path, never a traceback); 1 a check ran and found a violation.
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
@@ -316,8 +321,10 @@ def cmd_validate(args) -> int:
 def cmd_bench(args) -> int:
     if args.what == "coherent":
         return _bench_coherent(args)
+    if args.what == "sweep":
+        return _bench_sweep(args)
     if args.what != "kernel":
-        raise UsageError(f"bench: unknown benchmark {args.what!r} (known: kernel, coherent)")
+        raise UsageError(f"bench: unknown benchmark {args.what!r} (known: kernel, coherent, sweep)")
     if args.events < 1:
         raise UsageError("bench: --events must be at least 1")
     report = json.loads(_native.kernel_bench_json(args.events))
@@ -359,6 +366,30 @@ def _bench_coherent(args) -> int:
     return 0
 
 
+def _bench_sweep(args) -> int:
+    from .sweep import bench_scaling, load_spec
+
+    if args.jobs < 2:
+        raise UsageError("bench sweep: --jobs must be at least 2")
+    if args.repeat < 1:
+        raise UsageError("bench sweep: --repeat must be at least 1")
+    spec = load_spec(args.spec) if args.spec else None
+    r = bench_scaling(spec, args.jobs, args.repeat)
+    if args.json:
+        _out(json.dumps(r, indent=2))
+        return 0
+    secs = lambda ts: ", ".join(f"{t:.1f}" for t in ts)  # noqa: E731
+    _out(f"sweep {r['sweep']}: {r['points']} points, local process pool, {r['repeat']} run(s) each, alternating")
+    _out(f"  1 worker:  best {r['points_per_sec_1']:.2f} points/s (s: {secs(r['seconds_1'])}; "
+         f"CPU s: {secs(r['cpu_seconds_1'])})")
+    _out(f"  {r['jobs']} workers: best {r['points_per_sec_n']:.2f} points/s (s: {secs(r['seconds_n'])}; "
+         f"CPU s: {secs(r['cpu_seconds_n'])})")
+    _out(f"  ratio (best over best): {r['ratio']:.2f}x, per pair: {', '.join(f'{x:.2f}' for x in r['ratios'])} "
+         f"(goal {r['goal']:.1f}x: {'met' if r['goal_met'] else 'not met'}); datasets equal: {r['datasets_equal']}; "
+         f"load average {r['load_average'][0]:.1f}")
+    return 0
+
+
 def _simulate_seeds(args) -> int:
     from .simulate import simulate_seeds
 
@@ -395,6 +426,22 @@ def cmd_simulate(args) -> int:
     _out(f"reads checked against the sequential reference: {int(m['reads'])}, "
          f"mismatches (reads and final lines): {int(m['reference_mismatches'])}")
     _out(f"mean operation latency: {m['op_latency_ns']:.1f} ns")
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from .sweep import load_spec, status, sweep
+
+    spec = load_spec(args.spec)  # validates everything before anything is written
+    if args.dry_run:
+        st = status(spec, args.out)
+        _out(f"{spec.name}: {st['points']} points ({st['done']} done, {st['failed']} of them failed; "
+             f"{st['to_run']} to run); swept: {', '.join(st['columns']) or 'nothing'}")
+        return 0
+    result = sweep(spec, out=args.out, jobs=args.jobs, backend=args.backend, address=args.address,
+                   progress=None if not args.no_progress else False)
+    _out(f"{spec.name}: {len(result.df)} points ({result.ran} run, {result.reused} reused, "
+         f"{result.failed} failed) -> {result.path}")
     return 0
 
 
@@ -468,12 +515,16 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
 
     b = sub.add_parser("bench", help="benchmarks")
-    b.add_argument("what", choices=["kernel", "coherent"], help="what to benchmark")
+    b.add_argument("what", choices=["kernel", "coherent", "sweep"], help="what to benchmark")
     b.add_argument("--events", type=int, default=20_000_000, help="kernel: events per loop (default: 20M)")
     b.add_argument("--reads", type=int, default=200_000,
                    help="coherent: sequential reads per speed run (default: 200000)")
     b.add_argument("--memory-lines", type=int, default=100_000,
                    help="coherent: lines read over 64 MiB and over 1 GiB (default: 100000)")
+    b.add_argument("--jobs", type=int, default=2, help="sweep: workers to compare with one (default: 2)")
+    b.add_argument("--repeat", type=int, default=1, help="sweep: alternate 1 and N workers this many times")
+    b.add_argument("--spec", default=None, help="sweep: a sweep spec (default: 24 points of the DC's DCUs "
+                   "against throughput)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 
@@ -501,6 +552,21 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override (repeatable)")
     sm.add_argument("--json", action="store_true")
     sm.set_defaults(func=cmd_simulate)
+
+    sw = sub.add_parser("sweep", help="sweep declared parameters over experiments; results in one parquet dataset")
+    sw.add_argument("spec", help="sweep spec TOML (see examples/README.md)")
+    sw.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="worker processes (local) or CPUs of a local Ray instance (default: all CPUs)")
+    sw.add_argument("--backend", choices=["local", "ray"], default="local",
+                    help="local process pool (default) or one Ray task per point")
+    sw.add_argument("--address", default=None,
+                    help="ray: address of an existing cluster (default: start a local instance)")
+    sw.add_argument("--out", default="results", help="output directory (default: results/; the dataset goes "
+                    "to OUT/sweeps/NAME/points.parquet)")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="validate the spec and print how many points would run; write nothing")
+    sw.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    sw.set_defaults(func=cmd_sweep)
     return parser
 
 

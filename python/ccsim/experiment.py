@@ -45,12 +45,12 @@ Overrides = Mapping[str, Any]
 TextOverrides = Sequence[Tuple[str, str]]
 
 
-def _canonical(value: Any) -> Any:
+def canonical(value: Any) -> Any:
     """JSON-safe, order-stable form of configs for fingerprints."""
     if isinstance(value, Mapping):
-        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+        return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
+        return [canonical(v) for v in value]
     return value
 
 
@@ -66,7 +66,7 @@ def fingerprint(experiment: _native.Experiment, seed: int, overrides=None, text_
         p = experiment_platform(experiment, name, overrides, text_overrides)
         platforms[name] = {"components": p.components(), "overrides": p.overrides}
     blob = json.dumps(
-        _canonical({"experiment": config, "platforms": platforms, "seed": seed, "version": _native.__version__}),
+        canonical({"experiment": config, "platforms": platforms, "seed": seed, "version": _native.__version__}),
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
@@ -99,7 +99,7 @@ def _run_in_worker(series: str, platform: str, x: float, seed: int, overrides, t
     return run_one(_WORKER_EXPERIMENT, series, platform, x, seed, overrides, text_overrides, trace)
 
 
-def _x_key(x: float) -> str:
+def x_key(x: float) -> str:
     return repr(float(x))
 
 
@@ -125,7 +125,7 @@ class _PointLog:
                 if rec.get("fingerprint") != fp:
                     stale = True
                     continue
-                self.done[(rec["series"], _x_key(rec["x"]))] = rec
+                self.done[(rec["series"], x_key(rec["x"]))] = rec
                 kept.append(line)
         if stale:
             self.path.write_text("".join(k + "\n" for k in kept))
@@ -159,7 +159,7 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
     results: Dict[Tuple[str, str], Dict[str, Any]] = {}
     pending = []
     for series, platform, x in todo:
-        key = (series, _x_key(x))
+        key = (series, x_key(x))
         if log is not None and key in log.done and trace_dir is None:
             results[key] = log.done[key]
         else:
@@ -169,7 +169,7 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
                disable=(None if progress is None else not progress), leave=False)
 
     def finish(point: Dict[str, Any]) -> None:
-        results[(point["series"], _x_key(point["x"]))] = point
+        results[(point["series"], x_key(point["x"]))] = point
         if trace_dir is not None and point.get("trace_json") is not None:
             trace_dir.mkdir(parents=True, exist_ok=True)
             name = f"{point['series']}_{_fmt_x(point['x'])}.json"
@@ -191,7 +191,7 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
                     finish(fut.result())
     finally:
         bar.close()
-    return [results[(s, _x_key(x))] for s, _, x in todo]
+    return [results[(s, x_key(x))] for s, _, x in todo]
 
 
 def _plain(overrides):
@@ -260,11 +260,11 @@ class ExperimentResult:
         metric = {s["name"]: s["metric"] for s in self.config["series"]}
         refs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
         for r in self.config["references"]:
-            refs.setdefault((r["series"], _x_key(r["x"])), []).append(r)
+            refs.setdefault((r["series"], x_key(r["x"])), []).append(r)
         out = []
         for p in self.all_points:
             sim = p["metrics"].get(metric[p["series"]])
-            for r in refs.get((p["series"], _x_key(p["x"])), [None]):
+            for r in refs.get((p["series"], x_key(p["x"])), [None]):
                 paper = None if r is None else r["value"]
                 out.append({
                     "experiment": self.name,
@@ -286,11 +286,11 @@ class ExperimentResult:
         import pandas as pd
 
         series = {s["name"]: s for s in self.config["series"]}
-        by_point = {(p["series"], _x_key(p["x"])): p for p in self.all_points}
+        by_point = {(p["series"], x_key(p["x"])): p for p in self.all_points}
         rows = []
         for c in self.comparisons():
             s = series[c["series"]]
-            p = by_point[(c["series"], _x_key(c["x"]))]
+            p = by_point[(c["series"], x_key(c["x"]))]
             row = {
                 "experiment": c["experiment"], "series": c["series"], "label": s["label"],
                 "platform": s["platform"], "workload": s["workload"], "metric": s["metric"],
@@ -403,7 +403,7 @@ def _derive(config: Dict[str, Any], points: List[Dict[str, Any]]) -> List[Dict[s
     series in ``config["series"]`` so tables and plots treat it like any other.
     A derived point exists where both operands were simulated."""
     metric = {s["name"]: s["metric"] for s in config["series"]}
-    by_key = {(p["series"], _x_key(p["x"])): p for p in points}
+    by_key = {(p["series"], x_key(p["x"])): p for p in points}
     out = []
     for d in config.get("derived", []):
         config["series"].append({
@@ -413,7 +413,7 @@ def _derive(config: Dict[str, Any], points: List[Dict[str, Any]]) -> List[Dict[s
         for p in points:
             if p["series"] != d["numerator"]:
                 continue
-            q = by_key.get((d["denominator"], _x_key(p["x"])))
+            q = by_key.get((d["denominator"], x_key(p["x"])))
             num = p["metrics"].get(metric[d["numerator"]])
             den = None if q is None else q["metrics"].get(metric[d["denominator"]])
             if num is None or den is None:
