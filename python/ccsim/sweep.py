@@ -191,9 +191,11 @@ def load_spec(path: Union[str, os.PathLike]) -> Spec:
     (exit 2) with a one-line message naming the file and the key."""
     p = str(path)
     try:
-        text = Path(p).read_text()
+        text = Path(p).read_text(encoding="utf-8")
     except OSError as e:
         raise UsageError(f"{p}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{p}: cannot read: not UTF-8 text") from None
     return parse_spec(text, p)
 
 
