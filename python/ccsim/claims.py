@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .report import fmt_num as _num
+
 HELD = "held"
 NOT_HELD = "not_held"
 NOT_EVALUATED = "not_evaluated"
@@ -24,16 +26,6 @@ NOT_EVALUATED = "not_evaluated"
 KINDS = ("order", "crossing", "constant_up_to", "linear_after", "bound", "ratio")
 
 Values = Mapping[str, Mapping[float, float]]
-
-
-def _num(v: float) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if float(v).is_integer():
-        return f"{int(v)}"
-    return f"{v:.4g}"
 
 
 def _pair(a: float, b: float) -> Tuple[str, str]:
@@ -73,13 +65,22 @@ def _not_run(missing: List[float]) -> Tuple[Optional[bool], str]:
     return None, "x = " + ", ".join(_x(x) for x in missing) + " not run"
 
 
-def _order(c, vals):
-    a, b = vals
+def _run_xs(c, vals) -> Tuple[Optional[List[float]], Optional[Tuple[Optional[bool], str]]]:
+    """The claim's x values that were run, or the verdict when some or all
+    were not."""
     xs, missing = _at(c, vals)
     if missing:
-        return _not_run(missing)
+        return None, _not_run(missing)
     if not xs:
-        return None, "no x run"
+        return None, (None, "no x run")
+    return xs, None
+
+
+def _order(c, vals):
+    a, b = vals
+    xs, unrun = _run_xs(c, vals)
+    if unrun:
+        return unrun
     bad = [x for x in xs if not a[x] < b[x]]
     parts = []
     for x in xs:
@@ -177,11 +178,9 @@ def _bound(c, vals):
 
 def _ratio(c, vals):
     a, b = vals
-    xs, missing = _at(c, vals)
-    if missing:
-        return _not_run(missing)
-    if not xs:
-        return None, "no x run"
+    xs, unrun = _run_xs(c, vals)
+    if unrun:
+        return unrun
     lo, hi = float(c["lo"]), float(c["hi"])
     ok, parts = True, []
     for x in xs:

@@ -50,6 +50,12 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 2**64 - 1, got {text!r}") from e
 
 
+def _at_least(command: str, flag: str, value: int, least: int) -> None:
+    """A usage error unless ``value`` of ``flag`` is at least ``least``."""
+    if value < least:
+        raise UsageError(f"{command}: {flag} must be at least {least}")
+
+
 def _set_pairs(items: Optional[List[str]]) -> List[Tuple[str, str]]:
     out = []
     for item in items or []:
@@ -325,8 +331,7 @@ def cmd_bench(args) -> int:
         return _bench_sweep(args)
     if args.what != "kernel":
         raise UsageError(f"bench: unknown benchmark {args.what!r} (known: kernel, coherent, sweep)")
-    if args.events < 1:
-        raise UsageError("bench: --events must be at least 1")
+    _at_least("bench", "--events", args.events, 1)
     report = json.loads(_native.kernel_bench_json(args.events))
     if args.json:
         _out(json.dumps(report, indent=2))
@@ -339,10 +344,8 @@ def cmd_bench(args) -> int:
 
 
 def _bench_coherent(args) -> int:
-    if args.reads < 1:
-        raise UsageError("bench coherent: --reads must be at least 1")
-    if args.memory_lines < 1:
-        raise UsageError("bench coherent: --memory-lines must be at least 1")
+    _at_least("bench coherent", "--reads", args.reads, 1)
+    _at_least("bench coherent", "--memory-lines", args.memory_lines, 1)
     report = json.loads(_native.coherent_bench_json(args.reads, args.memory_lines))
     if args.json:
         _out(json.dumps(report, indent=2))
@@ -369,10 +372,8 @@ def _bench_coherent(args) -> int:
 def _bench_sweep(args) -> int:
     from .sweep import bench_scaling, load_spec
 
-    if args.jobs < 2:
-        raise UsageError("bench sweep: --jobs must be at least 2")
-    if args.repeat < 1:
-        raise UsageError("bench sweep: --repeat must be at least 1")
+    _at_least("bench sweep", "--jobs", args.jobs, 2)
+    _at_least("bench sweep", "--repeat", args.repeat, 1)
     spec = load_spec(args.spec) if args.spec else None
     r = bench_scaling(spec, args.jobs, args.repeat)
     if args.json:

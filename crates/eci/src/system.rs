@@ -26,7 +26,8 @@ use super::dc::{AppOp, DirectoryController};
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::{Bram, Ddr, MemTiming};
-use ccsim_coherence::{Msg, Tables};
+use ccsim_coherence::{initial_line, Line, Msg, Tables};
+use std::collections::BTreeMap;
 
 /// The memory behind the home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +179,43 @@ impl CoherentSystem {
             cpu.set_program(k, prog)?;
         }
         Ok(())
+    }
+
+    /// A line's value now: the LLC's copy, else the DC's memory.
+    pub fn line_value(&self, line: u64) -> Line {
+        let (_, copy) = self.cpu().line(line);
+        copy.unwrap_or_else(|| self.dc().mem.read(line))
+    }
+
+    /// The sequential reference a random test compares with: every write
+    /// (the cores' stores, the application's line writes) replayed on the
+    /// initial memory in the order the writes took effect; lines never
+    /// written are absent.
+    pub fn sequential_reference(&self) -> BTreeMap<u64, Line> {
+        enum Write {
+            Word(u8, u64),
+            Line(Line),
+        }
+        let mut writes: Vec<(Tick, u64, Write)> = Vec::new();
+        for &(t, l, w, v) in &self.cpu().store_log {
+            writes.push((t, l, Write::Word(w, v)));
+        }
+        for &(t, l, v) in &self.dc().store_log {
+            writes.push((t, l, Write::Line(v)));
+        }
+        // Stable: same-tick writes keep the order each agent logged them in.
+        writes.sort_by_key(|w| w.0);
+        let mut reference: BTreeMap<u64, Line> = BTreeMap::new();
+        for (_, l, w) in writes {
+            let r = reference.entry(l).or_insert_with(|| initial_line(l));
+            match w {
+                Write::Word(w, v) => {
+                    r[w as usize * 8..w as usize * 8 + 8].copy_from_slice(&v.to_le_bytes())
+                }
+                Write::Line(v) => *r = v,
+            }
+        }
+        reference
     }
 
     /// The protocol its agents run (`eci-dc`, `invocation`).

@@ -151,47 +151,13 @@ fn app_clean_invalidate_lock_and_write_through_the_table() {
     assert!(final_v == *data || st != "I", "state {st}");
 }
 
-/// `seqs` random application sequences on `lines` lines: a clean, a
-/// clean-invalidate, or lock / read / write / unlock.
-fn random_app_ops(rng: &mut SimRng, seqs: usize, lines: u64) -> Vec<AppOp> {
-    let mut app = Vec::new();
-    for k in 0..seqs {
-        let line = rng.below(lines);
-        match rng.below(3) {
-            0 => app.push(AppOp::new("clean", line)),
-            1 => app.push(AppOp::new("clinv", line)),
-            _ => {
-                app.push(AppOp::new("lock", line));
-                app.push(AppOp::new("read", line));
-                app.push(AppOp::new("write", line).with_data([k as u8; 128]));
-                app.push(AppOp::new("unlock", line));
-            }
-        }
-    }
-    app
-}
-
 /// Random CPU loads/stores (with evictions) and app clean / clean-invalidate
 /// / lock-write-unlock on a few shared lines; checks on; the final contents
 /// must equal a sequential replay of the stores in the order they took effect.
 fn stress(seed: u64, cpu_ops: usize, app_seqs: usize, lines: u64) {
     let mut rng = SimRng::for_path(seed, "stress");
-    let prog: Vec<CpuOp> = (0..cpu_ops)
-        .map(|i| {
-            let line = rng.below(lines);
-            match rng.below(10) {
-                0 => CpuOp::Evict { line },
-                1 => CpuOp::Downgrade { line },
-                2..=5 => CpuOp::Load { line },
-                _ => CpuOp::Store {
-                    line,
-                    word: rng.below(16) as u8,
-                    value: i as u64 + 1,
-                },
-            }
-        })
-        .collect();
-    let app = random_app_ops(&mut rng, app_seqs, lines);
+    let prog = CpuOp::random_program(&mut rng, cpu_ops as u64, lines);
+    let app = AppOp::random_sequences(&mut rng, app_seqs as u64, lines);
     let p = CoherentParams {
         cpu: Params::new()
             .with("mshrs", ParamValue::Int(4), "test")
@@ -204,29 +170,10 @@ fn stress(seed: u64, cpu_ops: usize, app_seqs: usize, lines: u64) {
         CoherentSystem::build_with(&p, HomeMemory::Ddr, prog, app, seed, TraceMode::Off).unwrap();
     sys.run().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     assert!(sys.checker.borrow().violations.is_empty());
-    // Sequential reference: replay every store in effect order.
-    type Effect = (Tick, u64, Option<(u8, u64)>, Option<Line>);
-    let mut events: Vec<Effect> = Vec::new();
-    for &(t, l, w, v) in &sys.cpu().store_log {
-        events.push((t, l, Some((w, v)), None));
-    }
-    for &(t, l, v) in &sys.dc().store_log {
-        events.push((t, l, None, Some(v)));
-    }
-    events.sort_by_key(|e| e.0);
-    let mut reference: std::collections::BTreeMap<u64, Line> = Default::default();
-    for (_, l, word, line) in events {
-        let r = reference.entry(l).or_insert_with(|| initial_line(l));
-        if let Some((w, v)) = word {
-            r[w as usize * 8..w as usize * 8 + 8].copy_from_slice(&v.to_le_bytes());
-        }
-        if let Some(v) = line {
-            *r = v;
-        }
-    }
+    // Sequential reference: every write replayed in effect order.
+    let reference = sys.sequential_reference();
     for l in 0..lines {
-        let (_, copy) = sys.cpu().line(l);
-        let now = copy.unwrap_or_else(|| sys.dc().mem.read(l));
+        let now = sys.line_value(l);
         let want = reference
             .get(&l)
             .copied()
@@ -311,7 +258,7 @@ fn stress_cores(seed: u64, cores: usize, ops_per_core: usize, app_seqs: usize, l
                 .collect()
         })
         .collect();
-    let app = random_app_ops(&mut rng, app_seqs, lines);
+    let app = AppOp::random_sequences(&mut rng, app_seqs as u64, lines);
     let p = CoherentParams {
         cpu: Params::new()
             .with("cores", ParamValue::Int(cores as i64), "test")
@@ -335,27 +282,9 @@ fn stress_cores(seed: u64, cores: usize, ops_per_core: usize, app_seqs: usize, l
     assert!(sys.checker.borrow().violations.is_empty());
     let cpu = sys.cpu();
     assert_eq!(cpu.completed.len(), cores * ops_per_core, "seed {seed}");
-    // Sequential reference: replay every store in effect order.
-    type Effect = (Tick, u64, Option<(u8, u64)>, Option<Line>);
-    let mut events: Vec<Effect> = Vec::new();
-    for &(t, l, w, v) in &cpu.store_log {
-        events.push((t, l, Some((w, v)), None));
-    }
-    for &(t, l, v) in &sys.dc().store_log {
-        events.push((t, l, None, Some(v)));
-    }
-    events.sort_by_key(|e| e.0);
-    let mut reference: std::collections::BTreeMap<u64, Line> = Default::default();
-    for (_, l, word, line) in events {
-        let r = reference.entry(l).or_insert_with(|| initial_line(l));
-        if let Some((w, v)) = word {
-            r[w as usize * 8..w as usize * 8 + 8].copy_from_slice(&v.to_le_bytes());
-        }
-        if let Some(v) = line {
-            *r = v;
-        }
-    }
-    let contents = |l: u64| cpu.line(l).1.unwrap_or_else(|| sys.dc().mem.read(l));
+    // Sequential reference: every write replayed in effect order.
+    let reference = sys.sequential_reference();
+    let contents = |l: u64| sys.line_value(l);
     for l in 0..=counter {
         let want = reference
             .get(&l)

@@ -15,6 +15,9 @@
 use ccsim_platform::{registry, shipped_text, Experiment, Platform};
 use proptest::prelude::*;
 
+mod fuzz_common;
+use fuzz_common::{config, edits, mutate};
+
 const PLATFORMS: [&str; 4] = ["cohet", "enzian", "msi-dma", "pc-vcu118"];
 const EXPERIMENTS: [&str; 4] = [
     "pio-pcie",
@@ -22,20 +25,6 @@ const EXPERIMENTS: [&str; 4] = [
     "pio-invocation-payload",
     "cohet-dma",
 ];
-
-/// Cases per property: `PROPTEST_CASES`, else a budget the default suite
-/// affords.
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 /// Odd values a hand-edited file may hold.
 fn token() -> impl Strategy<Value = String> {
@@ -57,42 +46,6 @@ fn token() -> impl Strategy<Value = String> {
         Just("type = \"eci_mux\"".to_string()),
         "[ -~]{0,24}",
     ]
-}
-
-/// A line edit: (which line, what to do, a token).
-type Edit = (usize, u8, String);
-
-/// `text` with `edits` applied: delete a line, duplicate it, replace the
-/// value after its `=`, or insert the token as a line.
-fn mutate(text: &str, edits: &[Edit]) -> String {
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    for (at, op, tok) in edits {
-        if lines.is_empty() {
-            lines.push(tok.clone());
-            continue;
-        }
-        let i = at % lines.len();
-        match op % 4 {
-            0 => {
-                lines.remove(i);
-            }
-            1 => {
-                let l = lines[i].clone();
-                lines.insert(i, l);
-            }
-            2 => {
-                if let Some((key, _)) = lines[i].split_once('=') {
-                    lines[i] = format!("{key}= {tok}");
-                }
-            }
-            _ => lines.insert(i, tok.clone()),
-        }
-    }
-    lines.join("\n")
-}
-
-fn edits() -> impl Strategy<Value = Vec<Edit>> {
-    prop::collection::vec((any::<usize>(), any::<u8>(), token()), 1..5)
 }
 
 /// An error is one line that names the file it is about.
@@ -118,7 +71,7 @@ proptest! {
     }
 
     #[test]
-    fn edited_platforms_load_or_fail_in_one_line(which in 0..PLATFORMS.len(), edits in edits()) {
+    fn edited_platforms_load_or_fail_in_one_line(which in 0..PLATFORMS.len(), edits in edits(token())) {
         let text = mutate(shipped_text("platform", PLATFORMS[which]).unwrap(), &edits);
         match Platform::from_toml_str("edited.toml", &text, &registry()) {
             Err(e) => one_line(&e, "edited.toml")?,
@@ -129,7 +82,7 @@ proptest! {
     }
 
     #[test]
-    fn edited_experiments_load_or_fail_in_one_line(which in 0..EXPERIMENTS.len(), edits in edits()) {
+    fn edited_experiments_load_or_fail_in_one_line(which in 0..EXPERIMENTS.len(), edits in edits(token())) {
         let text = mutate(shipped_text("experiment", EXPERIMENTS[which]).unwrap(), &edits);
         if let Err(e) = Experiment::from_toml_str("edited.toml", &text, &ccsim_experiments::workload_decls()) {
             one_line(&e, "edited.toml")?;

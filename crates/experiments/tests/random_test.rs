@@ -149,29 +149,30 @@ fn first_violation(p: &Platform) -> String {
     panic!("no violation found in 20 seeds");
 }
 
+/// The first violation of the mutant `from` → `to` contains one of `want`.
+fn caught(from: &str, to: &str, want: &[&str]) {
+    let v = first_violation(&mutated(from, to));
+    assert!(want.iter().any(|w| v.contains(w)), "{v}");
+}
+
 #[test]
 fn the_online_checks_catch_a_sharer_that_ignores_an_invalidation() {
     // A sharer acknowledges an invalidation but keeps its copy.
-    let p = mutated(
+    caught(
         "state = \"S\"\nevent = \"Inv\"\nnext = \"I\"",
         "state = \"S\"\nevent = \"Inv\"\nnext = \"S\"",
-    );
-    let v = first_violation(&p);
-    assert!(
-        v.contains("single-writer-multiple-reader violated") || v.contains("latest write"),
-        "{v}"
+        &["single-writer-multiple-reader violated", "latest write"],
     );
 }
 
 #[test]
 fn the_online_checks_catch_a_lost_write_back() {
     // The directory drops the owner's write-back data on a PutM.
-    let p = mutated(
+    caught(
         "actions = [\"write_mem\", \"clear_owner\", \"send PutAck to req\"]",
         "actions = [\"clear_owner\", \"send PutAck to req\"]",
+        &["latest write"],
     );
-    let v = first_violation(&p);
-    assert!(v.contains("latest write"), "{v}");
 }
 
 #[test]
@@ -198,29 +199,28 @@ fn the_sequential_reference_alone_catches_a_lost_write_back() {
 /// The random tester on the Enzian agents (eci-dc on the LLC and the DC),
 /// through the workload a user runs (`ccsim simulate enzian --system ...`).
 mod enzian {
-    use ccsim_experiments::{run_point, RunError};
+    use ccsim_experiments::{run_point, PointResult, RunError};
     use ccsim_kernel::prelude::*;
     use ccsim_platform::Platform;
 
-    fn params(system: &str, lines: i64) -> Params {
-        Params::new()
+    /// `ops` random core operations on `lines` lines of `system`.
+    fn random_test(
+        p: &Platform,
+        system: &str,
+        ops: f64,
+        lines: i64,
+        seed: u64,
+    ) -> Result<PointResult, RunError> {
+        let params = Params::new()
             .with("system", ParamValue::Str(system.into()), "test")
-            .with("lines", ParamValue::Int(lines), "test")
+            .with("lines", ParamValue::Int(lines), "test");
+        run_point("random_test", p, "ops", ops, &params, seed, false)
     }
 
     #[test]
     fn eci_dc_runs_100k_random_operations_with_zero_violations() {
         let p = Platform::load("enzian").unwrap();
-        let r = run_point(
-            "random_test",
-            &p,
-            "ops",
-            100_000.0,
-            &params("dc_bram", 8),
-            1,
-            false,
-        )
-        .unwrap();
+        let r = random_test(&p, "dc_bram", 100_000.0, 8, 1).unwrap();
         // The core's 100,000 and the application's 10,000 sequences.
         assert!(r.metrics["ops"] >= 110_000.0, "{:?}", r.metrics);
         assert_eq!(r.metrics["violations"], 0.0);
@@ -233,17 +233,9 @@ mod enzian {
     fn the_same_seed_gives_the_same_run() {
         let p = Platform::load("enzian").unwrap();
         let run = |seed| {
-            run_point(
-                "random_test",
-                &p,
-                "ops",
-                3_000.0,
-                &params("dc_ddr", 4),
-                seed,
-                false,
-            )
-            .unwrap()
-            .trace_hash
+            random_test(&p, "dc_ddr", 3_000.0, 4, seed)
+                .unwrap()
+                .trace_hash
         };
         assert_eq!(run(3), run(3));
         assert_ne!(run(3), run(4));
@@ -272,15 +264,7 @@ mod enzian {
             );
         let p = Platform::from_toml_str("mutant.toml", &text, &ccsim_platform::registry()).unwrap();
         // Within the default budget of one run.
-        match run_point(
-            "random_test",
-            &p,
-            "ops",
-            100_000.0,
-            &params("dc_bram", 8),
-            1,
-            false,
-        ) {
+        match random_test(&p, "dc_bram", 100_000.0, 8, 1) {
             Err(RunError::Violation { message }) => assert!(
                 message.contains("coherence check failed")
                     || message.contains("sequential reference"),
@@ -297,9 +281,7 @@ mod enzian {
             ("invocation", "system invocation runs invocation"),
             ("cpu_homed", "the system has no coherent_cpu"),
         ] {
-            let e = run_point("random_test", &p, "ops", 10.0, &params(system, 4), 1, false)
-                .unwrap_err()
-                .to_string();
+            let e = random_test(&p, system, 10.0, 4, 1).unwrap_err().to_string();
             assert!(e.contains(want) && !e.contains('\n'), "{e}");
         }
     }

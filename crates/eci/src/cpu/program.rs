@@ -102,6 +102,27 @@ pub enum CpuOp {
 }
 
 impl CpuOp {
+    /// `ops` random operations on lines `0..lines` (a random tester's
+    /// core): 10% evictions, 10% downgrades, 40% loads and 40% stores of a
+    /// random word, store `i` writing `i + 1`.
+    pub fn random_program(rng: &mut SimRng, ops: u64, lines: u64) -> Vec<CpuOp> {
+        (0..ops)
+            .map(|i| {
+                let line = rng.below(lines);
+                match rng.below(10) {
+                    0 => CpuOp::Evict { line },
+                    1 => CpuOp::Downgrade { line },
+                    2..=5 => CpuOp::Load { line },
+                    _ => CpuOp::Store {
+                        line,
+                        word: rng.below(16) as u8,
+                        value: i + 1,
+                    },
+                }
+            })
+            .collect()
+    }
+
     /// The op's line (`None` for [`CpuOp::Wait`] and [`CpuOp::Fence`]).
     pub fn line(&self) -> Option<u64> {
         match self {

@@ -44,6 +44,27 @@ impl AppOp {
         self.not_before = at;
         self
     }
+
+    /// `seqs` random sequences on lines `0..lines` (a random tester's
+    /// application): a clean, a clean-invalidate, or lock / read / write /
+    /// unlock, the write's bytes all the sequence's number.
+    pub fn random_sequences(rng: &mut SimRng, seqs: u64, lines: u64) -> Vec<AppOp> {
+        let mut app = Vec::new();
+        for k in 0..seqs {
+            let line = rng.below(lines);
+            match rng.below(3) {
+                0 => app.push(AppOp::new("clean", line)),
+                1 => app.push(AppOp::new("clinv", line)),
+                _ => {
+                    app.push(AppOp::new("lock", line));
+                    app.push(AppOp::new("read", line));
+                    app.push(AppOp::new("write", line).with_data([k as u8; 128]));
+                    app.push(AppOp::new("unlock", line));
+                }
+            }
+        }
+        app
+    }
 }
 
 /// What the application interface reports.

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_coherence::{initial_line, Line};
+use ccsim_coherence::initial_line;
 use ccsim_eci::cpu::CpuOp;
 use ccsim_eci::dc::AppOp;
 use ccsim_kernel::prelude::*;
@@ -34,22 +34,8 @@ pub(super) fn run(
     let (platform, params, seed) = (point.platform, point.params, point.seed);
     let trace = trace_mode(point.trace);
     let mut rng = SimRng::for_path(seed, "random_test.eci");
-    let program: Vec<CpuOp> = (0..ops)
-        .map(|i| {
-            let line = rng.below(lines);
-            match rng.below(10) {
-                0 => CpuOp::Evict { line },
-                1 => CpuOp::Downgrade { line },
-                2..=5 => CpuOp::Load { line },
-                _ => CpuOp::Store {
-                    line,
-                    word: rng.below(16) as u8,
-                    value: i + 1,
-                },
-            }
-        })
-        .collect();
-    let app = random_app_ops(&mut rng, ops.div_ceil(CORE_OPS_PER_APP_SEQUENCE), lines);
+    let program = CpuOp::random_program(&mut rng, ops, lines);
+    let app = AppOp::random_sequences(&mut rng, ops.div_ceil(CORE_OPS_PER_APP_SEQUENCE), lines);
     let app_ops = app.len();
     let mut opts = EciOptions::new(seed, trace);
     if !params.bool("checks") {
@@ -105,61 +91,16 @@ pub(super) fn run(
     Ok(sim_result(&sys.sim, metrics, trace))
 }
 
-/// `seqs` random application sequences on `lines` lines: a clean, a
-/// clean-invalidate, or lock / read / write / unlock.
-fn random_app_ops(rng: &mut SimRng, seqs: u64, lines: u64) -> Vec<AppOp> {
-    let mut app = Vec::new();
-    for k in 0..seqs {
-        let line = rng.below(lines);
-        match rng.below(3) {
-            0 => app.push(AppOp::new("clean", line)),
-            1 => app.push(AppOp::new("clinv", line)),
-            _ => {
-                app.push(AppOp::new("lock", line));
-                app.push(AppOp::new("read", line));
-                app.push(AppOp::new("write", line).with_data([k as u8; 128]));
-                app.push(AppOp::new("unlock", line));
-            }
-        }
-    }
-    app
-}
-
-/// The lines whose final value (the LLC's copy, else the DC's memory)
-/// differs from a sequential replay of every write (the core's stores and
-/// the application's line writes) in the order they took effect.
+/// The lines whose final value differs from the sequential reference.
 fn compare_with_reference(sys: &ccsim_eci::system::CoherentSystem, lines: u64) -> Vec<u64> {
-    enum Write {
-        Word(u8, u64),
-        Line(Line),
-    }
-    let mut writes: Vec<(Tick, u64, Write)> = Vec::new();
-    for &(t, l, w, v) in &sys.cpu().store_log {
-        writes.push((t, l, Write::Word(w, v)));
-    }
-    for &(t, l, v) in &sys.dc().store_log {
-        writes.push((t, l, Write::Line(v)));
-    }
-    // Stable: same-tick writes keep the order each agent logged them in.
-    writes.sort_by_key(|w| w.0);
-    let mut reference: BTreeMap<u64, Line> = BTreeMap::new();
-    for (_, l, w) in writes {
-        let r = reference.entry(l).or_insert_with(|| initial_line(l));
-        match w {
-            Write::Word(w, v) => {
-                r[w as usize * 8..w as usize * 8 + 8].copy_from_slice(&v.to_le_bytes())
-            }
-            Write::Line(v) => *r = v,
-        }
-    }
+    let reference = sys.sequential_reference();
     (0..lines)
         .filter(|&l| {
-            let (_, copy) = sys.cpu().line(l);
-            let now = copy.unwrap_or_else(|| sys.dc().mem.read(l));
-            now != reference
-                .get(&l)
-                .copied()
-                .unwrap_or_else(|| initial_line(l))
+            sys.line_value(l)
+                != reference
+                    .get(&l)
+                    .copied()
+                    .unwrap_or_else(|| initial_line(l))
         })
         .collect()
 }

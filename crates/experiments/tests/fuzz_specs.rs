@@ -7,12 +7,15 @@
 //! (BENCHMARKS.md, "Fuzzing"):
 //!
 //! ```sh
-//! PROPTEST_CASES=100000 cargo test --release -p ccsim-protocol --test fuzz_specs
+//! PROPTEST_CASES=100000 cargo test --release -p ccsim-experiments --test fuzz_specs
 //! ```
 
 use ccsim_protocol::export::{export_json, import_json};
 use ccsim_protocol::{builtin_text, generate, Spec};
 use proptest::prelude::*;
+
+mod fuzz_common;
+use fuzz_common::{config, edits, mutate};
 
 const SPECS: [&str; 5] = [
     "msi-dma",
@@ -21,20 +24,6 @@ const SPECS: [&str; 5] = [
     "invocation",
     "invocation-shared-dcu",
 ];
-
-/// Cases per property: `PROPTEST_CASES`, else a budget the default suite
-/// affords.
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 /// Odd values and lines a hand-edited spec may hold.
 fn token() -> impl Strategy<Value = String> {
@@ -52,39 +41,6 @@ fn token() -> impl Strategy<Value = String> {
         Just("-1".to_string()),
         "[ -~]{0,24}",
     ]
-}
-
-/// `text` with line edits applied: delete, duplicate, replace the value
-/// after `=`, or insert the token as a line.
-fn mutate(text: &str, edits: &[(usize, u8, String)]) -> String {
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    for (at, op, tok) in edits {
-        if lines.is_empty() {
-            lines.push(tok.clone());
-            continue;
-        }
-        let i = at % lines.len();
-        match op % 4 {
-            0 => {
-                lines.remove(i);
-            }
-            1 => {
-                let l = lines[i].clone();
-                lines.insert(i, l);
-            }
-            2 => {
-                if let Some((key, _)) = lines[i].split_once('=') {
-                    lines[i] = format!("{key}= {tok}");
-                }
-            }
-            _ => lines.insert(i, tok.clone()),
-        }
-    }
-    lines.join("\n")
-}
-
-fn edits() -> impl Strategy<Value = Vec<(usize, u8, String)>> {
-    prop::collection::vec((any::<usize>(), any::<u8>(), token()), 1..5)
 }
 
 #[test]
@@ -111,7 +67,7 @@ proptest! {
     }
 
     #[test]
-    fn edited_specs_generate_or_fail_in_one_line(which in 0..SPECS.len(), edits in edits()) {
+    fn edited_specs_generate_or_fail_in_one_line(which in 0..SPECS.len(), edits in edits(token())) {
         let text = mutate(builtin_text(SPECS[which]).unwrap(), &edits);
         match Spec::parse(&text, "edited.toml") {
             Err(e) => {
@@ -130,7 +86,7 @@ proptest! {
     }
 
     #[test]
-    fn edited_json_imports_or_fails(which in 0..SPECS.len(), edits in edits()) {
+    fn edited_json_imports_or_fails(which in 0..SPECS.len(), edits in edits(token())) {
         let spec = Spec::parse(builtin_text(SPECS[which]).unwrap(), "spec").unwrap();
         let (ir, _) = generate(&spec).unwrap();
         let pretty = serde_json::to_string_pretty(
