@@ -30,6 +30,7 @@ pub mod agents;
 pub mod check;
 pub mod envelope;
 pub mod line;
+pub mod line_map;
 pub mod memory;
 pub mod parked;
 pub mod tables;

@@ -5,9 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap as HashMap;
-
 use ccsim_coherence::check::Checker;
+use ccsim_coherence::line_map::{DenseLineMap, Slot};
 use ccsim_coherence::{boxed_line, Line, Msg, Tables, LINE_BYTES, PEER};
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::engine::{Effects, SendStep};
@@ -23,109 +22,24 @@ pub(super) struct LlcLine {
 }
 
 /// The LLC's lines not in the initial state or holding a copy (absent:
-/// initial, no copy). Lines below `dense.len()` are a slot each (state
-/// `ABSENT`: none), so sequential or clustered lines, the usual case, cost
-/// an index instead of a hash probe (a miss looks its line up several
-/// times); the range grows in powers of two while it stays within
-/// [`DENSE_SLOTS_PER_LINE`] slots per stored line (beyond
-/// [`DENSE_MIN`]), so scattered lines cost no more memory than in a hash
-/// map, where the lines above it are kept.
-#[derive(Debug, Default)]
-pub(super) struct LlcMap {
-    dense: Vec<LlcLine>,
-    /// Lines stored in `dense`.
-    dense_count: usize,
-    sparse: HashMap<u64, LlcLine>,
+/// initial, no copy): a dense range up to 4 Ki lines, beyond it at most 4
+/// eight-byte slots per stored line (about a hash map entry's cost).
+pub(super) type LlcMap = DenseLineMap<LlcLine>;
+
+/// An empty [`LlcMap`].
+pub(super) fn llc_map() -> LlcMap {
+    DenseLineMap::new(1 << 12, 4)
 }
 
-/// The dense range of [`LlcMap`] may always grow to this many lines.
-const DENSE_MIN: u64 = 1 << 12;
-/// Beyond `DENSE_MIN`, the dense range's slots (8 bytes) per stored line at
-/// most: about a hash map entry's cost.
-const DENSE_SLOTS_PER_LINE: u64 = 4;
-
-impl LlcMap {
-    /// A state no table has (the CPU checks its table's states fit below).
-    pub(super) const ABSENT: u8 = u8::MAX;
-    const NONE: LlcLine = LlcLine {
-        state: Self::ABSENT,
+/// A state no table has (the CPU checks its table's states fit below).
+impl Slot for LlcLine {
+    const ABSENT: LlcLine = LlcLine {
+        state: u8::MAX,
         copy: None,
     };
-
     #[inline]
-    pub(super) fn get(&self, line: u64) -> Option<LlcLine> {
-        if line < self.dense.len() as u64 {
-            let l = self.dense[line as usize];
-            return (l.state != Self::ABSENT).then_some(l);
-        }
-        if self.sparse.is_empty() {
-            return None;
-        }
-        self.sparse.get(&line).copied()
-    }
-
-    #[inline]
-    pub(super) fn insert(&mut self, line: u64, l: LlcLine) {
-        debug_assert_ne!(l.state, Self::ABSENT);
-        if line >= self.dense.len() as u64 && !self.grow_to(line) {
-            self.sparse.insert(line, l);
-            return;
-        }
-        let slot = &mut self.dense[line as usize];
-        if slot.state == Self::ABSENT {
-            self.dense_count += 1;
-        }
-        *slot = l;
-    }
-
-    #[inline]
-    pub(super) fn remove(&mut self, line: u64) {
-        if line < self.dense.len() as u64 {
-            let slot = &mut self.dense[line as usize];
-            if slot.state != Self::ABSENT {
-                *slot = Self::NONE;
-                self.dense_count -= 1;
-            }
-        } else if !self.sparse.is_empty() {
-            self.sparse.remove(&line);
-        }
-    }
-
-    /// Extends the dense range over `line` if it stays dense enough
-    /// (moving the sparse lines it now covers); false if not.
-    #[cold]
-    fn grow_to(&mut self, line: u64) -> bool {
-        let stored = (self.dense_count + self.sparse.len()) as u64 + 1;
-        let Some(len) = line.checked_add(1).and_then(u64::checked_next_power_of_two) else {
-            return false;
-        };
-        let len = len.max(DENSE_MIN);
-        if len > DENSE_MIN.max(stored.saturating_mul(DENSE_SLOTS_PER_LINE)) {
-            return false;
-        }
-        self.dense.resize(len as usize, Self::NONE);
-        let mut moved = Vec::new();
-        self.sparse.retain(|&l, &mut s| {
-            let keep = l >= len;
-            if !keep {
-                moved.push((l, s));
-            }
-            keep
-        });
-        for (l, s) in moved {
-            self.dense[l as usize] = s;
-            self.dense_count += 1;
-        }
-        true
-    }
-
-    /// Every stored (line, entry).
-    pub(super) fn iter(&self) -> impl Iterator<Item = (u64, LlcLine)> + '_ {
-        let dense = self.dense.iter().enumerate();
-        dense
-            .filter(|&(_, l)| l.state != Self::ABSENT)
-            .map(|(i, &l)| (i as u64, l))
-            .chain(self.sparse.iter().map(|(&i, &l)| (i, l)))
+    fn is_absent(&self) -> bool {
+        self.state == u8::MAX
     }
 }
 
@@ -369,7 +283,7 @@ mod tests {
     use std::collections::VecDeque;
 
     use super::super::l1::{remove_lru, touch_lru};
-    use super::{CopySlot, LlcLine, LlcMap, LruSets};
+    use super::{llc_map, CopySlot, LlcLine, LruSets};
 
     /// The arena keeps each set in the order the per-set deques did,
     /// through fills, touches, removals and overflows past `ways + 1`.
@@ -408,7 +322,7 @@ mod tests {
     /// the dense range grows.
     #[test]
     fn llc_map_holds_what_a_hash_map_does() {
-        let mut map = LlcMap::default();
+        let mut map = llc_map();
         let mut reference = std::collections::HashMap::new();
         let mut x: u64 = 5;
         for step in 0..40_000u64 {
@@ -441,6 +355,7 @@ mod tests {
         let mut want: Vec<_> = reference.into_iter().collect();
         want.sort_by_key(|&(l, _)| l);
         assert_eq!(all, want);
-        assert!(!map.dense.is_empty() && !map.sparse.is_empty());
+        let (dense, sparse) = map.spread();
+        assert!(dense > 0 && sparse > 0);
     }
 }

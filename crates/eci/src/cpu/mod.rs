@@ -102,6 +102,7 @@ mod llc;
 mod program;
 
 use ccsim_coherence::check::{Checker, LineSnapshot};
+use ccsim_coherence::line_map::Slot;
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
@@ -514,12 +515,12 @@ impl CoherentCpu {
             .collect();
         let checks = checker.borrow().enabled;
         let n = tables.ir.machines()[PEER].states.len();
-        if n >= LlcMap::ABSENT as usize {
+        if n >= <LlcLine as Slot>::ABSENT.state as usize {
             return Err(format!(
                 "{}: the {} table has {n} states; the LLC keeps a state in a byte (at most {})",
                 COHERENT_CPU.type_name,
                 tables.agent(PEER),
-                LlcMap::ABSENT - 1
+                <LlcLine as Slot>::ABSENT.state - 1
             ));
         }
         Ok(CoherentCpu {
@@ -546,7 +547,7 @@ impl CoherentCpu {
             cores,
             waiting: HashMap::default(),
             spare_waiters: Vec::new(),
-            llc: LlcMap::default(),
+            llc: llc::llc_map(),
             copies: CopySlab::default(),
             lru: if capacity == 0 {
                 LruSets::default()

@@ -36,7 +36,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap as HashMap;
+use ccsim_coherence::line_map::{DenseLineMap, Slot};
 
 use ccsim_kernel::prelude::*;
 use ccsim_kernel::sim::DeferredWake;
@@ -251,105 +251,12 @@ impl ReservedRounds {
     }
 }
 
-/// Per-line states of one machine, sparse: a line in the machine's initial
-/// state is absent. Lines below `dense.len()` are a byte each (`ABSENT`:
-/// none), so sequential or clustered lines, the usual case, cost an index
-/// instead of a hash probe; the range grows in powers of two while it
-/// stays within [`DENSE_BYTES_PER_LINE`] bytes per stored line (beyond
-/// [`DENSE_MIN`]), so scattered lines cost no more memory than in a hash
-/// map, where the lines above it are kept.
-#[derive(Debug, Default)]
-struct LineStates {
-    dense: Vec<u8>,
-    /// Lines stored in `dense`.
-    dense_count: usize,
-    sparse: HashMap<u64, u8>,
-}
+/// The DC's line states: a dense range up to 64 Ki lines, beyond it at most
+/// 16 one-byte slots per stored line (about a hash map entry's cost).
+type LineStates = DenseLineMap<u8>;
 
-/// The dense range of [`LineStates`] may always grow to this many lines.
-const DENSE_MIN: u64 = 1 << 16;
-/// Beyond `DENSE_MIN`, the dense range's bytes per stored line at most.
-const DENSE_BYTES_PER_LINE: u64 = 16;
-
-impl LineStates {
-    /// A marker no machine state takes (tables have fewer states).
-    const ABSENT: u8 = u8::MAX;
-
-    #[inline]
-    fn get(&self, line: u64) -> Option<u8> {
-        if line < self.dense.len() as u64 {
-            let s = self.dense[line as usize];
-            return (s != Self::ABSENT).then_some(s);
-        }
-        if self.sparse.is_empty() {
-            return None;
-        }
-        self.sparse.get(&line).copied()
-    }
-
-    #[inline]
-    fn insert(&mut self, line: u64, state: u8) {
-        debug_assert_ne!(state, Self::ABSENT);
-        if line >= self.dense.len() as u64 && !self.grow_to(line) {
-            self.sparse.insert(line, state);
-            return;
-        }
-        let slot = &mut self.dense[line as usize];
-        if *slot == Self::ABSENT {
-            self.dense_count += 1;
-        }
-        *slot = state;
-    }
-
-    #[inline]
-    fn remove(&mut self, line: u64) {
-        if line < self.dense.len() as u64 {
-            let slot = &mut self.dense[line as usize];
-            if *slot != Self::ABSENT {
-                *slot = Self::ABSENT;
-                self.dense_count -= 1;
-            }
-        } else if !self.sparse.is_empty() {
-            self.sparse.remove(&line);
-        }
-    }
-
-    /// Extends the dense range over `line` if it stays dense enough
-    /// (moving the sparse lines it now covers); false if not.
-    #[cold]
-    fn grow_to(&mut self, line: u64) -> bool {
-        let stored = (self.dense_count + self.sparse.len()) as u64 + 1;
-        let Some(len) = line.checked_add(1).and_then(u64::checked_next_power_of_two) else {
-            return false;
-        };
-        let len = len.max(DENSE_MIN);
-        if len > DENSE_MIN.max(stored.saturating_mul(DENSE_BYTES_PER_LINE)) {
-            return false;
-        }
-        self.dense.resize(len as usize, Self::ABSENT);
-        let mut moved = Vec::new();
-        self.sparse.retain(|&l, &mut s| {
-            let keep = l >= len;
-            if !keep {
-                moved.push((l, s));
-            }
-            keep
-        });
-        for (l, s) in moved {
-            self.dense[l as usize] = s;
-            self.dense_count += 1;
-        }
-        true
-    }
-
-    /// Every stored (line, state).
-    fn iter(&self) -> impl Iterator<Item = (u64, u8)> + '_ {
-        let dense = self.dense.iter().enumerate();
-        dense
-            .filter(|&(_, &s)| s != Self::ABSENT)
-            .map(|(l, &s)| (l as u64, s))
-            .chain(self.sparse.iter().map(|(&l, &s)| (l, s)))
-    }
+fn line_states() -> LineStates {
+    DenseLineMap::new(1 << 16, 16)
 }
 
 #[derive(Debug, Default)]
@@ -454,11 +361,11 @@ impl DirectoryController {
         }
         for role in [GENERATED, LOCAL] {
             let n = tables.ir.machines()[role].states.len();
-            if n >= LineStates::ABSENT as usize {
+            if n >= <u8 as Slot>::ABSENT as usize {
                 return Err(format!(
                     "{t}: the {} table has {n} states; the DC keeps a state in a byte (at most {})",
                     tables.agent(role),
-                    LineStates::ABSENT - 1
+                    <u8 as Slot>::ABSENT - 1
                 ));
             }
         }
@@ -473,8 +380,8 @@ impl DirectoryController {
             axi: cyc("axi_cycles"),
             per_slice,
             link: link.clone(),
-            state: LineStates::default(),
-            app_state: LineStates::default(),
+            state: line_states(),
+            app_state: line_states(),
             dc_table: Rc::new(tables.compile(GENERATED, |meta| {
                 if meta.to == PEER {
                     Dest::Peer
@@ -1283,36 +1190,6 @@ impl Effects<Dest> for DcRow<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn line_states_behave_like_a_map_across_dense_and_sparse_lines() {
-        let mut s = LineStates::default();
-        let mut want = std::collections::BTreeMap::new();
-        // Sequential lines (dense), scattered far lines (sparse), then
-        // enough lines for the dense range to grow over some sparse ones.
-        let lines: Vec<u64> = (0..3000)
-            .chain([1 << 20, 1 << 40, u64::MAX, 70_000, 200_000])
-            .chain((0..20_000).map(|i| 100_000 + 7 * i))
-            .collect();
-        for (i, &l) in lines.iter().enumerate() {
-            let st = (i % 200) as u8;
-            s.insert(l, st);
-            want.insert(l, st);
-        }
-        for &l in lines.iter().step_by(3) {
-            s.remove(l);
-            want.remove(&l);
-        }
-        s.remove(5_000_000); // never stored
-        for &l in &lines {
-            assert_eq!(s.get(l), want.get(&l).copied(), "line {l}");
-        }
-        assert_eq!(s.get(2_999_999), None);
-        let got: std::collections::BTreeMap<u64, u8> = s.iter().collect();
-        assert_eq!(got, want);
-        assert!(s.dense.len() as u64 <= DENSE_MIN.max(DENSE_BYTES_PER_LINE * lines.len() as u64));
-        assert!(s.sparse.contains_key(&(1 << 40)), "far lines stay sparse");
-    }
 
     #[test]
     fn reserved_rounds_follow_the_pending_rounds_not_the_run_length() {
