@@ -174,6 +174,34 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client on lines `a` and `b` with the call counts of `cfg`, before
+    /// its first call; its records go to `log`.
+    fn new(
+        (a, b): (u64, u64),
+        (signal_store, spin, device_initiated): (bool, bool, bool),
+        cfg: &InvocationConfig,
+        log: Rc<RefCell<ClientLog>>,
+    ) -> Client {
+        Client {
+            a,
+            b,
+            signal_store,
+            spin,
+            device_initiated,
+            work: [0; ccsim_coherence::LINE_BYTES],
+            calls: cfg.calls,
+            warmup: cfg.warmup,
+            call: 0,
+            len: 0,
+            first_store: 0,
+            last_store: 0,
+            load: 0,
+            started: 0,
+            request: [0; ccsim_coherence::LINE_BYTES],
+            log,
+        }
+    }
+
     fn lines(&self, call: usize) -> (u64, u64) {
         // (request Q, signal G): call 0 writes B and reads A; they swap
         // (FastForward keeps them).
@@ -479,24 +507,12 @@ pub fn run_invocation(
         }
     }
     let log = Rc::new(RefCell::new(ClientLog::default()));
-    let mut client = Client {
-        a: cfg.line_a,
-        b: cfg.line_b,
-        signal_store: cfg.signal_store,
-        spin: false,
-        device_initiated: cfg.device_initiated,
-        work: [0; ccsim_coherence::LINE_BYTES],
-        calls: cfg.calls,
-        warmup: cfg.warmup,
-        call: 0,
-        len: 0,
-        first_store: 0,
-        last_store: 0,
-        load: 0,
-        started: 0,
-        request: [0; ccsim_coherence::LINE_BYTES],
-        log: log.clone(),
-    };
+    let mut client = Client::new(
+        (cfg.line_a, cfg.line_b),
+        (cfg.signal_store, false, cfg.device_initiated),
+        cfg,
+        log.clone(),
+    );
     let program = client.call_ops();
     let dlog = Rc::new(RefCell::new(ClientLog::default()));
     sys.set_programs(vec![program])?;
@@ -668,25 +684,13 @@ pub fn run_fastforward(
         return Err("fastforward: the request and response lines must differ".into());
     }
     let log = Rc::new(RefCell::new(ClientLog::default()));
-    let mut client = Client {
-        // lines(call) = (b, a) with spin: request R = line_a, signal P = line_b.
-        a: cfg.line_b,
-        b: cfg.line_a,
-        signal_store: false,
-        spin: true,
-        device_initiated: false,
-        work: [0; ccsim_coherence::LINE_BYTES],
-        calls: cfg.calls,
-        warmup: cfg.warmup,
-        call: 0,
-        len: 0,
-        first_store: 0,
-        last_store: 0,
-        load: 0,
-        started: 0,
-        request: [0; ccsim_coherence::LINE_BYTES],
-        log: log.clone(),
-    };
+    // lines(call) = (b, a) with spin: request R = line_a, signal P = line_b.
+    let mut client = Client::new(
+        (cfg.line_b, cfg.line_a),
+        (false, true, false),
+        cfg,
+        log.clone(),
+    );
     let program = client.call_ops();
     let mut server = FastForwardServer {
         r: cfg.line_a,
