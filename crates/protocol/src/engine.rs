@@ -114,6 +114,12 @@ pub struct MsgFacts {
     pub requester: bool,
     /// Receiving it counts one acknowledgement.
     pub ack: bool,
+    /// Sending it expects one acknowledgement (any target but the sharers,
+    /// whose sends always count one each).
+    pub counts_ack: bool,
+    /// Messages this one is ordered behind, point to point (the messages
+    /// of its channel's `ordered_after` channels).
+    pub ordered_after: Vec<u16>,
 }
 
 /// A protocol ready to execute: the IR, one dense table per role and the
@@ -164,6 +170,8 @@ impl Protocol {
                 class: m.class,
                 requester: m.requester,
                 ack: m.ack,
+                counts_ack: m.counts_ack,
+                ordered_after: Vec::new(),
             });
         }
         let msg_ids: BTreeMap<String, u16> = ir
@@ -172,6 +180,17 @@ impl Protocol {
             .enumerate()
             .map(|(i, m)| (m.name.clone(), i as u16))
             .collect();
+        for (mi, m) in ir.messages.iter().enumerate() {
+            let channel = ir.channels.iter().find(|c| c.name == m.channel);
+            let behind = channel.map_or(&[][..], |c| &c.ordered_after[..]);
+            msgs[mi].ordered_after = ir
+                .messages
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| behind.contains(&o.channel))
+                .map(|(oi, _)| oi as u16)
+                .collect();
+        }
         let mut initial = Vec::new();
         for (r, m) in ir.roles.iter().enumerate() {
             initial.push(

@@ -521,7 +521,8 @@ impl Murphi<'_> {
                             continue;
                         }
                         let req = env.req.unwrap_or(env.src);
-                        let guard = self.guard_text(a, t.guard, req, f.ack);
+                        let mut guard = self.guard_text(a, t.guard, req, f.ack);
+                        guard.push_str(&self.order_text(msg, &env));
                         let input = f.data.then(|| env.value.to_string());
                         let writes = actions
                             .iter()
@@ -649,8 +650,9 @@ impl Murphi<'_> {
                     .collect();
                 if !missing.is_empty() {
                     un.push(format!(
-                        "({}[l][{ti}] > 0 & ({}))",
+                        "({}[l][{ti}] > 0{} & ({}))",
                         self.net(m),
+                        self.order_text(m, &env),
                         missing.join(" | ")
                     ));
                 }
@@ -666,6 +668,24 @@ impl Murphi<'_> {
         ));
         o.push_str("invariant \"network-bound\"\n  err != 2;\n\n");
         o.push_str("invariant \"valid-targets\"\n  err != 3;\n");
+        o
+    }
+
+    /// ` & <predicate>` that no message `msg` is ordered behind is in
+    /// flight from the same sender to the same receiver; empty for an
+    /// unordered message.
+    fn order_text(&self, msg: usize, env: &crate::system::Envelope) -> String {
+        let sys = self.sys;
+        let mut o = String::new();
+        for &b in &sys.proto.msgs[msg].ordered_after {
+            let b = b as usize;
+            for t in 0..sys.tuples[b].len() {
+                let x = sys.tuples[b].decode(t);
+                if x.src == env.src && x.dst == env.dst {
+                    o.push_str(&format!(" & {}[l][{t}] = 0", self.net(b)));
+                }
+            }
+        }
         o
     }
 
@@ -780,7 +800,13 @@ impl RowText<'_> {
                         ))
                     };
                     let fixed = |dst: u8| send_to(dst).unwrap_or_else(|| "err := 3;".into());
-                    match to {
+                    let counted = if f.counts_ack && *to != Target::Sharers {
+                        let acks = m.acks(a);
+                        format!(" if err < 2 then {acks}[l] := {acks}[l] + 1; endif;")
+                    } else {
+                        String::new()
+                    };
+                    let stmt = match to {
                         Target::Default => {
                             let dst = if f.to == sys.proto.home {
                                 sys.home
@@ -808,7 +834,8 @@ impl RowText<'_> {
                             let acks = m.acks(a);
                             let mut s = String::new();
                             for x in 0..sys.agents() as u8 {
-                                if x == req {
+                                // The sharers of the message's receiving role.
+                                if x == req || sys.role_of(x as usize) != f.to {
                                     continue;
                                 }
                                 s.push_str(&format!(
@@ -818,7 +845,8 @@ impl RowText<'_> {
                             }
                             s
                         }
-                    }
+                    };
+                    stmt + &counted
                 }
                 Action::Fill => format!("{}[l] := {};", m.copy(a), input.unwrap_or("0")),
                 Action::Store => {

@@ -520,6 +520,7 @@ fn channels(spec: &Spec) -> Vec<ChannelInfo> {
             class: c.class,
             data: c.data,
             description: c.description.clone(),
+            ordered_after: c.ordered_after.clone(),
         })
         .collect()
 }
@@ -540,6 +541,7 @@ fn messages(spec: &Spec) -> Vec<MessageInfo> {
                 description: m.description.clone(),
                 requester: m.requester,
                 ack: m.ack,
+                counts_ack: m.counts_ack,
             }
         })
         .collect()

@@ -54,6 +54,13 @@ pub struct ChannelInfo {
     pub data: bool,
     /// What the channel is for.
     pub description: String,
+    /// Channels this one is ordered behind, point to point: a message here
+    /// is not delivered while a message of one of these channels, sent by
+    /// the same agent to the same agent for the same line, is in flight
+    /// (CXL's "a GO before a later snoop", CXL 3.0 §3.2.5.2). Empty: the
+    /// channel is unordered against every other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ordered_after: Vec<String>,
 }
 
 /// One message type.
@@ -82,6 +89,11 @@ pub struct MessageInfo {
     /// for the line drops by one before guards are evaluated.
     #[serde(default)]
     pub ack: bool,
+    /// Sending it raises the sender's ack counter by one, whatever the
+    /// target: a snoop sent to the owner is answered by an ack like an
+    /// invalidation sent to the sharers (whose sends always count).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counts_ack: bool,
 }
 
 /// How much of the line an agent holds in a state (for SWMR and data-value).

@@ -123,6 +123,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "MSI directory protocol (Primer §8.2) with caches, a blocking directory and a DMA agent; 64 B lines",
         include_str!("../../../protocols/msi-dma.toml"),
     ),
+    (
+        "cxl-cache",
+        "CXL.cache (CXL 2.0 §3.2): host cores with MESI, a device coherency engine with its host-memory cache, the LLC with an embedded directory as home; 64 B lines",
+        include_str!("../../../protocols/cxl-cache.toml"),
+    ),
 ];
 
 /// The shipped specs, by name.

@@ -83,6 +83,11 @@ pub struct ChannelSpec {
     pub to: String,
     /// What it is for.
     pub description: String,
+    /// Channels this one is ordered behind, point to point (see
+    /// [`crate::ir::ChannelInfo::ordered_after`]); each must connect the
+    /// same two roles in the same direction.
+    #[serde(default)]
+    pub ordered_after: Vec<String>,
 }
 
 /// `[[message]]` entry.
@@ -107,6 +112,9 @@ pub struct MessageSpec {
     /// Receiving it counts one acknowledgement.
     #[serde(default)]
     pub ack: bool,
+    /// Sending it expects one acknowledgement, whatever the target.
+    #[serde(default)]
+    pub counts_ack: bool,
 }
 
 /// A stable state of the generated agent: a (home, remote) pair.
@@ -252,6 +260,11 @@ pub struct TableSpec {
     /// `[check] dcus`).
     #[serde(default)]
     pub serial: bool,
+    /// Role form: a blocking controller. In every transient state, each
+    /// request the role receives and has no row for stalls (gem5 Ruby's
+    /// blocking directories); the rows are added at load.
+    #[serde(default)]
+    pub blocking: bool,
     /// States.
     pub state: Vec<TableStateSpec>,
     /// Local events.
@@ -404,8 +417,48 @@ impl Spec {
             }
         })?;
         spec.origin = origin.to_string();
+        spec.add_blocking_stalls();
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// Adds, for every `blocking` role, a stall row for each request it
+    /// receives in each transient state that has no row for it.
+    fn add_blocking_stalls(&mut self) {
+        let requests: Vec<(String, String)> = self
+            .message
+            .iter()
+            .filter_map(|m| {
+                let c = self.channel.iter().find(|c| c.name == m.channel)?;
+                (c.class == MsgClass::Request).then(|| (m.name.clone(), c.to.clone()))
+            })
+            .collect();
+        for table in self.role.iter_mut().filter(|t| t.blocking) {
+            let transient: Vec<String> = table
+                .state
+                .iter()
+                .filter(|s| !s.stable)
+                .map(|s| s.name.clone())
+                .collect();
+            for state in &transient {
+                for (msg, _) in requests.iter().filter(|(_, to)| *to == table.name) {
+                    if !table
+                        .transition
+                        .iter()
+                        .any(|r| r.state == *state && r.event == *msg)
+                    {
+                        table.transition.push(RowSpec {
+                            state: state.clone(),
+                            event: msg.clone(),
+                            guard: None,
+                            next: None,
+                            actions: Vec::new(),
+                            stall: true,
+                        });
+                    }
+                }
+            }
+        }
     }
 
     fn err(&self, place: impl fmt::Display, message: impl Into<String>) -> SpecError {
@@ -650,6 +703,23 @@ impl Spec {
                     format!("channel[{i}]"),
                     "the local agent talks only to the generated agent",
                 ));
+            }
+        }
+        for (i, c) in self.channel.iter().enumerate() {
+            for (k, o) in c.ordered_after.iter().enumerate() {
+                let place = format!("channel[{i}].ordered_after[{k}]");
+                let Some(oc) = self.channel.iter().find(|x| x.name == *o) else {
+                    return Err(self.err(place, format!("unknown channel {o:?}")));
+                };
+                if oc.name == c.name || oc.from != c.from || oc.to != c.to {
+                    return Err(self.err(
+                        place,
+                        format!(
+                            "channel {} runs from {} to {}; {} can only be ordered behind another channel in the same direction",
+                            oc.name, oc.from, oc.to, c.name
+                        ),
+                    ));
+                }
             }
         }
         // Messages.

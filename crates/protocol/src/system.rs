@@ -541,6 +541,19 @@ impl System {
         }
     }
 
+    /// Whether message `msg` (envelope `e`) on `line` waits behind a message
+    /// of a channel it is ordered after, from the same sender to the same
+    /// receiver ([`crate::ir::ChannelInfo::ordered_after`]).
+    pub fn held_back(&self, s: &[u8], line: usize, msg: usize, e: &Envelope) -> bool {
+        self.proto.msgs[msg].ordered_after.iter().any(|&o| {
+            let o = o as usize;
+            (0..self.tuples[o].len()).any(|t| {
+                let x = self.tuple(o, t);
+                x.src == e.src && x.dst == e.dst && s[self.net_off(line, o, t)] > 0
+            })
+        })
+    }
+
     /// Whether `agent` belongs to a serial role whose unit is busy with
     /// another line.
     fn unit_busy(&self, s: &SysState, line: usize, agent: usize) -> bool {
@@ -862,6 +875,9 @@ impl Effects<()> for Apply<'_> {
             req,
             value,
         };
+        if f.counts_ack && st.target != Target::Sharers {
+            self.dir.acks += 1;
+        }
         match st.target {
             Target::Default => {
                 let dst = if f.to == sys.proto.home {
@@ -879,9 +895,12 @@ impl Effects<()> for Apply<'_> {
                 None => self.fail(3),
             },
             Target::Sharers => {
+                // The sharers of the message's receiving role: a row may
+                // send one message to the sharing caches and another to
+                // the sharing devices.
                 let others = self.dir.others(AgentId::from(self.req));
                 for a in 0..sys.agents() as u8 {
-                    if others & (1 << a) != 0 {
+                    if others & (1 << a) != 0 && sys.agent_role[a as usize] == f.to {
                         self.put(one(a), msg)?;
                         self.dir.acks += 1;
                     }
@@ -959,6 +978,10 @@ pub(crate) fn inv_data(sys: &System, s: &SysState) -> Result<(), String> {
 pub(crate) fn inv_reception(sys: &System, s: &SysState) -> Result<(), String> {
     for (l, m, t, _) in sys.in_flight(s) {
         let e = sys.tuple(m, t);
+        // A message held behind an earlier one is judged when it can arrive.
+        if sys.held_back(&s.0, l, m, &e) {
+            continue;
+        }
         let dst = e.dst as usize;
         let r = sys.agent_role[dst];
         let st = sys.state(s, l, dst);
@@ -1039,7 +1062,7 @@ impl Model for System {
                         continue;
                     }
                     let e = self.tuple(m, t);
-                    if self.unit_busy(s, l, e.dst as usize) {
+                    if self.unit_busy(s, l, e.dst as usize) || self.held_back(&s.0, l, m, &e) {
                         continue;
                     }
                     if let Some(row) = self.delivery_row(&s.0, l, m, &e) {
@@ -1093,6 +1116,9 @@ impl Model for System {
                     return None;
                 }
                 let e = self.tuple(m, t);
+                if self.held_back(&s.0, l, m, &e) {
+                    return None;
+                }
                 let row = self.delivery_row(&s.0, l, m, &e)?;
                 let mut v = s.0.to_vec();
                 v[o] -= 1;

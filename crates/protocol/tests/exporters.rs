@@ -171,6 +171,27 @@ fn rumur_agrees_on_msi_dma() {
     rumur_agrees("msi-dma", None);
 }
 
+/// CXL.cache with one host core, the device and the home: the
+/// snoop-behind-GO ordering, the snoop that counts an ack and the
+/// role-filtered sends to sharers, all in the export.
+#[test]
+fn rumur_agrees_on_cxl_cache_one_core() {
+    let spec = load_spec("cxl-cache").unwrap();
+    let mut cfg: SystemConfig = (&spec.check).into();
+    cfg.instances.insert("core".into(), 1);
+    rumur_agrees("cxl-cache", Some(cfg));
+}
+
+/// The shipped configuration, two host cores and the device (48,680
+/// states, pinned in `tests/cxl.rs`). Slow tier (about 3 minutes, most of
+/// it compiling rumur's 30 MB of C): `cargo test --release -p
+/// ccsim-protocol --test exporters -- --ignored`.
+#[test]
+#[ignore]
+fn rumur_agrees_on_cxl_cache() {
+    rumur_agrees("cxl-cache", None);
+}
+
 /// Two lines on one DCU: the Murphi export models the serial unit the same
 /// way (rumur counts 304,383 states too). Slow tier (a few minutes):
 /// `cargo test -p ccsim-protocol --test exporters -- --ignored`.

@@ -529,6 +529,9 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
             })
         };
         let facts = &self.sys.protocol.msgs[s.msg as usize];
+        if facts.counts_ack && s.target != Target::Sharers {
+            self.dir.acks += 1;
+        }
         match s.target {
             Target::Default => {
                 let dst = if facts.to == self.sys.protocol.home {
@@ -555,9 +558,10 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
                 self.put(s, o, data);
             }
             Target::Sharers => {
+                // The sharers of the message's receiving role.
                 let others = self.dir.others(self.req);
                 for a in 0..self.sys.agents.len() as AgentId {
-                    if others & (1u64 << a) != 0 {
+                    if others & (1u64 << a) != 0 && self.sys.agents[a as usize].role == facts.to {
                         self.put(s, a, data);
                         self.dir.acks += 1;
                     }
