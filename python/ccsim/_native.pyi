@@ -177,7 +177,7 @@ def coherent_bench_json(reads: int, memory_lines: int) -> str: ...
 def protocol_list() -> List[Dict[str, str]]: ...
 def protocol_generate(spec: str) -> Tuple[str, str]:
     """(summary text, generator stats JSON) of a shipped spec name or path."""
-def protocol_check(spec: str, max_states: int = 0) -> Tuple[str, str, bool]:
+def protocol_check(spec: str, max_states: int = 0, instances: Optional[Dict[str, int]] = None) -> Tuple[str, str, bool]:
     """(report JSON, report text, verified)."""
-def protocol_export(spec: str, format: str) -> str:
+def protocol_export(spec: str, format: str, instances: Optional[Dict[str, int]] = None) -> str:
     """format: "json" | "dot" | "sv" | "murphi"."""

@@ -23,7 +23,7 @@ HELD = "held"
 NOT_HELD = "not_held"
 NOT_EVALUATED = "not_evaluated"
 
-KINDS = ("order", "crossing", "constant_up_to", "linear_after", "bound", "ratio")
+KINDS = ("order", "crossing", "constant_up_to", "converges_after", "linear_after", "bound", "ratio")
 
 Values = Mapping[str, Mapping[float, float]]
 
@@ -131,6 +131,21 @@ def _constant_up_to(c, vals):
     return dev <= float(c["tol"]), detail
 
 
+def _converges_after(c, vals):
+    (s,) = vals
+    start = float(c["x"][0])
+    xs = sorted(x for x in s if x >= start)
+    if start not in s:
+        return _not_run([start])
+    if len(xs) < 2:
+        return None, f"only x={_x(start)} run at or above {_x(start)}"
+    last = s[xs[-1]]
+    dev = max(abs(s[x] - last) / abs(last) for x in xs) if last else math.inf
+    detail = (f"x={_x(xs[0])}..{_x(xs[-1])}: " + ", ".join(_num(s[x]) for x in xs)
+              + f"; max deviation from x={_x(xs[-1])} {dev * 100:.1f}% (tolerance {float(c['tol']) * 100:.1f}%)")
+    return dev <= float(c["tol"]), detail
+
+
 def _linear_after(c, vals):
     (s,) = vals
     start = float(c["x"][0])
@@ -191,6 +206,7 @@ def _ratio(c, vals):
 
 
 _EVAL = {"order": _order, "crossing": _crossing, "constant_up_to": _constant_up_to,
+         "converges_after": _converges_after,
          "linear_after": _linear_after, "bound": _bound, "ratio": _ratio}
 
 

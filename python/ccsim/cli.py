@@ -463,14 +463,16 @@ def cmd_protocol(args) -> int:
         _out(json.dumps(gen.stats, indent=2) if args.json else gen.text.rstrip("\n"))
         return 0
     if args.action == "check":
-        result = protocol.check(args.spec, args.max_states)
+        instances = protocol.parse_instances(args.instances) if args.instances else None
+        result = protocol.check(args.spec, args.max_states, instances)
         _out(result.to_json() if args.json else result.text.rstrip("\n"))
         # 1 means: the check ran and found a violation (or could not finish).
         return 0 if result.verified else ViolationFound.exit_code
     formats = [f for f in protocol.EXPORT_FORMATS if getattr(args, f if f == "json" else f"fmt_{f}")]
     if len(formats) != 1:
         raise UsageError("protocol export: choose exactly one of --json, --dot, --sv, --murphi")
-    text = protocol.export(args.spec, formats[0])
+    instances = protocol.parse_instances(args.instances) if args.instances else None
+    text = protocol.export(args.spec, formats[0], instances)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -534,6 +536,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("spec", nargs="?", help="shipped spec name (see `protocol list`) or path to a spec TOML")
     pr.add_argument("--json", action="store_true", help="JSON output (list, generate, check); export: the table IR")
     pr.add_argument("--max-states", type=int, default=0, help="check: stop after N states (0: default limit)")
+    pr.add_argument("--instances", default=None, metavar="ROLE=N[,ROLE=N...]",
+                    help="check, export --murphi: agents per role instead of the spec's [check] (e.g. core=2,device=2)")
     for f, what in (("dot", "Graphviz"), ("sv", "SystemVerilog ROM"), ("murphi", "Murphi model")):
         pr.add_argument(f"--{f}", dest=f"fmt_{f}", action="store_true", help=f"export: {what}")
     pr.add_argument("-o", "--output", help="export: write to this file instead of stdout")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Mapping, Optional
 
 from . import _native
 from .errors import UsageError
@@ -74,18 +74,46 @@ class CheckResult:
         return json.dumps(self.report, indent=2)
 
 
-def check(spec: str, max_states: int = 0) -> CheckResult:
+def _instances(instances: Optional[Mapping[str, int]]) -> Optional[Dict[str, int]]:
+    """``instances`` checked for type and range (the roles are checked
+    against the spec in Rust)."""
+    if instances is None:
+        return None
+    if not isinstance(instances, Mapping):
+        raise UsageError(f"instances: expected a mapping of role to count, got {instances!r}")
+    out = {}
+    for role, n in instances.items():
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
+            raise UsageError(f"instances.{role}: must be a whole number between 1 and 8, got {n!r}")
+        out[str(role)] = n
+    return out
+
+
+def parse_instances(text: str) -> Dict[str, int]:
+    """``core=2,device=1`` (the CLI's ``--instances``) as a mapping."""
+    out: Dict[str, int] = {}
+    for part in text.split(","):
+        role, eq, n = part.partition("=")
+        if not eq or not role.strip() or not n.strip().isdigit():
+            raise UsageError(f"--instances: expected ROLE=COUNT[,ROLE=COUNT...], got {text!r}")
+        out[role.strip()] = int(n)
+    return out
+
+
+def check(spec: str, max_states: int = 0, instances: Optional[Mapping[str, int]] = None) -> CheckResult:
     """Checks the composed system of ``spec`` breadth-first for SWMR,
     data-value, deadlock freedom and no unspecified reception.
-    ``max_states = 0`` keeps the default limit."""
+    ``max_states = 0`` keeps the default limit; ``instances`` (role to
+    count, e.g. ``{"device": 2}``) replaces the spec's ``[check]
+    instances`` for those roles."""
     if isinstance(max_states, bool) or not isinstance(max_states, int) or not 0 <= max_states < 2**63:
         raise UsageError(f"max_states: must be a whole number, 0 (the default limit) or more, got {max_states!r}")
-    report_json, text, verified = _native.protocol_check(spec, max_states)
+    report_json, text, verified = _native.protocol_check(spec, max_states, _instances(instances))
     return CheckResult(spec=spec, verified=bool(verified), text=text, report=json.loads(report_json))
 
 
-def export(spec: str, format: str) -> str:
+def export(spec: str, format: str, instances: Optional[Mapping[str, int]] = None) -> str:
     """The spec's generated table as ``json`` (what the simulator loads),
     ``dot`` (Graphviz), ``sv`` (SystemVerilog ROM) or ``murphi`` (the composed
-    system, for rumur)."""
-    return _native.protocol_export(spec, format)
+    system, for rumur, with ``instances`` as in :func:`check`)."""
+    return _native.protocol_export(spec, format, _instances(instances))

@@ -26,8 +26,11 @@ EXPERIMENTS = list(_native.list_experiments())
 # The Enzian experiments: each must carry the checkable statements of its text.
 ENZIAN = ["cckit-clean-invalidate", "cckit-dc-latency", "cckit-dc-throughput", "cckit-rpc", "pio-invocation-eci",
           "pio-invocation-payload", "pio-nic", "pio-pcie"]
+# The CXL experiments of Cohet: each carries its text's claims too.
+COHET_CXL = ["cohet-cxl-latency", "cohet-cxl-bandwidth"]
 # Cheap experiments whose quick sweep evaluates every claim (a few seconds each).
-QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci", "cckit-dc-latency"]
+QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci", "cckit-dc-latency",
+         "cohet-cxl-latency"]
 # Quick sweeps that leave some claims not evaluated (their x are not run);
 # those evaluated must still match (about 10 s for pio-nic).
 QUICK_PARTIAL = ["pio-pcie", "pio-nic"]
@@ -52,8 +55,8 @@ def test_every_shipped_claim_is_well_formed(name):
         assert set(c["x"]) <= set(cfg["sweep"]), at
         assert c["expect"] in (HELD, NOT_HELD), at
         # The section names the paper and where in it.
-        assert c["section"].split()[0] in ("PIO", "CCKit") and "§" in c["section"], at
-        if c["kind"] in ("constant_up_to", "linear_after"):
+        assert c["section"].split()[0] in ("PIO", "CCKit", "Cohet") and "§" in c["section"], at
+        if c["kind"] in ("constant_up_to", "converges_after", "linear_after"):
             assert c["why"].strip(), f"{at}: a tolerance states its reason"
         if c["kind"] == "bound":
             assert c["lower"] is not None or c["upper"] is not None, at
@@ -61,8 +64,8 @@ def test_every_shipped_claim_is_well_formed(name):
             assert c["lo"] < c["hi"], at
 
 
-@pytest.mark.parametrize("name", ENZIAN)
-def test_every_enzian_experiment_states_its_texts_claims(name):
+@pytest.mark.parametrize("name", ENZIAN + COHET_CXL)
+def test_every_paper_experiment_states_its_texts_claims(name):
     assert config(name)["claims"], f"{name} has no [[claims]]"
 
 
@@ -129,6 +132,16 @@ def test_constant_up_to():
     assert verdict(claim("constant_up_to", "s", x=[256.0], tol=0.05), v) == NOT_HELD
     assert verdict(claim("constant_up_to", "s", x=[512.0], tol=0.05), v) == NOT_EVALUATED
     assert verdict(claim("constant_up_to", "s", x=[16.0], tol=0.05), v) == NOT_EVALUATED
+
+
+def test_converges_after():
+    # A ramp that settles: within 10% of the last value from x=512 on.
+    v = {"s": {32.0: 8.0, 512.0: 23.5, 1024.0: 24.5, 2048.0: 25.0, 4096.0: 25.3}}
+    assert verdict(claim("converges_after", "s", x=[512.0], tol=0.1), v) == HELD
+    assert verdict(claim("converges_after", "s", x=[512.0], tol=0.05), v) == NOT_HELD
+    assert verdict(claim("converges_after", "s", x=[32.0], tol=0.1), v) == NOT_HELD
+    assert verdict(claim("converges_after", "s", x=[4096.0], tol=0.1), v) == NOT_EVALUATED  # one point
+    assert verdict(claim("converges_after", "s", x=[64.0], tol=0.1), v) == NOT_EVALUATED  # not run
 
 
 def test_linear_after():
@@ -225,10 +238,12 @@ def _plain_text(text):
     doubled math (μ𝜇\\muitalic_μ) and LaTeX, whitespace collapsed."""
     text = text.replace("*", "").replace("μ𝜇\\muitalic_μ", "μ")
     text = text.replace("$\\approx 150 \\times 10^6$", "≈ 150 × 10^6")
+    text = re.sub(r"\$\s*(\d+(?:\.\d+)?)\s*\\times\s*\$", r"\1×", text)
+    text = re.sub(r"\$\s*\\sim\s*(\d+)\s*\$", r"~\1", text)
     return re.sub(r"\s+", " ", text)
 
 
-@pytest.mark.parametrize("name", ENZIAN)
+@pytest.mark.parametrize("name", ENZIAN + COHET_CXL)
 def test_quotes_are_verbatim_from_the_paper(name):
     cfg = config(name)
     files = [PAPERS / p for p in cfg["paper"]]

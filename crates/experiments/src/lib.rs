@@ -59,6 +59,7 @@
 pub mod cc_invocation;
 pub mod clean_invalidate;
 pub mod coherent;
+pub mod cxl_lsu;
 pub mod invocation;
 pub mod nic;
 pub mod random_test;
@@ -287,6 +288,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
+        &cxl_lsu::CXL_LSU,
         &stream::COHERENT_STREAM,
         &DMA_READ,
         &LINK_PINGPONG,

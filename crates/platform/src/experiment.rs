@@ -168,6 +168,9 @@ pub enum ClaimKind {
     /// The series stays within `tol` (relative) of its value at the first
     /// x for every x up to `x`.
     ConstantUpTo,
+    /// For x at or above `x`, the series stays within `tol` (relative) of
+    /// its value at the last x run ("converges above x").
+    ConvergesAfter,
     /// For x at or above `x`, a least-squares line fits the series with
     /// R² at least `r2`.
     LinearAfter,
@@ -180,10 +183,11 @@ pub enum ClaimKind {
 
 impl ClaimKind {
     /// Every kind, in its TOML spelling.
-    pub const ALL: [(&'static str, ClaimKind); 6] = [
+    pub const ALL: [(&'static str, ClaimKind); 7] = [
         ("order", ClaimKind::Order),
         ("crossing", ClaimKind::Crossing),
         ("constant_up_to", ClaimKind::ConstantUpTo),
+        ("converges_after", ClaimKind::ConvergesAfter),
         ("linear_after", ClaimKind::LinearAfter),
         ("bound", ClaimKind::Bound),
         ("ratio", ClaimKind::Ratio),
@@ -702,7 +706,11 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
             ));
         }
     }
-    if matches!(kind, ClaimKind::ConstantUpTo | ClaimKind::LinearAfter) && x.len() != 1 {
+    if matches!(
+        kind,
+        ClaimKind::ConstantUpTo | ClaimKind::ConvergesAfter | ClaimKind::LinearAfter
+    ) && x.len() != 1
+    {
         return Err(f.err(
             "x",
             format!("a {} claim needs exactly one x", kind.as_str()),
@@ -719,7 +727,7 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
             }
             (lo, hi) = (Some(l), Some(h));
         }
-        ClaimKind::ConstantUpTo => {
+        ClaimKind::ConstantUpTo | ClaimKind::ConvergesAfter => {
             let v = f.req_f64("tol")?;
             if !(v > 0.0 && v < 1.0) {
                 return Err(f.err("tol", "a relative tolerance, in (0, 1)"));
@@ -748,7 +756,11 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
         }
     }
     let why = f.opt_str("why")?.unwrap_or_default();
-    if matches!(kind, ClaimKind::ConstantUpTo | ClaimKind::LinearAfter) && why.trim().is_empty() {
+    if matches!(
+        kind,
+        ClaimKind::ConstantUpTo | ClaimKind::ConvergesAfter | ClaimKind::LinearAfter
+    ) && why.trim().is_empty()
+    {
         return Err(f.err(
             "why",
             format!(
@@ -770,7 +782,7 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
     let own: &[&str] = match kind {
         ClaimKind::Order => &["x"],
         ClaimKind::Crossing => &["lo", "hi"],
-        ClaimKind::ConstantUpTo => &["x", "tol"],
+        ClaimKind::ConstantUpTo | ClaimKind::ConvergesAfter => &["x", "tol"],
         ClaimKind::LinearAfter => &["x", "r2"],
         ClaimKind::Bound => &["x", "lower", "upper"],
         ClaimKind::Ratio => &["x", "lo", "hi"],

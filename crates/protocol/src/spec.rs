@@ -17,16 +17,24 @@
 //! * `[protocol]`: name, description, and `home`, the role holding memory;
 //! * `[[role]]`: `name`, `description`, `initial`, `multiple` (a system may
 //!   hold several instances), `data` (`copy`, `memory` or `none`), `serial`,
-//!   `[[role.state]]`, `[[role.event]]` (local events) and
-//!   `[[role.transition]]` rows, which may carry a `guard`.
+//!   `blocking` (every request without a row in a transient state stalls,
+//!   as gem5 Ruby's blocking directories do), `[[role.state]]`,
+//!   `[[role.event]]` (local events) and `[[role.transition]]` rows, which
+//!   may carry a `guard`. A send `to sharers` reaches the sharers of the
+//!   message's receiving role, so one row can invalidate sharing caches
+//!   with one message and sharing devices with another
+//!   (`protocols/cxl-cache.toml`).
 //!
 //! Both forms share:
 //!
 //! * `[[channel]]`: virtual channels, each with one message class, a data flag
-//!   and a direction (`from` and `to` roles);
+//!   and a direction (`from` and `to` roles), and optionally
+//!   `ordered_after` (channels in the same direction it is ordered behind,
+//!   point to point: CXL's "a GO before a later snoop");
 //! * `[[message]]`: every message with its channel and a description, and
-//!   optionally `requester = true` (it carries the requester it acts for)
-//!   and `ack = true` (it counts one acknowledgement at its receiver);
+//!   optionally `requester = true` (it carries the requester it acts for),
+//!   `ack = true` (it counts one acknowledgement at its receiver) and
+//!   `counts_ack = true` (sending it, to any target, expects one);
 //! * `[check]`: the default checking configuration (lines, DCU mapping, data
 //!   values, network bound, instances per role).
 //!

@@ -169,10 +169,19 @@ impl ProtocolSystem {
             }
     }
 
-    /// The virtual channel of message `msg`: its class.
+    /// The virtual channel of message `msg`: its class; or, for a message
+    /// ordered behind others (`ordered_after`), the channel of the first
+    /// of those, so that the link's in-order queue keeps the order (the
+    /// CXL link layer packs H2D requests and responses into flits in the
+    /// order they were issued).
     #[inline]
     pub fn vc(&self, msg: u16) -> u8 {
-        class_vc(self.protocol.msgs[msg as usize].class)
+        let facts = &self.protocol.msgs[msg as usize];
+        let class = match facts.ordered_after.first() {
+            Some(&o) => self.protocol.msgs[o as usize].class,
+            None => facts.class,
+        };
+        class_vc(class)
     }
 }
 

@@ -10,7 +10,7 @@ use ccsim_protocol::engine::{
     execute, pick, AgentId, Cell, CompiledTable, DataSource, DirEntry, DirOp, Effects, Row,
     SendStep,
 };
-use ccsim_protocol::ir::Target;
+use ccsim_protocol::ir::{MsgClass, Target};
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{InvariantChecker, SystemRef};
@@ -21,15 +21,53 @@ use crate::{CohMsg, Line, Msg};
 pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
     type_name: "table_agent",
     description: "An agent of a protocol given as data (a cache, a directory or home, a DMA engine, ...): keeps each line's state, copy or memory and directory entry, and runs the protocol's compiled table for its role through the protocol engine. The role comes from the system section; with a tester it issues random local events (loads, stores, evictions, DMA reads and writes).",
-    params: &[ParamSpec {
-        name: "occupancy_ns",
-        kind: ParamKind::Float,
-        default: ParamDefault::Float(1.0),
-        unit: "ns",
-        range: ParamRange::at_least(0.0),
-        from: "assumed: one controller cycle at 1 GHz",
-        description: "Time from a message's arrival to its row (the controller's lookup and update).",
-    }],
+    params: &[
+        ParamSpec {
+            name: "occupancy_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(1.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: one controller cycle at 1 GHz",
+            description: "Time from a message's arrival to its row (the controller's lookup and update).",
+        },
+        ParamSpec {
+            name: "access_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(0.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: none",
+            description: "A program operation's pipeline from its issue to its use (a load-store unit through the cache and back), added to every operation of a program; it does not hold up the next issue.",
+        },
+        ParamSpec {
+            name: "issue_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(0.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: none",
+            description: "A program's issue interval after an operation that completes locally (a hit): the pipeline accepts one such operation per interval.",
+        },
+        ParamSpec {
+            name: "miss_issue_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(0.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: none",
+            description: "A program's issue interval after an operation that sends a request (a miss): the pipeline's bubbles for the coherence request.",
+        },
+        ParamSpec {
+            name: "memory_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(0.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: none",
+            description: "At a home: the memory access a request to a line its cache does not hold waits for before its row (the line is cached from then on; warm lines start cached).",
+        },
+    ],
     ports: &[PortSpec {
         name: "net",
         description: "Coherent messages to and from the other agents (through a switch or a direct link).",
@@ -51,6 +89,8 @@ const ST_ROWS: usize = 2;
 const ST_STALLS: usize = 3;
 /// Wake-up token: the tester issues its next operation.
 const NEXT_OP: u64 = 1;
+/// Wake-up token: the program issues its next operations.
+const PROGRAM_NEXT: u64 = 2;
 
 /// The random tester of one agent (gem5 Ruby's random tester in spirit):
 /// `ops` local events on random lines among `lines`, one at a time, each
@@ -94,6 +134,25 @@ struct OpenOp {
     start: Tick,
 }
 
+/// A directed stream of local events (a device's load-store unit): issued
+/// in order, up to `window` open at once on distinct lines, paced by the
+/// agent's `issue_ns` and `miss_issue_ns`; every operation's issue and
+/// completion times are kept.
+#[derive(Debug)]
+struct Program {
+    ops: Vec<(u64, usize)>,
+    window: usize,
+    next: usize,
+    next_at: Tick,
+    /// Open operations by line: (index in `ops`, the operation).
+    open: HashMap<u64, (usize, OpenOp)>,
+    /// (issue, completion) per operation, completion 0 until done.
+    times: Vec<(Tick, Tick)>,
+    /// The earliest wake-up already scheduled, so that each instant gets
+    /// one.
+    wake_at: Option<Tick>,
+}
+
 #[derive(Debug)]
 struct Tester {
     params: TesterParams,
@@ -116,8 +175,15 @@ pub struct TableAgent {
     /// value).
     memory: HashMap<u64, Line>,
     occupancy: Tick,
+    access: Tick,
+    issue_interval: Tick,
+    miss_issue_interval: Tick,
+    memory_latency: Tick,
+    /// A home's cached lines (with `memory_ns`): the others wait for memory.
+    cached: rustc_hash::FxHashSet<u64>,
     checker: Rc<RefCell<InvariantChecker>>,
     tester: Option<Tester>,
+    program: Option<Program>,
 }
 
 impl TableAgent {
@@ -153,9 +219,58 @@ impl TableAgent {
             lines: HashMap::default(),
             memory: HashMap::default(),
             occupancy: ns_to_ps(params.float("occupancy_ns")),
+            access: ns_to_ps(params.float("access_ns")),
+            issue_interval: ns_to_ps(params.float("issue_ns")),
+            miss_issue_interval: ns_to_ps(params.float("miss_issue_ns")),
+            memory_latency: ns_to_ps(params.float("memory_ns")),
+            cached: Default::default(),
             checker,
             tester,
+            program: None,
         }
+    }
+
+    /// Gives the agent a program: `ops` (line, local event name) issued in
+    /// order from the start of the run, up to `window` open at once.
+    /// Errors name an event the role does not have.
+    pub fn set_program(&mut self, ops: &[(u64, &str)], window: usize) -> Result<(), String> {
+        let p = &self.sys.protocol;
+        let role = &p.ir.roles[self.role];
+        let mut resolved = Vec::with_capacity(ops.len());
+        for &(line, name) in ops {
+            let Some(e) = role
+                .events
+                .iter()
+                .position(|e| e.name == name && !e.message)
+            else {
+                return Err(format!(
+                    "{}: role `{}` has no local event `{name}`",
+                    self.sys.agents[self.id as usize].name, role.role
+                ));
+            };
+            resolved.push((line, e));
+        }
+        self.program = Some(Program {
+            times: vec![(0, 0); resolved.len()],
+            ops: resolved,
+            window: window.max(1),
+            next: 0,
+            next_at: 0,
+            open: HashMap::default(),
+            wake_at: None,
+        });
+        Ok(())
+    }
+
+    /// The program's (issue, completion) times, completion 0 for an
+    /// operation that did not complete.
+    pub fn program_times(&self) -> &[(Tick, Tick)] {
+        self.program.as_ref().map_or(&[], |p| &p.times)
+    }
+
+    /// Marks `lines` as held by a home's cache (they skip `memory_ns`).
+    pub fn warm(&mut self, lines: impl IntoIterator<Item = u64>) {
+        self.cached.extend(lines);
     }
 
     /// The agent's id.
@@ -175,6 +290,10 @@ impl TableAgent {
         self.tester
             .as_ref()
             .is_none_or(|t| t.issued == t.params.ops && t.open.is_none())
+            && self
+                .program
+                .as_ref()
+                .is_none_or(|p| p.next == p.ops.len() && p.open.is_empty())
     }
 
     /// Lines in a transient state or with stalled requests (open work at
@@ -286,6 +405,86 @@ impl TableAgent {
         );
     }
 
+    /// Issues the program's next operations: in order, while the window
+    /// has room, the next line is stable and the issue interval has
+    /// passed.
+    fn issue_program(&mut self, ctx: &mut Ctx<'_, Msg>) {
+        loop {
+            let Some(p) = self.program.as_ref() else {
+                return;
+            };
+            if p.next == p.ops.len() || p.open.len() >= p.window {
+                return;
+            }
+            let now = ctx.now();
+            if now < p.next_at {
+                let at = p.next_at;
+                self.wake_program(at, ctx);
+                return;
+            }
+            let (line, event) = p.ops[p.next];
+            let state = self
+                .lines
+                .get(&line)
+                .map_or(self.table.initial, |l| l.state);
+            if p.open.contains_key(&line) || !self.table.stable[state] {
+                // Waits for the line's open operation; its completion wakes us.
+                return;
+            }
+            if !matches!(self.table.cell(state, event).1, Cell::Go(_)) {
+                ctx.stop();
+                let name = &self.sys.agents[self.id as usize].name;
+                let ev = &self.sys.protocol.ir.roles[self.role].events[event].name;
+                let st = self.sys.protocol.state_name(self.role, state);
+                self.checker.borrow_mut().violation(
+                    now,
+                    format!(
+                        "{name}: the program's {ev} on line {line:#x} has no row in state {st}"
+                    ),
+                );
+                return;
+            }
+            let value = self.fresh(ctx);
+            let p = self.program.as_mut().expect("program");
+            let index = p.next;
+            p.next += 1;
+            p.times[index].0 = now;
+            p.open.insert(
+                line,
+                (
+                    index,
+                    OpenOp {
+                        line,
+                        value,
+                        start: now,
+                    },
+                ),
+            );
+            self.run(line, event, None, ctx);
+            let p = self.program.as_mut().expect("program");
+            let hit = !p.open.contains_key(&line);
+            p.next_at = now
+                + if hit {
+                    self.issue_interval
+                } else {
+                    self.miss_issue_interval
+                };
+        }
+    }
+
+    /// Schedules the program's next issue at `at`, unless a wake-up at or
+    /// before it is already pending.
+    fn wake_program(&mut self, at: Tick, ctx: &mut Ctx<'_, Msg>) {
+        let Some(p) = self.program.as_mut() else {
+            return;
+        };
+        if p.wake_at.is_some_and(|w| w <= at) {
+            return;
+        }
+        p.wake_at = Some(at);
+        ctx.wake_after(at - ctx.now(), PROGRAM_NEXT);
+    }
+
     /// Handles a message, then gives the line's stalled requests another
     /// chance if it ran a row.
     fn receive(&mut self, m: CohMsg, ctx: &mut Ctx<'_, Msg>) {
@@ -387,6 +586,11 @@ impl TableAgent {
             .as_ref()
             .and_then(|t| t.open)
             .filter(|o| o.line == line);
+        let program_open = self
+            .program
+            .as_ref()
+            .and_then(|p| p.open.get(&line).copied());
+        let open = open.or(program_open.map(|(_, o)| o));
         let fresh = open.map(|o| o.value);
         let row: &Row<()> = row;
         let mut memory = if self.is_home {
@@ -446,7 +650,15 @@ impl TableAgent {
             self.lines.insert(line, ls);
         }
         if stable {
-            if let Some(o) = open {
+            if let Some((index, o)) = program_open {
+                let p = self.program.as_mut().expect("program");
+                p.open.remove(&line);
+                p.times[index].1 = ctx.now() + self.access;
+                ctx.count(ST_OPS, 1);
+                ctx.record(ST_OP_LATENCY, ctx.now() + self.access - o.start);
+                let now = ctx.now();
+                self.wake_program(now, ctx);
+            } else if let Some(o) = open {
                 let t = self.tester.as_mut().expect("tester");
                 t.open = None;
                 ctx.count(ST_OPS, 1);
@@ -616,6 +828,7 @@ impl Component<Msg> for TableAgent {
         if self.tester.is_some() {
             ctx.wake_after(0, NEXT_OP);
         }
+        self.wake_program(0, ctx);
     }
 
     fn on_message(&mut self, _port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
@@ -627,10 +840,19 @@ impl Component<Msg> for TableAgent {
                 return ctx.stop();
             }
         };
-        if self.occupancy == 0 {
+        let mut delay = self.occupancy;
+        if self.memory_latency > 0
+            && self.is_home
+            && self.sys.protocol.msgs[m.msg as usize].class == MsgClass::Request
+            && self.cached.insert(m.line)
+        {
+            // The cache misses: the line comes from memory first.
+            delay += self.memory_latency;
+        }
+        if delay == 0 {
             self.receive(m, ctx);
         } else {
-            let at = ctx.now() + self.occupancy;
+            let at = ctx.now() + delay;
             ctx.schedule_local(at, 0, Msg::Coh(m));
         }
     }
@@ -640,8 +862,17 @@ impl Component<Msg> for TableAgent {
     }
 
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
-        if token == NEXT_OP {
-            self.issue(ctx);
+        match token {
+            NEXT_OP => self.issue(ctx),
+            PROGRAM_NEXT => {
+                if let Some(p) = self.program.as_mut() {
+                    if p.wake_at.is_some_and(|w| w <= ctx.now()) {
+                        p.wake_at = None;
+                    }
+                }
+                self.issue_program(ctx);
+            }
+            _ => {}
         }
     }
 }

@@ -104,6 +104,19 @@ impl BuiltSystem {
             .component::<TableAgent>(self.agents[id])
             .expect("agents are table agents")
     }
+
+    /// Agent `id`'s component, to give it a program or warm its lines
+    /// before the run.
+    pub fn agent_mut(&mut self, id: usize) -> &mut TableAgent {
+        self.sim
+            .component_mut::<TableAgent>(self.agents[id])
+            .expect("agents are table agents")
+    }
+
+    /// The agent named `name`.
+    pub fn agent_id(&self, name: &str) -> Option<usize> {
+        self.protocol.agents.iter().position(|a| a.name == name)
+    }
 }
 
 /// Builds system `decl` (of table agents) from the platform's `components`.

@@ -1,0 +1,223 @@
+//! `cxl_lsu` — Cohet §VI-B2 and §VI-C1 (Figs. 13 and 15): the CXL-FPGA's
+//! load-store unit reads host memory through CXL.cache, and the line hits
+//! in the device's host-memory cache (HMC), in the host LLC, or in host
+//! memory.
+//!
+//! * **The system** is a platform's `[systems.<system>]` of table agents
+//!   running `protocols/cxl-cache.toml`: host cores, the LLC with its
+//!   embedded directory (the home), and the device's DCOH, the agent that
+//!   plays the `device` role. The LSU is the DCOH's program: loads of
+//!   sequential 64 B lines, issued in order, as many in flight as the
+//!   window allows; every load runs the verified table (RdShared on a miss,
+//!   GO-S and the data back) and moves the line's real bytes, which the
+//!   online checks compare with the latest write.
+//! * **Tiers.** `hmc`: the lines are loaded once, then the measured pass
+//!   hits ("HMC hits are tested by repeating address sequences", §VI-A4).
+//!   `llc`: the home's cache holds the lines (CLDEMOTE), the HMC does not.
+//!   `memory`: neither does (CLFLUSH); the home waits `memory_ns` first.
+//! * **Latency** (`mode = latency`): `trials` tests of 32 sequential loads,
+//!   one at a time, each test on lines not touched before; the median and
+//!   the 25th/75th percentiles of the load latency (from issue to use,
+//!   including the DCOH's `access_ns` pipeline).
+//! * **Bandwidth** (`mode = bandwidth`): `requests` loads of 64 B with
+//!   every one allowed in flight, paced by the DCOH's `issue_ns` (a hit)
+//!   or `miss_issue_ns` (a miss); bandwidth = bytes / (last load's use -
+//!   first load's issue).
+//! * **Device clock.** `device_clock_mhz` rescales every time of the DCOH
+//!   (its occupancy, pipeline and issue intervals) from the 400 MHz of the
+//!   calibration: the same cycle counts at another clock, as the paper's
+//!   1.5 GHz CXL-ASIC series (§VI-A2). Host and link times do not change.
+//!
+//! ```
+//! use ccsim_kernel::component::Params;
+//! let p = ccsim_platform::Platform::load("cohet").unwrap();
+//! let r = ccsim_experiments::run_point("cxl_lsu", &p, "device_clock_mhz", 400.0, &Params::new(), 0, false).unwrap();
+//! // An HMC hit is the DCOH's pipeline alone.
+//! assert!((r.metrics["latency_ns"] - 115.0).abs() < 1.0);
+//! ```
+
+use std::collections::BTreeMap;
+
+use ccsim_kernel::prelude::*;
+use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
+
+use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
+
+/// The device clock the DCOH's times are given at (Cohet §VI-A1: the
+/// CXL-FPGA runs at 400 MHz).
+const CALIBRATED_CLOCK_MHZ: f64 = 400.0;
+
+/// The DCOH's parameters that are device time, rescaled by the clock.
+const DEVICE_TIMES: [&str; 4] = ["occupancy_ns", "access_ns", "issue_ns", "miss_issue_ns"];
+
+/// Loads per latency test (Cohet §VI-B2: "32 64 B load requests to
+/// sequential addresses").
+const LOADS_PER_TEST: u64 = 32;
+
+/// Bytes a load moves (Cohet §VI-B: 64 B granularity).
+const LOAD_BYTES: f64 = 64.0;
+
+/// The declaration of `cxl_lsu`.
+pub static CXL_LSU: WorkloadInfo = WorkloadInfo {
+    name: "cxl_lsu",
+    description: "Cohet Figs. 13 and 15: the CXL device's load-store unit reads 64 B lines of host memory through CXL.cache (the verified cxl-cache table in the DCOH, the LLC home and the host cores), hitting in the HMC, the LLC or memory; latency (median and quartiles of 32 sequential loads per test) or bandwidth (many loads in flight). x is the device clock (the same cycle counts rescaled) or the number of requests.",
+    params: &[
+        ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("cxl"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.cxl]", description: "The platform's system section (cxl-cache agents, one playing `device`)." },
+        ParamSpec { name: "tier", kind: ParamKind::Enum(&["hmc", "llc", "memory"]), default: ParamDefault::Str("hmc"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 13: HMC hit", description: "Where the loads hit: the device's HMC, the host LLC, or host memory." },
+        ParamSpec { name: "mode", kind: ParamKind::Enum(&["latency", "bandwidth"]), default: ParamDefault::Str("latency"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 13: latency", description: "latency: tests of 32 sequential loads one at a time; bandwidth: `requests` loads, all allowed in flight." },
+        ParamSpec { name: "trials", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "tests", range: ParamRange::between(1.0, 100_000.0), from: "Cohet §VI-B2: each test repeated 1000 times", description: "Latency tests, each on fresh lines." },
+        ParamSpec { name: "requests", kind: ParamKind::Int, default: ParamDefault::Int(2048), unit: "requests", range: ParamRange::between(1.0, 1_048_576.0), from: "Cohet §VI-C1: bandwidth reported at 2,048 requests", description: "Bandwidth: loads per test (x when it sweeps requests)." },
+        ParamSpec { name: "device_clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(400.0), unit: "MHz", range: ParamRange::between(1.0, 10_000.0), from: "Cohet §VI-A1: the FPGA at 400 MHz", description: "The device clock; the DCOH's times scale by 400 / clock (x when it sweeps the clock)." },
+    ],
+    check: None,
+    metrics: &[
+        MetricSpec { name: "latency_ns", unit: "ns", description: "Latency: median load latency." },
+        MetricSpec { name: "p25_ns", unit: "ns", description: "Latency: 25th percentile." },
+        MetricSpec { name: "p75_ns", unit: "ns", description: "Latency: 75th percentile." },
+        MetricSpec { name: "bandwidth_gbps", unit: "GB/s", description: "Bandwidth: 64 B per load over the test's time (GB = 10^9 B)." },
+        MetricSpec { name: "loads", unit: "loads", description: "Loads measured." },
+    ],
+    run,
+};
+
+fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    let params = point.params;
+    let mut clock = params.float("device_clock_mhz");
+    let mut requests = params.uint("requests");
+    match point.x_name {
+        "device_clock_mhz" => clock = point.x,
+        "requests" => {
+            if !(point.x >= 1.0 && point.x.fract() == 0.0) {
+                return Err(werr(format!(
+                    "requests = {}: must be a whole number, at least 1",
+                    point.x
+                )));
+            }
+            requests = point.x as u64;
+        }
+        other => {
+            return Err(werr(format!(
+                "workload cxl_lsu sweeps device_clock_mhz or requests, not {other:?}"
+            )))
+        }
+    }
+    if clock.is_nan() || clock <= 0.0 {
+        return Err(werr(format!(
+            "device_clock_mhz = {clock}: must be positive"
+        )));
+    }
+    let system = params.str("system");
+    let tier = params.str("tier");
+    let bandwidth = params.str("mode") == "bandwidth";
+    let platform = at_clock(point.platform, system, clock)?;
+    let (n, window, warm_pass) = if bandwidth {
+        (requests, requests as usize, tier == "hmc")
+    } else {
+        (LOADS_PER_TEST * params.uint("trials"), 1, tier == "hmc")
+    };
+    let mut s = platform
+        .build(
+            system,
+            BuildOptions {
+                seed: point.seed,
+                trace: trace_mode(point.trace),
+                checks: true,
+                tester: None,
+            },
+        )
+        .map_err(RunError::Config)?;
+    let device = role_agent(&s, "device", system)?;
+    let home = role_agent(&s, "home", system)?;
+    let lines: Vec<u64> = (0..n).collect();
+    let mut ops: Vec<(u64, &str)> = Vec::new();
+    if warm_pass {
+        ops.extend(lines.iter().map(|&l| (l, "load")));
+    }
+    ops.extend(lines.iter().map(|&l| (l, "load")));
+    if tier != "memory" {
+        s.agent_mut(home).warm(lines.iter().copied());
+    }
+    s.agent_mut(device)
+        .set_program(&ops, window)
+        .map_err(werr)?;
+    s.sim.run();
+    {
+        let c = s.checker.borrow();
+        if let Some(v) = c.violations.first() {
+            return Err(RunError::Violation {
+                message: format!("invariant violated: {v}"),
+            });
+        }
+    }
+    let times = s.agent(device).program_times();
+    let measured = &times[times.len() - n as usize..];
+    if let Some(i) = measured.iter().position(|&(_, end)| end == 0) {
+        return Err(RunError::Violation {
+            message: format!("load {i} never completed (the run stopped with work open)"),
+        });
+    }
+    let mut metrics = BTreeMap::new();
+    metrics.insert("loads".to_string(), n as f64);
+    if bandwidth {
+        let first = measured.iter().map(|t| t.0).min().unwrap_or(0);
+        let last = measured.iter().map(|t| t.1).max().unwrap_or(0);
+        let seconds = (last - first) as f64 * 1e-12;
+        metrics.insert(
+            "bandwidth_gbps".to_string(),
+            n as f64 * LOAD_BYTES / seconds / 1e9,
+        );
+    } else {
+        let mut hist = hdrhistogram::Histogram::<u64>::new(3).expect("3 significant digits");
+        for &(start, end) in measured {
+            hist.record(end - start).expect("auto-resizing histogram");
+        }
+        let ns = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
+        metrics.insert("latency_ns".to_string(), ns(0.5));
+        metrics.insert("p25_ns".to_string(), ns(0.25));
+        metrics.insert("p75_ns".to_string(), ns(0.75));
+    }
+    Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
+}
+
+/// `platform` with the device's DCOH times rescaled from 400 MHz to
+/// `clock_mhz`.
+fn at_clock(platform: &Platform, system: &str, clock_mhz: f64) -> Result<Platform, RunError> {
+    if clock_mhz == CALIBRATED_CLOCK_MHZ {
+        return Ok(platform.clone());
+    }
+    let decl = platform.system(system).map_err(RunError::Config)?;
+    let instance = decl
+        .agents
+        .iter()
+        .find(|a| a.role.as_deref() == Some("device"))
+        .map(|a| a.instance.as_str())
+        .ok_or_else(|| werr(format!("system {system}: no agent plays the `device` role")))?;
+    let comp = platform.component(instance).map_err(RunError::Config)?;
+    let scale = CALIBRATED_CLOCK_MHZ / clock_mhz;
+    let overrides: Vec<(String, ParamValue)> = DEVICE_TIMES
+        .iter()
+        .map(|p| {
+            (
+                format!("{instance}.{p}"),
+                ParamValue::Float(comp.params.float(p) * scale),
+            )
+        })
+        .collect();
+    platform
+        .with_overrides(&overrides)
+        .map_err(RunError::Config)
+}
+
+/// The agent of `s` playing `role` (the first, if several do).
+fn role_agent(s: &BuiltSystem, role: &str, system: &str) -> Result<usize, RunError> {
+    let r = s.protocol.protocol.ir.role_index(role).ok_or_else(|| {
+        werr(format!(
+            "system {system}: its protocol has no `{role}` role"
+        ))
+    })?;
+    s.protocol
+        .agents
+        .iter()
+        .position(|a| a.role == r)
+        .ok_or_else(|| werr(format!("system {system}: no agent plays the `{role}` role")))
+}
