@@ -667,7 +667,7 @@ fn golden_errors_for_claims() {
     let cases: &[(&str, &str, String)] = &[
         ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\", \"foo\"]", format!("{f}: claims[1].series[1]: no series \"foo\" (known: latency, bandwidth)")),
         ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\"]", format!("{f}: claims[1].series: a order claim names 2 series, got 1")),
-        ("kind = \"order\"", "kind = \"ordr\"", format!("{f}: claims[1].kind: expected one of order|crossing|constant_up_to|linear_after|bound|ratio, got \"ordr\"; did you mean \"order\"?")),
+        ("kind = \"order\"", "kind = \"ordr\"", format!("{f}: claims[1].kind: expected one of order|crossing|constant_up_to|converges_after|linear_after|bound|ratio, got \"ordr\"; did you mean \"order\"?")),
         ("expect = \"not_held\"", "expect = \"maybe\"", format!("{f}: claims[1].expect: expected one of held|not_held, got \"maybe\"")),
         ("x = 128\ntol", "x = 100\ntol", format!("{f}: claims[0].x[0]: 100.0 is not in experiment.sweep")),
         ("x = 128\ntol", "x = [64, 128]\ntol", format!("{f}: claims[0].x: a constant_up_to claim needs exactly one x")),

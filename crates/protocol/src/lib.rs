@@ -128,6 +128,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "CXL.cache (CXL 2.0 §3.2): host cores with MESI, a device coherency engine with its host-memory cache, the LLC with an embedded directory as home; 64 B lines",
         include_str!("../../../protocols/cxl-cache.toml"),
     ),
+    (
+        "cxl-mem-bi",
+        "CXL.mem with back-invalidation (CXL 3.0 HDM-DB): host caches of device memory, the device's DCOH as home, BISnpInv/BIRspI with the BIConflict handshake, the device's own engine",
+        include_str!("../../../protocols/cxl-mem-bi.toml"),
+    ),
 ];
 
 /// The shipped specs, by name.

@@ -1,6 +1,7 @@
 //! CXL.cache (`protocols/cxl-cache.toml`): host cores with MESI, the
 //! device's coherency engine and the LLC with an embedded directory, a
-//! protocol that entered as data only.
+//! protocol that entered as data only; and CXL.mem with back-invalidation
+//! (`protocols/cxl-mem-bi.toml`, at the end).
 //!
 //! Pinned: reachable states and rules of the shipped configuration (two
 //! host cores, one device; rumur agrees, `tests/exporters.rs`) and of two
@@ -212,8 +213,8 @@ fn without_the_snoop_go_ordering_swmr_fails() {
 }
 
 /// The rows that fire in `cfg`, as `role: (STATE, EVENT [guard])`.
-fn exercised_rows(cfg: &SystemConfig) -> BTreeSet<String> {
-    let sys = system_with(cfg.clone());
+fn exercised_rows(spec: &str, cfg: &SystemConfig) -> BTreeSet<String> {
+    let sys = system_with(spec, cfg.clone());
     let mut explorer = Explorer::new(
         &sys,
         ccsim_check::CheckOptions {
@@ -241,8 +242,8 @@ fn exercised_rows(cfg: &SystemConfig) -> BTreeSet<String> {
     fired
 }
 
-fn system_with(cfg: SystemConfig) -> System {
-    let spec = load_spec("cxl-cache").unwrap();
+fn system_with(spec: &str, cfg: SystemConfig) -> System {
+    let spec = load_spec(spec).unwrap();
     let (ir, _) = generate(&spec).unwrap();
     System::new(ir, cfg).unwrap()
 }
@@ -251,10 +252,10 @@ fn system_with(cfg: SystemConfig) -> System {
 /// `cfg`, leaving out those of rows that never fire there (no checker can
 /// see a change to a row that does not run; `exercised_rows` lists the
 /// others). Each survivor is an equivalent mutant, named in the tests.
-fn surviving_mutants(role: &str, cfg: SystemConfig) -> Vec<String> {
-    let spec = load_spec("cxl-cache").unwrap();
+fn surviving_mutants(spec: &str, role: &str, cfg: SystemConfig) -> Vec<String> {
+    let fired = exercised_rows(spec, &cfg);
+    let spec = load_spec(spec).unwrap();
     let (ir, stats) = generate(&spec).unwrap();
-    let fired = exercised_rows(&cfg);
     let r = ir.role_index(role).unwrap();
     let ms = mutants_of_role(&ir, r);
     assert!(!ms.is_empty());
@@ -293,7 +294,7 @@ fn surviving_mutants(role: &str, cfg: SystemConfig) -> Vec<String> {
 #[test]
 fn device_mutants_are_caught() {
     assert_eq!(
-        surviving_mutants("device", config(1, 1)),
+        surviving_mutants("cxl-cache", "device", config(1, 1)),
         [
             // As the DMA agent's of msi-dma: the uncached write's buffer
             // holds 0 instead of a new value, still a write.
@@ -316,7 +317,7 @@ fn device_mutants_are_caught() {
 #[ignore]
 fn core_mutants_are_caught() {
     assert_eq!(
-        surviving_mutants("core", config(2, 1)),
+        surviving_mutants("cxl-cache", "core", config(2, 1)),
         [
             "retarget core: (E, load): E -> M",
             "retarget core: (IS_D, DataE): E -> M",
@@ -329,7 +330,7 @@ fn core_mutants_are_caught() {
 #[ignore]
 fn home_mutants_are_caught() {
     assert_eq!(
-        surviving_mutants("home", config(2, 1)),
+        surviving_mutants("cxl-cache", "home", config(2, 1)),
         [
             "retarget home: (I, PutS): I -> S",
             "retarget home: (I, PutM): I -> S",
@@ -370,6 +371,127 @@ fn home_mutants_are_caught() {
             "drop-action home: (I_EV, BogusData): remove_sharer",
             "drop-action home: (S_EV, BogusData): remove_sharer",
             "drop-action home: (MC_EV, BogusData): remove_sharer",
+        ]
+    );
+}
+
+// --- CXL.mem with back-invalidation (CXL 3.0 HDM-DB) -----------------------
+
+fn bi_config(hosts: u8) -> SystemConfig {
+    let spec = load_spec("cxl-mem-bi").unwrap();
+    let mut cfg: SystemConfig = (&spec.check).into();
+    cfg.instances.insert("host".into(), hosts);
+    cfg
+}
+
+fn bi_check(hosts: u8) -> ccsim_protocol::CheckReport {
+    let spec = load_spec("cxl-mem-bi").unwrap();
+    check(
+        &spec,
+        &CheckOptions {
+            config: Some(bi_config(hosts)),
+            max_states: 0,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn back_invalidation_with_two_hosts_verifies() {
+    let r = bi_check(2);
+    assert!(r.verified, "{}", r.to_text());
+    assert_eq!((r.reachable_states, r.system_transitions), (13_858, 45_082));
+    assert_eq!(r.machine, "home machine `dcoh`");
+    // Two hosts: a MemRd_A back-invalidates at most one other sharer.
+    assert_eq!(r.unexercised, ["BI_RA/BIRspI [more_acks]"]);
+}
+
+#[test]
+fn back_invalidation_with_three_hosts_exercises_every_dcoh_row() {
+    let r = bi_check(3);
+    assert!(r.verified, "{}", r.to_text());
+    assert_eq!(
+        (r.reachable_states, r.system_transitions),
+        (243_726, 1_050_358)
+    );
+    assert!(r.unexercised.is_empty(), "{:?}", r.unexercised);
+}
+
+/// Without the ordering of BIConflictAck behind the completions, a host
+/// cannot tell a back-invalidation that came before its grant from one
+/// that came after: the checker finds the reception the host cannot
+/// handle.
+#[test]
+fn without_the_bi_conflict_ack_ordering_the_check_fails() {
+    let spec = load_spec("cxl-mem-bi").unwrap();
+    let (mut ir, stats) = generate(&spec).unwrap();
+    for c in &mut ir.channels {
+        c.ordered_after.clear();
+    }
+    let r = check_ir(ir, stats, bi_config(2), 0).unwrap();
+    assert!(!r.verified);
+}
+
+/// A BISnp that crosses a host's MemRd: the host holds it and sends
+/// BIConflict; the grant arrives before the BIConflictAck (which travels
+/// behind it), so the snoop came after the grant: the host completes its
+/// load and only then gives the line up. Golden sequence.
+#[test]
+fn a_bisnp_that_crosses_a_grant_is_answered_after_the_load() {
+    let spec = load_spec("cxl-mem-bi").unwrap();
+    let (ir, _) = generate(&spec).unwrap();
+    let sys = System::new(ir, bi_config(2)).unwrap();
+    let end = run_script(
+        &sys,
+        &[
+            "host0: load(A)",
+            "host0 -> dcoh: MemRd_S(A)",
+            "host1: store(A)",
+            "host1 -> dcoh: MemRd_A(A)",
+            "dcoh -> host0: BISnpInv(A, req=host1)",
+            "host0 -> dcoh: BIConflict(A)",
+            "dcoh -> host0: Cmp_E(A)",
+            "dcoh -> host0: BIConflictAck(A)",
+            "dcoh -> host0: MemData(A, data=0)",
+            "host0 -> dcoh: BIRspI(A)",
+            "dcoh -> host1: Cmp_E(A)",
+            "dcoh -> host1: MemData(A, data=0, write=1)",
+        ],
+    );
+    assert_eq!(
+        end,
+        "line A: host0=I host1=M dcoh=MH accel=I host0.copy=0 host1.copy=1 accel.copy=0 owner=host1 sharers=[] mem=0 latest=1; net: []"
+    );
+}
+
+#[test]
+fn back_invalidation_mutants_are_caught() {
+    let survivors: Vec<String> = ["host", "dcoh", "accel"]
+        .iter()
+        .flat_map(|role| surviving_mutants("cxl-mem-bi", role, bi_config(2)))
+        .collect();
+    // The equivalent mutants, by the reasons above the CXL.cache ones, and:
+    // granting Exclusive where Shared was asked (BI_RA's completion for a
+    // MemRd_S) is safe, the host takes Cmp_E in every state it takes
+    // Cmp_S; a clean eviction that waits for its Cmp before answering the
+    // BISnp (MI_C's way) is only slower.
+    assert_eq!(
+        survivors,
+        [
+            "retarget host: (E, load): E -> M",
+            "retarget host: (IE_D, MemData): E -> M",
+            "retarget host: (IS_C, Cmp_E): E -> M",
+            "drop-action host: (IM_CD, MemData): fill",
+            "drop-action host: (IM_CDX, MemData): fill",
+            "retarget host: (CI_CX, BIConflictAck): CI_C -> MI_C",
+            "drop-action dcoh: (S, MemClnEvct [other_sharers]): remove_sharer",
+            "retarget dcoh: (MH, MemRd_S): BI_RS -> BI_RA",
+            "drop-action dcoh: (MH, MemRd_S): clear_sharers",
+            "drop-action dcoh: (MH, MemClnEvct [from_owner]): clear_owner",
+            "drop-action dcoh: (MH, MemWr [from_owner]): clear_owner",
+            "retarget dcoh: (BI_RS, BIConflict): BI_RS -> BI_RA",
+            "retarget dcoh: (BI_RS, MemWr): BI_RS -> BI_RA",
+            "drop-action accel: (I, write): fill",
         ]
     );
 }

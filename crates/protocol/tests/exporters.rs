@@ -182,6 +182,14 @@ fn rumur_agrees_on_cxl_cache_one_core() {
     rumur_agrees("cxl-cache", Some(cfg));
 }
 
+/// CXL.mem with back-invalidation: two host caches, the DCOH and the
+/// device's engine (13,858 states, pinned in `tests/cxl.rs`), with the
+/// BIConflictAck ordered behind the completions.
+#[test]
+fn rumur_agrees_on_cxl_mem_bi() {
+    rumur_agrees("cxl-mem-bi", None);
+}
+
 /// The shipped configuration, two host cores and the device (48,680
 /// states, pinned in `tests/cxl.rs`). Slow tier (about 3 minutes, most of
 /// it compiling rumur's 30 MB of C): `cargo test --release -p
