@@ -116,6 +116,16 @@ def _crossing(c, vals):
     return True, detail
 
 
+def _within(c, s, xs, ref_x, label):
+    """Whether every x of ``xs`` lies within the claim's ``tol`` of the
+    value at ``ref_x``, with the numbers behind it."""
+    ref = s[ref_x]
+    dev = max(abs(s[x] - ref) / abs(ref) for x in xs) if ref else math.inf
+    detail = (f"x={_x(xs[0])}..{_x(xs[-1])}: " + ", ".join(_num(s[x]) for x in xs)
+              + f"; max deviation{label} {dev * 100:.1f}% (tolerance {float(c['tol']) * 100:.1f}%)")
+    return dev <= float(c["tol"]), detail
+
+
 def _constant_up_to(c, vals):
     (s,) = vals
     upto = float(c["x"][0])
@@ -124,11 +134,7 @@ def _constant_up_to(c, vals):
         return _not_run([upto])
     if len(xs) < 2:
         return None, f"only x={_x(upto)} run up to {_x(upto)}"
-    base = s[xs[0]]
-    dev = max(abs(s[x] - base) / abs(base) for x in xs) if base else math.inf
-    detail = (f"x={_x(xs[0])}..{_x(upto)}: " + ", ".join(_num(s[x]) for x in xs)
-              + f"; max deviation {dev * 100:.1f}% (tolerance {float(c['tol']) * 100:.1f}%)")
-    return dev <= float(c["tol"]), detail
+    return _within(c, s, xs, xs[0], "")
 
 
 def _converges_after(c, vals):
@@ -139,11 +145,7 @@ def _converges_after(c, vals):
         return _not_run([start])
     if len(xs) < 2:
         return None, f"only x={_x(start)} run at or above {_x(start)}"
-    last = s[xs[-1]]
-    dev = max(abs(s[x] - last) / abs(last) for x in xs) if last else math.inf
-    detail = (f"x={_x(xs[0])}..{_x(xs[-1])}: " + ", ".join(_num(s[x]) for x in xs)
-              + f"; max deviation from x={_x(xs[-1])} {dev * 100:.1f}% (tolerance {float(c['tol']) * 100:.1f}%)")
-    return dev <= float(c["tol"]), detail
+    return _within(c, s, xs, xs[-1], f" from x={_x(xs[-1])}")
 
 
 def _linear_after(c, vals):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ccsim
-from conftest import run_cli as cli
+from conftest import first_failing_seed, mutant_platform, run_cli as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,27 +51,12 @@ def test_cli_text():
     assert "600 operations" in r.stdout and "0 violations" in r.stdout
 
 
-def _mutant(tmp_path: Path, spec_from: str, spec_to: str) -> Path:
-    spec = (ROOT / "protocols" / "msi-dma.toml").read_text()
-    assert spec_from in spec
-    (tmp_path / "mutant.toml").write_text(spec.replace(spec_from, spec_to, 1))
-    plat = (ROOT / "platforms" / "msi-dma.toml").read_text()
-    plat = plat.replace('protocol = "msi-dma"', f'protocol = "{tmp_path / "mutant.toml"}"')
-    path = tmp_path / "platform.toml"
-    path.write_text(plat)
-    return path
-
-
 def test_a_broken_protocol_is_a_violation_exit_1(tmp_path):
     # The directory forgets the owner's write-back on a PutM.
-    path = _mutant(tmp_path, 'actions = ["write_mem", "clear_owner", "send PutAck to req"]',
-                   'actions = ["clear_owner", "send PutAck to req"]')
-    found, seed = None, 0
-    for seed in range(20):
-        r = cli("simulate", str(path), "--ops", "500", "--lines", "2", "--seed", str(seed))
-        if r.returncode != 0:
-            found = r
-            break
+    path = mutant_platform(tmp_path, "msi-dma", "msi-dma",
+                           'actions = ["write_mem", "clear_owner", "send PutAck to req"]',
+                           'actions = ["clear_owner", "send PutAck to req"]')
+    found, seed = first_failing_seed(("simulate", str(path), "--ops", "500", "--lines", "2"))
     assert found is not None, "no seed found the lost write-back"
     assert found.returncode == 1, found.stderr
     assert "invariant violated" in found.stderr and "latest write" in found.stderr

@@ -6,14 +6,9 @@ drives it, and a broken device table caught by the online checks."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-import pytest
 
 import ccsim
-from conftest import run_cli as cli
-
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import first_failing_seed, mutant_platform, run_cli as cli
 
 
 def test_cores_and_device_share_lines_with_zero_violations():
@@ -37,27 +32,12 @@ def test_cli_seeds_in_parallel():
     assert out["failures"] == []
 
 
-def _mutant(tmp_path: Path, spec_from: str, spec_to: str) -> Path:
-    spec = (ROOT / "protocols" / "cxl-cache.toml").read_text()
-    assert spec_from in spec
-    (tmp_path / "mutant.toml").write_text(spec.replace(spec_from, spec_to, 1))
-    plat = (ROOT / "platforms" / "cohet.toml").read_text()
-    plat = plat.replace('protocol = "cxl-cache"', f'protocol = "{tmp_path / "mutant.toml"}"')
-    path = tmp_path / "platform.toml"
-    path.write_text(plat)
-    return path
-
-
 def test_a_device_that_ignores_an_invalidation_is_caught(tmp_path):
     # The DCOH answers SnpInv in S as if it dropped the line, and keeps it.
-    path = _mutant(tmp_path, '{ state = "S", event = "SnpInv", next = "I", actions = ["send RspIHitSE"] }',
-                   '{ state = "S", event = "SnpInv", next = "S", actions = ["send RspIHitSE"] }')
-    found = None
-    for seed in range(20):
-        r = cli("simulate", str(path), "--system", "cxl", "--ops", "1000", "--lines", "2", "--seed", str(seed))
-        if r.returncode != 0:
-            found = r
-            break
+    path = mutant_platform(tmp_path, "cxl-cache", "cohet",
+                           '{ state = "S", event = "SnpInv", next = "I", actions = ["send RspIHitSE"] }',
+                           '{ state = "S", event = "SnpInv", next = "S", actions = ["send RspIHitSE"] }')
+    found, _ = first_failing_seed(("simulate", str(path), "--system", "cxl", "--ops", "1000", "--lines", "2"))
     assert found is not None, "no seed found the kept copy"
     assert found.returncode == 1, found.stderr
     assert "invariant violated" in found.stderr
@@ -75,19 +55,8 @@ def test_back_invalidation_system_with_zero_violations():
 
 
 def test_a_host_that_keeps_a_back_invalidated_line_is_caught(tmp_path):
-    spec = (ROOT / "protocols" / "cxl-mem-bi.toml").read_text()
     old = '{ state = "S", event = "BISnpInv", next = "I", actions = ["send BIRspI"] }'
-    assert old in spec
-    (tmp_path / "mutant.toml").write_text(spec.replace(old, old.replace('next = "I"', 'next = "S"'), 1))
-    plat = (ROOT / "platforms" / "cohet.toml").read_text()
-    plat = plat.replace('protocol = "cxl-mem-bi"', f'protocol = "{tmp_path / "mutant.toml"}"')
-    (tmp_path / "platform.toml").write_text(plat)
-    found = None
-    for seed in range(20):
-        r = cli("simulate", str(tmp_path / "platform.toml"), "--system", "cxl_mem", "--ops", "1000",
-                "--lines", "2", "--seed", str(seed))
-        if r.returncode != 0:
-            found = r
-            break
+    path = mutant_platform(tmp_path, "cxl-mem-bi", "cohet", old, old.replace('next = "I"', 'next = "S"'))
+    found, _ = first_failing_seed(("simulate", str(path), "--system", "cxl_mem", "--ops", "1000", "--lines", "2"))
     assert found is not None, "no seed found the kept copy"
     assert found.returncode == 1 and "invariant violated" in found.stderr, found.stderr

@@ -84,7 +84,7 @@ pub mod system;
 pub use generate::{generate, GenStats};
 pub use ir::ProtocolIr;
 pub use spec::{Spec, SpecError};
-pub use system::{System, SystemConfig};
+pub use system::{SysState, System, SystemConfig};
 
 use serde::Serialize;
 
@@ -389,6 +389,27 @@ fn check_invocation_variants(
     })
 }
 
+/// The rows that fire in `states` (every reachable state of `sys`), as
+/// (role index, state, event, guard): the checker's row coverage, and what
+/// mutation tests use to leave out mutants of rows that never run.
+pub fn fired_rows(
+    sys: &System,
+    states: &[SysState],
+) -> std::collections::BTreeSet<(usize, String, String, Option<ir::Guard>)> {
+    use ccsim_check::model::Model;
+    let mut fired = std::collections::BTreeSet::new();
+    let mut acts = Vec::new();
+    for s in states {
+        acts.clear();
+        sys.actions(s, &mut acts);
+        for a in &acts {
+            let (agent, st, ev, guard) = sys.row_of(s, a);
+            fired.insert((sys.role_of(agent), st, ev, guard));
+        }
+    }
+    fired
+}
+
 /// Checks an already generated IR (used by mutation tests).
 pub fn check_ir(
     ir: ProtocolIr,
@@ -396,7 +417,6 @@ pub fn check_ir(
     cfg: SystemConfig,
     max_states: usize,
 ) -> Result<CheckReport, SpecError> {
-    use ccsim_check::model::Model;
     let name = ir.name.clone();
     let sys = system(ir, cfg.clone())?;
     let mut explorer = ccsim_check::Explorer::new(&sys, explore_options(max_states));
@@ -404,24 +424,13 @@ pub fn check_ir(
     // Row coverage of the generated machine (or the home's).
     let primary = sys.ir.primary();
     let primary_role = sys.ir.role_index(&primary.role).expect("a role");
-    let mut fired = std::collections::BTreeSet::new();
-    let mut acts = Vec::new();
-    for s in explorer.states() {
-        acts.clear();
-        sys.actions(s, &mut acts);
-        for a in &acts {
-            let (agent, st, ev, guard) = sys.row_of(s, a);
-            if sys.role_of(agent) == primary_role {
-                fired.insert((st, ev, guard));
-            }
-        }
-    }
+    let fired = fired_rows(&sys, explorer.states());
     let unexercised: Vec<String> = primary
         .transitions
         .iter()
         .filter(|t| {
             matches!(t.outcome, ir::Outcome::Go { .. })
-                && !fired.contains(&(t.state.clone(), t.event.clone(), t.guard))
+                && !fired.contains(&(primary_role, t.state.clone(), t.event.clone(), t.guard))
         })
         .map(|t| match t.guard {
             Some(g) => format!("{}/{} [{}]", t.state, t.event, g.as_str()),

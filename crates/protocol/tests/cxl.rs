@@ -15,18 +15,26 @@ use ccsim_check::model::Model;
 use ccsim_check::Explorer;
 use ccsim_protocol::mutate::mutants_of_role;
 use ccsim_protocol::system::{SysAction, System};
-use ccsim_protocol::{check, check_ir, generate, load_spec, CheckOptions, SystemConfig};
+use ccsim_protocol::{
+    check, check_ir, fired_rows, generate, load_spec, CheckOptions, SystemConfig,
+};
 
-fn config(cores: u8, devices: u8) -> SystemConfig {
-    let spec = load_spec("cxl-cache").unwrap();
+/// `spec`'s checking configuration with `instances` per role.
+fn config_of(spec: &str, instances: &[(&str, u8)]) -> SystemConfig {
+    let spec = load_spec(spec).unwrap();
     let mut cfg: SystemConfig = (&spec.check).into();
-    cfg.instances.insert("core".into(), cores);
-    cfg.instances.insert("device".into(), devices);
+    for &(role, n) in instances {
+        cfg.instances.insert(role.into(), n);
+    }
     cfg
 }
 
-fn check_with(cfg: SystemConfig) -> ccsim_protocol::CheckReport {
-    let spec = load_spec("cxl-cache").unwrap();
+fn config(cores: u8, devices: u8) -> SystemConfig {
+    config_of("cxl-cache", &[("core", cores), ("device", devices)])
+}
+
+fn check_with(spec: &str, cfg: SystemConfig) -> ccsim_protocol::CheckReport {
+    let spec = load_spec(spec).unwrap();
     check(
         &spec,
         &CheckOptions {
@@ -63,7 +71,7 @@ fn two_cores_and_a_device_verify() {
 
 #[test]
 fn one_core_and_two_devices_verify() {
-    let r = check_with(config(1, 2));
+    let r = check_with("cxl-cache", config(1, 2));
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
@@ -76,7 +84,7 @@ fn one_core_and_two_devices_verify() {
 #[test]
 #[ignore]
 fn two_cores_and_two_devices_verify() {
-    let r = check_with(config(2, 2));
+    let r = check_with("cxl-cache", config(2, 2));
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
@@ -225,21 +233,16 @@ fn exercised_rows(spec: &str, cfg: &SystemConfig) -> BTreeSet<String> {
         },
     );
     assert!(explorer.run().passed());
-    let mut fired = BTreeSet::new();
-    let mut actions = Vec::new();
-    for s in explorer.states() {
-        actions.clear();
-        sys.actions(s, &mut actions);
-        for a in &actions {
-            let (agent, state, event, guard) = sys.row_of(s, a);
-            let role = &sys.protocol().ir.roles[sys.role_of(agent)].role;
-            fired.insert(match guard {
+    fired_rows(&sys, explorer.states())
+        .into_iter()
+        .map(|(role, state, event, guard)| {
+            let role = &sys.protocol().ir.roles[role].role;
+            match guard {
                 Some(g) => format!("{role}: ({state}, {event} [{}])", g.as_str()),
                 None => format!("{role}: ({state}, {event})"),
-            });
-        }
-    }
-    fired
+            }
+        })
+        .collect()
 }
 
 fn system_with(spec: &str, cfg: SystemConfig) -> System {
@@ -378,22 +381,11 @@ fn home_mutants_are_caught() {
 // --- CXL.mem with back-invalidation (CXL 3.0 HDM-DB) -----------------------
 
 fn bi_config(hosts: u8) -> SystemConfig {
-    let spec = load_spec("cxl-mem-bi").unwrap();
-    let mut cfg: SystemConfig = (&spec.check).into();
-    cfg.instances.insert("host".into(), hosts);
-    cfg
+    config_of("cxl-mem-bi", &[("host", hosts)])
 }
 
 fn bi_check(hosts: u8) -> ccsim_protocol::CheckReport {
-    let spec = load_spec("cxl-mem-bi").unwrap();
-    check(
-        &spec,
-        &CheckOptions {
-            config: Some(bi_config(hosts)),
-            max_states: 0,
-        },
-    )
-    .unwrap()
+    check_with("cxl-mem-bi", bi_config(hosts))
 }
 
 #[test]
