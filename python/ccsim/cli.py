@@ -14,6 +14,8 @@
     ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
+    ccsim report [RESULTS] [--html [-o PAGE.html]] [--json]
+                                      # validation dashboard over results/<experiment>/summary.json
     ccsim sweep SPEC.toml [--jobs N] [--backend local|ray] [--address ADDR] [--out results] [--dry-run]
                                       # a grid or seeded sample over declared parameters -> one
                                       # parquet dataset; resumable
@@ -446,6 +448,33 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from .dashboard import dashboard, fmt_mape
+
+    results = Path(args.results)
+    html_path = None
+    if args.html:
+        html_path = Path(args.output) if args.output else results / "dashboard.html"
+    elif args.output:
+        raise UsageError("report: -o/--output names the HTML page; add --html")
+    summary = dashboard(results, html_path=html_path)
+    if args.json:
+        _out(json.dumps(summary, indent=2))
+        return 0
+    rows = summary["experiments"]
+    width = max(len(r["experiment"]) for r in rows)
+    _out(f"{'#':>2}  {'experiment':<{width}}  {'pred. MAPE':>10}  {'worst':>8}  {'cal. MAPE':>9}  {'worst':>8}  claims")
+    for r in rows:
+        p, c, cl = r["prediction"], r["calibration"], r["claims"]
+        _out(f"{r['rank']:>2}  {r['experiment']:<{width}}  {fmt_mape(p['mape_pct']):>10}  "
+             f"{fmt_mape(p['max_abs_error_pct']):>8}  {fmt_mape(c['mape_pct']):>9}  "
+             f"{fmt_mape(c['max_abs_error_pct']):>8}  {cl['held']}/{cl['total']} held"
+             + (f", {cl['not_held']} not held" if cl["not_held"] else ""))
+    if html_path is not None:
+        _out(f"dashboard: {html_path}")
+    return 0
+
+
 def cmd_protocol(args) -> int:
     if args.action == "list":
         specs = protocol.specs()
@@ -568,6 +597,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="validate the spec and print how many points would run; write nothing")
     sw.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     sw.set_defaults(func=cmd_sweep)
+
+    rp = sub.add_parser("report", help="the validation state of every experiment in a results directory: "
+                        "error, claims, plots, parameters (--html: one self-contained page)")
+    rp.add_argument("results", nargs="?", default="results",
+                    help="results directory written by `ccsim reproduce` (default: results/)")
+    rp.add_argument("--html", action="store_true",
+                    help="write the dashboard page (default RESULTS/dashboard.html; see -o)")
+    rp.add_argument("-o", "--output", default=None, help="with --html: write the page here")
+    rp.add_argument("--json", action="store_true", help="print the summary as JSON (the page's numbers)")
+    rp.set_defaults(func=cmd_report)
     return parser
 
 

@@ -351,11 +351,16 @@ class ExperimentResult:
         return {
             "experiment": self.name,
             "title": self.config["title"],
+            "source": _source(self.experiment.origin),
             "seed": self.seed,
             "quick": self.quick,
+            "overrides": [[k, v] for k, v in (self.overrides.items() if isinstance(self.overrides, dict)
+                                              else self.overrides)],
+            "text_overrides": [[k, v] for k, v in self.text_overrides],
             "calibrated_on": self.config["calibrated_on"],
             "errors": self.error_summary(),
-            "claims": [{k: c[k] for k in ("claim", "kind", "series", "section", "verdict", "detail", "expect")}
+            "claims": [{k: c[k] for k in ("claim", "kind", "series", "section", "quote", "verdict", "detail",
+                                          "expect")}
                        for c in self.claims()],
             "points": [{k: c[k] for k in ("experiment", "series", "x", "sim", "paper", "role", "error_pct")}
                        for c in self.comparisons()],
@@ -376,7 +381,8 @@ class ExperimentResult:
         return plot_result(self, path)
 
     def save(self, directory: os.PathLike) -> Dict[str, Path]:
-        """Writes results.parquet, results.csv, plot.png and report.md into
+        """Writes results.parquet, results.csv, plot.png, report.md and
+        summary.json (:meth:`summary`, which ``ccsim report`` reads) into
         ``directory`` and returns their paths."""
         import matplotlib.pyplot as plt
 
@@ -388,13 +394,22 @@ class ExperimentResult:
             "csv": d / "results.csv",
             "plot": d / "plot.png",
             "report": d / "report.md",
+            "summary": d / "summary.json",
         }
         df.to_parquet(paths["parquet"], index=False)
         df.to_csv(paths["csv"], index=False)
         fig = self.plot(paths["plot"])
         plt.close(fig)
         paths["report"].write_text(self.report())
+        paths["summary"].write_text(json.dumps(self.summary(), indent=2) + "\n")
         return paths
+
+
+def _source(origin: str) -> str:
+    """An experiment's origin as a later process can load it again: a file's
+    absolute path, or the shipped name."""
+    path = Path(origin)
+    return str(path.resolve()) if path.suffix == ".toml" and path.is_file() else origin
 
 
 def _derive(config: Dict[str, Any], points: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
