@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, List
 
-from . import _native, protocol
+from . import _native, protocol, timeline
 from .errors import (
     CcsimError,
     ConfigError,
@@ -86,5 +86,6 @@ __all__ = [
     "simulate_seeds",
     "sweep",
     "SweepResult",
+    "timeline",
     "workloads",
 ]

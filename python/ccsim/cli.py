@@ -3,6 +3,7 @@
 ::
 
     ccsim reproduce cohet-dma [--quick] [--json] [--out results] [--seed 0] [--set pcie.lanes=8]
+                          [--trace [PATH]]  # Perfetto timelines of the points (ccsim.timeline)
     ccsim reproduce --all | --list
     ccsim info [COMPONENT] [--json | --markdown]  # component types and workloads: every
                                       # parameter's kind, unit, range, default and its provenance
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native, protocol
-from .errors import CcsimError, UsageError, ViolationFound, check_seed
+from .errors import CcsimError, NotAvailableError, UsageError, ViolationFound, check_seed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,10 +96,22 @@ def cmd_reproduce(args) -> int:
     # Load and validate every experiment (and its platforms) before running
     # any, so bad input fails fast; the runs use these loaded handles.
     experiments = [_native.Experiment.load(n) for n in names]
+    # --trace: Chrome JSON per point and a Perfetto timeline per experiment
+    # in its output directory; --trace PATH: one Perfetto timeline of every
+    # point, at PATH. Checked before anything runs.
+    timeline = trace_path = None
+    if args.trace is not None:
+        from . import timeline as tl
+
+        tl.require()
+        if args.trace is not True:
+            trace_path = tl.check_output(args.trace)
+            timeline = tl.Timeline()
     summaries = []
     for experiment in experiments:
         result = reproduce(experiment, quick=args.quick, seed=args.seed, text_overrides=text_overrides, out=args.out,
-                           progress=None if not args.no_progress else False, jobs=args.jobs, trace=args.trace)
+                           progress=None if not args.no_progress else False, jobs=args.jobs,
+                           trace=args.trace is True, timeline=timeline)
         summary = result.summary()
         summary["output_dir"] = str(Path(args.out) / result.name)
         (Path(args.out) / result.name / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -113,6 +126,14 @@ def cmd_reproduce(args) -> int:
                 parts.append("claims: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n))
             _out(f"{result.name}: {len(result.points)} points -> {summary['output_dir']}/"
                  + (f"  ({'; '.join(parts)})" if parts else ""))
+    if timeline is not None and trace_path is not None:
+        if not timeline.points:
+            raise NotAvailableError(f"--trace {trace_path}: no point of {', '.join(names)} keeps a timeline "
+                                    "(their workloads record no messages and notes)")
+        timeline.write(trace_path)
+        if not args.json:
+            n = sum(p["transactions"] for p in timeline.points)
+            _out(f"timeline: {len(timeline.points)} points, {n} transactions -> {trace_path}")
     if args.json:
         doc = {
             "ccsim_version": _native.__version__,
@@ -523,7 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="platform override, like pcie.lanes=8 or cohet:pcie.lanes=8 (repeatable)")
     r.add_argument("--jobs", type=int, default=1, help="run points in N processes (default: 1)")
-    r.add_argument("--trace", action="store_true", help="also write a Chrome trace JSON per point")
+    r.add_argument("--trace", nargs="?", const=True, default=None, metavar="PATH",
+                   help="write Perfetto timelines: alone, OUT/NAME/trace.perfetto-trace per experiment (and a "
+                   "Chrome trace JSON per point under OUT/NAME/traces/); with PATH, one trace of every point there")
     r.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     r.set_defaults(func=cmd_reproduce)
 
