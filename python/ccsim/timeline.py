@@ -12,7 +12,9 @@ package's own generated messages and its ``TraceProtoBuilder``):
 * under it one track per agent unit: ``system.cpu.core0`` (each operation
   from issue to completion), ``system.cpu.llc0`` (the LLC's transitions),
   ``system.dc.dcu3`` (each DC event: from its arrival at the DCU to the end
-  of its processing), and per link direction
+  of its processing), ``system.dc.app0`` (the transitions of the FPGA-side
+  machine that the device drives) and ``system.dc.device0`` (each device
+  operation, issue to completion), and per link direction
   (``system.cpu.eci0--system.dc.eci0.a_to_b``: each message from sent to
   arrival), named as the simulation's statistics are;
 * per agent unit a ``.transactions`` track: each coherent transaction, a
@@ -64,13 +66,16 @@ def _ns(ps: int) -> int:
 class _Event:
     """A slice or an instant before it becomes packets."""
 
-    __slots__ = ("track", "start", "end", "name", "args", "flows", "terminating", "instant")
+    __slots__ = ("track", "start", "end", "name", "args", "flows", "terminating", "instant", "rank")
 
     def __init__(self, track: int, start: int, end: int, name: str, args: Dict[str, Any], instant: bool) -> None:
         self.track, self.start, self.end, self.name, self.args = track, start, end, name, args
         self.flows: List[int] = []
         self.terminating: List[int] = []
         self.instant = instant
+        #: Among events at one nanosecond: transactions (0) before the rest
+        #: (1), so that a flow leaves the transaction for its request.
+        self.rank = 1
 
 
 class Timeline:
@@ -143,7 +148,7 @@ class Timeline:
         # Notes: operations and transitions on their unit's track.
         notes = sorted(doc["notes"], key=lambda n: (n["start"], n["end"]))
         transitions: Dict[str, List[Tuple[int, int, _Event, Dict[str, Any]]]] = {}
-        open_at: Dict[Tuple[int, str, int], Tuple[Dict[str, Any], _Event, List[Dict[str, Any]]]] = {}
+        open_at: Dict[Tuple[int, str, str, int], Tuple[Dict[str, Any], _Event, List[Dict[str, Any]]]] = {}
         for n in notes:
             args = dict(n["args"])
             kind = args.pop("track", "unit")
@@ -169,7 +174,7 @@ class Timeline:
             if line is None:
                 continue
             transitions.setdefault(line, []).append((n["start"], n["component"], e, n))
-            key = (n["component"], line, n["unit"])
+            key = (n["component"], kind, line, n["unit"])
             if n["opens"]:
                 open_at[key] = (n, e, [n])
             elif key in open_at:
@@ -203,6 +208,7 @@ class Timeline:
                 "events": ", ".join(n["name"] for n in path), "messages": ", ".join(names),
                 "opened_by": first["name"], "closed_by": last["name"], "dur_ps": t1 - t0}
         e = _Event(lane(f"{base}.transactions", parent, t0, t1), t0, t1, name, args, instant=False)
+        e.rank = 0
         self._events.append(e)
         self._flow += 1
         fid = self._flow
@@ -243,19 +249,19 @@ class Timeline:
                 d.parent_uuid = parent
         # (ns, order, n): ends before instants before begins at one
         # nanosecond, so that slices of a lane that touch stay apart.
-        out: List[Tuple[int, int, int, _Event, int]] = []
+        out: List[Tuple[int, int, int, int, _Event, int]] = []
         for i, e in enumerate(self._events):
             s, t = _ns(e.start), _ns(e.end)
             if e.instant:
-                out.append((s, 1, i, e, pb.TrackEvent.TYPE_INSTANT))
+                out.append((s, 1, e.rank, i, e, pb.TrackEvent.TYPE_INSTANT))
             elif s == t:
-                out.append((s, -1, i, e, pb.TrackEvent.TYPE_SLICE_BEGIN))
-                out.append((t, -1, i, e, pb.TrackEvent.TYPE_SLICE_END))
+                out.append((s, -1, e.rank, i, e, pb.TrackEvent.TYPE_SLICE_BEGIN))
+                out.append((t, -1, e.rank, i, e, pb.TrackEvent.TYPE_SLICE_END))
             else:
-                out.append((s, 2, i, e, pb.TrackEvent.TYPE_SLICE_BEGIN))
-                out.append((t, 0, i, e, pb.TrackEvent.TYPE_SLICE_END))
-        out.sort(key=lambda r: (r[0], r[1], r[2], r[4]))
-        for ts, _, _, e, typ in out:
+                out.append((s, 2, e.rank, i, e, pb.TrackEvent.TYPE_SLICE_BEGIN))
+                out.append((t, 0, e.rank, i, e, pb.TrackEvent.TYPE_SLICE_END))
+        out.sort(key=lambda r: (r[0], r[1], r[2], r[3], r[5]))
+        for ts, _, _, _, e, typ in out:
             p = b.add_packet()
             p.trusted_packet_sequence_id = SEQUENCE_ID
             p.timestamp = ts
@@ -268,6 +274,9 @@ class Timeline:
                 te.flow_ids.extend(e.flows)
             if typ == pb.TrackEvent.TYPE_INSTANT or (typ == pb.TrackEvent.TYPE_SLICE_BEGIN and not e.instant):
                 te.terminating_flow_ids.extend(e.terminating)
+        if b.trace.packet:
+            # The sequence starts clean (no interned state is used).
+            b.trace.packet[0].sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
         return b.serialize()
 
     def write(self, path: "str | Path") -> Path:
