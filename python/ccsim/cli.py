@@ -12,7 +12,7 @@
     ccsim bench kernel [--json]
     ccsim bench coherent [--json] [--reads N] [--memory-lines N]
     ccsim bench sweep [--jobs 2] [--repeat K] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
-    ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
+    ccsim protocol list | generate SPEC | check SPEC [--json] [--trace PATH] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
     ccsim report [RESULTS] [--html [-o PAGE.html]] [--json]
@@ -512,9 +512,26 @@ def cmd_protocol(args) -> int:
         gen = protocol.generate(args.spec)
         _out(json.dumps(gen.stats, indent=2) if args.json else gen.text.rstrip("\n"))
         return 0
+    if args.trace and args.action != "check":
+        raise UsageError("protocol: --trace writes a check's counterexample; use it with `check`")
     if args.action == "check":
+        trace_path = None
+        if args.trace:
+            from . import timeline as tl
+
+            tl.require()
+            trace_path = tl.check_output(args.trace)
         result = protocol.check(args.spec, args.max_states)
         _out(result.to_json() if args.json else result.text.rstrip("\n"))
+        if trace_path is not None and result.violations:
+            t = tl.Timeline()
+            t.add_counterexample(f"{args.spec}: {result.violations[0].get('property', 'violation')}",
+                                 result.violations[0])
+            t.write(trace_path)
+            if not args.json:
+                _out(f"counterexample timeline -> {trace_path}")
+        elif trace_path is not None:
+            sys.stderr.write(f"--trace {trace_path}: no violation, so no counterexample was written\n")
         # 1 means: the check ran and found a violation (or could not finish).
         return 0 if result.verified else ViolationFound.exit_code
     formats = [f for f in protocol.EXPORT_FORMATS if getattr(args, f if f == "json" else f"fmt_{f}")]
@@ -589,6 +606,8 @@ def build_parser() -> argparse.ArgumentParser:
     for f, what in (("dot", "Graphviz"), ("sv", "SystemVerilog ROM"), ("murphi", "Murphi model")):
         pr.add_argument(f"--{f}", dest=f"fmt_{f}", action="store_true", help=f"export: {what}")
     pr.add_argument("-o", "--output", help="export: write to this file instead of stdout")
+    pr.add_argument("--trace", metavar="PATH", default=None,
+                    help="check: write the first violation's counterexample as a Perfetto timeline to PATH")
     pr.set_defaults(func=cmd_protocol)
 
     sm = sub.add_parser("simulate", help="run the random tester on a system declared as data (a platform's [systems.NAME])")

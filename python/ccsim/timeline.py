@@ -188,6 +188,46 @@ class Timeline:
         self.points.append({"title": title, **counts})
         return counts
 
+    def add_counterexample(self, title: str, violation: Dict[str, Any]) -> Dict[str, Any]:
+        """Adds a protocol check's counterexample (a violation of
+        ``ccsim.protocol.check``) as a message sequence: one track per agent,
+        step ``k`` of the trace at ``k`` µs (the checker's steps are untimed),
+        a local step as a slice on its agent, a message as a slice on its
+        sender with a flow to its receipt on the receiver, and the violation
+        (property, message, final state) as an instant at the end."""
+        steps: List[str] = violation["trace"]
+        flows_before = self._flow
+        pid = len(self.points) + 1
+        root = self._new_track(title, None, pid)
+        agents: Dict[str, int] = {}
+
+        def agent(name: str) -> int:
+            if name not in agents:
+                agents[name] = self._new_track(name, root)
+            return agents[name]
+
+        step_ps, busy_ps = 1_000_000, 900_000
+        for k, text in enumerate(steps):
+            head, _, label = text.partition(": ")
+            src, _, dst = (x.strip() for x in head.partition("->"))
+            t0 = k * step_ps
+            args = {"step": k + 1, "from": src, "to": dst, "dur_ps": busy_ps}
+            e = _Event(agent(src), t0, t0 + busy_ps, label, args, instant=False)
+            self._events.append(e)
+            if dst and dst != src:
+                self._flow += 1
+                e.flows.append(self._flow)
+                r = _Event(agent(dst), t0 + busy_ps, t0 + busy_ps, f"receive {label}", dict(args), instant=True)
+                r.terminating.append(self._flow)
+                self._events.append(r)
+        end = len(steps) * step_ps
+        final = {"property": violation.get("property", ""), "message": violation.get("message", ""),
+                 "final_state": violation.get("final_state", ""), "steps": len(steps)}
+        self._events.append(_Event(agent("violation"), end, end, str(final["property"]), final, instant=True))
+        counts = {"steps": len(steps), "messages": self._flow - flows_before}
+        self.points.append({"title": title, "transactions": 0, **counts})
+        return counts
+
     def _transaction(self, comp: str, base: str, parent: int, lane, first: Dict[str, Any], first_e: _Event,
                      last: Dict[str, Any], last_e: _Event, path: List[Dict[str, Any]],
                      messages: List[Tuple[int, int, int, int, _Event]],
