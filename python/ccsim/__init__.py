@@ -10,6 +10,7 @@ Quick tour::
     p = ccsim.Platform.load("cohet", overrides={"pcie.lanes": 8})
     p.components()["pcie"]["params"]["lanes"]  # (8, 'override')
     ccsim.sweep("examples/dc_units.toml", jobs=2).df   # a parameter sweep, one row per point
+    ccsim.dashboard("results", html_path="dashboard.html")  # the validation page; returns its JSON summary
 
 Errors are the classes of :mod:`ccsim.errors`; configs and results pickle
 by rebuilding from their config.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, List
 
-from . import _native, protocol
+from . import _native, protocol, timeline
 from .errors import (
     CcsimError,
     ConfigError,
@@ -29,6 +30,7 @@ from .errors import (
     ViolationFound,
     check_seed,
 )
+from .dashboard import dashboard
 from .experiment import ExperimentResult, describe_experiments, experiments, reproduce, run_one
 from .simulate import simulate, simulate_seeds
 from .sweep import SweepResult, sweep
@@ -73,6 +75,7 @@ __all__ = [
     "UsageError",
     "ViolationFound",
     "component_types",
+    "dashboard",
     "describe_experiments",
     "experiments",
     "platforms",
@@ -83,5 +86,6 @@ __all__ = [
     "simulate_seeds",
     "sweep",
     "SweepResult",
+    "timeline",
     "workloads",
 ]

@@ -3,6 +3,7 @@
 ::
 
     ccsim reproduce cohet-dma [--quick] [--json] [--out results] [--seed 0] [--set pcie.lanes=8]
+                          [--trace [PATH]]  # Perfetto timelines of the points (ccsim.timeline)
     ccsim reproduce --all | --list
     ccsim info [COMPONENT] [--json | --markdown]  # component types and workloads: every
                                       # parameter's kind, unit, range, default and its provenance
@@ -11,9 +12,11 @@
     ccsim bench kernel [--json]
     ccsim bench coherent [--json] [--reads N] [--memory-lines N]
     ccsim bench sweep [--jobs 2] [--repeat K] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
-    ccsim protocol list | generate SPEC | check SPEC [--json] | export SPEC --sv|--murphi|--dot|--json
+    ccsim protocol list | generate SPEC | check SPEC [--json] [--trace PATH] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
+    ccsim report [RESULTS] [--html [-o PAGE.html]] [--json]
+                                      # validation dashboard over results/<experiment>/summary.json
     ccsim sweep SPEC.toml [--jobs N] [--backend local|ray] [--address ADDR] [--out results] [--dry-run]
                                       # a grid or seeded sample over declared parameters -> one
                                       # parquet dataset; resumable
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native, protocol
-from .errors import CcsimError, UsageError, ViolationFound, check_seed
+from .errors import CcsimError, NotAvailableError, UsageError, ViolationFound, check_seed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,10 +96,22 @@ def cmd_reproduce(args) -> int:
     # Load and validate every experiment (and its platforms) before running
     # any, so bad input fails fast; the runs use these loaded handles.
     experiments = [_native.Experiment.load(n) for n in names]
+    # --trace: Chrome JSON per point and a Perfetto timeline per experiment
+    # in its output directory; --trace PATH: one Perfetto timeline of every
+    # point, at PATH. Checked before anything runs.
+    timeline = trace_path = None
+    if args.trace is not None:
+        from . import timeline as tl
+
+        tl.require()
+        if args.trace is not True:
+            trace_path = tl.check_output(args.trace)
+            timeline = tl.Timeline()
     summaries = []
     for experiment in experiments:
         result = reproduce(experiment, quick=args.quick, seed=args.seed, text_overrides=text_overrides, out=args.out,
-                           progress=None if not args.no_progress else False, jobs=args.jobs, trace=args.trace)
+                           progress=None if not args.no_progress else False, jobs=args.jobs,
+                           trace=args.trace is True, timeline=timeline)
         summary = result.summary()
         summary["output_dir"] = str(Path(args.out) / result.name)
         (Path(args.out) / result.name / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -111,6 +126,14 @@ def cmd_reproduce(args) -> int:
                 parts.append("claims: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n))
             _out(f"{result.name}: {len(result.points)} points -> {summary['output_dir']}/"
                  + (f"  ({'; '.join(parts)})" if parts else ""))
+    if timeline is not None and trace_path is not None:
+        if not timeline.points:
+            raise NotAvailableError(f"--trace {trace_path}: no point of {', '.join(names)} keeps a timeline "
+                                    "(their workloads record no messages and notes)")
+        timeline.write(trace_path)
+        if not args.json:
+            n = sum(p["transactions"] for p in timeline.points)
+            _out(f"timeline: {len(timeline.points)} points, {n} transactions -> {trace_path}")
     if args.json:
         doc = {
             "ccsim_version": _native.__version__,
@@ -446,6 +469,33 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from .dashboard import dashboard, fmt_mape
+
+    results = Path(args.results)
+    html_path = None
+    if args.html:
+        html_path = Path(args.output) if args.output else results / "dashboard.html"
+    elif args.output:
+        raise UsageError("report: -o/--output names the HTML page; add --html")
+    summary = dashboard(results, html_path=html_path)
+    if args.json:
+        _out(json.dumps(summary, indent=2))
+        return 0
+    rows = summary["experiments"]
+    width = max(len(r["experiment"]) for r in rows)
+    _out(f"{'#':>2}  {'experiment':<{width}}  {'pred. MAPE':>10}  {'worst':>8}  {'cal. MAPE':>9}  {'worst':>8}  claims")
+    for r in rows:
+        p, c, cl = r["prediction"], r["calibration"], r["claims"]
+        _out(f"{r['rank']:>2}  {r['experiment']:<{width}}  {fmt_mape(p['mape_pct']):>10}  "
+             f"{fmt_mape(p['max_abs_error_pct']):>8}  {fmt_mape(c['mape_pct']):>9}  "
+             f"{fmt_mape(c['max_abs_error_pct']):>8}  {cl['held']}/{cl['total']} held"
+             + (f", {cl['not_held']} not held" if cl["not_held"] else ""))
+    if html_path is not None:
+        _out(f"dashboard: {html_path}")
+    return 0
+
+
 def cmd_protocol(args) -> int:
     if args.action == "list":
         specs = protocol.specs()
@@ -462,10 +512,27 @@ def cmd_protocol(args) -> int:
         gen = protocol.generate(args.spec)
         _out(json.dumps(gen.stats, indent=2) if args.json else gen.text.rstrip("\n"))
         return 0
+    if args.trace and args.action != "check":
+        raise UsageError("protocol: --trace writes a check's counterexample; use it with `check`")
     if args.action == "check":
         instances = protocol.parse_instances(args.instances) if args.instances else None
+        trace_path = None
+        if args.trace:
+            from . import timeline as tl
+
+            tl.require()
+            trace_path = tl.check_output(args.trace)
         result = protocol.check(args.spec, args.max_states, instances)
         _out(result.to_json() if args.json else result.text.rstrip("\n"))
+        if trace_path is not None and result.violations:
+            t = tl.Timeline()
+            t.add_counterexample(f"{args.spec}: {result.violations[0].get('property', 'violation')}",
+                                 result.violations[0])
+            t.write(trace_path)
+            if not args.json:
+                _out(f"counterexample timeline -> {trace_path}")
+        elif trace_path is not None:
+            sys.stderr.write(f"--trace {trace_path}: no violation, so no counterexample was written\n")
         # 1 means: the check ran and found a violation (or could not finish).
         return 0 if result.verified else ViolationFound.exit_code
     formats = [f for f in protocol.EXPORT_FORMATS if getattr(args, f if f == "json" else f"fmt_{f}")]
@@ -496,7 +563,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="platform override, like pcie.lanes=8 or cohet:pcie.lanes=8 (repeatable)")
     r.add_argument("--jobs", type=int, default=1, help="run points in N processes (default: 1)")
-    r.add_argument("--trace", action="store_true", help="also write a Chrome trace JSON per point")
+    r.add_argument("--trace", nargs="?", const=True, default=None, metavar="PATH",
+                   help="write Perfetto timelines: alone, OUT/NAME/trace.perfetto-trace per experiment (and a "
+                   "Chrome trace JSON per point under OUT/NAME/traces/); with PATH, one trace of every point there")
     r.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     r.set_defaults(func=cmd_reproduce)
 
@@ -541,6 +610,8 @@ def build_parser() -> argparse.ArgumentParser:
     for f, what in (("dot", "Graphviz"), ("sv", "SystemVerilog ROM"), ("murphi", "Murphi model")):
         pr.add_argument(f"--{f}", dest=f"fmt_{f}", action="store_true", help=f"export: {what}")
     pr.add_argument("-o", "--output", help="export: write to this file instead of stdout")
+    pr.add_argument("--trace", metavar="PATH", default=None,
+                    help="check: write the first violation's counterexample as a Perfetto timeline to PATH")
     pr.set_defaults(func=cmd_protocol)
 
     sm = sub.add_parser("simulate", help="run the random tester on a system declared as data (a platform's [systems.NAME])")
@@ -572,6 +643,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="validate the spec and print how many points would run; write nothing")
     sw.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     sw.set_defaults(func=cmd_sweep)
+
+    rp = sub.add_parser("report", help="the validation state of every experiment in a results directory: "
+                        "error, claims, plots, parameters (--html: one self-contained page)")
+    rp.add_argument("results", nargs="?", default="results",
+                    help="results directory written by `ccsim reproduce` (default: results/)")
+    rp.add_argument("--html", action="store_true",
+                    help="write the dashboard page (default RESULTS/dashboard.html; see -o)")
+    rp.add_argument("-o", "--output", default=None, help="with --html: write the page here")
+    rp.add_argument("--json", action="store_true", help="print the summary as JSON (the page's numbers)")
+    rp.set_defaults(func=cmd_report)
     return parser
 
 

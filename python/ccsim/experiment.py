@@ -34,7 +34,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
 from .claims import evaluate_claims
-from .errors import UsageError, check_seed
+from .errors import NotAvailableError, UsageError, check_seed
 from .overrides import experiment_platform, scoped
 from .plot import plot_result
 from .report import render_report
@@ -141,9 +141,12 @@ class _PointLog:
 def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int = 0,
                overrides: Optional[Overrides] = None, text_overrides: Optional[TextOverrides] = None,
                out_dir: Optional[Path] = None, progress: Optional[bool] = None, jobs: int = 1,
-               trace_dir: Optional[Path] = None) -> List[Dict[str, Any]]:
+               trace_dir: Optional[Path] = None, timeline: Optional[Any] = None) -> List[Dict[str, Any]]:
     """Runs every (series, x) point of ``experiment`` and returns them in
-    series-then-x order. See the module docs for resuming and ``jobs``."""
+    series-then-x order. See the module docs for resuming and ``jobs``.
+    With ``trace_dir`` each point's Chrome trace JSON is written there; with
+    ``timeline`` (a :class:`ccsim.timeline.Timeline`) each point that keeps
+    its messages and notes is added to it (both rerun finished points)."""
     from tqdm import tqdm
 
     if jobs < 1:
@@ -160,11 +163,11 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
     pending = []
     for series, platform, x in todo:
         key = (series, x_key(x))
-        if log is not None and key in log.done and trace_dir is None:
+        if log is not None and key in log.done and trace_dir is None and timeline is None:
             results[key] = log.done[key]
         else:
             pending.append((series, platform, x))
-    trace = trace_dir is not None
+    trace = trace_dir is not None or timeline is not None
     bar = tqdm(total=len(todo), initial=len(todo) - len(pending), desc=cfg["name"], unit="pt",
                disable=(None if progress is None else not progress), leave=False)
 
@@ -175,6 +178,11 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
             name = f"{point['series']}_{_fmt_x(point['x'])}.json"
             (trace_dir / name).write_text(point["trace_json"])
         point.pop("trace_json", None)
+        events = point.pop("trace_events", None)
+        if timeline is not None and events is not None:
+            from .timeline import titles
+
+            timeline.add_point(titles(cfg["name"], cfg["x"]["name"], [point])[0], events)
         if log is not None:
             log.append(point)
         bar.update(1)
@@ -351,11 +359,16 @@ class ExperimentResult:
         return {
             "experiment": self.name,
             "title": self.config["title"],
+            "source": _source(self.experiment.origin),
             "seed": self.seed,
             "quick": self.quick,
+            "overrides": [[k, v] for k, v in (self.overrides.items() if isinstance(self.overrides, dict)
+                                              else self.overrides)],
+            "text_overrides": [[k, v] for k, v in self.text_overrides],
             "calibrated_on": self.config["calibrated_on"],
             "errors": self.error_summary(),
-            "claims": [{k: c[k] for k in ("claim", "kind", "series", "section", "verdict", "detail", "expect")}
+            "claims": [{k: c[k] for k in ("claim", "kind", "series", "section", "quote", "verdict", "detail",
+                                          "expect")}
                        for c in self.claims()],
             "points": [{k: c[k] for k in ("experiment", "series", "x", "sim", "paper", "role", "error_pct")}
                        for c in self.comparisons()],
@@ -376,7 +389,8 @@ class ExperimentResult:
         return plot_result(self, path)
 
     def save(self, directory: os.PathLike) -> Dict[str, Path]:
-        """Writes results.parquet, results.csv, plot.png and report.md into
+        """Writes results.parquet, results.csv, plot.png, report.md and
+        summary.json (:meth:`summary`, which ``ccsim report`` reads) into
         ``directory`` and returns their paths."""
         import matplotlib.pyplot as plt
 
@@ -388,13 +402,22 @@ class ExperimentResult:
             "csv": d / "results.csv",
             "plot": d / "plot.png",
             "report": d / "report.md",
+            "summary": d / "summary.json",
         }
         df.to_parquet(paths["parquet"], index=False)
         df.to_csv(paths["csv"], index=False)
         fig = self.plot(paths["plot"])
         plt.close(fig)
         paths["report"].write_text(self.report())
+        paths["summary"].write_text(json.dumps(self.summary(), indent=2) + "\n")
         return paths
+
+
+def _source(origin: str) -> str:
+    """An experiment's origin as a later process can load it again: a file's
+    absolute path, or the shipped name."""
+    path = Path(origin)
+    return str(path.resolve()) if path.suffix == ".toml" and path.is_file() else origin
 
 
 def _derive(config: Dict[str, Any], points: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -431,7 +454,7 @@ def _rebuild_result(origin, points, seed, quick, overrides, text_overrides) -> E
 def reproduce(name: Union[str, _native.Experiment], quick: bool = False, seed: int = 0,
               overrides: Optional[Overrides] = None, *, text_overrides: Optional[TextOverrides] = None,
               out: Optional[os.PathLike] = None, progress: Optional[bool] = False, jobs: int = 1,
-              trace: bool = False) -> ExperimentResult:
+              trace: Union[bool, str, os.PathLike] = False, timeline: Optional[Any] = None) -> ExperimentResult:
     """Runs experiment ``name`` (a shipped name, a path to a TOML file, or an
     already loaded ``Experiment``).
 
@@ -439,22 +462,43 @@ def reproduce(name: Union[str, _native.Experiment], quick: bool = False, seed: i
     ``{"cohet:pcie.lanes": 8}`` for one platform only). With ``out``, the
     outputs are written to ``out/<name>/`` and an interrupted sweep resumes
     from ``points.jsonl``; ``trace=True`` also writes a Chrome trace per
-    point under ``traces/``.
+    point under ``traces/`` and the Perfetto timeline of every point that
+    keeps one (:mod:`ccsim.timeline`) to ``trace.perfetto-trace`` (none
+    when no workload of the experiment keeps one);
+    ``trace=PATH`` writes only the Perfetto timeline, to PATH (no ``out``
+    needed). ``timeline``: a :class:`ccsim.timeline.Timeline` to add the
+    points to instead (the caller writes it).
     """
+    from . import timeline as tl
+
     seed = check_seed(seed)
     experiment = name if isinstance(name, _native.Experiment) else _native.Experiment.load(str(name))
     exp_dir = Path(out) / experiment.name if out is not None else None
     trace_dir = None
-    if trace:
+    trace_path: Optional[Path] = None
+    if trace is True:
         if exp_dir is None:
             raise UsageError("trace=True needs an output directory (out=...)")
         trace_dir = exp_dir / "traces"
+        trace_path = exp_dir / "trace.perfetto-trace"
+    elif trace:
+        trace_path = tl.check_output(Path(trace))  # type: ignore[arg-type]
+    if trace_path is not None and timeline is None:
+        timeline = tl.Timeline()
+    else:
+        trace_path = None
     points = run_points(experiment, quick=quick, seed=seed, overrides=overrides, text_overrides=text_overrides,
-                        out_dir=exp_dir, progress=progress, jobs=jobs, trace_dir=trace_dir)
+                        out_dir=exp_dir, progress=progress, jobs=jobs, trace_dir=trace_dir, timeline=timeline)
     result = ExperimentResult(experiment, points, seed=seed, quick=quick, overrides=overrides,
                               text_overrides=text_overrides)
     if exp_dir is not None:
         result.save(exp_dir)
+    if trace_path is not None and timeline is not None:
+        if timeline.points:
+            timeline.write(trace_path)
+        elif trace is not True:
+            raise NotAvailableError(f"trace: no point of {experiment.name} keeps a timeline (its workloads "
+                                    "record no messages and notes)")
     return result
 
 

@@ -840,3 +840,85 @@ fn the_app_window_issues_one_op_per_clock_and_keeps_them_in_flight() {
     assert!(t_again - lat_again >= first_on_0);
     assert_eq!(sys.dc().app_pending(), 0);
 }
+
+/// A full trace keeps the components' notes (the LLC's and the DC's
+/// transitions, the core's operations) beside the messages; it hashes as
+/// a run with the hash only, and the numbers match the statistics.
+#[test]
+fn full_trace_notes_match_the_statistics_and_keep_the_hash() {
+    let p = CoherentParams::default();
+    let program = vec![
+        CpuOp::Load { line: 5 },
+        CpuOp::Store {
+            line: 6,
+            word: 1,
+            value: 7,
+        },
+        CpuOp::Load { line: 5 },
+    ];
+    let run = |mode| {
+        let mut sys =
+            CoherentSystem::build_with(&p, HomeMemory::Bram, program.clone(), vec![], 3, mode)
+                .unwrap();
+        sys.run().unwrap();
+        sys
+    };
+    let (hashed, full) = (run(TraceMode::Hash), run(TraceMode::Full));
+    assert_eq!(hashed.sim.trace_hash(), full.sim.trace_hash());
+    assert_eq!(hashed.sim.trace_events_json(), None);
+    let doc: serde_json::Value =
+        serde_json::from_str(&full.sim.trace_events_json().unwrap()).unwrap();
+    let stats = full.sim.stats();
+    let notes = doc["notes"].as_array().unwrap();
+    let comps = doc["components"].as_array().unwrap();
+    let of = |comp: &str, kind: &str| {
+        notes
+            .iter()
+            .filter(|n| {
+                comps[n["component"].as_u64().unwrap() as usize] == comp && n["kind"] == kind
+            })
+            .collect::<Vec<_>>()
+    };
+    // One note per operation, with the latency the histogram recorded.
+    let ops = of("system.cpu", "op");
+    assert_eq!(
+        ops.len() as u64,
+        stats.histogram("system.cpu.latency_ps").unwrap().count
+    );
+    let lat: Vec<u64> = full.cpu().completed.iter().map(|c| c.latency_ps).collect();
+    let mut noted: Vec<u64> = ops
+        .iter()
+        .map(|n| n["end"].as_u64().unwrap() - n["start"].as_u64().unwrap())
+        .collect();
+    let mut want = lat.clone();
+    noted.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(noted, want);
+    // Two misses: two transactions opened and closed at the CPU, each
+    // I -> transient -> stable; one DC note per DC event.
+    let llc = of("system.cpu", "transition");
+    let opened = llc.iter().filter(|n| n["opens"] == true).count();
+    let closed = llc.iter().filter(|n| n["closes"] == true).count();
+    assert_eq!((opened, closed), (2, 2));
+    assert_eq!(stats.counter("system.cpu.misses"), Some(2));
+    let first = llc[0]["args"].as_array().unwrap();
+    assert_eq!(first[0], serde_json::json!(["track", "llc"]));
+    assert_eq!(first[1], serde_json::json!(["from", "I"]));
+    // One DCU note per DC event; the FPGA-side machine's own transitions
+    // (the AXI reads here) are on its `app` track.
+    let dc = of("system.dc", "transition");
+    let dcu = dc
+        .iter()
+        .filter(|n| n["args"][0] == serde_json::json!(["track", "dcu"]))
+        .count();
+    assert_eq!(Some(dcu as u64), stats.counter("system.dc.events"));
+    assert!(dc.len() > dcu);
+    assert_eq!(
+        doc["messages"].as_array().unwrap().len(),
+        full.sim
+            .trace_json()
+            .unwrap()
+            .matches("\"ph\":\"X\"")
+            .count()
+    );
+}

@@ -150,6 +150,11 @@ pub struct PointResult {
     pub stats: BTreeMap<String, f64>,
     /// Chrome/Perfetto trace JSON when requested.
     pub trace_json: Option<String>,
+    /// When requested: the messages and the components' notes (state
+    /// transitions, operations) as data
+    /// ([`ccsim_kernel::sim::Simulation::trace_events_json`]), which
+    /// ccsim's Perfetto writer reads.
+    pub trace_events: Option<String>,
     /// SHA-256 (hex) of the message log: equal for equal runs.
     pub trace_hash: String,
 }
@@ -487,6 +492,7 @@ pub(crate) fn sim_result<M: Message>(
         } else {
             None
         },
+        trace_events: sim.trace_events_json(),
         trace_hash: sim.trace_hash().unwrap_or_default(),
     }
 }
@@ -745,6 +751,7 @@ fn link_pingpong(
         } else {
             None
         },
+        trace_events: sim.trace_events_json(),
         trace_hash: sim.trace_hash().unwrap_or_default(),
     })
 }

@@ -111,5 +111,5 @@ pub mod prelude {
     };
     pub use crate::stats::{StatValue, StatsReport};
     pub use crate::time::{Clock, Tick, MS, NS, PS, SEC, US};
-    pub use crate::trace::TraceMode;
+    pub use crate::trace::{Note, NoteKind, TraceMode};
 }

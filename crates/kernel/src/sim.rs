@@ -17,7 +17,7 @@ use crate::queue::{order_word, Entry, EventQueue, Priority};
 use crate::rng::SimRng;
 use crate::stats::{Stats, StatsReport};
 use crate::time::Tick;
-use crate::trace::{Record, TraceMode, Tracer};
+use crate::trace::{Note, Record, TraceMode, Tracer};
 
 /// Index of a component in its simulation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -269,6 +269,18 @@ impl<M: Message> Ctx<'_, M> {
     /// Ends the run after the current event.
     pub fn stop(&mut self) {
         self.world.stop = true;
+    }
+    /// Whether the run keeps a full trace, so that [`Ctx::trace_note`] is
+    /// worth building a note for.
+    #[inline]
+    pub fn tracing(&self) -> bool {
+        self.world.tracer.full()
+    }
+    /// Adds `note` of this component to the full trace (dropped otherwise).
+    /// Notes change nothing in the run and are not part of the trace hash.
+    #[cold]
+    pub fn trace_note(&mut self, note: Note) {
+        self.world.tracer.note(self.me, note);
     }
 }
 
@@ -636,6 +648,21 @@ impl<M: Message> Simulation<M> {
             .map(|l| l.params.vcs.iter().map(|v| v.name.clone()).collect())
             .collect();
         self.world.tracer.chrome_json(&self.names, &links, &vcs)
+    }
+    /// Messages and components' notes as data (see
+    /// [`crate::trace::Tracer::events_json`]), when tracing is
+    /// [`TraceMode::Full`].
+    pub fn trace_events_json(&self) -> Option<String> {
+        let links: Vec<(String, u32, u32, Vec<String>)> = self
+            .world
+            .links
+            .iter()
+            .map(|l| {
+                let vcs = l.params.vcs.iter().map(|v| v.name.clone()).collect();
+                (l.name.clone(), l.dirs[0].src, l.dirs[0].dst, vcs)
+            })
+            .collect();
+        self.world.tracer.events_json(&self.names, &links)
     }
 }
 

@@ -456,7 +456,10 @@ impl PyExperiment {
 }
 
 /// Runs one point of `series` of `experiment` at `x` and returns
-/// `{"metrics": {..}, "stats": {..}, "trace_json": str | None, "trace_hash": str}`.
+/// `{"metrics": {..}, "stats": {..}, "trace_json": str | None,
+/// "trace_events": str | None, "trace_hash": str}` (with `trace`, the Chrome
+/// trace JSON and, where the workload keeps them, the messages and the
+/// components' notes as data for the Perfetto writer).
 /// The point runs on the platform the experiment loaded, with the overrides
 /// applied to a copy: no file is parsed, and the call is a pure function of
 /// its arguments.
@@ -568,6 +571,7 @@ fn run_workload<'py>(
         r.stats.into_iter().collect::<Vec<_>>().into_py_dict(py)?,
     )?;
     d.set_item("trace_json", r.trace_json)?;
+    d.set_item("trace_events", r.trace_events)?;
     d.set_item("trace_hash", r.trace_hash)?;
     Ok(d)
 }

@@ -742,7 +742,44 @@ impl CoherentCpu {
             return Row::ReadOnly;
         }
         self.apply(ctx, line, row, None, None, store, delay);
+        if ctx.tracing() && !row.read_only {
+            self.note_row(ctx, line, st, row, LOCAL_EV_NAMES[ev as usize]);
+        }
         Row::Ran(row.sends())
+    }
+
+    /// Adds the transition of `line` from state `from` by `row` (of event
+    /// `event`) to the full trace, on unit 0 (the LLC).
+    #[cold]
+    fn note_row(
+        &self,
+        ctx: &mut Ctx<'_, Msg>,
+        line: u64,
+        from: usize,
+        row: &PeerRow<()>,
+        event: &str,
+    ) {
+        let t = &self.tables;
+        let sent: Vec<&str> = row.sent.iter().map(|&m| t.msgs[m as usize].name).collect();
+        let now = ctx.now();
+        ctx.trace_note(Note {
+            kind: NoteKind::Transition {
+                opens: row.opens,
+                closes: row.closes,
+            },
+            unit: 0,
+            start: now,
+            end: now,
+            line: Some(line),
+            name: event.to_string(),
+            args: vec![
+                ("track", "llc".to_string()),
+                ("from", t.state_name(PEER, from).to_string()),
+                ("to", t.state_name(PEER, row.next).to_string()),
+                ("sent", sent.join(" ")),
+                ("address", format!("{:#x}", line * LINE_BYTES as u64)),
+            ],
+        });
     }
 
     /// Whether the table has a row for `ev` in state `st`.
@@ -1350,6 +1387,9 @@ impl CoherentCpu {
             None,
             self.snoop,
         );
+        if ctx.tracing() {
+            self.note_row(ctx, line, st, row, m.name());
+        }
         if let Some(b) = m.data {
             recycle_line(b);
         }
@@ -1485,6 +1525,18 @@ impl Component<Msg> for CoherentCpu {
                     };
                     let t0 = o.expect("found").issued;
                     ctx.record(ST_LAT, now - t0);
+                    if ctx.tracing() {
+                        let op = core.program[d.op];
+                        ctx.trace_note(Note {
+                            kind: NoteKind::Op,
+                            unit: c as u32,
+                            start: t0,
+                            end: now,
+                            line: op.line(),
+                            name: op.kind().to_string(),
+                            args: vec![("track", "core".to_string()), ("op", d.op.to_string())],
+                        });
+                    }
                     core.done += 1;
                     if core.blocking == Some(d.op) {
                         core.blocking = None;

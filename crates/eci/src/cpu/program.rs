@@ -123,6 +123,22 @@ impl CpuOp {
             .collect()
     }
 
+    /// The op's kind in traces (`load`, `store`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CpuOp::Load { .. } => "load",
+            CpuOp::Store { .. } => "store",
+            CpuOp::Atomic { .. } => "atomic",
+            CpuOp::Fence => "fence",
+            CpuOp::Evict { .. } => "evict",
+            CpuOp::Clean { .. } => "clean",
+            CpuOp::Downgrade { .. } => "downgrade",
+            CpuOp::Prefetch { .. } => "prefetch",
+            CpuOp::PrefetchExclusive { .. } => "prefetch_exclusive",
+            CpuOp::Wait { .. } => "wait",
+        }
+    }
+
     /// The op's line (`None` for [`CpuOp::Wait`] and [`CpuOp::Fence`]).
     pub fn line(&self) -> Option<u64> {
         match self {

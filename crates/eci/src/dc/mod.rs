@@ -48,7 +48,7 @@ use ccsim_coherence::memory::{LineStore, MemTiming};
 use ccsim_coherence::util::{complete, modulo};
 use ccsim_coherence::{
     boxed_line, boxed_line_with, recycle_line, Catalogue, CohMsg, Line, Msg, Tables, GENERATED,
-    LOCAL, PEER,
+    LINE_BYTES, LOCAL, PEER,
 };
 use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, SendStep};
 
@@ -802,6 +802,32 @@ impl DirectoryController {
             return self.fail(ctx, e);
         }
         let next = row.next;
+        if ctx.tracing() {
+            let tables = &self.tables;
+            let sent: Vec<&str> = row
+                .sent
+                .iter()
+                .map(|&s| tables.msgs[s as usize].name)
+                .collect();
+            ctx.trace_note(Note {
+                kind: NoteKind::Transition {
+                    opens: row.opens,
+                    closes: row.closes,
+                },
+                unit: d as u32,
+                start: now,
+                end: done,
+                line: Some(line),
+                name: m.name().to_string(),
+                args: vec![
+                    ("track", "dcu".to_string()),
+                    ("from", tables.state_name(GENERATED, p.state).to_string()),
+                    ("to", tables.state_name(GENERATED, next).to_string()),
+                    ("sent", sent.join(" ")),
+                    ("address", format!("{:#x}", line * LINE_BYTES as u64)),
+                ],
+            });
+        }
         // Sparse: a line back in the initial state costs nothing.
         if row.next_initial {
             self.state.remove(line);
@@ -946,6 +972,32 @@ impl DirectoryController {
             return false;
         }
         let next = row.next;
+        if ctx.tracing() {
+            let tables = &self.tables;
+            let sent: Vec<&str> = row
+                .sent
+                .iter()
+                .map(|&s| tables.msgs[s as usize].name)
+                .collect();
+            ctx.trace_note(Note {
+                kind: NoteKind::Transition {
+                    opens: row.opens,
+                    closes: row.closes,
+                },
+                unit: 0,
+                start: now,
+                end: now,
+                line: Some(line),
+                name: tables.ir.roles[LOCAL].events[ev].name.clone(),
+                args: vec![
+                    ("track", "app".to_string()),
+                    ("from", tables.state_name(LOCAL, st).to_string()),
+                    ("to", tables.state_name(LOCAL, next).to_string()),
+                    ("sent", sent.join(" ")),
+                    ("address", format!("{:#x}", line * LINE_BYTES as u64)),
+                ],
+            });
+        }
         if row.next_initial {
             self.app_state.remove(line);
         } else {
@@ -966,6 +1018,17 @@ impl DirectoryController {
         let posted = message.is_none() && row.next_stable;
         if !row.sends() || posted {
             if let Some((op, t0)) = self.app_outstanding.remove(&line) {
+                if ctx.tracing() {
+                    ctx.trace_note(Note {
+                        kind: NoteKind::Op,
+                        unit: 0,
+                        start: t0,
+                        end: now,
+                        line: Some(line),
+                        name: op.event.clone(),
+                        args: vec![("track", "device".to_string())],
+                    });
+                }
                 self.observe(
                     now,
                     DcEvent::AppDone {

@@ -107,6 +107,7 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         metrics,
         stats,
         trace_json: None,
+        trace_events: None,
         trace_hash: r.trace_hash.unwrap_or_default(),
     })
 }

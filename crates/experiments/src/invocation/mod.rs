@@ -158,7 +158,7 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     // The invocation protocol on the FPGA's DC, or FastForward over CCPI
     // between the two sockets (eci-dc on the ThunderX-1 home).
     let system = if fastforward { "llc_ddr" } else { "invocation" };
-    let opts = EciOptions::new(seed, TraceMode::Hash)
+    let opts = EciOptions::new(seed, crate::trace_mode(point.trace))
         .set(
             "links",
             "jitter_ns",
@@ -222,7 +222,8 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     Ok(PointResult {
         metrics,
         stats,
-        trace_json: None,
+        trace_json: r.trace_json,
+        trace_events: r.trace_events,
         trace_hash: r.trace_hash,
     })
 }

@@ -462,6 +462,10 @@ pub struct InvocationRun {
     pub events: u64,
     /// Trace hash.
     pub trace_hash: String,
+    /// The Chrome trace JSON, with a full trace.
+    pub trace_json: Option<String>,
+    /// Messages and notes as data, with a full trace.
+    pub trace_events: Option<String>,
 }
 
 /// Runs `cfg.calls` invocations of the device's checksum function on `sys`
@@ -593,6 +597,8 @@ impl InvocationRun {
             stats: sys.sim.stats().flatten(),
             events: sys.sim.events_processed(),
             trace_hash: sys.sim.trace_hash().unwrap_or_default(),
+            trace_json: sys.sim.trace_json(),
+            trace_events: sys.sim.trace_events_json(),
         }
     }
 }

@@ -166,6 +166,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         metrics,
         stats,
         trace_json,
+        trace_events: None,
         trace_hash,
     })
 }
