@@ -1,4 +1,4 @@
-"""The CXL.cache experiments of Cohet (Figs. 13 and 15), driven as a user
+"""The CXL.cache experiments of Cohet (Figs. 12, 13 and 15), driven as a user
 drives them: the CLI's reproduce with its summary, the API's DataFrame, the
 calibration points within 5%, the predictions where they fall, and the
 device-clock what-if of the same cycle counts at 1.5 GHz."""
@@ -52,3 +52,16 @@ def test_bandwidth_predictions_and_claims():
 def test_a_bad_device_parameter_is_a_config_error():
     with pytest.raises(ccsim.ConfigError, match="dcoh.access_ns"):
         ccsim.reproduce("cohet-cxl-latency", overrides={"dcoh.access_ns": -1.0})
+
+
+def test_numa_latency_comes_from_crossings():
+    df = ccsim.reproduce("cohet-numa", quick=True).df
+    lat = {x: v for s, x, v in zip(df.series, df.x, df.sim) if s == "latency"}
+    # The nearest node is the root port's; the other socket is further
+    # than any node of this one; a node two crossings away (3) costs the
+    # sum of one horizontal and one vertical crossing.
+    assert lat[7] < lat[5] < lat[0] < lat[3]
+    hop_x = ccsim.Platform.load("cohet").components()["snc"]["params"]["hop_x_ns"][0]
+    assert lat[3] - lat[0] == pytest.approx(lat[5] - lat[7] + 2 * hop_x, abs=1.0)
+    pred = df[df.role == "prediction"]
+    assert (pred.error_pct.abs() <= 5.0).all(), pred

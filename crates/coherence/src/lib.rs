@@ -54,5 +54,6 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
         &agents::TABLE_AGENT,
         &agents::PROTOCOL_SWITCH,
         &agents::PROTOCOL_LINK,
+        &agents::SNC_MESH,
     ]
 }

@@ -23,6 +23,13 @@
 //!   every one allowed in flight, paced by the DCOH's `issue_ns` (a hit)
 //!   or `miss_issue_ns` (a miss); bandwidth = bytes / (last load's use -
 //!   first load's issue).
+//! * **NUMA node.** With an `snc_mesh` instance in the platform, the
+//!   line's home (its LLC slice and memory controller) sits on NUMA node
+//!   `numa_node`: the link between the home and the mesh gains the node's
+//!   one-way distance from the root port (quadrant crossings, and the UPI
+//!   link for the other socket) over that of `snc_mesh.root_port_node`, the
+//!   node the latencies were calibrated on (Cohet §VI-B1: node 7, the
+//!   nearest).
 //! * **Device clock.** `device_clock_mhz` rescales every time of the DCOH
 //!   (its occupancy, pipeline and issue intervals) from the 400 MHz of the
 //!   calibration: the same cycle counts at another clock, as the paper's
@@ -38,6 +45,7 @@
 
 use std::collections::BTreeMap;
 
+use ccsim_coherence::agents::snc_one_way_ns;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
 
@@ -67,6 +75,7 @@ pub static CXL_LSU: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "mode", kind: ParamKind::Enum(&["latency", "bandwidth"]), default: ParamDefault::Str("latency"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 13: latency", description: "latency: tests of 32 sequential loads one at a time; bandwidth: `requests` loads, all allowed in flight." },
         ParamSpec { name: "trials", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "tests", range: ParamRange::between(1.0, 100_000.0), from: "Cohet §VI-B2: each test repeated 1000 times", description: "Latency tests, each on fresh lines." },
         ParamSpec { name: "requests", kind: ParamKind::Int, default: ParamDefault::Int(2048), unit: "requests", range: ParamRange::between(1.0, 1_048_576.0), from: "Cohet §VI-C1: bandwidth reported at 2,048 requests", description: "Bandwidth: loads per test (x when it sweeps requests)." },
+        ParamSpec { name: "numa_node", kind: ParamKind::Int, default: ParamDefault::Int(7), unit: "node", range: ParamRange::between(0.0, 7.0), from: "Cohet §VI-B1: node 7, the nearest to the device", description: "The NUMA node holding the lines (with the platform's snc_mesh; x when it sweeps the node)." },
         ParamSpec { name: "device_clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(400.0), unit: "MHz", range: ParamRange::between(1.0, 10_000.0), from: "Cohet §VI-A1: the FPGA at 400 MHz", description: "The device clock; the DCOH's times scale by 400 / clock (x when it sweeps the clock)." },
     ],
     check: None,
@@ -84,8 +93,18 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let params = point.params;
     let mut clock = params.float("device_clock_mhz");
     let mut requests = params.uint("requests");
+    let mut node = params.uint("numa_node");
     match point.x_name {
         "device_clock_mhz" => clock = point.x,
+        "numa_node" => {
+            if !(0.0..=7.0).contains(&point.x) || point.x.fract() != 0.0 {
+                return Err(werr(format!(
+                    "numa_node = {}: must be a node, 0 to 7",
+                    point.x
+                )));
+            }
+            node = point.x as u64;
+        }
         "requests" => {
             if !(point.x >= 1.0 && point.x.fract() == 0.0) {
                 return Err(werr(format!(
@@ -97,7 +116,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         }
         other => {
             return Err(werr(format!(
-                "workload cxl_lsu sweeps device_clock_mhz or requests, not {other:?}"
+                "workload cxl_lsu sweeps device_clock_mhz, requests or numa_node, not {other:?}"
             )))
         }
     }
@@ -109,7 +128,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let system = params.str("system");
     let tier = params.str("tier");
     let bandwidth = params.str("mode") == "bandwidth";
-    let platform = at_clock(point.platform, system, clock)?;
+    let platform = on_node(&at_clock(point.platform, system, clock)?, system, node)?;
     let (n, window, warm_pass) = if bandwidth {
         (requests, requests as usize, tier == "hmc")
     } else {
@@ -205,6 +224,43 @@ fn at_clock(platform: &Platform, system: &str, clock_mhz: f64) -> Result<Platfor
         .collect();
     platform
         .with_overrides(&overrides)
+        .map_err(RunError::Config)
+}
+
+/// `platform` with the home's link lengthened by NUMA node `node`'s
+/// distance from the root port beyond the root port's own node (unchanged
+/// without an `snc_mesh` instance).
+fn on_node(platform: &Platform, system: &str, node: u64) -> Result<Platform, RunError> {
+    let meshes = platform.instances_of("snc_mesh");
+    let Some((_, mesh)) = meshes.first() else {
+        return Ok(platform.clone());
+    };
+    let extra = snc_one_way_ns(&mesh.params, node)
+        - snc_one_way_ns(&mesh.params, mesh.params.uint("root_port_node"));
+    if extra == 0.0 {
+        return Ok(platform.clone());
+    }
+    let decl = platform.system(system).map_err(RunError::Config)?;
+    let home = decl
+        .agents
+        .iter()
+        .find(|a| a.role.as_deref() == Some("home"))
+        .ok_or_else(|| werr(format!("system {system}: no agent plays the `home` role")))?;
+    let link = decl
+        .links
+        .iter()
+        .find(|l| l.a.0 == home.name || l.b.0 == home.name)
+        .ok_or_else(|| werr(format!("system {system}: agent {} has no link", home.name)))?;
+    let base = platform
+        .component(&link.instance)
+        .map_err(RunError::Config)?
+        .params
+        .float("latency_ns");
+    platform
+        .with_overrides(&[(
+            format!("{}.latency_ns", link.instance),
+            ParamValue::Float(base + extra),
+        )])
         .map_err(RunError::Config)
 }
 
