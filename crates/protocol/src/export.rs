@@ -1,6 +1,6 @@
 //! Exporters: JSON (the IR), Graphviz dot, SystemVerilog, Murphi, text.
 
-use crate::ir::{Machine, Outcome, ProtocolIr};
+use crate::ir::{Machine, Outcome, ProtocolIr, Transition};
 
 /// The IR as pretty JSON (what the simulator loads).
 pub fn export_json(ir: &ProtocolIr) -> String {
@@ -233,24 +233,29 @@ pub fn export_sv_machine(ir: &ProtocolIr, m: &Machine) -> String {
                 body(&t.outcome, "                ")
             )),
             Some(g) => {
-                let other = m
-                    .transitions
-                    .iter()
-                    .find(|u| {
-                        u.state == t.state && u.event == t.event && u.guard == Some(g.complement())
-                    })
-                    .expect("guards come in pairs");
+                // A guard usually comes with its complement (last_ack /
+                // more_acks); a lone one (a write-back only the owner may
+                // send) leaves the other case unhandled: valid_o stays 0.
+                let other = m.transitions.iter().find(|u| {
+                    u.state == t.state && u.event == t.event && u.guard == Some(g.complement())
+                });
                 let (pos, neg) = if g.is_positive() {
-                    (t, other)
+                    (Some(t), other)
                 } else {
-                    (other, t)
+                    (other, Some(t))
                 };
                 let pg = if g.is_positive() { g } else { g.complement() };
+                let branch = |row: Option<&Transition>| {
+                    row.map_or_else(
+                        || "                    ;\n".to_string(),
+                        |r| body(&r.outcome, "                    "),
+                    )
+                };
                 o.push_str(&format!(
                     "            {key}: begin\n                if ({}) begin\n{}                end else begin\n{}                end\n            end\n",
                     guard_in(pg),
-                    body(&pos.outcome, "                    "),
-                    body(&neg.outcome, "                    ")
+                    branch(pos),
+                    branch(neg)
                 ));
             }
         }
