@@ -683,6 +683,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: finished points are kept in points.jsonl; rerun to resume\n")
         return 130
+    except BaseException as e:
+        # A panic in the Rust core (pyo3's PanicException derives from
+        # BaseException) is a bug in ccsim, not in the input: one line that
+        # says so, exit 70 (EX_SOFTWARE); CCSIM_DEBUG=1 shows the traceback.
+        if type(e).__name__ != "PanicException" or os.environ.get("CCSIM_DEBUG"):
+            raise
+        one_line = " ".join(str(e).splitlines())
+        sys.stderr.write(f"internal error (a bug in ccsim, please report it with the command): {one_line}\n")
+        return 70
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
@@ -173,3 +174,27 @@ def test_version():
     r = run_cli("--version")
     assert r.returncode == 0
     assert r.stdout.strip() == f"ccsim {ccsim.__version__}"
+
+
+def test_a_panic_in_the_core_is_one_line_exit_70(monkeypatch, capsys):
+    """A Rust panic reaches Python as pyo3's PanicException (a BaseException):
+    the CLI says it is a bug, in one line, and exits 70; CCSIM_DEBUG=1
+    re-raises it for the traceback."""
+    from ccsim import cli
+
+    class PanicException(BaseException):  # the name is what the CLI recognises
+        pass
+
+    def explode(args):
+        raise PanicException("guards come in pairs")
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(parser, "parse_args", lambda argv: argparse.Namespace(command="x", func=explode))
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.delenv("CCSIM_DEBUG", raising=False)
+    assert cli.main(["x"]) == 70
+    err = capsys.readouterr().err
+    assert err == "internal error (a bug in ccsim, please report it with the command): guards come in pairs\n"
+    monkeypatch.setenv("CCSIM_DEBUG", "1")
+    with pytest.raises(PanicException):
+        cli.main(["x"])
