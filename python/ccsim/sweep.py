@@ -11,6 +11,11 @@ A sweep spec (TOML, see ``examples/README.md``)::
                                              #   "quick": its quick list)
     seeds = [1]                              # optional (default [0])
 
+    [[run]]                                  # optional, repeatable: one experiment with its own
+    experiment = "cohet-cxl-latency"         #   series and x (besides or instead of `experiments`)
+    series = ["hmc_hit"]
+    x = [400, 800, 1500]
+
     [grid]                                   # every combination of these values
     "dc.dcus_per_slice" = [1, 2, 4, 8, 16, 32]
 
@@ -102,16 +107,41 @@ class Point:
 
 
 @dataclass
+class Run:
+    """One experiment of a sweep with the series (None: every series) and x
+    values (None: its sweep list; "quick": its quick list) it runs."""
+
+    experiment: _native.Experiment
+    series: Optional[List[str]]
+    x: Union[None, str, List[float]]
+
+    def selected_series(self) -> List[Dict[str, Any]]:
+        return [s for s in _series_of(self.experiment) if self.series is None or s["name"] in self.series]
+
+    def xs(self) -> List[float]:
+        cfg = self.experiment.to_dict()
+        if isinstance(self.x, list):
+            return self.x
+        return cfg["quick"] if self.x == "quick" else cfg["sweep"]
+
+
+@dataclass
 class Spec:
     path: str
     name: str
-    experiments: List[_native.Experiment]
-    series: Optional[List[str]]
-    x: Union[None, str, List[float]]
+    runs: List[Run]
     seeds: List[int]
     grid: Dict[str, List[Any]]
     sample: Dict[str, Any]
     keys: Dict[str, Key] = field(default_factory=dict)
+
+    @property
+    def experiments(self) -> List[_native.Experiment]:
+        """The sweep's experiments, each once, in spec order."""
+        seen: Dict[str, _native.Experiment] = {}
+        for r in self.runs:
+            seen.setdefault(r.experiment.origin, r.experiment)
+        return list(seen.values())
 
 
 def _fail(path: str, where: str, message: str) -> UsageError:
@@ -212,9 +242,9 @@ def parse_spec(text: str, path: str = "<sweep spec>") -> Spec:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{p}: invalid TOML: {' '.join(str(e).split())}") from None
-    unknown = sorted(set(doc) - {"sweep", "grid", "sample"})
+    unknown = sorted(set(doc) - {"sweep", "run", "grid", "sample"})
     if unknown:
-        raise _fail(p, unknown[0], "unknown section (known: sweep, grid, sample)")
+        raise _fail(p, unknown[0], "unknown section (known: sweep, run, grid, sample)")
     head = doc.get("sweep")
     if not isinstance(head, dict):
         raise _fail(p, "sweep", "missing [sweep] section")
@@ -224,33 +254,35 @@ def parse_spec(text: str, path: str = "<sweep spec>") -> Spec:
     name = head.get("name")
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise _fail(p, "sweep.name", "expected a non-empty name without '/'")
+    entries = doc.get("run", [])
+    if not isinstance(entries, list) or not all(isinstance(r, dict) for r in entries):
+        raise _fail(p, "run", "expected [[run]] tables (experiment, series, x)")
     names = head.get("experiments")
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise _fail(p, "sweep.experiments", "expected a non-empty list of experiment names or paths")
-    experiments = []
-    for i, n in enumerate(names):
-        # A relative path is relative to the spec file, like an experiment's platforms.
-        rel = Path(p).parent / n
-        target = str(rel) if n.endswith(".toml") and rel.exists() else n
-        try:
-            experiments.append(_native.Experiment.load(target))
-        except _native.CcsimError as e:
-            raise _fail(p, f"sweep.experiments[{i}]", " ".join(str(e).split("\n"))) from None
-    series = head.get("series")
-    if series is not None:
-        if not isinstance(series, list) or not all(isinstance(s, str) for s in series):
-            raise _fail(p, "sweep.series", "expected a list of series names")
-        known = {s["name"] for e in experiments for s in _series_of(e)}
-        for s in series:
-            if s not in known:
-                raise _fail(p, "sweep.series", f"no series {s!r} in the sweep's experiments "
-                            f"(known: {', '.join(sorted(known))})")
-    x = head.get("x")
-    if x is not None and x != "quick":
-        if not isinstance(x, list) or not x or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in x):
-            raise _fail(p, "sweep.x", 'expected a list of numbers or "quick"')
-        x = [float(v) for v in x]
+    if names is None and not entries:
+        raise _fail(p, "sweep.experiments", "expected a non-empty list of experiment names or paths "
+                    "(or [[run]] entries)")
+    runs: List[Run] = []
+    if names is not None:
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise _fail(p, "sweep.experiments", "expected a non-empty list of experiment names or paths")
+        experiments = [_load_experiment(p, f"sweep.experiments[{i}]", n) for i, n in enumerate(names)]
+        series = _parse_series(p, "sweep.series", head.get("series"), experiments)
+        x = _parse_x(p, "sweep.x", head.get("x"))
+        runs += [Run(e, series, x) for e in experiments]
+    elif "series" in head or "x" in head:
+        key = "series" if "series" in head else "x"
+        raise _fail(p, f"sweep.{key}", "applies to sweep.experiments; give it in each [[run]] instead")
+    for i, entry in enumerate(entries):
+        where = f"run[{i}]"
+        extra = sorted(set(entry) - {"experiment", "series", "x"})
+        if extra:
+            raise _fail(p, f"{where}.{extra[0]}", "unknown key (known: experiment, series, x)")
+        target = entry.get("experiment")
+        if not isinstance(target, str) or not target:
+            raise _fail(p, f"{where}.experiment", "expected an experiment name or path")
+        e = _load_experiment(p, f"{where}.experiment", target)
+        runs.append(Run(e, _parse_series(p, f"{where}.series", entry.get("series"), [e]),
+                        _parse_x(p, f"{where}.x", entry.get("x"))))
     seeds = head.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds or not all(
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
@@ -260,9 +292,42 @@ def parse_spec(text: str, path: str = "<sweep spec>") -> Spec:
         if not isinstance(vs, list) or not vs:
             raise _fail(p, f"grid.{json.dumps(k)}", "expected a non-empty list of values")
     sample = doc.get("sample", {})
-    spec = Spec(p, name, experiments, series, x, list(seeds), dict(grid), dict(sample))
+    spec = Spec(p, name, runs, list(seeds), dict(grid), dict(sample))
     _validate_keys(spec)
     return spec
+
+
+def _load_experiment(path: str, where: str, name: str) -> _native.Experiment:
+    # A relative path is relative to the spec file, like an experiment's platforms.
+    rel = Path(path).parent / name
+    target = str(rel) if name.endswith(".toml") and rel.exists() else name
+    try:
+        return _native.Experiment.load(target)
+    except _native.CcsimError as e:
+        raise _fail(path, where, " ".join(str(e).split("\n"))) from None
+
+
+def _parse_series(path: str, where: str, series: Any,
+                  experiments: List[_native.Experiment]) -> Optional[List[str]]:
+    if series is None:
+        return None
+    if not isinstance(series, list) or not all(isinstance(s, str) for s in series):
+        raise _fail(path, where, "expected a list of series names")
+    known = {s["name"] for e in experiments for s in _series_of(e)}
+    for s in series:
+        if s not in known:
+            what = "the sweep's experiments" if len(experiments) > 1 else experiments[0].name
+            raise _fail(path, where, f"no series {s!r} in {what} (known: {', '.join(sorted(known))})")
+    return series
+
+
+def _parse_x(path: str, where: str, x: Any) -> Union[None, str, List[float]]:
+    if x is None or x == "quick":
+        return x
+    if not isinstance(x, list) or not x or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in x):
+        raise _fail(path, where, 'expected a list of numbers or "quick"')
+    return [float(v) for v in x]
 
 
 def _validate_keys(spec: Spec) -> None:
@@ -326,10 +391,9 @@ def _declarations(spec: Spec, key: Key, comps, wls, where: str) -> List[Dict[str
     p = spec.path
     out = []
     platforms_seen = set()
-    for e in spec.experiments:
-        for s in _series_of(e):
-            if spec.series is not None and s["name"] not in spec.series:
-                continue
+    for run in spec.runs:
+        e = run.experiment
+        for s in run.selected_series():
             if key.kind == "workload":
                 decl = wls.get(s["workload"], {}).get(key.param)
                 if decl is not None:
@@ -409,12 +473,10 @@ def plan(spec: Spec) -> List[Point]:
     wls = _declared_kinds()[1]
     # Per experiment, once: its x values and its series with their platform's instances.
     layout = []
-    for e in spec.experiments:
-        cfg = e.to_dict()
-        xs = spec.x if isinstance(spec.x, list) else (cfg["quick"] if spec.x == "quick" else cfg["sweep"])
-        series = [(s, set(e.platform(s["platform"]).components())) for s in _series_of(e)
-                  if spec.series is None or s["name"] in spec.series]
-        layout.append((e, xs, series))
+    for run in spec.runs:
+        e = run.experiment
+        series = [(s, set(e.platform(s["platform"]).components())) for s in run.selected_series()]
+        layout.append((e, run.xs(), series))
     for assignment in assignments:
         for e, xs, series in layout:
             for s, components in series:

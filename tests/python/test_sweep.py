@@ -150,6 +150,16 @@ x = [64]
     ('[sweep]\nname = "a"\nexperiments = ["cckit-dc-latency"]\n[sample]\nn = 2\n'
      '"workload.pattern" = { min = 1, max = 2 }\n', 'is sampled from a list of choices'),
     ('[swep]\n', "swep: unknown section"),
+    ('[sweep]\nname = "a"\n', "sweep.experiments: expected a non-empty list of experiment names or paths "
+     "(or [[run]] entries)"),
+    ('[sweep]\nname = "a"\n[[run]]\nseries = ["dc_bram_seq"]\n', "run[0].experiment: expected an experiment"),
+    ('[sweep]\nname = "a"\n[[run]]\nexperiment = "cckit-dc-latency"\nxs = [1]\n', "run[0].xs: unknown key"),
+    ('[sweep]\nname = "a"\n[[run]]\nexperiment = "cckit-dc-latency"\n[[run]]\nexperiment = "cohet-dma"\n'
+     'series = ["dc_bram_seq"]\n', "run[1].series: no series 'dc_bram_seq' in cohet-dma"),
+    ('[sweep]\nname = "a"\n[[run]]\nexperiment = "cckit-dc-latency"\nx = [64, "a"]\n',
+     'run[0].x: expected a list of numbers or "quick"'),
+    ('[sweep]\nname = "a"\nx = [64]\n[[run]]\nexperiment = "cckit-dc-latency"\n',
+     "sweep.x: applies to sweep.experiments; give it in each [[run]] instead"),
     ('[sweep\n', "invalid TOML"),
 ])
 def test_sweep_spec_errors_exit_2(tmp_path, text, message):
@@ -301,6 +311,52 @@ x = "quick"
     assert len(dc) == 2 and len(dma) == 2 * 3
     assert df["point_hash"].is_unique
     assert sorted(dc["enzian:dc.dcus_per_slice"]) == [2, 8] and sorted(dma["cohet.pcie.lanes"].unique()) == [8, 16]
+
+
+def test_sweep_run_entries_give_each_experiment_its_own_series_and_x(tmp_path):
+    spec = _spec(tmp_path, """
+[sweep]
+name = "runs"
+experiments = ["cckit-dc-latency"]      # every series, its quick x
+x = "quick"
+
+[[run]]
+experiment = "cohet-dma"
+series = ["latency"]
+x = [64, 128]
+
+[[run]]                                 # the same experiment again, other series and x
+experiment = "cohet-dma"
+series = ["bandwidth"]
+x = [4096]
+
+[grid]
+"cohet.pcie.lanes" = [8, 16]
+""")
+    s = load_spec(spec)
+    assert [r.experiment.name for r in s.runs] == ["cckit-dc-latency", "cohet-dma", "cohet-dma"]
+    assert [e.name for e in s.experiments] == ["cckit-dc-latency", "cohet-dma"]
+    df = ccsim.sweep(spec, out=tmp_path / "out", jobs=2).df
+    assert df["error"].isna().all()
+    dma = df[df["experiment"] == "cohet-dma"]
+    got = sorted(zip(dma["series"], dma["x"], dma["cohet.pcie.lanes"]))
+    assert got == sorted((s, x, lanes) for s, x in [("latency", 64.0), ("latency", 128.0), ("bandwidth", 4096.0)]
+                         for lanes in (8, 16))
+    dc = df[df["experiment"] == "cckit-dc-latency"]
+    n_series = len(ccsim.Experiment.load("cckit-dc-latency").to_dict()["series"])
+    assert list(dc["x"].unique()) == [2048.0] and len(dc) == n_series  # the lanes key does not apply to it
+    assert df["point_hash"].is_unique
+
+
+def test_example_cxl_clock_sweep_plan():
+    spec = load_spec(ROOT / "examples" / "cxl_clock.toml")
+    points = plan(spec)
+    by_experiment = {}
+    for p in points:
+        by_experiment.setdefault(p.experiment, set()).add(p.x)
+    assert by_experiment == {"cohet-cxl-latency": {200.0, 400.0, 800.0, 1000.0, 1500.0, 2000.0},
+                             "cohet-cxl-bandwidth": {2048.0}}
+    assert {p.values["cohet:cxl_link.latency_ns"] for p in points} == {105.2, 210.4}
 
 
 def test_sweep_renamed_key_reuses_points(tmp_path):
