@@ -11,6 +11,7 @@
     ccsim validate FILE.toml ...      # check platform or experiment files
     ccsim bench kernel [--json]
     ccsim bench coherent [--json] [--reads N] [--memory-lines N]
+    ccsim bench coherent --platform cohet [--json] [--reads N]   # CXL.cache loads, ratio to the loop's ceiling
     ccsim bench sweep [--jobs 2] [--repeat K] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
     ccsim protocol list | generate SPEC | check SPEC [--json] [--trace PATH] | export SPEC --sv|--murphi|--dot|--json
     ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
@@ -368,6 +369,8 @@ def cmd_bench(args) -> int:
 
 def _bench_coherent(args) -> int:
     _at_least("bench coherent", "--reads", args.reads, 1)
+    if args.platform == "cohet":
+        return _bench_coherent_cxl(args)
     _at_least("bench coherent", "--memory-lines", args.memory_lines, 1)
     report = json.loads(_native.coherent_bench_json(args.reads, args.memory_lines))
     if args.json:
@@ -389,6 +392,23 @@ def _bench_coherent(args) -> int:
         _out(f"  {m['lines']} lines over {m['region_bytes'] / 2**20:.0f} MiB: resident memory +{rss_text}")
     ratio = report["memory_ratio"]
     _out(f"  ratio (1 GiB / 64 MiB): {'n/a' if ratio is None else f'{ratio:.2f}x'}")
+    return 0
+
+
+def _bench_coherent_cxl(args) -> int:
+    report = json.loads(_native.cxl_coherent_bench_json(args.reads))
+    if args.json:
+        _out(json.dumps(report, indent=2))
+        return 0
+    _out(f"coherent, CXL.cache loads of the {report['platform']} device (system {report['system']}, "
+         f"LLC hits): {report['transactions_per_sec'] / 1e3:.1f} k transactions/s checks off "
+         f"({report['events_per_sec'] / 1e6:.2f} M events/s, {report['events_per_transaction']:.1f} "
+         f"events/transaction, {report['loads']} loads)")
+    _out(f"  with online checks: {report['checked_transactions_per_sec'] / 1e3:.1f} k transactions/s")
+    _out(f"  an empty event loop at {report['events_per_transaction']:.1f} events/transaction "
+         f"(bare binary heap, {report['bare_loop_events_per_sec'] / 1e6:.1f} M events/s): "
+         f"{report['bare_loop_ceiling_per_sec'] / 1e6:.2f} M transactions/s")
+    _out(f"  ratio to that ceiling: {report['ceiling_ratio']:.2f} (goal {report['ceiling_ratio_goal']:.1f})")
     return 0
 
 
@@ -593,6 +613,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="coherent: sequential reads per speed run (default: 200000)")
     b.add_argument("--memory-lines", type=int, default=100_000,
                    help="coherent: lines read over 64 MiB and over 1 GiB (default: 100000)")
+    b.add_argument("--platform", default="enzian", choices=["enzian", "cohet"],
+                   help="coherent: enzian (reads through the ECI directory controller) or cohet "
+                   "(CXL.cache loads of the device's DCOH hitting in the LLC home)")
     b.add_argument("--jobs", type=int, default=2, help="sweep: workers to compare with one (default: 2)")
     b.add_argument("--repeat", type=int, default=1, help="sweep: alternate 1 and N workers this many times")
     b.add_argument("--spec", default=None, help="sweep: a sweep spec (default: 24 points of the DC's DCUs "

@@ -162,6 +162,24 @@ def test_bench_coherent_text_states_the_target():
     assert "ratio (1 GiB / 64 MiB):" in r.stdout
 
 
+def test_bench_coherent_cohet_reports_the_ceiling_ratio():
+    r = run_cli("bench", "coherent", "--platform", "cohet", "--reads", "400", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["platform"], doc["system"], doc["loads"]) == ("cohet", "cxl", 400)
+    assert doc["transactions_per_sec"] == pytest.approx(doc["loads"] / doc["seconds"])
+    assert doc["checked_transactions_per_sec"] > 0
+    # A load is at least its request and its data crossing the CXL link
+    # and the home's and the DCOH's handling of them.
+    assert doc["events_per_transaction"] >= 4
+    assert doc["bare_loop_ceiling_per_sec"] == pytest.approx(
+        doc["bare_loop_events_per_sec"] / doc["events_per_transaction"])
+    assert doc["ceiling_ratio"] == pytest.approx(doc["transactions_per_sec"] / doc["bare_loop_ceiling_per_sec"])
+    assert doc["ceiling_ratio_goal"] == 0.6
+    text = run_cli("bench", "coherent", "--platform", "cohet", "--reads", "300")
+    assert text.returncode == 0 and "ratio to that ceiling:" in text.stdout and "(goal 0.6)" in text.stdout
+
+
 def test_bench_coherent_rejects_zero_reads():
     r = run_cli("bench", "coherent", "--reads", "0")
     assert r.returncode == 2

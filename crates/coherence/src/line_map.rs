@@ -64,6 +64,16 @@ impl<T: Slot> DenseLineMap<T> {
         self.sparse.get(&line).copied()
     }
 
+    /// A reference to the line's value, if stored.
+    #[inline]
+    pub fn get_ref(&self, line: u64) -> Option<&T> {
+        if line < self.dense.len() as u64 {
+            let v = &self.dense[line as usize];
+            return (!v.is_absent()).then_some(v);
+        }
+        self.sparse.get(&line)
+    }
+
     /// Stores `v` (not the absent marker) for `line`.
     #[inline]
     pub fn insert(&mut self, line: u64, v: T) {

@@ -145,6 +145,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             },
         )
         .map_err(RunError::Config)?;
+    // Nothing replays the read/write log here (the random tester does).
+    s.checker.borrow_mut().keep_log = false;
     let device = role_agent(&s, "device", system)?;
     let home = role_agent(&s, "home", system)?;
     let lines: Vec<u64> = (0..n).collect();
@@ -265,7 +267,7 @@ fn on_node(platform: &Platform, system: &str, node: u64) -> Result<Platform, Run
 }
 
 /// The agent of `s` playing `role` (the first, if several do).
-fn role_agent(s: &BuiltSystem, role: &str, system: &str) -> Result<usize, RunError> {
+pub(crate) fn role_agent(s: &BuiltSystem, role: &str, system: &str) -> Result<usize, RunError> {
     let r = s.protocol.protocol.ir.role_index(role).ok_or_else(|| {
         werr(format!(
             "system {system}: its protocol has no `{role}` role"

@@ -56,6 +56,7 @@
 //! assert_eq!(r.trace_hash, again.trace_hash);
 //! ```
 
+pub mod bench;
 pub mod cc_invocation;
 pub mod clean_invalidate;
 pub mod coherent;

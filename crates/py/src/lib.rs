@@ -687,6 +687,17 @@ fn coherent_bench_json(py: Python<'_>, reads: u64, memory_lines: u64) -> PyResul
     serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Runs the CXL.cache coherent benchmark (`loads` LLC-hit loads of Cohet's
+/// device, checks off and on, and the bare event loop) and returns its
+/// report as JSON (see `ccsim_experiments::bench::CxlBenchReport`).
+#[pyfunction]
+fn cxl_coherent_bench_json(py: Python<'_>, loads: u64) -> PyResult<String> {
+    let report = py
+        .allow_threads(|| ccsim_experiments::bench::cxl_coherent_bench(loads))
+        .map_err(PyValueError::new_err)?;
+    serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The `ccsim._native` module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -704,6 +715,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shipped_text, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(coherent_bench_json, m)?)?;
+    m.add_function(wrap_pyfunction!(cxl_coherent_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_list, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_generate, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_check, m)?)?;

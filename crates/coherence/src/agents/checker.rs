@@ -63,8 +63,12 @@ pub struct InvariantChecker {
     pub violations: Vec<String>,
     /// Rows checked.
     pub checked: u64,
-    /// Every read and write, in order.
+    /// Every read and write, in order (while `keep_log`).
     pub log: Vec<LogEntry>,
+    /// Whether reads and writes go to `log` (on by default: the random
+    /// tester replays it; a timing run that does not can turn it off and
+    /// save an allocation per read and write).
+    pub keep_log: bool,
 }
 
 impl InvariantChecker {
@@ -77,6 +81,7 @@ impl InvariantChecker {
             violations: Vec::new(),
             checked: 0,
             log: Vec::new(),
+            keep_log: true,
         }
     }
 
@@ -104,22 +109,26 @@ impl InvariantChecker {
         if self.enabled {
             self.mirror(line).latest = *value;
         }
-        self.log.push(LogEntry::Write {
-            line,
-            agent,
-            value: value[..n].to_vec(),
-        });
+        if self.keep_log {
+            self.log.push(LogEntry::Write {
+                line,
+                agent,
+                value: value[..n].to_vec(),
+            });
+        }
     }
 
     /// `agent` in `state` read `value` from `line`; it must be the latest
     /// write.
     pub fn read(&mut self, now: Tick, line: u64, agent: AgentId, state: usize, value: &Line) {
         let n = self.sys.line_bytes;
-        self.log.push(LogEntry::Read {
-            line,
-            agent,
-            value: value[..n].to_vec(),
-        });
+        if self.keep_log {
+            self.log.push(LogEntry::Read {
+                line,
+                agent,
+                value: value[..n].to_vec(),
+            });
+        }
         if self.enabled && self.mirror(line).latest != *value {
             let sys = self.sys.clone();
             let a = &sys.agents[agent as usize];

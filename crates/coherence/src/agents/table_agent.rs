@@ -14,6 +14,7 @@ use ccsim_protocol::ir::{MsgClass, Target};
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{InvariantChecker, SystemRef};
+use crate::line_map::{DenseLineMap, Slot};
 use crate::util::ns_to_ps;
 use crate::{CohMsg, Line, Msg};
 
@@ -105,26 +106,54 @@ pub struct TesterParams {
     pub think: Tick,
 }
 
-/// One line at the agent.
-#[derive(Debug, Clone)]
+/// One line at the agent (its requests waiting for a state change are
+/// kept apart, in `TableAgent::stalled`, so that this is a plain value a
+/// dense line map can hold).
+#[derive(Debug, Clone, Copy)]
 struct LineState {
-    state: usize,
+    state: u32,
     copy: Option<Line>,
     dir: DirEntry,
-    /// Requests waiting for the line's state to change.
-    stalled: VecDeque<CohMsg>,
 }
+
+/// A directory entry with no owner, no sharers and no acks expected.
+const EMPTY_DIR: DirEntry = DirEntry {
+    owner: None,
+    sharers: 0,
+    acks: 0,
+};
 
 impl LineState {
     fn new(initial: usize) -> LineState {
         LineState {
-            state: initial,
+            state: initial as u32,
             copy: None,
-            dir: DirEntry::default(),
-            stalled: VecDeque::new(),
+            dir: EMPTY_DIR,
         }
     }
 }
+
+impl Slot for LineState {
+    const ABSENT: LineState = LineState {
+        state: u32::MAX,
+        copy: None,
+        dir: EMPTY_DIR,
+    };
+    #[inline]
+    fn is_absent(&self) -> bool {
+        self.state == u32::MAX
+    }
+}
+
+/// The line map's dense range: any agent may index its first 4,096 lines
+/// directly, and more while the range holds at most 4 slots per stored
+/// line (sequential streams stay dense; scattered lines go to the hash map).
+const DENSE_MIN_LINES: u64 = 1 << 12;
+const DENSE_SLOTS_PER_LINE: u64 = 4;
+
+/// The mark of a line in a home's cache (a one-byte slot: the dense range
+/// of that map may spread over 64 times more lines than the states').
+const CACHED: u8 = 1;
 
 /// The tester's open operation.
 #[derive(Debug, Clone, Copy)]
@@ -170,7 +199,10 @@ pub struct TableAgent {
     table: CompiledTable<()>,
     keeps_copy: bool,
     is_home: bool,
-    lines: HashMap<u64, LineState>,
+    lines: DenseLineMap<LineState>,
+    /// Requests waiting for their line's state to change, oldest first
+    /// (lines with none have no entry).
+    stalled: HashMap<u64, VecDeque<CohMsg>>,
     /// The home's memory: lines a row ran on (others hold their initial
     /// value).
     memory: HashMap<u64, Line>,
@@ -179,8 +211,9 @@ pub struct TableAgent {
     issue_interval: Tick,
     miss_issue_interval: Tick,
     memory_latency: Tick,
-    /// A home's cached lines (with `memory_ns`): the others wait for memory.
-    cached: rustc_hash::FxHashSet<u64>,
+    /// A home's cached lines (with `memory_ns`), marked [`CACHED`]: the
+    /// others wait for memory.
+    cached: DenseLineMap<u8>,
     checker: Rc<RefCell<InvariantChecker>>,
     tester: Option<Tester>,
     program: Option<Program>,
@@ -216,14 +249,15 @@ impl TableAgent {
             sys,
             id,
             role,
-            lines: HashMap::default(),
+            lines: DenseLineMap::new(DENSE_MIN_LINES, DENSE_SLOTS_PER_LINE),
+            stalled: HashMap::default(),
             memory: HashMap::default(),
             occupancy: ns_to_ps(params.float("occupancy_ns")),
             access: ns_to_ps(params.float("access_ns")),
             issue_interval: ns_to_ps(params.float("issue_ns")),
             miss_issue_interval: ns_to_ps(params.float("miss_issue_ns")),
             memory_latency: ns_to_ps(params.float("memory_ns")),
-            cached: Default::default(),
+            cached: DenseLineMap::new(DENSE_MIN_LINES, DENSE_SLOTS_PER_LINE * 64),
             checker,
             tester,
             program: None,
@@ -256,7 +290,7 @@ impl TableAgent {
             window: window.max(1),
             next: 0,
             next_at: 0,
-            open: HashMap::default(),
+            open: HashMap::with_capacity_and_hasher(window.max(1), Default::default()),
             wake_at: None,
         });
         Ok(())
@@ -270,7 +304,9 @@ impl TableAgent {
 
     /// Marks `lines` as held by a home's cache (they skip `memory_ns`).
     pub fn warm(&mut self, lines: impl IntoIterator<Item = u64>) {
-        self.cached.extend(lines);
+        for line in lines {
+            self.cached.insert(line, CACHED);
+        }
     }
 
     /// The agent's id.
@@ -299,18 +335,25 @@ impl TableAgent {
     /// Lines in a transient state or with stalled requests (open work at
     /// the end of a run), as `agent line 0x..: state (+n stalled)`.
     pub fn open_lines(&self) -> Vec<String> {
-        let mut out: Vec<(u64, String)> = self
+        let mut lines: Vec<u64> = self
             .lines
             .iter()
-            .filter(|(_, l)| !self.table.stable[l.state] || !l.stalled.is_empty())
-            .map(|(&line, l)| {
+            .filter(|(_, l)| !self.table.stable[l.state as usize])
+            .map(|(line, _)| line)
+            .chain(self.stalled.keys().copied())
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let mut out: Vec<(u64, String)> = lines
+            .into_iter()
+            .map(|line| {
                 (
                     line,
                     format!(
                         "{} line {line:#x}: {} (+{} stalled)",
                         self.sys.agents[self.id as usize].name,
-                        self.sys.protocol.state_name(self.role, l.state),
-                        l.stalled.len()
+                        self.state_of(line),
+                        self.stalled.get(&line).map_or(0, VecDeque::len)
                     ),
                 )
             })
@@ -323,8 +366,8 @@ impl TableAgent {
     pub fn state_of(&self, line: u64) -> &str {
         let st = self
             .lines
-            .get(&line)
-            .map_or(self.table.initial, |l| l.state);
+            .get(line)
+            .map_or(self.table.initial, |l| l.state as usize);
         self.sys.protocol.state_name(self.role, st)
     }
 
@@ -332,14 +375,14 @@ impl TableAgent {
     pub fn writes(&self, line: u64) -> bool {
         let st = self
             .lines
-            .get(&line)
-            .map_or(self.table.initial, |l| l.state);
+            .get(line)
+            .map_or(self.table.initial, |l| l.state as usize);
         self.table.access[st] == ccsim_protocol::ir::Access::Write
     }
 
     /// The agent's copy of `line`, if it holds one.
     pub fn copy_of(&self, line: u64) -> Option<&Line> {
-        self.lines.get(&line).and_then(|l| l.copy.as_ref())
+        self.lines.get_ref(line).and_then(|l| l.copy.as_ref())
     }
 
     /// The home's memory of `line`.
@@ -375,8 +418,8 @@ impl TableAgent {
             let event = self.tester.as_ref().expect("tester").events[pick_event];
             let state = self
                 .lines
-                .get(&line)
-                .map_or(self.table.initial, |l| l.state);
+                .get(line)
+                .map_or(self.table.initial, |l| l.state as usize);
             if !self.table.stable[state] {
                 continue;
             }
@@ -425,8 +468,8 @@ impl TableAgent {
             let (line, event) = p.ops[p.next];
             let state = self
                 .lines
-                .get(&line)
-                .map_or(self.table.initial, |l| l.state);
+                .get(line)
+                .map_or(self.table.initial, |l| l.state as usize);
             if p.open.contains_key(&line) || !self.table.stable[state] {
                 // Waits for the line's open operation; its completion wakes us.
                 return;
@@ -502,8 +545,8 @@ impl TableAgent {
             None => {
                 let state = self
                     .lines
-                    .get(&m.line)
-                    .map_or(self.table.initial, |l| l.state);
+                    .get(m.line)
+                    .map_or(self.table.initial, |l| l.state as usize);
                 self.fail_unspecified(m.line, m.msg, state, ctx);
                 false
             }
@@ -522,13 +565,9 @@ impl TableAgent {
     /// whole pass runs none.
     fn retry_stalled(&mut self, line: u64, ctx: &mut Ctx<'_, Msg>) {
         'pass: loop {
-            let n = self.lines.get(&line).map_or(0, |l| l.stalled.len());
+            let n = self.stalled.get(&line).map_or(0, VecDeque::len);
             for _ in 0..n {
-                let Some(m) = self
-                    .lines
-                    .get_mut(&line)
-                    .and_then(|l| l.stalled.pop_front())
-                else {
+                let Some(m) = self.pop_stalled(line) else {
                     return;
                 };
                 if self.deliver(m, ctx) {
@@ -537,6 +576,17 @@ impl TableAgent {
             }
             return;
         }
+    }
+
+    /// The oldest stalled request of `line` (its queue leaves the map when
+    /// it empties).
+    fn pop_stalled(&mut self, line: u64) -> Option<CohMsg> {
+        let queue = self.stalled.get_mut(&line)?;
+        let m = queue.pop_front();
+        if queue.is_empty() {
+            self.stalled.remove(&line);
+        }
+        m
     }
 
     /// Runs the row of `event` on `line` for message `m` (or a tester
@@ -548,7 +598,7 @@ impl TableAgent {
         let initial = self.table.initial;
         let mut ls = self
             .lines
-            .remove(&line)
+            .get(line)
             .unwrap_or_else(|| LineState::new(initial));
         let (src, req, ack, input) = match &m {
             Some(m) => {
@@ -562,19 +612,20 @@ impl TableAgent {
         if ack {
             dir.acks -= 1;
         }
-        let row = match pick(self.table.cell(ls.state, event).1, |g| dir.holds(g, req)) {
+        let row = match pick(self.table.cell(ls.state as usize, event).1, |g| {
+            dir.holds(g, req)
+        }) {
             Cell::Go(row) => row,
             cell => {
-                let (state, stalled) = (ls.state, matches!(cell, Cell::Stall));
+                let (state, stalled) = (ls.state as usize, matches!(cell, Cell::Stall));
                 match m {
                     Some(m) if stalled => {
                         ctx.count(ST_STALLS, 1);
-                        ls.stalled.push_back(m);
+                        self.stalled.entry(line).or_default().push_back(m);
                     }
                     Some(m) => self.fail_unspecified(line, m.msg, state, ctx),
                     None => unreachable!("the tester fires rows only"),
                 }
-                self.lines.insert(line, ls);
                 return false;
             }
         };
@@ -598,6 +649,7 @@ impl TableAgent {
         } else {
             None
         };
+        let memory_before = memory;
         let mut fx = RowEffects {
             sys: &sys,
             me: self.id,
@@ -611,7 +663,7 @@ impl TableAgent {
             fresh,
             src,
             req,
-            state: ls.state,
+            state: ls.state as usize,
             ctx,
             checker: &self.checker,
         };
@@ -623,12 +675,14 @@ impl TableAgent {
             ctx.stop();
         }
         ctx.count(ST_ROWS, 1);
-        ls.state = row.next;
+        ls.state = row.next as u32;
         ls.dir = dir;
         if self.keeps_copy && !row.holds_after {
             ls.copy = None;
         }
-        if let Some(mem) = memory {
+        // Only a changed value is stored: an absent line reads its
+        // initial value, so a row that left memory alone need not grow it.
+        if let Some(mem) = memory.filter(|_| memory != memory_before) {
             self.memory.insert(line, mem);
         }
         let value = if self.keeps_copy {
@@ -636,17 +690,24 @@ impl TableAgent {
         } else {
             None
         };
-        self.checker
-            .borrow_mut()
-            .row(ctx.now(), line, self.id, ls.state, value, memory.as_ref());
+        self.checker.borrow_mut().row(
+            ctx.now(),
+            line,
+            self.id,
+            ls.state as usize,
+            value,
+            memory.as_ref(),
+        );
         let stable = row.next_stable;
         // Sparse: a line back to nothing (initial state, no copy, empty
         // directory entry, nothing stalled) leaves the map.
-        let pristine = ls.state == initial
+        let pristine = ls.state as usize == initial
             && ls.copy.is_none()
-            && ls.dir == DirEntry::default()
-            && ls.stalled.is_empty();
-        if !pristine {
+            && ls.dir == EMPTY_DIR
+            && !self.stalled.contains_key(&line);
+        if pristine {
+            self.lines.remove(line);
+        } else {
             self.lines.insert(line, ls);
         }
         if stable {
@@ -844,9 +905,10 @@ impl Component<Msg> for TableAgent {
         if self.memory_latency > 0
             && self.is_home
             && self.sys.protocol.msgs[m.msg as usize].class == MsgClass::Request
-            && self.cached.insert(m.line)
+            && self.cached.get(m.line).is_none()
         {
             // The cache misses: the line comes from memory first.
+            self.cached.insert(m.line, CACHED);
             delay += self.memory_latency;
         }
         if delay == 0 {
