@@ -68,6 +68,24 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
             from: "assumed: none",
             description: "At a home: the memory access a request to a line its cache does not hold waits for before its row (the line is cached from then on; warm lines start cached).",
         },
+        ParamSpec {
+            name: "capacity_lines",
+            kind: ParamKind::Int,
+            default: ParamDefault::Int(0),
+            unit: "lines",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: unbounded",
+            description: "A program's cache capacity (0: unbounded). Before a program operation allocates a line in a full set, the set's least recently used line that is not busy is evicted with the role's `evict` event (it leaves the set at once and finishes its eviction in the background, as from a victim buffer).",
+        },
+        ParamSpec {
+            name: "ways",
+            kind: ParamKind::Int,
+            default: ParamDefault::Int(1),
+            unit: "ways",
+            range: ParamRange::at_least(1.0),
+            from: "assumed: direct-mapped",
+            description: "Associativity of that cache: capacity_lines / ways sets, line l in set l mod sets.",
+        },
     ],
     ports: &[PortSpec {
         name: "net",
@@ -80,8 +98,20 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
         StatSpec { name: "rows", kind: StatKind::Counter, unit: "rows", description: "Table rows run." },
         StatSpec { name: "stalls", kind: StatKind::Counter, unit: "messages", description: "Requests stalled (queued until the line's state changes)." },
     ],
-    check: None,
+    check: Some(check_table_agent),
 };
+
+/// The cache's sets hold whole ways.
+fn check_table_agent(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
+    let (capacity, ways) = (p.int("capacity_lines"), p.int("ways"));
+    if capacity % ways != 0 {
+        return Err(ParamProblem::new(
+            "capacity_lines",
+            format!("must be a multiple of ways ({ways}), got {capacity}"),
+        ));
+    }
+    Ok(())
+}
 
 const NET: PortId = 0;
 const ST_OPS: usize = 0;
@@ -180,6 +210,27 @@ struct Program {
     /// The earliest wake-up already scheduled, so that each instant gets
     /// one.
     wake_at: Option<Tick>,
+    /// A line the next operation waits for to become stable (not one of
+    /// the program's own: their completion wakes the program anyway).
+    blocked_on: Option<u64>,
+    /// The cache's lines per set, least recently used first (with
+    /// `capacity_lines`).
+    cache: Option<SetCache>,
+}
+
+/// The sets of a program's bounded cache, each in LRU order, and the
+/// role's eviction event.
+#[derive(Debug)]
+struct SetCache {
+    sets: Vec<Vec<u64>>,
+    ways: usize,
+    evict: usize,
+}
+
+impl SetCache {
+    fn set_of(&self, line: u64) -> usize {
+        (line % self.sets.len() as u64) as usize
+    }
 }
 
 #[derive(Debug)]
@@ -208,6 +259,8 @@ pub struct TableAgent {
     memory: HashMap<u64, Line>,
     occupancy: Tick,
     access: Tick,
+    capacity_lines: u64,
+    ways: u64,
     issue_interval: Tick,
     miss_issue_interval: Tick,
     memory_latency: Tick,
@@ -254,6 +307,8 @@ impl TableAgent {
             memory: HashMap::default(),
             occupancy: ns_to_ps(params.float("occupancy_ns")),
             access: ns_to_ps(params.float("access_ns")),
+            capacity_lines: params.uint("capacity_lines"),
+            ways: params.uint("ways").max(1),
             issue_interval: ns_to_ps(params.float("issue_ns")),
             miss_issue_interval: ns_to_ps(params.float("miss_issue_ns")),
             memory_latency: ns_to_ps(params.float("memory_ns")),
@@ -284,6 +339,26 @@ impl TableAgent {
             };
             resolved.push((line, e));
         }
+        let cache = if self.capacity_lines == 0 {
+            None
+        } else {
+            let Some(evict) = role
+                .events
+                .iter()
+                .position(|e| e.name == "evict" && !e.message)
+            else {
+                return Err(format!(
+                    "{}: capacity_lines = {} needs an `evict` event, and role `{}` has none",
+                    self.sys.agents[self.id as usize].name, self.capacity_lines, role.role
+                ));
+            };
+            let sets = (self.capacity_lines / self.ways).max(1) as usize;
+            Some(SetCache {
+                sets: vec![Vec::new(); sets],
+                ways: self.ways as usize,
+                evict,
+            })
+        };
         self.program = Some(Program {
             times: vec![(0, 0); resolved.len()],
             ops: resolved,
@@ -292,6 +367,8 @@ impl TableAgent {
             next_at: 0,
             open: HashMap::with_capacity_and_hasher(window.max(1), Default::default()),
             wake_at: None,
+            blocked_on: None,
+            cache,
         });
         Ok(())
     }
@@ -470,8 +547,16 @@ impl TableAgent {
                 .lines
                 .get(line)
                 .map_or(self.table.initial, |l| l.state as usize);
-            if p.open.contains_key(&line) || !self.table.stable[state] {
+            if p.open.contains_key(&line) {
                 // Waits for the line's open operation; its completion wakes us.
+                return;
+            }
+            if !self.table.stable[state] {
+                // Waits for the line (an eviction of it, say) to settle.
+                self.program.as_mut().expect("program").blocked_on = Some(line);
+                return;
+            }
+            if !self.make_room(line, ctx) {
                 return;
             }
             if !matches!(self.table.cell(state, event).1, Cell::Go(_)) {
@@ -513,6 +598,57 @@ impl TableAgent {
                     self.miss_issue_interval
                 };
         }
+    }
+
+    /// With a bounded cache: marks `line` most recently used in its set,
+    /// first evicting the set's least recently used line that is not busy
+    /// when `line` is not in it and the set is full. Lines a snoop
+    /// invalidated leave their set here. False (and the program waits) when
+    /// every line of a full set is busy.
+    fn make_room(&mut self, line: u64, ctx: &mut Ctx<'_, Msg>) -> bool {
+        let initial = self.table.initial;
+        let Some(p) = self.program.as_mut() else {
+            return true;
+        };
+        let Some(cache) = p.cache.as_mut() else {
+            return true;
+        };
+        let set = cache.set_of(line);
+        let lines = &self.lines;
+        cache.sets[set].retain(|&l| lines.get(l).is_some_and(|st| st.state as usize != initial));
+        let ways = &mut cache.sets[set];
+        if let Some(i) = ways.iter().position(|&l| l == line) {
+            ways.remove(i);
+            ways.push(line);
+            return true;
+        }
+        if ways.len() < cache.ways {
+            ways.push(line);
+            return true;
+        }
+        let stable = &self.table.stable;
+        let victim = ways.iter().position(|&l| {
+            !p.open.contains_key(&l) && lines.get(l).is_some_and(|st| stable[st.state as usize])
+        });
+        let Some(i) = victim else {
+            // Every way is busy: an open operation's completion wakes us.
+            return false;
+        };
+        let (victim, evict) = (ways.remove(i), cache.evict);
+        ways.push(line);
+        let state = self.lines.get(victim).map_or(initial, |l| l.state as usize);
+        if !matches!(self.table.cell(state, evict).1, Cell::Go(_)) {
+            ctx.stop();
+            let name = &self.sys.agents[self.id as usize].name;
+            let st = self.sys.protocol.state_name(self.role, state);
+            self.checker.borrow_mut().violation(
+                ctx.now(),
+                format!("{name}: no eviction row for line {victim:#x} in state {st}"),
+            );
+            return false;
+        }
+        self.run(victim, evict, None, ctx);
+        true
     }
 
     /// Schedules the program's next issue at `at`, unless a wake-up at or
@@ -711,6 +847,11 @@ impl TableAgent {
             self.lines.insert(line, ls);
         }
         if stable {
+            if let Some(p) = self.program.as_mut().filter(|p| p.blocked_on == Some(line)) {
+                p.blocked_on = None;
+                let now = ctx.now();
+                self.wake_program(now, ctx);
+            }
             if let Some((index, o)) = program_open {
                 let p = self.program.as_mut().expect("program");
                 p.open.remove(&line);
