@@ -140,9 +140,11 @@ def _constant_up_to(c, vals):
 def _converges_after(c, vals):
     (s,) = vals
     start = float(c["x"][0])
-    xs = sorted(x for x in s if x >= start)
-    if start not in s:
-        return _not_run([start])
+    end = float(c["x"][1]) if len(c["x"]) > 1 else math.inf
+    xs = sorted(x for x in s if start <= x <= end)
+    missing = [x for x in (start, end) if x != math.inf and x not in s]
+    if missing:
+        return _not_run(missing)
     if len(xs) < 2:
         return None, f"only x={_x(start)} run at or above {_x(start)}"
     return _within(c, s, xs, xs[-1], f" from x={_x(xs[-1])}")

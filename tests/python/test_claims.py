@@ -142,6 +142,12 @@ def test_converges_after():
     assert verdict(claim("converges_after", "s", x=[32.0], tol=0.1), v) == NOT_HELD
     assert verdict(claim("converges_after", "s", x=[4096.0], tol=0.1), v) == NOT_EVALUATED  # one point
     assert verdict(claim("converges_after", "s", x=[64.0], tol=0.1), v) == NOT_EVALUATED  # not run
+    # With an end (x = [from, to]): only from..to counts, against the value at to.
+    drop = {"s": {**v["s"], 4096.0: 14.5}}  # a cache that no longer holds the sequence
+    assert verdict(claim("converges_after", "s", x=[512.0], tol=0.1), drop) == NOT_HELD
+    assert verdict(claim("converges_after", "s", x=[512.0, 2048.0], tol=0.1), drop) == HELD
+    assert verdict(claim("converges_after", "s", x=[32.0, 2048.0], tol=0.1), drop) == NOT_HELD
+    assert verdict(claim("converges_after", "s", x=[512.0, 3000.0], tol=0.1), drop) == NOT_EVALUATED  # to not run
 
 
 def test_linear_after():

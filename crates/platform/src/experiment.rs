@@ -168,8 +168,9 @@ pub enum ClaimKind {
     /// The series stays within `tol` (relative) of its value at the first
     /// x for every x up to `x`.
     ConstantUpTo,
-    /// For x at or above `x`, the series stays within `tol` (relative) of
-    /// its value at the last x run ("converges above x").
+    /// For x at or above `x[0]` (and up to `x[1]` when given), the series
+    /// stays within `tol` (relative) of its value at the last of those x
+    /// run ("converges above x").
     ConvergesAfter,
     /// For x at or above `x`, a least-squares line fits the series with
     /// R² at least `r2`.
@@ -706,14 +707,16 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
             ));
         }
     }
-    if matches!(
-        kind,
-        ClaimKind::ConstantUpTo | ClaimKind::ConvergesAfter | ClaimKind::LinearAfter
-    ) && x.len() != 1
-    {
+    if matches!(kind, ClaimKind::ConstantUpTo | ClaimKind::LinearAfter) && x.len() != 1 {
         return Err(f.err(
             "x",
             format!("a {} claim needs exactly one x", kind.as_str()),
+        ));
+    }
+    if kind == ClaimKind::ConvergesAfter && !(x.len() == 1 || x.len() == 2 && x[0] < x[1]) {
+        return Err(f.err(
+            "x",
+            "a converges_after claim needs one x (from) or two increasing ones (from, to)",
         ));
     }
     let (mut lo, mut hi, mut tol, mut r2, mut lower, mut upper) =

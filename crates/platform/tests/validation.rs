@@ -671,6 +671,7 @@ fn golden_errors_for_claims() {
         ("expect = \"not_held\"", "expect = \"maybe\"", format!("{f}: claims[1].expect: expected one of held|not_held, got \"maybe\"")),
         ("x = 128\ntol", "x = 100\ntol", format!("{f}: claims[0].x[0]: 100.0 is not in experiment.sweep")),
         ("x = 128\ntol", "x = [64, 128]\ntol", format!("{f}: claims[0].x: a constant_up_to claim needs exactly one x")),
+        ("kind = \"constant_up_to\"\nseries = \"latency\"\nx = 128", "kind = \"converges_after\"\nseries = \"latency\"\nx = [128, 64]", format!("{f}: claims[0].x: a converges_after claim needs one x (from) or two increasing ones (from, to)")),
         ("tol = 0.05", "tol = 5", format!("{f}: claims[0].tol: a relative tolerance, in (0, 1)")),
         ("tol = 0.05", "tol = 0.05\nr2 = 0.9", format!("{f}: claims[0].r2: not a key of a constant_up_to claim (its own: x, tol)")),
         ("why = \"a 5% step is invisible on the figure\"", "", format!("{f}: claims[0].why: a constant_up_to claim states why its tolerance is what it is")),
