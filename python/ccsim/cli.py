@@ -33,7 +33,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _native, protocol
 from .errors import CcsimError, NotAvailableError, UsageError, ViolationFound, check_seed
@@ -75,7 +75,7 @@ def _out(text: str = "") -> None:
 
 
 def cmd_reproduce(args) -> int:
-    from .experiment import describe_experiments, reproduce
+    from .experiment import describe_experiments, progress_bar
 
     names = list(args.names)
     if args.list:
@@ -109,24 +109,15 @@ def cmd_reproduce(args) -> int:
             trace_path = tl.check_output(args.trace)
             timeline = tl.Timeline()
     summaries = []
-    for experiment in experiments:
-        result = reproduce(experiment, quick=args.quick, seed=args.seed, text_overrides=text_overrides, out=args.out,
-                           progress=None if not args.no_progress else False, jobs=args.jobs,
-                           trace=args.trace is True, timeline=timeline)
-        summary = result.summary()
-        summary["output_dir"] = str(Path(args.out) / result.name)
-        (Path(args.out) / result.name / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        summaries.append(summary)
-        if not args.json:
-            e = summary["errors"]
-            parts = [f"{role}: {v['n']} pts, max |err| {v['max_abs_error_pct']:.1f}%"
-                     for role, v in e.items() if v["n"]]
-            if summary["claims"]:
-                counts = {v: sum(c["verdict"] == v for c in summary["claims"])
-                          for v in ("held", "not_held", "not_evaluated")}
-                parts.append("claims: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n))
-            _out(f"{result.name}: {len(result.points)} points -> {summary['output_dir']}/"
-                 + (f"  ({'; '.join(parts)})" if parts else ""))
+    progress = None if not args.no_progress else False
+    # Several experiments share one bar: points done and the ETA of the whole run.
+    bar = progress_bar(experiments, args.quick, progress) if len(experiments) > 1 else None
+    try:
+        for experiment in experiments:
+            summaries.append(_reproduce_one(args, experiment, text_overrides, progress, timeline, bar))
+    finally:
+        if bar is not None:
+            bar.close()
     if timeline is not None and trace_path is not None:
         if not timeline.points:
             raise NotAvailableError(f"--trace {trace_path}: no point of {', '.join(names)} keeps a timeline "
@@ -145,6 +136,34 @@ def cmd_reproduce(args) -> int:
         }
         _out(json.dumps(doc, indent=2))
     return 0
+
+
+def _reproduce_one(args, experiment, text_overrides, progress, timeline, bar) -> Dict[str, Any]:
+    """One experiment of ``reproduce``: runs it, writes its summary.json and
+    prints its line (unless --json); returns the summary."""
+    from .experiment import reproduce
+
+    result = reproduce(experiment, quick=args.quick, seed=args.seed, text_overrides=text_overrides, out=args.out,
+                       progress=progress, jobs=args.jobs, trace=args.trace is True, timeline=timeline, bar=bar)
+    summary = result.summary()
+    summary["output_dir"] = str(Path(args.out) / result.name)
+    (Path(args.out) / result.name / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if not args.json:
+        e = summary["errors"]
+        parts = [f"{role}: {v['n']} pts, max |err| {v['max_abs_error_pct']:.1f}%"
+                 for role, v in e.items() if v["n"]]
+        if summary["claims"]:
+            counts = {v: sum(c["verdict"] == v for c in summary["claims"])
+                      for v in ("held", "not_held", "not_evaluated")}
+            parts.append("claims: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n))
+        line = (f"{result.name}: {len(result.points)} points -> {summary['output_dir']}/"
+                + (f"  ({'; '.join(parts)})" if parts else ""))
+        if bar is not None:
+            bar.clear()  # the line goes above the shared bar, not through it
+        _out(line)
+        if bar is not None:
+            bar.refresh()
+    return summary
 
 
 def _fmt_scalar(v: Any, unit: str = "") -> str:

@@ -141,12 +141,15 @@ class _PointLog:
 def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int = 0,
                overrides: Optional[Overrides] = None, text_overrides: Optional[TextOverrides] = None,
                out_dir: Optional[Path] = None, progress: Optional[bool] = None, jobs: int = 1,
-               trace_dir: Optional[Path] = None, timeline: Optional[Any] = None) -> List[Dict[str, Any]]:
+               trace_dir: Optional[Path] = None, timeline: Optional[Any] = None,
+               bar: Optional[Any] = None) -> List[Dict[str, Any]]:
     """Runs every (series, x) point of ``experiment`` and returns them in
     series-then-x order. See the module docs for resuming and ``jobs``.
     With ``trace_dir`` each point's Chrome trace JSON is written there; with
     ``timeline`` (a :class:`ccsim.timeline.Timeline`) each point that keeps
-    its messages and notes is added to it (both rerun finished points)."""
+    its messages and notes is added to it (both rerun finished points).
+    ``bar``: a progress bar shared with other experiments (see
+    :func:`progress_bar`), advanced instead of a bar of this experiment's own."""
     from tqdm import tqdm
 
     if jobs < 1:
@@ -168,8 +171,13 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
         else:
             pending.append((series, platform, x))
     trace = trace_dir is not None or timeline is not None
-    bar = tqdm(total=len(todo), initial=len(todo) - len(pending), desc=cfg["name"], unit="pt",
-               disable=(None if progress is None else not progress), leave=False)
+    own_bar = bar is None
+    if own_bar:
+        bar = tqdm(total=len(todo), initial=len(todo) - len(pending), desc=cfg["name"], unit="pt",
+                   disable=(None if progress is None else not progress), leave=False)
+    else:
+        bar.set_postfix_str(cfg["name"], refresh=False)
+        bar.update(len(todo) - len(pending))
 
     def finish(point: Dict[str, Any]) -> None:
         results[(point["series"], x_key(point["x"]))] = point
@@ -198,8 +206,26 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
                 for fut in futures:  # submission order keeps the log deterministic
                     finish(fut.result())
     finally:
-        bar.close()
+        if own_bar:
+            bar.close()
     return [results[(s, x_key(x))] for s, _, x in todo]
+
+
+def point_count(experiment: _native.Experiment, quick: bool = False) -> int:
+    """How many (series, x) points a run of ``experiment`` has."""
+    cfg = experiment.to_dict()
+    return len(cfg["series"]) * len(cfg["quick"] if quick else cfg["sweep"])
+
+
+def progress_bar(experiments: Sequence[_native.Experiment], quick: bool = False,
+                 progress: Optional[bool] = None):
+    """One progress bar over every point of ``experiments`` (points done,
+    the ETA, the experiment running), for ``reproduce --all``; pass it to
+    :func:`reproduce` as ``bar``. ``progress``: None shows it on a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=sum(point_count(e, quick) for e in experiments), desc=f"{len(experiments)} experiments",
+                unit="pt", disable=(None if progress is None else not progress), leave=False)
 
 
 def _plain(overrides):
@@ -454,7 +480,8 @@ def _rebuild_result(origin, points, seed, quick, overrides, text_overrides) -> E
 def reproduce(name: Union[str, _native.Experiment], quick: bool = False, seed: int = 0,
               overrides: Optional[Overrides] = None, *, text_overrides: Optional[TextOverrides] = None,
               out: Optional[os.PathLike] = None, progress: Optional[bool] = False, jobs: int = 1,
-              trace: Union[bool, str, os.PathLike] = False, timeline: Optional[Any] = None) -> ExperimentResult:
+              trace: Union[bool, str, os.PathLike] = False, timeline: Optional[Any] = None,
+              bar: Optional[Any] = None) -> ExperimentResult:
     """Runs experiment ``name`` (a shipped name, a path to a TOML file, or an
     already loaded ``Experiment``).
 
@@ -488,7 +515,8 @@ def reproduce(name: Union[str, _native.Experiment], quick: bool = False, seed: i
     else:
         trace_path = None
     points = run_points(experiment, quick=quick, seed=seed, overrides=overrides, text_overrides=text_overrides,
-                        out_dir=exp_dir, progress=progress, jobs=jobs, trace_dir=trace_dir, timeline=timeline)
+                        out_dir=exp_dir, progress=progress, jobs=jobs, trace_dir=trace_dir, timeline=timeline,
+                        bar=bar)
     result = ExperimentResult(experiment, points, seed=seed, quick=quick, overrides=overrides,
                               text_overrides=text_overrides)
     if exp_dir is not None:

@@ -258,3 +258,23 @@ def test_dc_throughput_runs_every_bar_with_the_papers_orderings(tmp_path):
     assert max(points.values()) <= 20.1
     assert points["dc_ddr_seq_write"] < points["dc_ddr_seq_read"]
     assert (tmp_path / "cckit-dc-throughput" / "report.md").exists()
+
+
+def test_reproduce_all_shares_one_progress_bar(tmp_path):
+    """Several experiments advance one bar: its total is every point of
+    every experiment, and each experiment moves it by its own points (resumed
+    ones included)."""
+    from ccsim.experiment import point_count, progress_bar, reproduce
+
+    names = ["cckit-dc-latency", "pio-pcie"]
+    exps = [ccsim.Experiment.load(n) for n in names]
+    bar = progress_bar(exps, quick=True, progress=True)  # enabled: a disabled bar counts nothing
+    assert bar.total == sum(point_count(e, quick=True) for e in exps)
+    for e in exps:
+        reproduce(e, quick=True, out=tmp_path, bar=bar)
+    assert bar.n == bar.total
+    # A rerun resumes every point from points.jsonl and still fills the bar.
+    again = progress_bar(exps, quick=True, progress=True)
+    for e in exps:
+        reproduce(e, quick=True, out=tmp_path, bar=again)
+    assert again.n == again.total
