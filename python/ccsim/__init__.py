@@ -32,7 +32,7 @@ from .errors import (
 )
 from .dashboard import dashboard
 from .experiment import ExperimentResult, describe_experiments, experiments, reproduce, run_one
-from .simulate import simulate, simulate_seeds
+from .simulate import mutation_coverage, simulate, simulate_seeds
 from .sweep import SweepResult, sweep
 
 Platform = _native.Platform
@@ -82,6 +82,7 @@ __all__ = [
     "protocol",
     "reproduce",
     "run_point",
+    "mutation_coverage",
     "simulate",
     "simulate_seeds",
     "sweep",

@@ -453,6 +453,39 @@ def _bench_sweep(args) -> int:
     return 0
 
 
+def _simulate_mutants(args) -> int:
+    from .protocol import parse_instances
+
+    seeds = 20 if args.seeds is None else args.seeds
+    _at_least("simulate --mutants", "--seeds", seeds, 1)
+    _at_least("simulate --mutants", "--ops", args.ops, 1)
+    _at_least("simulate --mutants", "--lines", args.lines, 1)
+    if args.jobs != 1 or args.no_checks or args.think_ns:
+        raise UsageError("simulate --mutants: runs with checks, back to back, in one process "
+                         "(no --jobs, --no-checks or --think-ns)")
+    instances = parse_instances(args.instances) if args.instances else None
+    p = _native.Platform.load(args.platform, None, _set_pairs(args.set) or None)
+    rows = json.loads(_native.mutation_coverage_json(p, args.system, seeds, args.ops, args.lines, instances))
+    if args.json:
+        _out(json.dumps({"platform": p.name, "system": args.system, "seeds": seeds, "ops": args.ops,
+                         "lines": args.lines, "mutants": rows}, indent=2))
+        return 0
+    by_checker = [r for r in rows if r["by_checker"]["verdict"] == "caught"]
+    by_timing = [r for r in rows if (r["by_timing"] or {}).get("verdict") == "caught"]
+    neither = [r for r in rows if r not in by_checker and r not in by_timing]
+    _out(f"{p.name} system {args.system}: {len(rows)} mutants: {len(by_checker)} caught by the checker, "
+         f"{len(by_timing)} by the random tester ({seeds} seeds of {args.ops} operations on {args.lines} lines), "
+         f"{len(neither)} by neither")
+    for r in by_timing:
+        t = r["by_timing"]
+        _out(f"  tester, seed {t['seed']}: {r['mutant']}: {t['problem']}")
+    for r in neither:
+        why = "its row never fires in the checked configuration" if r["by_checker"]["verdict"] == "unexercised" \
+            else "the checker's properties hold"
+        _out(f"  neither ({why}): {r['mutant']}")
+    return 0
+
+
 def _simulate_seeds(args) -> int:
     from .simulate import simulate_seeds
 
@@ -472,6 +505,12 @@ def _simulate_seeds(args) -> int:
 
 
 def cmd_simulate(args) -> int:
+    if args.mutants:
+        return _simulate_mutants(args)
+    if args.instances is not None:
+        raise UsageError("simulate: --instances applies to --mutants")
+    if args.seeds is None:
+        args.seeds = 1
     if args.seeds != 1 or args.jobs != 1:
         return _simulate_seeds(args)
     p = _native.Platform.load(args.platform, None, _set_pairs(args.set) or None)
@@ -664,8 +703,14 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--think-ns", type=float, default=0.0, help="pause between operations (default: 0)")
     sm.add_argument("--seed", type=_seed, default=0, help="simulation seed, 0 to 2**64 - 1 (default: 0)")
     sm.add_argument("--no-checks", action="store_true", help="skip the per-row invariant checks")
-    sm.add_argument("--seeds", type=int, default=1,
-                    help="run N seeds from --seed on (shards of a long test; failing seeds are listed)")
+    sm.add_argument("--seeds", type=int, default=None,
+                    help="run N seeds from --seed on (shards of a long test; failing seeds are listed); "
+                    "with --mutants, the seeds tried per mutant (default: 1; with --mutants 20)")
+    sm.add_argument("--mutants", action="store_true",
+                    help="mutation coverage: every single-row mutant of the system's protocol, judged by the "
+                    "checker and, when it lets one pass, by the random tester (--seeds, --ops, --lines)")
+    sm.add_argument("--instances", default=None, metavar="ROLE=N[,ROLE=N...]",
+                    help="with --mutants: the checker's agents per role instead of the spec's [check]")
     sm.add_argument("--jobs", type=int, default=1, help="with --seeds: N processes at a time (default: 1)")
     sm.add_argument("--set", action="append", metavar="KEY=VALUE", help="override (repeatable)")
     sm.add_argument("--json", action="store_true")

@@ -14,6 +14,7 @@ reads and the final memory with a sequential reference::
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, Mapping, Optional
 
 from . import _native
@@ -99,3 +100,46 @@ def simulate_seeds(
         "seconds": seconds, "ops_per_sec": total / seconds if seconds > 0 else 0.0,
         "failures": [{"seed": s["seed"], "error": s["error"]} for s in shards if "error" in s],
     }
+
+
+def mutation_coverage(
+    platform: str,
+    system: str = "random",
+    seeds: int = 20,
+    ops: int = 2000,
+    lines: int = 2,
+    instances: Optional[Mapping[str, int]] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+):
+    """Every single-row mutant of the protocol that ``system`` of
+    ``platform`` runs (a deleted row, a retargeted next state, a dropped
+    action), judged by the exhaustive checker on the spec's ``[check]`` (or
+    ``instances`` agents per role) and, when the checker lets it pass, by
+    the random tester in the timing simulation (``seeds`` seeds of ``ops``
+    operations per agent on ``lines`` lines). Returns a DataFrame, one row
+    per mutant: ``mutant``, ``checker`` (``caught``, ``survived`` or
+    ``unexercised``), ``property``, ``tester`` (``caught``, ``not_caught``
+    or None), ``seed``, ``problem``, ``caught`` (by either)."""
+    import pandas as pd
+
+    for name, v in (("seeds", seeds), ("ops", ops), ("lines", lines)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise UsageError(f"mutation_coverage: {name} must be a whole number, at least 1, got {v!r}")
+    for role, n in (instances or {}).items():
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
+            raise UsageError(f"mutation_coverage: instances.{role}: must be between 1 and 8, got {n!r}")
+    p = _native.Platform.load(str(platform), overrides=dict(overrides or {}))
+    rows = []
+    for r in json.loads(_native.mutation_coverage_json(p, system, seeds, ops, lines,
+                                                         dict(instances) if instances else None)):
+        checker, tester = r["by_checker"], r["by_timing"] or {}
+        rows.append({
+            "mutant": r["mutant"],
+            "checker": checker["verdict"],
+            "property": checker.get("property"),
+            "tester": tester.get("verdict"),
+            "seed": tester.get("seed"),
+            "problem": tester.get("problem"),
+            "caught": checker["verdict"] == "caught" or tester.get("verdict") == "caught",
+        })
+    return pd.DataFrame(rows, columns=["mutant", "checker", "property", "tester", "seed", "problem", "caught"])

@@ -173,3 +173,47 @@ def test_seeds_shard_a_long_random_test_over_processes():
     assert one["ops"] == out["ops"] and one["rows_checked"] == out["rows_checked"]
     r = cli("simulate", "msi-dma", "--seeds", "0")
     assert r.returncode == 2 and r.stderr == "error: seeds: must be a whole number, at least 1, got 0\n"
+
+
+def test_mutation_coverage_through_the_cli_and_the_api():
+    """`simulate --mutants`: every mutant of msi-dma judged by the checker,
+    then by the random tester; the same table from the API."""
+    r = cli("simulate", "msi-dma", "--mutants", "--seeds", "5", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["platform"], doc["system"], doc["seeds"]) == ("msi-dma", "random", 5)
+    rows = doc["mutants"]
+    assert len(rows) == 183
+    assert sum(m["by_checker"]["verdict"] == "caught" for m in rows) == 178
+    # What the checker lets pass went to the tester; what it caught did not.
+    assert all((m["by_timing"] is None) == (m["by_checker"]["verdict"] == "caught") for m in rows)
+    caught_by_tester = [m for m in rows if (m["by_timing"] or {}).get("verdict") == "caught"]
+    assert [m["mutant"] for m in caught_by_tester] == ["drop-action dma: (I, write): fill"]
+    assert "send of the copy without one" in caught_by_tester[0]["by_timing"]["problem"]
+
+    text = cli("simulate", "msi-dma", "--mutants", "--seeds", "5")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("msi-dma system random: 183 mutants: 178 caught by the checker, 1 by the "
+                                  "random tester (5 seeds of 1000 operations on 4 lines), 4 by neither\n")
+    assert "neither (its row never fires in the checked configuration): delete directory: " \
+           "(S_M_A, InvAck [more_acks])" in text.stdout
+
+    df = ccsim.mutation_coverage("msi-dma", seeds=5)
+    assert len(df) == 183 and df["caught"].sum() == 179
+    assert set(df.loc[~df["caught"], "checker"]) == {"survived", "unexercised"}
+    # The checker on three caches exercises the rows that need a third sharer.
+    three = ccsim.mutation_coverage("msi-dma", seeds=1, instances={"cache": 3})
+    assert "unexercised" not in set(three.loc[three["mutant"].str.contains("more_acks"), "checker"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["msi-dma", "--instances", "cache=3"], "simulate: --instances applies to --mutants"),
+    (["msi-dma", "--mutants", "--jobs", "2"], "simulate --mutants: runs with checks"),
+    (["msi-dma", "--mutants", "--seeds", "0"], "--seeds"),
+    (["enzian", "--system", "dc_bram", "--mutants"], "mutation coverage takes a system of table agents"),
+    (["msi-dma", "--mutants", "--instances", "cache=9"], "instances.cache: must be between 1 and 8, got 9"),
+])
+def test_mutation_coverage_bad_arguments_exit_2(args, message):
+    r = cli("simulate", *args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

@@ -62,6 +62,7 @@ pub mod clean_invalidate;
 pub mod coherent;
 pub mod cxl_lsu;
 pub mod invocation;
+pub mod mutation;
 pub mod nic;
 pub mod random_test;
 pub mod stream;

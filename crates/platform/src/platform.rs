@@ -23,7 +23,7 @@
 use crate::error::{ConfigError, Result};
 use crate::fields::{join, Fields};
 use crate::systems::{
-    eci, parse_systems, table, BuildOptions, BuiltSystem, EciOptions, SystemDecl,
+    eci, parse_systems, table, BuildOptions, BuiltSystem, EciOptions, Loaded, SystemDecl,
 };
 use crate::value::{check_param, check_typed, describe, parse_text, suggest};
 use ccsim_eci::assemble::Assembled;
@@ -33,6 +33,7 @@ use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::component::{ComponentSpec, ParamValue, Params, Peer, Peers};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use toml::{Table, Value};
 
 /// Provenance given to values set by [`Platform::with_overrides`].
@@ -218,6 +219,26 @@ impl Platform {
         let decl = self.system(name)?;
         table::build(decl, &self.components, opts)
             .map_err(|e| eci::at_system(&self.source, name, e))
+    }
+
+    /// Builds system `name` (of table agents) with its agents running
+    /// `ir` instead of the declared protocol: a variant with the same roles
+    /// and messages, such as a mutant (see `ccsim_experiments::mutation`).
+    pub fn build_with_ir(
+        &self,
+        name: &str,
+        ir: ccsim_protocol::ir::ProtocolIr,
+        opts: BuildOptions,
+    ) -> Result<BuiltSystem> {
+        let decl = self.system(name)?;
+        let at = |e: String| eci::at_system(&self.source, name, e);
+        let Loaded::Table(sys) = decl.loaded() else {
+            return Err(at(
+                "a system of Enzian agents runs its own tables, not another IR".into(),
+            ));
+        };
+        let sys = Arc::new(sys.with_ir(ir).map_err(at)?);
+        table::build_with(decl, sys, &self.components, opts).map_err(at)
     }
 
     /// Assembles system `name` (of Enzian agents) with the platform's

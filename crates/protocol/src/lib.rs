@@ -392,10 +392,7 @@ fn check_invocation_variants(
 /// The rows that fire in `states` (every reachable state of `sys`), as
 /// (role index, state, event, guard): the checker's row coverage, and what
 /// mutation tests use to leave out mutants of rows that never run.
-pub fn fired_rows(
-    sys: &System,
-    states: &[SysState],
-) -> std::collections::BTreeSet<(usize, String, String, Option<ir::Guard>)> {
+pub fn fired_rows(sys: &System, states: &[SysState]) -> std::collections::BTreeSet<RowKey> {
     use ccsim_check::model::Model;
     let mut fired = std::collections::BTreeSet::new();
     let mut acts = Vec::new();
@@ -408,6 +405,24 @@ pub fn fired_rows(
         }
     }
     fired
+}
+
+/// A table row: (role index, state, event, guard).
+pub type RowKey = (usize, String, String, Option<ir::Guard>);
+
+/// The rows that fire in some reachable state of `ir` in `cfg`: (role
+/// index, state, event, guard), as [`fired_rows`]. Explores the whole
+/// state space (the default state limit).
+pub fn exercised(
+    ir: ProtocolIr,
+    cfg: SystemConfig,
+) -> Result<std::collections::BTreeSet<RowKey>, SpecError> {
+    let sys = system(ir, cfg)?;
+    let mut options = explore_options(0);
+    options.progress = false;
+    let mut explorer = ccsim_check::Explorer::new(&sys, options);
+    explorer.run();
+    Ok(fired_rows(&sys, explorer.states()))
 }
 
 /// Checks an already generated IR (used by mutation tests).

@@ -16,7 +16,10 @@
 //!   data-value property, nor a `fill` that a later `write` of the same row
 //!   overwrites).
 
+use std::collections::BTreeSet;
+
 use crate::ir::{Outcome, ProtocolIr};
+use crate::{check_ir, GenStats, RowKey, SpecError, SystemConfig};
 
 /// One mutant.
 #[derive(Clone, Debug)]
@@ -25,6 +28,60 @@ pub struct Mutant {
     pub description: String,
     /// The mutated IR.
     pub ir: ProtocolIr,
+    /// The row it changed: (role index, state, event, guard), as
+    /// [`crate::fired_rows`] names the rows that fire.
+    pub row: RowKey,
+}
+
+/// What the exhaustive checker says of a mutant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckerVerdict {
+    /// A property fails (its name: `swmr`, `data-value`, `deadlock`, ...).
+    Caught(String),
+    /// Every property holds: an equivalent mutant in this configuration, or
+    /// one only a larger system can tell apart.
+    Survived,
+    /// The row never fires in the checked configuration, so no checker of
+    /// it can see the change.
+    Unexercised,
+}
+
+/// Every single-row mutant of every role of `ir`, judged by the checker on
+/// `cfg` (`stats` from the generation of `ir`), in role and table order.
+pub fn judge_all(
+    ir: &ProtocolIr,
+    stats: &GenStats,
+    cfg: &SystemConfig,
+) -> Result<Vec<(Mutant, CheckerVerdict)>, SpecError> {
+    judge_roles(ir, stats, cfg, 0..ir.roles.len())
+}
+
+/// [`judge_all`] for the mutants of `roles` only.
+pub fn judge_roles(
+    ir: &ProtocolIr,
+    stats: &GenStats,
+    cfg: &SystemConfig,
+    roles: impl IntoIterator<Item = usize>,
+) -> Result<Vec<(Mutant, CheckerVerdict)>, SpecError> {
+    let fired: BTreeSet<RowKey> = crate::exercised(ir.clone(), cfg.clone())?;
+    let mut out = Vec::new();
+    for r in roles {
+        for m in mutants_of_role(ir, r) {
+            let verdict = if !fired.contains(&m.row) {
+                CheckerVerdict::Unexercised
+            } else {
+                let report = check_ir(m.ir.clone(), stats.clone(), cfg.clone(), 0)?;
+                // No violation (verified, or stopped at the state limit
+                // without one): survived.
+                match report.violations.first() {
+                    Some(v) => CheckerVerdict::Caught(v.property.clone()),
+                    None => CheckerVerdict::Survived,
+                }
+            };
+            out.push((m, verdict));
+        }
+    }
+    Ok(out)
 }
 
 /// Every single-row mutant of the generated machine (or, for a role-form
@@ -49,12 +106,14 @@ pub fn mutants_of_role(ir: &ProtocolIr, r: usize) -> Vec<Mutant> {
             None => format!("{}: ({}, {})", m.name, t.state, t.event),
         };
         let local = m.events.iter().any(|e| e.name == t.event && !e.message);
+        let key = (r, t.state.clone(), t.event.clone(), t.guard);
         if !local {
             let mut del = ir.clone();
             del.roles[r].transitions.remove(i);
             out.push(Mutant {
                 description: format!("delete {row}"),
                 ir: del,
+                row: key.clone(),
             });
         }
         let k = names.iter().position(|n| n == next).expect("known state");
@@ -71,6 +130,7 @@ pub fn mutants_of_role(ir: &ProtocolIr, r: usize) -> Vec<Mutant> {
         out.push(Mutant {
             description: format!("retarget {row}: {next} -> {new_next}"),
             ir: re,
+            row: key.clone(),
         });
         for (k, dropped) in actions.iter().enumerate() {
             // `check` and `store` are the program's reads and writes, the
@@ -92,6 +152,7 @@ pub fn mutants_of_role(ir: &ProtocolIr, r: usize) -> Vec<Mutant> {
             out.push(Mutant {
                 description: format!("drop-action {row}: {dropped}"),
                 ir: dr,
+                row: key.clone(),
             });
         }
     }

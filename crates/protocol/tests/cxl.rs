@@ -9,15 +9,10 @@
 //! flow as a golden message sequence, the two ordering rules of CXL (drop
 //! one and the checker finds the violation), and the mutation results.
 
-use std::collections::BTreeSet;
-
 use ccsim_check::model::Model;
-use ccsim_check::Explorer;
-use ccsim_protocol::mutate::mutants_of_role;
+use ccsim_protocol::mutate::{judge_roles, CheckerVerdict};
 use ccsim_protocol::system::{SysAction, System};
-use ccsim_protocol::{
-    check, check_ir, fired_rows, generate, load_spec, CheckOptions, SystemConfig,
-};
+use ccsim_protocol::{check, check_ir, generate, load_spec, CheckOptions, SystemConfig};
 
 /// `spec`'s checking configuration with `instances` per role.
 fn config_of(spec: &str, instances: &[(&str, u8)]) -> SystemConfig {
@@ -221,60 +216,20 @@ fn without_the_snoop_go_ordering_swmr_fails() {
 }
 
 /// The rows that fire in `cfg`, as `role: (STATE, EVENT [guard])`.
-fn exercised_rows(spec: &str, cfg: &SystemConfig) -> BTreeSet<String> {
-    let sys = system_with(spec, cfg.clone());
-    let mut explorer = Explorer::new(
-        &sys,
-        ccsim_check::CheckOptions {
-            max_states: None,
-            max_violations: 1,
-            check_deadlock: true,
-            progress: false,
-        },
-    );
-    assert!(explorer.run().passed());
-    fired_rows(&sys, explorer.states())
-        .into_iter()
-        .map(|(role, state, event, guard)| {
-            let role = &sys.protocol().ir.roles[role].role;
-            match guard {
-                Some(g) => format!("{role}: ({state}, {event} [{}])", g.as_str()),
-                None => format!("{role}: ({state}, {event})"),
-            }
-        })
-        .collect()
-}
-
-fn system_with(spec: &str, cfg: SystemConfig) -> System {
-    let spec = load_spec(spec).unwrap();
-    let (ir, _) = generate(&spec).unwrap();
-    System::new(ir, cfg).unwrap()
-}
-
 /// The single-row mutants of `role` that the checker does not catch in
 /// `cfg`, leaving out those of rows that never fire there (no checker can
-/// see a change to a row that does not run; `exercised_rows` lists the
-/// others). Each survivor is an equivalent mutant, named in the tests.
+/// see a change to a row that does not run). Each survivor is an
+/// equivalent mutant, named in the tests.
 fn surviving_mutants(spec: &str, role: &str, cfg: SystemConfig) -> Vec<String> {
-    let fired = exercised_rows(spec, &cfg);
     let spec = load_spec(spec).unwrap();
     let (ir, stats) = generate(&spec).unwrap();
     let r = ir.role_index(role).unwrap();
-    let ms = mutants_of_role(&ir, r);
-    assert!(!ms.is_empty());
-    ms.into_iter()
-        .filter(|m| {
-            // "kind role: (STATE, EVENT [guard])[: detail]" -> its row.
-            let row = m.description.split_once(' ').map_or("", |x| x.1);
-            let row = &row[..row.find(')').map_or(row.len(), |i| i + 1)];
-            fired.contains(row)
-        })
-        .filter(|m| {
-            check_ir(m.ir.clone(), stats.clone(), cfg.clone(), 0)
-                .unwrap()
-                .verified
-        })
-        .map(|m| m.description)
+    let judged = judge_roles(&ir, &stats, &cfg, [r]).unwrap();
+    assert!(!judged.is_empty());
+    judged
+        .into_iter()
+        .filter(|(_, v)| *v == CheckerVerdict::Survived)
+        .map(|(m, _)| m.description)
         .collect()
 }
 

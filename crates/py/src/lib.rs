@@ -698,6 +698,37 @@ fn cxl_coherent_bench_json(py: Python<'_>, loads: u64) -> PyResult<String> {
     serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Mutation coverage of `platform`'s system `system` (table agents): every
+/// single-row mutant of its protocol judged by the checker (on the spec's
+/// `[check]`, or with `instances` agents per role) and, when the checker
+/// lets it pass, by the random tester (`seeds` seeds of `ops` operations per
+/// agent on `lines` lines); JSON, one record per mutant (see
+/// `ccsim_experiments::mutation`).
+#[pyfunction]
+#[pyo3(signature = (platform, system, seeds, ops, lines, instances = None))]
+fn mutation_coverage_json(
+    py: Python<'_>,
+    platform: &Bound<'_, PyPlatform>,
+    system: &str,
+    seeds: u64,
+    ops: u64,
+    lines: u64,
+    instances: Option<std::collections::BTreeMap<String, u8>>,
+) -> PyResult<String> {
+    let p = &platform.get().inner;
+    let decl = p.system(system).map_err(|e| config_err(py, e))?;
+    let spec = ccsim_protocol::load_spec(&decl.protocol).map_err(|e| errors::spec_error(py, e))?;
+    let cfg = match instances {
+        Some(i) => Some(protocol::config_with(py, &spec, Some(i))?),
+        None => None,
+    };
+    let budget = ccsim_experiments::mutation::TimingBudget { seeds, ops, lines };
+    let report = py
+        .allow_threads(|| ccsim_experiments::mutation::coverage(p, system, cfg, &budget))
+        .map_err(|e| errors::usage_error(py, &e))?;
+    serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The `ccsim._native` module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -716,6 +747,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(coherent_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(cxl_coherent_bench_json, m)?)?;
+    m.add_function(wrap_pyfunction!(mutation_coverage_json, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_list, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_generate, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_check, m)?)?;

@@ -24,7 +24,7 @@ fn load(py: Python<'_>, name_or_path: &str) -> PyResult<Spec> {
 /// replacing its own counts; an unknown role, a role that is not
 /// `multiple` given more than one instance, or a count of 0 is a usage
 /// error naming the role.
-fn config_with(
+pub(crate) fn config_with(
     py: Python<'_>,
     spec: &Spec,
     instances: Option<BTreeMap<String, u8>>,

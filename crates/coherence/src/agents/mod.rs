@@ -73,6 +73,28 @@ pub struct ProtocolSystem {
 }
 
 impl ProtocolSystem {
+    /// The same agents running `ir` instead (a mutant of the protocol, say:
+    /// same name, roles and messages; the rows may differ).
+    pub fn with_ir(&self, ir: ccsim_protocol::ir::ProtocolIr) -> Result<ProtocolSystem, String> {
+        let protocol = Protocol::new(ir)?;
+        if protocol.ir.roles.len() != self.protocol.ir.roles.len()
+            || protocol.msgs.len() != self.protocol.msgs.len()
+        {
+            return Err(format!(
+                "protocol {}: another IR needs the same roles and messages",
+                self.protocol.ir.name
+            ));
+        }
+        Ok(ProtocolSystem {
+            protocol,
+            catalogue: self.catalogue,
+            agents: self.agents.clone(),
+            homes: self.homes.clone(),
+            line_bytes: self.line_bytes,
+            header_bytes: self.header_bytes,
+        })
+    }
+
     /// Loads protocol `spec` (a shipped name or a path) and checks that the
     /// agents' roles exist, that every role but the home's with several
     /// agents is declared `multiple`, and that homes play the home role.

@@ -131,7 +131,17 @@ pub(crate) fn build(
             super::eci::WORKLOADS
         ));
     };
-    let sys = sys.clone();
+    build_with(decl, sys.clone(), components, opts)
+}
+
+/// [`build`] with the agents running `sys` (the declared protocol, or a
+/// variant of it with the same roles and messages).
+pub(crate) fn build_with(
+    decl: &SystemDecl,
+    sys: SystemRef,
+    components: &BTreeMap<String, ComponentConfig>,
+    opts: BuildOptions,
+) -> std::result::Result<BuiltSystem, String> {
     let checker = Rc::new(RefCell::new(InvariantChecker::new(
         sys.clone(),
         opts.checks,
