@@ -138,7 +138,72 @@ pub fn build_host_and_pcie<D: Component<Msg>>(
     })
 }
 
+/// The report of a run that did not finish (a driver's timeout, a hung
+/// engine, a hang): what is stuck, then the state of the core, the DMA
+/// engine and its channels, the link's wires (and credits), and the
+/// messages the kernel still holds. One line each.
+pub fn stuck_report(
+    sim: &Simulation<Msg>,
+    core: ComponentId,
+    link: ComponentId,
+    engine: ComponentId,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(c) = sim.component::<Core>(core) {
+        out.push(c.report());
+    }
+    if let Some(e) = sim.component::<XdmaEngine>(engine) {
+        out.extend(e.report());
+    }
+    if let Some(l) = sim.component::<PcieLink>(link) {
+        out.extend(l.report());
+    }
+    let held: Vec<String> = sim.in_flight().map(msg_summary).collect();
+    out.push(format!(
+        "messages between components: {} [{}{}]",
+        held.len(),
+        held.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+        if held.len() > 8 { ", ..." } else { "" }
+    ));
+    out
+}
+
+/// A short name for a message in a report.
+fn msg_summary(m: &Msg) -> String {
+    match m {
+        Msg::Tlp(t) => format!("TLP {:?} {:#x} len {}", t.kind, t.addr, t.len),
+        Msg::MmioRead { addr, len, .. } => format!("MMIO read {addr:#x} len {len}"),
+        Msg::MmioWrite { addr, data } => format!("MMIO write {addr:#x} len {}", data.len()),
+        Msg::MmioData { data, .. } => format!("MMIO data len {}", data.len()),
+        Msg::Interrupt { vector } => format!("interrupt {vector}"),
+        other => {
+            let d = format!("{other:?}");
+            d.chars().take(60).collect()
+        }
+    }
+}
+
 impl PcieSystem {
+    /// The report of a run that did not finish ([`stuck_report`]).
+    pub fn stuck_report(&self) -> Vec<String> {
+        stuck_report(&self.sim, self.core, self.link, self.engine)
+    }
+
+    /// The link's fault counts as statistics named after the link's
+    /// instance (`system.pcie.faults.replays`, ...), empty without faults.
+    pub fn fault_stats(&self) -> Vec<(String, f64)> {
+        let name = self.sim.name(self.link);
+        self.sim
+            .component::<PcieLink>(self.link)
+            .map(|l| {
+                l.fault_stats()
+                    .into_iter()
+                    .map(|(k, v)| (format!("{name}.{k}"), v))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Builds the system with the core running `program`. `setup` may
     /// preload host and device memory before the run.
     pub fn build(
