@@ -19,7 +19,15 @@ fn enzian(overrides: &[(&str, ParamValue)]) -> Platform {
 
 fn xdma(platform: &Platform, bytes: f64) -> Result<ccsim_experiments::PointResult, RunError> {
     let p = Params::new().with("completion", ParamValue::Str("poll".into()), "test");
-    run_point("xdma_invoke", platform, "message_bytes", bytes, &p, 0, false)
+    run_point(
+        "xdma_invoke",
+        platform,
+        "message_bytes",
+        bytes,
+        &p,
+        0,
+        false,
+    )
 }
 
 #[test]
@@ -74,13 +82,21 @@ fn a_stuck_engine_is_an_error_with_the_watchdogs_report() {
     // deadlock, reported as quickly.
     let no_timeout = enzian(&[("dma.stuck_after_doorbells", ParamValue::Int(1))]);
     let p = Params::new().with("completion", ParamValue::Str("interrupt".into()), "test");
-    let Err(RunError::Workload { message }) =
-        run_point("xdma_invoke", &no_timeout, "message_bytes", 64.0, &p, 0, false)
-    else {
+    let Err(RunError::Workload { message }) = run_point(
+        "xdma_invoke",
+        &no_timeout,
+        "message_bytes",
+        64.0,
+        &p,
+        0,
+        false,
+    ) else {
         panic!("a stuck engine must fail the point");
     };
     assert!(
-        message.starts_with("xdma_invoke: no event left but the core's program did not finish (a deadlock)"),
+        message.starts_with(
+            "xdma_invoke: no event left but the core's program did not finish (a deadlock)"
+        ),
         "{message}"
     );
 }
