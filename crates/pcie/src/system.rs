@@ -139,18 +139,20 @@ pub fn build_host_and_pcie<D: Component<Msg>>(
 }
 
 /// The report of a run that did not finish (a driver's timeout, a hung
-/// engine, a hang): what is stuck, then the state of the core, the DMA
+/// engine, a hang): what is stuck, then the state of the core, the root
+/// complex, the DMA
 /// engine and its channels, the link's wires (and credits), and the
 /// messages the kernel still holds. One line each.
 pub fn stuck_report(
     sim: &Simulation<Msg>,
-    core: ComponentId,
-    link: ComponentId,
-    engine: ComponentId,
+    [core, rc, link, engine]: [ComponentId; 4],
 ) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(c) = sim.component::<Core>(core) {
         out.push(c.report());
+    }
+    if let Some(r) = sim.component::<RootComplex>(rc) {
+        out.push(r.report());
     }
     if let Some(e) = sim.component::<XdmaEngine>(engine) {
         out.extend(e.report());
@@ -186,7 +188,10 @@ fn msg_summary(m: &Msg) -> String {
 impl PcieSystem {
     /// The report of a run that did not finish ([`stuck_report`]).
     pub fn stuck_report(&self) -> Vec<String> {
-        stuck_report(&self.sim, self.core, self.link, self.engine)
+        stuck_report(
+            &self.sim,
+            [self.core, self.root_complex, self.link, self.engine],
+        )
     }
 
     /// The link's fault counts as statistics named after the link's

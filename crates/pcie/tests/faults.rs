@@ -294,6 +294,7 @@ fn a_stuck_engine_ends_in_the_driver_timeout_with_a_report() {
     for want in [
         "core: at op",
         "PollU32",
+        "root complex: 0 MMIO reads outstanding",
         "dma engine: 2 doorbells received",
         "HUNG: ignored the doorbell of channel H2C",
         "stuck_after_doorbells = 1",
