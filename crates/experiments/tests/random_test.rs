@@ -302,6 +302,11 @@ mod enzian {
         assert_eq!(r.metrics["reference_mismatches"], 0.0);
         assert!(r.metrics["reads"] > 0.4 * BUDGET, "{:?}", r.metrics);
         assert!(r.metrics["rows_checked"] > BUDGET);
+        // The device's stores meet lines it holds writable and lines it
+        // does not (refused by the table: LCL_NACK).
+        for k in ["stores_refused", "stores_taken"] {
+            assert!(r.stats[&format!("random_test.cc.{k}")] > 1000.0, "{k}");
+        }
     }
 
     #[test]
@@ -313,6 +318,15 @@ mod enzian {
         assert_eq!(r.metrics["violations"], 0.0);
         assert_eq!(r.metrics["reference_mismatches"], 0.0);
         assert!(r.metrics["rows_checked"] > BUDGET);
+        // Every kind of answer, the device's writes and its fetches of
+        // another line happened.
+        for k in ["grant_e", "grant_s", "nrdy", "writes", "fetches"] {
+            assert!(
+                r.stats[&format!("random_test.device.{k}")] > 500.0,
+                "{k}: {:?}",
+                r.stats
+            );
+        }
     }
 
     #[test]

@@ -135,5 +135,19 @@ pub(super) fn run(
             mismatches.len() - 1
         )));
     }
-    Ok(sim_result(&sys.sim, metrics, trace))
+    // The device's stores the table refused (no write access yet) and
+    // took, so a run shows both paths were exercised.
+    let mut r = sim_result(&sys.sim, metrics, trace);
+    let stores = |refused: bool| {
+        sys.cc()
+            .completed
+            .iter()
+            .filter(|d| matches!(d.op.kind, CcOpKind::Store(_)) && d.refused == refused)
+            .count() as f64
+    };
+    r.stats
+        .insert("random_test.cc.stores_refused".into(), stores(true));
+    r.stats
+        .insert("random_test.cc.stores_taken".into(), stores(false));
+    Ok(r)
 }

@@ -49,6 +49,8 @@ struct DeviceLog {
     answers: u64,
     fetches: u64,
     writes: u64,
+    /// Answers by grant: Exclusive, Shared, "not ready yet".
+    grants: [u64; 3],
 }
 
 /// The random device behind the DC's application port.
@@ -89,11 +91,12 @@ impl RandomDevice {
             ops.push(AppOp::new("write", line).with_data(d).at(at));
         }
         let grant = match (exclusive_only, self.rng.below(3)) {
-            (true, _) | (false, 0) => "grant_e",
-            (false, 1) => "grant_s",
-            (false, _) => "nrdy",
+            (true, _) | (false, 0) => 0,
+            (false, 1) => 1,
+            (false, _) => 2,
         };
-        ops.push(AppOp::new(grant, line).at(at));
+        self.log.borrow_mut().grants[grant] += 1;
+        ops.push(AppOp::new(["grant_e", "grant_s", "nrdy"][grant], line).at(at));
         ops
     }
 
@@ -200,5 +203,16 @@ pub(super) fn run(
             mismatches.len() - 1
         )));
     }
-    Ok(sim_result(&sys.sim, metrics, trace))
+    // What the device did, so a run shows which paths it exercised.
+    let mut r = sim_result(&sys.sim, metrics, trace);
+    for (k, v) in [
+        ("grant_e", d.grants[0]),
+        ("grant_s", d.grants[1]),
+        ("nrdy", d.grants[2]),
+        ("writes", d.writes),
+        ("fetches", d.fetches),
+    ] {
+        r.stats.insert(format!("random_test.device.{k}"), v as f64);
+    }
+    Ok(r)
 }
