@@ -33,6 +33,11 @@
 //!   one the receiver's UpdateFC timer sends `update_fc_timer_us` after the
 //!   last one it sent.
 //!
+//! Not modelled: a lost or corrupted NAK/ACK (the REPLAY_TIMER path), the
+//! link retraining after four replays of one TLP (REPLAY_NUM rollover),
+//! data credits (one header credit per TLP stands for both), and the
+//! UpdateFCs the timer sends when nothing was lost (they carry no news).
+//!
 //! Fault counts are kept in [`LinkFaults`] (not declared statistics, so a
 //! fault-free run's statistics are what they were); runners add them to
 //! their results when faults are on.
