@@ -100,3 +100,28 @@ fn a_stuck_engine_is_an_error_with_the_watchdogs_report() {
         "{message}"
     );
 }
+
+#[test]
+fn a_stuck_engine_under_the_nic_is_an_error_with_the_report_too() {
+    // The NIC's PCIe DMA design drives the engine through the driver; the
+    // second doorbell (the first frame's C2H) hangs it, and the driver's
+    // timeout ends the run with the report.
+    let stuck = enzian(&[
+        ("dma.stuck_after_doorbells", ParamValue::Int(1)),
+        ("driver.timeout_us", ParamValue::Float(100.0)),
+    ]);
+    let p = Params::new()
+        .with("design", ParamValue::Str("pcie_dma".into()), "test")
+        .with("packets", ParamValue::Int(4), "test");
+    let Err(RunError::Workload { message }) =
+        run_point("nic_loopback", &stuck, "message_bytes", 64.0, &p, 0, false)
+    else {
+        panic!("a stuck engine must fail the point");
+    };
+    assert!(
+        message.starts_with("nic_loopback: dma_driver: C2H transfer of 1 descriptors (64 bytes): timed out after 100.0 us"),
+        "{message}"
+    );
+    assert!(message.contains("HUNG: ignored the doorbell"), "{message}");
+    assert!(message.contains("root complex:"), "{message}");
+}

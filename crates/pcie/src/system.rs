@@ -170,6 +170,21 @@ pub fn stuck_report(
     out
 }
 
+/// The fault counts of link `link` as statistics named after its instance
+/// (`system.pcie.faults.replays`, ...), empty when the link has no fault
+/// configured (so a fault-free point's statistics stay as they were).
+pub fn link_fault_stats(sim: &Simulation<Msg>, link: ComponentId) -> Vec<(String, f64)> {
+    let name = sim.name(link);
+    sim.component::<PcieLink>(link)
+        .map(|l| {
+            l.fault_stats()
+                .into_iter()
+                .map(|(k, v)| (format!("{name}.{k}"), v))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A short name for a message in a report.
 fn msg_summary(m: &Msg) -> String {
     match m {
@@ -194,19 +209,9 @@ impl PcieSystem {
         )
     }
 
-    /// The link's fault counts as statistics named after the link's
-    /// instance (`system.pcie.faults.replays`, ...), empty without faults.
+    /// The link's fault counts as statistics ([`link_fault_stats`]).
     pub fn fault_stats(&self) -> Vec<(String, f64)> {
-        let name = self.sim.name(self.link);
-        self.sim
-            .component::<PcieLink>(self.link)
-            .map(|l| {
-                l.fault_stats()
-                    .into_iter()
-                    .map(|(k, v)| (format!("{name}.{k}"), v))
-                    .collect()
-            })
-            .unwrap_or_default()
+        link_fault_stats(&self.sim, self.link)
     }
 
     /// Builds the system with the core running `program`. `setup` may
