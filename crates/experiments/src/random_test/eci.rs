@@ -1,5 +1,6 @@
 //! The random tester on systems of Enzian agents ([`cc`] for CPU-homed
-//! lines, [`invocation`] for the invocation protocols).
+//! lines, [`invocation`] for the invocation protocols, [`shared`] for both
+//! homes on the same links).
 //!
 //! On `eci-dc` (the CPU's LLC and the FPGA's directory controller:
 //! `dc_bram`, `dc_ddr`, `llc_ddr` of platforms/enzian.toml), in the spirit of gem5 Ruby's: the
@@ -24,9 +25,10 @@ use crate::{sim_result, trace_mode, werr, Point, PointResult, RunError};
 
 mod cc;
 mod invocation;
+mod shared;
 
 /// One random application sequence per this many core operations.
-const CORE_OPS_PER_APP_SEQUENCE: u64 = 10;
+pub(super) const CORE_OPS_PER_APP_SEQUENCE: u64 = 10;
 
 /// Runs `ops` random core operations (and their application sequences) on
 /// `lines` lines of system `system`.
@@ -46,8 +48,11 @@ pub(super) fn run(
         .iter()
         .map(|a| type_of(&a.instance).unwrap_or_default())
         .collect();
-    if types.contains(&"cpu_home") && !types.contains(&"coherent_cpu") {
-        return cc::run(point, system, ops, lines);
+    match (types.contains(&"cpu_home"), types.contains(&"coherent_cpu")) {
+        (true, false) => return cc::run(point, system, ops, lines),
+        // Both homes on shared links.
+        (true, true) => return shared::run(point, system, ops, lines),
+        _ => {}
     }
     let mut rng = SimRng::for_path(seed, "random_test.eci");
     let program = CpuOp::random_program(&mut rng, ops, lines);
@@ -71,7 +76,7 @@ pub(super) fn run(
     }
     if protocol != "eci-dc" {
         return Err(werr(format!(
-            "random_test on Enzian agents runs eci-dc, eci-cc and invocation systems (dc_bram, dc_ddr, llc_ddr, cpu_homed, invocation); system {system} runs {protocol}"
+            "random_test on Enzian agents runs eci-dc, eci-cc and invocation systems (dc_bram, dc_ddr, llc_ddr, cpu_homed, invocation, shared); system {system} runs {protocol}"
         )));
     }
     sys.set_programs(vec![program])
