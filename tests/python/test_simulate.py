@@ -143,15 +143,10 @@ def test_the_random_tester_runs_on_the_enzian_agents():
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)["metrics"]
     assert m["violations"] == 0 and m["reference_mismatches"] == 0 and m["ops"] >= 2200
-    # Two protocols sharing the links are not driven yet: refused in one line.
-    r = cli("simulate", "enzian", "--system", "shared", "--ops", "10")
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert "systems.shared: a CPU-DC system runs one protocol, not 2" in r.stderr
-    assert "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("system", ["cpu_homed", "invocation"])
-def test_the_random_tester_runs_eci_cc_and_invocation(system):
+@pytest.mark.parametrize("system", ["cpu_homed", "invocation", "shared"])
+def test_the_random_tester_runs_eci_cc_invocation_and_shared(system):
     r = cli("simulate", "enzian", "--system", system, "--ops", "3000", "--lines", "4", "--json")
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)["metrics"]
