@@ -130,7 +130,8 @@ def test_platform_systems_through_the_api():
     assert [a["role"] for a in systems["random"]["agents"]] == ["cache", "cache", "directory", "dma"]
     assert systems["random"]["header_bytes"] == (16, "default: a 16-byte header")
     systems = ccsim.Platform.load("enzian").systems()
-    assert sorted(systems) == ["cpu_homed", "dc_bram", "dc_ddr", "invocation", "llc_ddr", "shared"]
+    assert sorted(systems) == ["cpu_homed", "dc_bram", "dc_ddr", "invocation", "invocation_shared_dcu", "llc_ddr",
+                               "shared"]
     shared = systems["shared"]
     assert [a.get("protocol", shared["protocol"]) for a in shared["agents"]] == [
         "eci-dc", "eci-cc", "eci-dc", "eci-cc"]
@@ -142,13 +143,30 @@ def test_the_random_tester_runs_on_the_enzian_agents():
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)["metrics"]
     assert m["violations"] == 0 and m["reference_mismatches"] == 0 and m["ops"] >= 2200
-    # A system of another protocol is refused in one line.
-    r = cli("simulate", "enzian", "--system", "invocation", "--ops", "10")
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert "random_test on Enzian agents runs eci-dc systems" in r.stderr
-    assert "Traceback" not in r.stderr
-    with pytest.raises(ccsim.CcsimError, match="system invocation runs invocation"):
-        ccsim.simulate("enzian", system="invocation", ops=10)
+
+
+@pytest.mark.parametrize("system", ["cpu_homed", "invocation", "shared"])
+def test_the_random_tester_runs_eci_cc_invocation_and_shared(system):
+    r = cli("simulate", "enzian", "--system", system, "--ops", "3000", "--lines", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    m = json.loads(r.stdout)["metrics"]
+    assert m["violations"] == 0 and m["reference_mismatches"] == 0 and m["ops"] > 3000
+    assert m["rows_checked"] > m["ops"]
+
+
+def test_the_random_tester_finds_the_shared_dcu_deadlock_and_its_seed_replays():
+    # invocation-shared-dcu: the deadlock `ccsim protocol check` finds
+    # exhaustively, found in a timing run; every failing seed is listed and
+    # replays alone.
+    r = cli("simulate", "enzian", "--system", "invocation_shared_dcu", "--ops", "3000", "--seeds", "2", "--json")
+    assert r.returncode == 1, r.stderr
+    failures = json.loads(r.stdout)["failures"]
+    assert failures, r.stdout
+    seed, error = failures[0]["seed"], failures[0]["error"]
+    assert "port=WClinv" in error and "port=Pending" in error, error
+    one = cli("simulate", "enzian", "--system", "invocation_shared_dcu", "--ops", "3000", "--seed", str(seed))
+    assert one.returncode == 1, one.stderr
+    assert "port=WClinv" in one.stderr and "Traceback" not in one.stderr
 
 
 def test_a_bad_enzian_system_exits_2_with_its_path(tmp_path):

@@ -22,6 +22,7 @@
 //! ```
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ use super::cc::{CacheController, CcOp};
 use super::cpu::CpuOp;
 use super::cpu_home::CpuHome;
 use super::link::EciLink;
-use super::system::{verdict, CheckedSide, Watchdog, TIME_LIMIT};
+use super::system::{replay_stores, verdict, CheckedSide, Watchdog, TIME_LIMIT};
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::{Line, Msg, Tables};
 
@@ -187,6 +188,13 @@ impl CcSystem {
         self.cc()
             .writable_copy(line)
             .unwrap_or_else(|| self.home().mem.read(line))
+    }
+
+    /// The lines' values after replaying every store (the core's words,
+    /// the device's whole lines) in the order they took effect: what
+    /// [`CcSystem::line_value`] must equal at the end of a correct run.
+    pub fn sequential_reference(&self) -> BTreeMap<u64, Line> {
+        replay_stores(&self.home().store_log, &self.cc().store_log)
     }
 
     /// Runs to the end. `Err` carries a multi-line report: the violation,

@@ -28,6 +28,7 @@
 //!   either.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -41,10 +42,11 @@ use super::cpu_home::CpuHome;
 use super::dc::{AppOp, DirectoryController};
 use super::link::EciLink;
 use super::system::{
-    snapshot_dc_side, verdict, CheckedSide, CoherentParams, HomeMemory, Watchdog, TIME_LIMIT,
+    replay_stores, snapshot_dc_side, verdict, CheckedSide, CoherentParams, HomeMemory, Watchdog,
+    TIME_LIMIT,
 };
 use ccsim_coherence::check::{Checker, LineSnapshot};
-use ccsim_coherence::{Msg, Tables};
+use ccsim_coherence::{Line, Msg, Tables};
 
 /// Declaration of `eci_mux`.
 pub static ECI_MUX: ComponentSpec = ComponentSpec {
@@ -323,6 +325,30 @@ impl SharedSystem {
     /// The CC.
     pub fn cc(&self) -> &CacheController {
         self.sim.component::<CacheController>(self.cc).expect("cc")
+    }
+
+    /// The line's current value: for an FPGA-homed line the LLC's copy if
+    /// it holds one, else the DC's memory; for a CPU-homed line the CC's
+    /// copy while it holds the line writable, else CPU memory.
+    pub fn line_value(&self, line: u64) -> Line {
+        if super::cc::is_cpu_homed(line) {
+            self.cc()
+                .writable_copy(line)
+                .unwrap_or_else(|| self.home().mem.read(line))
+        } else {
+            let (_, copy) = self.cpu().line(line);
+            copy.unwrap_or_else(|| self.dc().mem.read(line))
+        }
+    }
+
+    /// Every line's value after replaying each home's stores in the order
+    /// they took effect (the LLC's core and the DC's application for
+    /// FPGA-homed lines, the home's core and the CC's device for CPU-homed
+    /// ones): what [`SharedSystem::line_value`] must equal at the end.
+    pub fn sequential_reference(&self) -> BTreeMap<u64, Line> {
+        let mut r = replay_stores(&self.cpu().store_log, &self.dc().store_log);
+        r.extend(replay_stores(&self.home().store_log, &self.cc().store_log));
+        r
     }
 
     /// Runs to the end; `Err` names the protocol and what went wrong.

@@ -192,30 +192,7 @@ impl CoherentSystem {
     /// initial memory in the order the writes took effect; lines never
     /// written are absent.
     pub fn sequential_reference(&self) -> BTreeMap<u64, Line> {
-        enum Write {
-            Word(u8, u64),
-            Line(Line),
-        }
-        let mut writes: Vec<(Tick, u64, Write)> = Vec::new();
-        for &(t, l, w, v) in &self.cpu().store_log {
-            writes.push((t, l, Write::Word(w, v)));
-        }
-        for &(t, l, v) in &self.dc().store_log {
-            writes.push((t, l, Write::Line(v)));
-        }
-        // Stable: same-tick writes keep the order each agent logged them in.
-        writes.sort_by_key(|w| w.0);
-        let mut reference: BTreeMap<u64, Line> = BTreeMap::new();
-        for (_, l, w) in writes {
-            let r = reference.entry(l).or_insert_with(|| initial_line(l));
-            match w {
-                Write::Word(w, v) => {
-                    r[w as usize * 8..w as usize * 8 + 8].copy_from_slice(&v.to_le_bytes())
-                }
-                Write::Line(v) => *r = v,
-            }
-        }
-        reference
+        replay_stores(&self.cpu().store_log, &self.dc().store_log)
     }
 
     /// The protocol its agents run (`eci-dc`, `invocation`).
@@ -321,6 +298,39 @@ pub(crate) struct Watchdog<'a> {
 /// first coherence violation, else a watchdog report, else unfinished work
 /// (`left` describes it; `None` when everything finished) with every stuck
 /// line, else operations the tables refused.
+/// Every line's value after replaying the stores of a core (words) and of
+/// a device (whole lines) in the order they took effect (a sequential
+/// reference of the final memory). Stable: same-tick stores keep the order
+/// each agent logged them in.
+pub(crate) fn replay_stores(
+    words: &[(Tick, u64, u8, u64)],
+    lines: &[(Tick, u64, Line)],
+) -> BTreeMap<u64, Line> {
+    enum Write {
+        Word(u8, u64),
+        Line(Line),
+    }
+    let mut writes: Vec<(Tick, u64, Write)> = Vec::with_capacity(words.len() + lines.len());
+    for &(t, l, w, v) in words {
+        writes.push((t, l, Write::Word(w, v)));
+    }
+    for &(t, l, v) in lines {
+        writes.push((t, l, Write::Line(v)));
+    }
+    writes.sort_by_key(|w| w.0);
+    let mut reference: BTreeMap<u64, Line> = BTreeMap::new();
+    for (_, l, w) in writes {
+        let r = reference.entry(l).or_insert_with(|| initial_line(l));
+        match w {
+            Write::Word(w, v) => {
+                r[w as usize * 8..w as usize * 8 + 8].copy_from_slice(&v.to_le_bytes())
+            }
+            Write::Line(v) => *r = v,
+        }
+    }
+    reference
+}
+
 pub(crate) fn verdict(
     outcome: RunOutcome,
     sides: &[CheckedSide<'_>],

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use ccsim_coherence::{initial_line, Line, Tables};
+use ccsim_coherence::{initial_line, Tables};
 use ccsim_eci::cc::{CcOp, CcOpKind, CPU_HOMED_BASE};
 use ccsim_eci::cc_system::{CcParams, CcSystem};
 use ccsim_eci::cpu::CpuOp;
@@ -172,31 +172,8 @@ fn stress(seed: u64, cpu_ops: usize, dev_ops: usize, lines: u64) {
     assert!(sys.checker.borrow().violations.is_empty());
     assert_eq!(sys.home().completed.len(), cpu_ops);
     assert_eq!(sys.cc().completed.len(), dev_ops);
-    // Sequential reference: replay every store in effect order.
-    enum Write {
-        Word(u8, u64),
-        Whole(Line),
-    }
-    let mut events: Vec<(Tick, u64, Write)> = Vec::new();
-    for &(t, l, w, v) in &sys.home().store_log {
-        events.push((t, l, Write::Word(w, v)));
-    }
-    for &(t, l, v) in &sys.cc().store_log {
-        events.push((t, l, Write::Whole(v)));
-    }
-    // Stable: stores of one agent at one tick stay in their order.
-    events.sort_by_key(|e| e.0);
-    let mut reference: std::collections::BTreeMap<u64, Line> = Default::default();
-    for (_, l, w) in events {
-        let cur = reference.entry(l).or_insert_with(|| initial_line(l));
-        match w {
-            Write::Whole(v) => *cur = v,
-            Write::Word(w, v) => {
-                let o = w as usize * 8;
-                cur[o..o + 8].copy_from_slice(&v.to_le_bytes());
-            }
-        }
-    }
+    // Sequential reference: every store replayed in effect order.
+    let reference = sys.sequential_reference();
     let stores = sys.cc().store_log.len();
     assert!(stores > 0, "seed {seed}: the device never stored");
     for l in CPU_HOMED_BASE..CPU_HOMED_BASE + lines {

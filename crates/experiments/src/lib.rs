@@ -460,19 +460,36 @@ fn pattern(len: u64, salt: u64) -> Vec<u8> {
         .collect()
 }
 
+/// Runs `sys` to its end. A run that did not finish (the driver's
+/// `timeout_us` expired, the event queue drained, or the time limit passed
+/// with the program still running) is an error whose first line says what
+/// is stuck and whose next lines are the system's report
+/// ([`PcieSystem::stuck_report`]): never a silent number.
 fn finish(sys: &mut PcieSystem, workload: &str) -> Result<(), RunError> {
-    sys.sim.run_until(TIME_LIMIT);
-    if !sys.core().finished() {
-        return Err(werr(format!(
-            "{workload}: the core's program did not finish within {} s of simulated time (a hang)",
+    let outcome = sys.sim.run_until(TIME_LIMIT);
+    let core = sys.core();
+    let what = match (&core.timed_out, outcome) {
+        (Some(t), _) => t.clone(),
+        (None, _) if core.finished() => return Ok(()),
+        (None, RunOutcome::Drained) => {
+            "no event left but the core's program did not finish (a deadlock)".to_string()
+        }
+        (None, _) => format!(
+            "the core's program did not finish within {} s of simulated time (a hang)",
             TIME_LIMIT / SEC
-        )));
-    }
-    Ok(())
+        ),
+    };
+    let mut report = vec![format!("{workload}: {what}")];
+    report.extend(sys.stuck_report());
+    Err(werr(report.join("\n  ")))
 }
 
 fn result(sys: &PcieSystem, metrics: BTreeMap<String, f64>, trace: TraceMode) -> PointResult {
-    sim_result(&sys.sim, metrics, trace)
+    let mut r = sim_result(&sys.sim, metrics, trace);
+    // Only with faults configured: a fault-free point's statistics stay as
+    // they were.
+    r.stats.extend(sys.fault_stats());
+    r
 }
 
 /// A point's result from its finished simulation: the metrics, every
@@ -745,9 +762,16 @@ fn link_pingpong(
             stats.counter("system.pcie.down.wire_bytes").unwrap_or(0) as f64,
         ),
     ]);
+    let mut stats = stats.flatten();
+    let link = sim.component::<PcieLink>(l).expect("link");
+    stats.extend(
+        link.fault_stats()
+            .into_iter()
+            .map(|(k, v)| (format!("system.pcie.{k}"), v)),
+    );
     Ok(PointResult {
         metrics,
-        stats: stats.flatten(),
+        stats,
         trace_json: if trace == TraceMode::Full {
             sim.trace_json()
         } else {

@@ -99,6 +99,17 @@ pub enum Op {
     WaitInterrupt(u32),
     /// Record the current tick under this id in [`Core::marks`].
     Mark(u32),
+    /// Arm the software watchdog: if the program has not reached the next
+    /// [`Op::Disarm`] within `after` (ps), the core stops the run and
+    /// records [`Core::timed_out`] (a driver's wait with a timeout).
+    Arm {
+        /// Time allowed.
+        after: Tick,
+        /// What is waited for, for the report.
+        what: String,
+    },
+    /// Disarm the watchdog armed by [`Op::Arm`].
+    Disarm,
 }
 
 /// Declaration of `core`.
@@ -144,6 +155,7 @@ fn check(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
 
 const WAKE_NEXT: u64 = 0;
 const WAKE_POLL: u64 = 1;
+const WAKE_DEADLINE: u64 = 2;
 const POLL_ID: u64 = u64::MAX;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -197,6 +209,10 @@ pub struct Core {
     mmio_base: u64,
     loads_inflight: BTreeMap<u64, (u64, u32)>,
     pending_irqs: Vec<u32>,
+    /// The armed watchdog: (deadline, what is waited for, armed at).
+    deadline: Option<(Tick, String, Tick)>,
+    /// Set when an armed watchdog expired: what timed out.
+    pub timed_out: Option<String>,
     /// Recorded `(mark id, tick)` pairs, in program order.
     pub marks: Vec<(u32, Tick)>,
     /// Data of finished MMIO reads: `(addr, bytes)`, in program order.
@@ -237,6 +253,8 @@ impl Core {
             mmio_base: 0,
             loads_inflight: BTreeMap::new(),
             pending_irqs: Vec::new(),
+            deadline: None,
+            timed_out: None,
             marks: Vec::new(),
             mmio_loads: Vec::new(),
             loads: Vec::new(),
@@ -251,6 +269,24 @@ impl Core {
     /// The tick recorded by the first `Mark(id)`.
     pub fn mark(&self, id: u32) -> Option<Tick> {
         self.marks.iter().find(|(m, _)| *m == id).map(|(_, t)| *t)
+    }
+
+    /// The core's state for a stuck run's report: the op it is at and what
+    /// it waits for.
+    pub fn report(&self) -> String {
+        let op = match self.program.get(self.pc) {
+            Some(op) => format!("{op:?}"),
+            None => "end of program".to_string(),
+        };
+        format!(
+            "core: at op {} of {} ({op}), {:?}, {} memory operations and {} MMIO reads in flight, interrupts pending {:?}",
+            self.pc,
+            self.program.len(),
+            self.state,
+            self.outstanding,
+            self.mmio_inflight.len() + self.mmio_pending.len(),
+            self.pending_irqs
+        )
     }
 
     /// Time of `n` instructions at this core's clock and IPC.
@@ -398,6 +434,16 @@ impl Core {
             }
             Op::Mark(id) => {
                 self.marks.push((id, ctx.now()));
+                self.retire(ctx, 0)
+            }
+            Op::Arm { after, what } => {
+                let at = ctx.now() + after;
+                self.deadline = Some((at, what, ctx.now()));
+                ctx.wake_at(at, WAKE_DEADLINE);
+                self.retire(ctx, 0)
+            }
+            Op::Disarm => {
+                self.deadline = None;
                 self.retire(ctx, 0)
             }
             Op::Load { .. } | Op::Store { .. } if self.outstanding >= self.max_outstanding => {
@@ -565,6 +611,21 @@ impl Component<Msg> for Core {
     fn on_wake(&mut self, token: u64, ctx: &mut Ctx<'_, Msg>) {
         match token {
             WAKE_POLL => self.poll_load(ctx),
+            WAKE_DEADLINE => {
+                // Only the armed deadline counts (a disarmed one's wake is
+                // stale).
+                let now = ctx.now();
+                if let Some((at, what, armed)) = &self.deadline {
+                    if *at == now {
+                        self.timed_out = Some(format!(
+                            "{what}: timed out after {:.1} us (armed at {:.3} us)",
+                            (now - armed) as f64 / 1e6,
+                            *armed as f64 / 1e6
+                        ));
+                        ctx.stop();
+                    }
+                }
+            }
             _ => self.step(ctx),
         }
     }

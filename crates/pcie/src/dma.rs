@@ -25,6 +25,12 @@
 //! stage; every TLP crossing the datapath takes
 //! `ceil(bytes / datapath_bytes) + tlp_overhead_cycles` cycles. Reads are
 //! limited by `max_tags` outstanding requests.
+//!
+//! Fault injection: with `stuck_after_doorbells = N` > 0 the engine takes
+//! the first N doorbells and then hangs: a later doorbell sets the channel
+//! busy and nothing more happens, so the driver waits for a completion that
+//! never comes (its `timeout_us`, or the run's time limit, ends the wait
+//! with a report: [`XdmaEngine::report`]).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -142,6 +148,7 @@ pub static XDMA_ENGINE: ComponentSpec = ComponentSpec {
         ParamSpec { name: "bar0_base", kind: ParamKind::Int, default: ParamDefault::Int(0xF000_0000), unit: "address", range: ParamRange::at_least(0.0), from: "assumed: a free 32-bit bus address", description: "Bus address of BAR0 (64 KiB of channel registers)." },
         ParamSpec { name: "bar1_base", kind: ParamKind::Int, default: ParamDefault::Int(0xE000_0000), unit: "address", range: ParamRange::at_least(0.0), from: "assumed: a free 32-bit bus address below BAR0", description: "Bus address of BAR1, the window onto device memory (not overlapping BAR0)." },
         ParamSpec { name: "bar1_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0x1000_0000), unit: "bytes", range: ParamRange::at_least(1.0), from: "assumed: a 256 MiB window", description: "Size of BAR1." },
+        ParamSpec { name: "stuck_after_doorbells", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "doorbells", range: ParamRange::between(0.0, 1e9), from: "assumed: a healthy engine (fault injection)", description: "The engine hangs after this many doorbells: later ones set the channel busy and start nothing (0 = never)." },
     ],
     ports: &[
         PortSpec { name: "pcie", description: "TLPs to and from the PCIe link (downstream port of the link).", required: true },
@@ -294,6 +301,10 @@ pub struct XdmaEngine {
     datapath_busy: [Tick; 2],
     actions: BTreeMap<(Tick, u64), Action>,
     seq: u64,
+    stuck_after: u64,
+    doorbells_seen: u64,
+    /// When the engine hung: (channel, tick of the doorbell it ignored).
+    hung: Option<(usize, Tick)>,
 }
 
 impl XdmaEngine {
@@ -328,7 +339,54 @@ impl XdmaEngine {
             datapath_busy: [0; 2],
             actions: BTreeMap::new(),
             seq: 0,
+            stuck_after: p.uint("stuck_after_doorbells"),
+            doorbells_seen: 0,
+            hung: None,
         })
+    }
+
+    /// Whether the engine has hung (`stuck_after_doorbells`): the channel
+    /// and the tick of the first doorbell it ignored.
+    pub fn hung(&self) -> Option<(usize, Tick)> {
+        self.hung
+    }
+
+    /// The engine's state for a stuck run's report: one line for the
+    /// engine, one per channel.
+    pub fn report(&self) -> Vec<String> {
+        let mut head = format!(
+            "dma engine: {} doorbells received, {} reads in flight (tags {:?}), {} reads queued for a tag, {} device-memory requests outstanding",
+            self.doorbells_seen,
+            self.reads.len(),
+            self.reads.keys().take(8).collect::<Vec<_>>(),
+            self.read_queue.len(),
+            self.bram.len()
+        );
+        if let Some((ch, t)) = self.hung {
+            head.push_str(&format!(
+                "; HUNG: ignored the doorbell of channel {} at {:.3} us (xdma_engine.stuck_after_doorbells = {})",
+                ["H2C", "C2H"][ch],
+                t as f64 / 1e6,
+                self.stuck_after
+            ));
+        }
+        let mut out = vec![head];
+        for (ch, c) in self.channels.iter().enumerate() {
+            out.push(format!(
+                "dma channel {}: {}{}, registers ask for {} descriptors at {:#x}; its run: {} of {} descriptors completed, fetched up to {}, staged up to {}, {} in the data stage",
+                ["H2C", "C2H"][ch],
+                if c.busy { "busy" } else { "idle" },
+                if c.error { ", stopped on an error" } else { "" },
+                c.reg_u32(regs::DESC_COUNT),
+                c.reg_u64(regs::DESC_ADDR),
+                c.completed,
+                c.count,
+                c.next_fetch,
+                c.next_stage,
+                c.bytes_left.len()
+            ));
+        }
+        out
     }
 
     /// Bus address of BAR0 (channel registers).
@@ -559,6 +617,12 @@ impl XdmaEngine {
             let c = &mut self.channels[ch];
             if covers && c.reg_u32(regs::CONTROL) & regs::CTRL_RUN != 0 && !c.busy {
                 c.busy = true;
+                self.doorbells_seen += 1;
+                if self.stuck_after > 0 && self.doorbells_seen > self.stuck_after {
+                    // Hung: the channel shows busy and never starts.
+                    self.hung.get_or_insert((ch, ctx.now()));
+                    continue;
+                }
                 ctx.count(6, 1);
                 let t = self.clock.next_edge(ctx.now()) + self.clock.cycles(self.doorbell_cycles);
                 self.at(ctx, t, Action::Start(ch));

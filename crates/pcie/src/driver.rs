@@ -40,6 +40,7 @@ pub static DMA_DRIVER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "poll_loop_instructions", kind: ParamKind::Int, default: ParamDefault::Int(20), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed", description: "Instructions per iteration of the status polling loop besides its load." },
         ParamSpec { name: "max_desc_bytes", kind: ParamKind::Int, default: ParamDefault::Int(4096), unit: "bytes", range: ParamRange::at_least(1.0), from: "PIO paper §3: latency is flat up to the 4 KiB transfer size limit (one descriptor per page)", description: "Largest chunk one descriptor covers (4 KiB: one per pinned user page)." },
         ParamSpec { name: "read_status", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: the XDMA driver reads the channel status register on completion", description: "Whether the completion path reads the channel STATUS register over MMIO." },
+        ParamSpec { name: "timeout_us", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "us", range: ParamRange::between(0.0, 1e9), from: "assumed: no timeout (the run's time limit bounds a hung wait)", description: "The driver gives up waiting for a transfer after this long and the run stops with a report of the stuck transfer (0 = wait without a timeout)." },
         ParamSpec { name: "pin_pages", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: the XDMA driver pins user pages per transfer", description: "Whether each transfer pins/maps user pages (false: buffers are pre-pinned)." },
     ],
     ports: &[],
@@ -81,6 +82,7 @@ pub struct DmaDriver {
     max_desc_bytes: u64,
     read_status: bool,
     pin_pages: bool,
+    timeout: Tick,
 }
 
 /// One transfer: channel, host buffer, card address, length.
@@ -111,6 +113,7 @@ impl DmaDriver {
             max_desc_bytes: p.uint("max_desc_bytes"),
             read_status: p.bool("read_status"),
             pin_pages: p.bool("pin_pages"),
+            timeout: (p.float("timeout_us") * 1e6).round() as Tick,
         })
     }
 
@@ -208,6 +211,19 @@ impl DmaDriver {
         }
         let mut count_ctrl = (descs.len() as u32).to_le_bytes().to_vec();
         count_ctrl.extend_from_slice(&control.to_le_bytes());
+        // With a timeout, the wait (and the status read) is watched from the
+        // doorbell on.
+        if self.timeout > 0 {
+            let name = ["H2C", "C2H"].get(ch).unwrap_or(&"?");
+            ops.push(Op::Arm {
+                after: self.timeout,
+                what: format!(
+                    "dma_driver: {name} transfer of {} descriptors ({} bytes)",
+                    descs.len(),
+                    descs.iter().map(|d| d.len as u64).sum::<u64>()
+                ),
+            });
+        }
         ops.push(mmio(regs::DESC_COUNT, count_ctrl));
         match completion {
             Completion::Poll => ops.push(Op::PollU32 {
@@ -225,6 +241,9 @@ impl DmaDriver {
                 addr: base + regs::STATUS,
                 len: 4,
             });
+        }
+        if self.timeout > 0 {
+            ops.push(Op::Disarm);
         }
         ops.push(Op::Instructions(self.completion));
         ops

@@ -107,6 +107,33 @@ pub struct RootComplex {
 }
 
 impl RootComplex {
+    /// The root complex's state for a stuck run's report: MMIO reads
+    /// outstanding (by tag and address) and waiting for a tag, device DMA
+    /// reads at host memory, and messages in its crossing pipeline.
+    pub fn report(&self) -> String {
+        let reads: Vec<String> = self
+            .reads
+            .iter()
+            .take(6)
+            .map(|(tag, r)| {
+                format!(
+                    "tag {tag} at {:#x} ({} of {} bytes)",
+                    r.addr,
+                    r.data.len(),
+                    r.len
+                )
+            })
+            .collect();
+        format!(
+            "root complex: {} MMIO reads outstanding [{}], {} waiting for a tag, {} device reads at host memory, {} messages crossing",
+            self.reads.len(),
+            reads.join(", "),
+            self.waiting.len(),
+            self.dma_reads.len(),
+            self.out.len()
+        )
+    }
+
     /// A root complex from validated parameters and the link it drives.
     pub fn from_params(params: &Params, link: &LinkConfig) -> Result<RootComplex, String> {
         let p = complete(&ROOT_COMPLEX, params)?;

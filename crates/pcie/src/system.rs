@@ -138,7 +138,82 @@ pub fn build_host_and_pcie<D: Component<Msg>>(
     })
 }
 
+/// The report of a run that did not finish (a driver's timeout, a hung
+/// engine, a hang): what is stuck, then the state of the core, the root
+/// complex, the DMA
+/// engine and its channels, the link's wires (and credits), and the
+/// messages the kernel still holds. One line each.
+pub fn stuck_report(
+    sim: &Simulation<Msg>,
+    [core, rc, link, engine]: [ComponentId; 4],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(c) = sim.component::<Core>(core) {
+        out.push(c.report());
+    }
+    if let Some(r) = sim.component::<RootComplex>(rc) {
+        out.push(r.report());
+    }
+    if let Some(e) = sim.component::<XdmaEngine>(engine) {
+        out.extend(e.report());
+    }
+    if let Some(l) = sim.component::<PcieLink>(link) {
+        out.extend(l.report());
+    }
+    let held: Vec<String> = sim.in_flight().map(msg_summary).collect();
+    out.push(format!(
+        "messages between components: {} [{}{}]",
+        held.len(),
+        held.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+        if held.len() > 8 { ", ..." } else { "" }
+    ));
+    out
+}
+
+/// The fault counts of link `link` as statistics named after its instance
+/// (`system.pcie.faults.replays`, ...), empty when the link has no fault
+/// configured (so a fault-free point's statistics stay as they were).
+pub fn link_fault_stats(sim: &Simulation<Msg>, link: ComponentId) -> Vec<(String, f64)> {
+    let name = sim.name(link);
+    sim.component::<PcieLink>(link)
+        .map(|l| {
+            l.fault_stats()
+                .into_iter()
+                .map(|(k, v)| (format!("{name}.{k}"), v))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A short name for a message in a report.
+fn msg_summary(m: &Msg) -> String {
+    match m {
+        Msg::Tlp(t) => format!("TLP {:?} {:#x} len {}", t.kind, t.addr, t.len),
+        Msg::MmioRead { addr, len, .. } => format!("MMIO read {addr:#x} len {len}"),
+        Msg::MmioWrite { addr, data } => format!("MMIO write {addr:#x} len {}", data.len()),
+        Msg::MmioData { data, .. } => format!("MMIO data len {}", data.len()),
+        Msg::Interrupt { vector } => format!("interrupt {vector}"),
+        other => {
+            let d = format!("{other:?}");
+            d.chars().take(60).collect()
+        }
+    }
+}
+
 impl PcieSystem {
+    /// The report of a run that did not finish ([`stuck_report`]).
+    pub fn stuck_report(&self) -> Vec<String> {
+        stuck_report(
+            &self.sim,
+            [self.core, self.root_complex, self.link, self.engine],
+        )
+    }
+
+    /// The link's fault counts as statistics ([`link_fault_stats`]).
+    pub fn fault_stats(&self) -> Vec<(String, f64)> {
+        link_fault_stats(&self.sim, self.link)
+    }
+
     /// Builds the system with the core running `program`. `setup` may
     /// preload host and device memory before the run.
     pub fn build(

@@ -187,6 +187,13 @@ impl LinkConfig {
         numer.div_ceil(denom) as Tick
     }
 
+    /// Encoded bits `bytes` occupy on the wire (what a bit error rate
+    /// applies to).
+    pub fn wire_bits(&self, bytes: u32) -> u64 {
+        let (num, den) = self.generation.encoding();
+        (bytes as u64 * 8 * den).div_ceil(num)
+    }
+
     /// DLLP bytes the receiver sends back per TLP, averaged (ACK + UpdateFC).
     pub fn dllp_bytes_per_tlp(&self) -> f64 {
         let per = |every: u32| {

@@ -56,6 +56,7 @@ fn the_enzian_platform_declares_its_coherent_systems() {
             "dc_bram",
             "dc_ddr",
             "invocation",
+            "invocation_shared_dcu",
             "llc_ddr",
             "shared"
         ]

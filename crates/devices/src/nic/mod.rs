@@ -336,6 +336,10 @@ pub struct NicPcieSystem {
     pub core: ComponentId,
     /// Host memory.
     pub host_memory: ComponentId,
+    /// The root complex.
+    pub root_complex: ComponentId,
+    /// The PCIe link.
+    pub link: ComponentId,
     /// The XDMA engine / endpoint.
     pub engine: ComponentId,
     /// The NIC's packet buffer and MAC.
@@ -378,6 +382,8 @@ impl NicPcieSystem {
             sim: built.sim,
             core: built.core,
             host_memory: built.host_memory,
+            root_complex: built.root_complex,
+            link: built.link,
             engine: built.engine,
             nic: built.device,
             bar0: built.bar0,
@@ -392,6 +398,18 @@ impl NicPcieSystem {
     /// The NIC.
     pub fn nic(&self) -> &PacketBuffer {
         self.sim.component::<PacketBuffer>(self.nic).expect("nic")
+    }
+    /// The report of a run that did not finish
+    /// ([`ccsim_pcie::system::stuck_report`]).
+    pub fn stuck_report(&self) -> Vec<String> {
+        ccsim_pcie::system::stuck_report(
+            &self.sim,
+            [self.core, self.root_complex, self.link, self.engine],
+        )
+    }
+    /// The link's fault counts ([`ccsim_pcie::system::link_fault_stats`]).
+    pub fn fault_stats(&self) -> Vec<(String, f64)> {
+        ccsim_pcie::system::link_fault_stats(&self.sim, self.link)
     }
 }
 

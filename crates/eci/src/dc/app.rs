@@ -114,6 +114,14 @@ pub type Observer = Box<dyn FnMut(Tick, &DcEvent)>;
 /// op the device queues later answers it (see [`crate::invocation`]).
 pub type Device = Box<dyn FnMut(Tick, &str, u64, &LineStore) -> Vec<AppOp>>;
 
+/// A [`Device`] that also sees the line's state in the DC's machine (after
+/// the message): (now, message name, line, state, the DC's memory). A
+/// device that answers held reads of any kind needs it: the invocation
+/// protocol holds a load (`I_RLDD`, answered Shared, Exclusive or "not
+/// ready yet") and a load-exclusive (`I_RLDX`, answered Exclusive only)
+/// with the same notification.
+pub type StateDevice = Box<dyn FnMut(Tick, &str, u64, &str, &LineStore) -> Vec<AppOp>>;
+
 /// The device-local machine's row effects: AXI completions and the
 /// application's reads and writes of the DC's memory.
 pub(super) struct AppRow<'a, 'c> {

@@ -115,7 +115,7 @@ const TOK_SLICE: u64 = 8;
 mod app;
 
 use app::AppRow;
-pub use app::{AppOp, DcEvent, Device, Observer};
+pub use app::{AppOp, DcEvent, Device, Observer, StateDevice};
 
 /// A DC message to the device-local machine, as the AXI side sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -331,6 +331,7 @@ pub struct DirectoryController {
     app_start: Tick,
     observer: Option<Observer>,
     device: Option<Device>,
+    state_device: Option<StateDevice>,
     /// Counts of application-interface events: transitions, reads, writes,
     /// completed app ops.
     pub observed: [u64; 4],
@@ -414,6 +415,7 @@ impl DirectoryController {
             app_start: 0,
             observer: None,
             device: None,
+            state_device: None,
             observed: [0; 4],
             app_errors: Vec::new(),
             store_log: Vec::new(),
@@ -452,6 +454,12 @@ impl DirectoryController {
     /// application port by queueing app ops.
     pub fn set_device(&mut self, d: Device) {
         self.device = Some(d);
+    }
+
+    /// Sets device logic that also sees the line's DC state
+    /// ([`StateDevice`]); it is called after the [`Device`], if both are set.
+    pub fn set_state_device(&mut self, d: StateDevice) {
+        self.state_device = Some(d);
     }
 
     /// The DC state name of a line.
@@ -915,6 +923,15 @@ impl DirectoryController {
                 let ops = dev(ctx.now(), m.name(), m.line, &self.mem);
                 if !ops.is_empty() {
                     // The application reacts a cycle later, as it issues ops.
+                    self.app_ops.extend(ops);
+                    self.wake_app(ctx, ctx.now() + self.period);
+                }
+            }
+            if self.state_device.is_some() {
+                let state = self.line_state(m.line).to_string();
+                let dev = self.state_device.as_mut().expect("checked");
+                let ops = dev(ctx.now(), m.name(), m.line, &state, &self.mem);
+                if !ops.is_empty() {
                     self.app_ops.extend(ops);
                     self.wake_app(ctx, ctx.now() + self.period);
                 }

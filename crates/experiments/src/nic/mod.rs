@@ -273,12 +273,23 @@ fn run_pcie(
     let mut sys =
         NicPcieSystem::build(&sp, nic_params, echo.to_vec(), program, seed, trace, |_| {})
             .map_err(model_err(platform))?;
-    sys.sim.run_until(NIC_TIME_LIMIT);
+    let outcome = sys.sim.run_until(NIC_TIME_LIMIT);
     if !sys.core().finished() {
-        return Err(werr(format!(
-            "nic_loopback: the core's program did not finish within {} s of simulated time (a hang)",
-            NIC_TIME_LIMIT / SEC
-        )));
+        // Never a silent number: what is stuck, and the state of the core,
+        // the root complex, the engine, the link and the messages.
+        let what = match (&sys.core().timed_out, outcome) {
+            (Some(t), _) => t.clone(),
+            (None, RunOutcome::Drained) => {
+                "no event left but the core's program did not finish (a deadlock)".to_string()
+            }
+            (None, _) => format!(
+                "the core's program did not finish within {} s of simulated time (a hang)",
+                NIC_TIME_LIMIT / SEC
+            ),
+        };
+        let mut report = vec![format!("nic_loopback: {what}")];
+        report.extend(sys.stuck_report());
+        return Err(werr(report.join("\n  ")));
     }
     let (core, nic) = (sys.core(), sys.nic());
     let (mut tx, mut rx) = (Vec::new(), Vec::new());
@@ -320,6 +331,8 @@ fn run_pcie(
         )));
     }
     let mut stats = sys.sim.stats().flatten();
+    // Only with link faults configured.
+    stats.extend(sys.fault_stats());
     stats.insert("sim.events".into(), sys.sim.events_processed() as f64);
     stats.insert("nic.rx_verified".into(), rx_ok as f64);
     stats.insert("nic.tx_verified".into(), tx_ok as f64);

@@ -1,6 +1,9 @@
-//! The random tester on a system of Enzian agents running `eci-dc` (the
-//! CPU's LLC and the FPGA's directory controller: `dc_bram`, `dc_ddr`,
-//! `llc_ddr` of platforms/enzian.toml), in the spirit of gem5 Ruby's: the
+//! The random tester on systems of Enzian agents ([`cc`] for CPU-homed
+//! lines, [`invocation`] for the invocation protocols, [`shared`] for both
+//! homes on the same links).
+//!
+//! On `eci-dc` (the CPU's LLC and the FPGA's directory controller:
+//! `dc_bram`, `dc_ddr`, `llc_ddr` of platforms/enzian.toml), in the spirit of gem5 Ruby's: the
 //! core issues x random loads, stores, evictions and downgrades on a few
 //! shared lines while the DC's application issues one random sequence per
 //! ten core operations (a clean, a clean-invalidate, or lock / read /
@@ -20,8 +23,12 @@ use ccsim_platform::EciOptions;
 use super::violation;
 use crate::{sim_result, trace_mode, werr, Point, PointResult, RunError};
 
+mod cc;
+mod invocation;
+mod shared;
+
 /// One random application sequence per this many core operations.
-const CORE_OPS_PER_APP_SEQUENCE: u64 = 10;
+pub(super) const CORE_OPS_PER_APP_SEQUENCE: u64 = 10;
 
 /// Runs `ops` random core operations (and their application sequences) on
 /// `lines` lines of system `system`.
@@ -33,6 +40,20 @@ pub(super) fn run(
 ) -> Result<PointResult, RunError> {
     let (platform, params, seed) = (point.platform, point.params, point.seed);
     let trace = trace_mode(point.trace);
+    // CPU-homed lines: the CPU home and the FPGA's cache controller.
+    let decl = platform.system(system).map_err(RunError::Config)?;
+    let type_of = |instance: &str| platform.component(instance).map(|c| c.type_name.as_str());
+    let types: Vec<&str> = decl
+        .agents
+        .iter()
+        .map(|a| type_of(&a.instance).unwrap_or_default())
+        .collect();
+    match (types.contains(&"cpu_home"), types.contains(&"coherent_cpu")) {
+        (true, false) => return cc::run(point, system, ops, lines),
+        // Both homes on shared links.
+        (true, true) => return shared::run(point, system, ops, lines),
+        _ => {}
+    }
     let mut rng = SimRng::for_path(seed, "random_test.eci");
     let program = CpuOp::random_program(&mut rng, ops, lines);
     let app = AppOp::random_sequences(&mut rng, ops.div_ceil(CORE_OPS_PER_APP_SEQUENCE), lines);
@@ -50,9 +71,12 @@ pub(super) fn run(
         .coherent_system(system, &opts)
         .map_err(RunError::Config)?;
     let protocol = sys.protocol();
+    if invocation::is_invocation(&sys) {
+        return invocation::run(point, sys, ops, lines);
+    }
     if protocol != "eci-dc" {
         return Err(werr(format!(
-            "random_test on Enzian agents runs eci-dc systems (dc_bram, dc_ddr, llc_ddr); system {system} runs {protocol}"
+            "random_test on Enzian agents runs eci-dc, eci-cc and invocation systems (dc_bram, dc_ddr, llc_ddr, cpu_homed, invocation, shared); system {system} runs {protocol}"
         )));
     }
     sys.set_programs(vec![program])

@@ -5,8 +5,12 @@
 //! the end the reads and the final memory are compared with a sequential
 //! reference that replays the writes in the order they took effect.
 //!
-//! On a system of Enzian agents running `eci-dc` ([`eci`]) the core and the
-//! DC's application interface are the random agents instead.
+//! On a system of Enzian agents ([`eci`]) the Enzian agents are the random
+//! agents instead: the core and the DC's application interface (`eci-dc`),
+//! the CPU home's core and the FPGA's cache controller (`eci-cc`), the core
+//! and a random device answering held reads (`invocation`,
+//! `invocation-shared-dcu`), and all four at once when both homes share
+//! the links (`shared`).
 //!
 //! ```
 //! use ccsim_kernel::component::Params;
@@ -32,7 +36,7 @@ mod eci;
 /// The declaration of `random_test`.
 pub static RANDOM_TEST: WorkloadInfo = WorkloadInfo {
     name: "random_test",
-    description: "The random tester on a system declared as data: every agent with local events issues x random operations (x = ops) on random lines, one at a time, with online invariant checks; the reads and the final memory are compared with a sequential reference. On Enzian agents (eci-dc systems), the core issues x random loads, stores, evictions and downgrades and the DC's application one clean, clean-invalidate or locked write per ten of them.",
+    description: "The random tester on a system declared as data: every agent with local events issues x random operations (x = ops) on random lines, one at a time, with online invariant checks; the reads and the final memory are compared with a sequential reference. On Enzian agents: eci-dc systems, the core issues x random loads, stores, evictions and downgrades and the DC's application one clean, clean-invalidate or locked write per ten of them; eci-cc (cpu_homed), the home's core x loads, stores and pauses and the FPGA's cache controller x loads, load-exclusives, stores and evictions; invocation systems, the core x random operations whose held reads a random device answers (Shared, Exclusive or not ready, after fetching another line half of the time); shared (eci-dc and eci-cc on the same links), all four agents at once.",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("random"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.random]", description: "The platform's system section to build." },
         ParamSpec { name: "lines", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "lines", range: ParamRange::between(1.0, 1_048_576.0), from: "assumed: few lines, so that agents contend", description: "Lines the operations pick from." },
