@@ -27,7 +27,7 @@ use ccsim_protocol::mutate::{judge_all, CheckerVerdict};
 use ccsim_protocol::SystemConfig;
 use serde::Serialize;
 
-use crate::random_test::compare_with_reference;
+use crate::random_test::{compare_with_reference, open_work};
 
 /// How hard the random tester tries on each mutant the checker lets pass.
 #[derive(Debug, Clone, Copy)]
@@ -179,18 +179,8 @@ pub fn first_problem(s: &BuiltSystem, lines: u64) -> Option<String> {
     if let Some(v) = s.checker.borrow().violations.first() {
         return Some(format!("invariant violated: {v}"));
     }
-    let n = s.protocol.agents.len();
-    let open: Vec<String> = (0..n).flat_map(|a| s.agent(a).open_lines()).collect();
-    let unfinished: Vec<&str> = (0..n)
-        .filter(|&a| !s.agent(a).finished())
-        .map(|a| s.protocol.agents[a].name.as_str())
-        .collect();
-    if !open.is_empty() || !unfinished.is_empty() {
-        return Some(format!(
-            "the run stopped with work open (a deadlock): unfinished agents [{}]; open lines [{}]",
-            unfinished.join(", "),
-            open.join("; ")
-        ));
+    if let Some(deadlock) = open_work(s) {
+        return Some(deadlock);
     }
     let (_, mismatches) = compare_with_reference(s, lines);
     (mismatches > 0)

@@ -58,15 +58,7 @@ pub(super) fn run(
     let program = CpuOp::random_program(&mut rng, ops, lines);
     let app = AppOp::random_sequences(&mut rng, ops.div_ceil(CORE_OPS_PER_APP_SEQUENCE), lines);
     let app_ops = app.len();
-    let mut opts = EciOptions::new(seed, trace);
-    if !params.bool("checks") {
-        opts = opts.set(
-            "dc",
-            "checks",
-            ParamValue::Bool(false),
-            "random_test: checks off",
-        );
-    }
+    let opts = eci_options(seed, trace, params.bool("checks"));
     let mut sys = platform
         .coherent_system(system, &opts)
         .map_err(RunError::Config)?;
@@ -95,36 +87,87 @@ pub(super) fn run(
         .count();
     let latency = cpu.completed.iter().map(|c| c.latency_ps).sum::<Tick>() as f64
         / cpu.completed.len().max(1) as f64;
-    let metrics = BTreeMap::from([
-        ("ops".to_string(), (cpu.completed.len() + app_ops) as f64),
-        ("violations".to_string(), 0.0),
-        (
-            "rows_checked".to_string(),
-            sys.checker.borrow().checked as f64,
-        ),
-        ("reads".to_string(), loads as f64),
-        ("reference_mismatches".to_string(), mismatches.len() as f64),
-        ("op_latency_ns".to_string(), latency / 1000.0),
-    ]);
-    if let Some(l) = mismatches.first() {
-        return Err(violation(format!(
-            "line {l:#x} (and {} more) differs from the sequential reference at the end",
-            mismatches.len() - 1
-        )));
+    let metrics = Tally {
+        ops: (cpu.completed.len() + app_ops) as u64,
+        rows: sys.checker.borrow().checked,
+        reads: loads as u64,
+        latency_ns: latency / 1000.0,
+        mismatches,
     }
+    .metrics()?;
     Ok(sim_result(&sys.sim, metrics, trace))
 }
 
 /// The lines whose final value differs from the sequential reference.
 fn compare_with_reference(sys: &ccsim_eci::system::CoherentSystem, lines: u64) -> Vec<u64> {
-    let reference = sys.sequential_reference();
-    (0..lines)
+    differing_lines(0..lines, |l| sys.line_value(l), &sys.sequential_reference())
+}
+
+/// The systems' options: `seed`, `trace`, and the DC's online checks off
+/// unless `checks`.
+fn eci_options(seed: u64, trace: TraceMode, checks: bool) -> EciOptions {
+    let opts = EciOptions::new(seed, trace);
+    if checks {
+        return opts;
+    }
+    opts.set(
+        "dc",
+        "checks",
+        ParamValue::Bool(false),
+        "random_test: checks off",
+    )
+}
+
+/// The lines of `lines` whose final value differs from the sequential
+/// reference (lines it never wrote hold their initial value).
+pub(super) fn differing_lines(
+    lines: impl IntoIterator<Item = u64>,
+    value: impl Fn(u64) -> ccsim_coherence::Line,
+    reference: &BTreeMap<u64, ccsim_coherence::Line>,
+) -> Vec<u64> {
+    lines
+        .into_iter()
         .filter(|&l| {
-            sys.line_value(l)
+            value(l)
                 != reference
                     .get(&l)
                     .copied()
                     .unwrap_or_else(|| initial_line(l))
         })
         .collect()
+}
+
+/// What one random run on Enzian agents counted.
+pub(super) struct Tally {
+    /// Operations completed by every random agent.
+    pub ops: u64,
+    /// Rows the online checks ran after.
+    pub rows: u64,
+    /// Reads checked against the latest write.
+    pub reads: u64,
+    /// Mean operation latency.
+    pub latency_ns: f64,
+    /// Lines that ended different from the sequential reference.
+    pub mismatches: Vec<u64>,
+}
+
+impl Tally {
+    /// The run's metrics, or its first line that differs from the
+    /// reference as a violation.
+    pub(super) fn metrics(&self) -> Result<BTreeMap<String, f64>, RunError> {
+        if let Some(l) = self.mismatches.first() {
+            return Err(violation(format!(
+                "line {l:#x} (and {} more) differs from the sequential reference at the end",
+                self.mismatches.len() - 1
+            )));
+        }
+        Ok(BTreeMap::from([
+            ("ops".to_string(), self.ops as f64),
+            ("violations".to_string(), 0.0),
+            ("rows_checked".to_string(), self.rows as f64),
+            ("reads".to_string(), self.reads as f64),
+            ("reference_mismatches".to_string(), 0.0),
+            ("op_latency_ns".to_string(), self.latency_ns),
+        ]))
+    }
 }

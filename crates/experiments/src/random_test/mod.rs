@@ -91,17 +91,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let n = s.protocol.agents.len();
     let ops: u64 = (0..n).map(|a| s.agent(a).ops_done()).sum();
     if c.violations.is_empty() {
-        let open: Vec<String> = (0..n).flat_map(|a| s.agent(a).open_lines()).collect();
-        let unfinished: Vec<&str> = (0..n)
-            .filter(|&a| !s.agent(a).finished())
-            .map(|a| s.protocol.agents[a].name.as_str())
-            .collect();
-        if !open.is_empty() || !unfinished.is_empty() {
-            return Err(violation(format!(
-                "the run stopped with work open (a deadlock): unfinished agents [{}]; open lines [{}]",
-                unfinished.join(", "),
-                open.join("; ")
-            )));
+        if let Some(deadlock) = open_work(&s) {
+            return Err(violation(deadlock));
         }
     }
     let stats = s.sim.stats().flatten();
@@ -130,6 +121,25 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
     drop(c);
     Ok(sim_result(&s.sim, metrics, trace_mode(trace)))
+}
+
+/// Work a finished run left open (a deadlock): the agents that did not
+/// finish their operations and the lines in a transient state or with
+/// stalled requests; None when there is none.
+pub(crate) fn open_work(s: &BuiltSystem) -> Option<String> {
+    let n = s.protocol.agents.len();
+    let open: Vec<String> = (0..n).flat_map(|a| s.agent(a).open_lines()).collect();
+    let unfinished: Vec<&str> = (0..n)
+        .filter(|&a| !s.agent(a).finished())
+        .map(|a| s.protocol.agents[a].name.as_str())
+        .collect();
+    (!open.is_empty() || !unfinished.is_empty()).then(|| {
+        format!(
+            "the run stopped with work open (a deadlock): unfinished agents [{}]; open lines [{}]",
+            unfinished.join(", "),
+            open.join("; ")
+        )
+    })
 }
 
 fn violation(message: String) -> RunError {

@@ -7,9 +7,6 @@
 //! checked against the latest write); at the end every line equals a
 //! replay of all stores in the order they took effect.
 
-use std::collections::BTreeMap;
-
-use ccsim_coherence::initial_line;
 use ccsim_eci::cc::{CcOp, CcOpKind, CPU_HOMED_BASE};
 use ccsim_eci::cc_system::CcSystem;
 use ccsim_eci::cpu::CpuOp;
@@ -17,6 +14,7 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::EciOptions;
 
 use super::super::violation;
+use super::{differing_lines, Tally};
 use crate::{sim_result, trace_mode, werr, Point, PointResult, RunError};
 
 /// The longest random pause of the core, so that the device's requests
@@ -94,16 +92,11 @@ pub(super) fn run(
     // the run with its report (lines, states, messages in flight).
     sys.run().map_err(violation)?;
 
-    let reference = sys.sequential_reference();
-    let mismatches: Vec<u64> = (CPU_HOMED_BASE..CPU_HOMED_BASE + lines)
-        .filter(|&l| {
-            sys.line_value(l)
-                != reference
-                    .get(&l)
-                    .copied()
-                    .unwrap_or_else(|| initial_line(l))
-        })
-        .collect();
+    let mismatches = differing_lines(
+        CPU_HOMED_BASE..CPU_HOMED_BASE + lines,
+        |l| sys.line_value(l),
+        &sys.sequential_reference(),
+    );
     let (home, cc) = (sys.home(), sys.cc());
     let core_ops = home.completed.len();
     let done = core_ops + cc.completed.len();
@@ -115,26 +108,14 @@ pub(super) fn run(
             .count();
     let latency = home.completed.iter().map(|c| c.latency_ps).sum::<Tick>()
         + cc.completed.iter().map(|d| d.latency_ps).sum::<Tick>();
-    let metrics = BTreeMap::from([
-        ("ops".to_string(), done as f64),
-        ("violations".to_string(), 0.0),
-        (
-            "rows_checked".to_string(),
-            sys.checker.borrow().checked as f64,
-        ),
-        ("reads".to_string(), loads as f64),
-        ("reference_mismatches".to_string(), mismatches.len() as f64),
-        (
-            "op_latency_ns".to_string(),
-            latency as f64 / done.max(1) as f64 / 1000.0,
-        ),
-    ]);
-    if let Some(l) = mismatches.first() {
-        return Err(violation(format!(
-            "line {l:#x} (and {} more) differs from the sequential reference at the end",
-            mismatches.len() - 1
-        )));
+    let metrics = Tally {
+        ops: done as u64,
+        rows: sys.checker.borrow().checked,
+        reads: loads as u64,
+        latency_ns: latency as f64 / done.max(1) as f64 / 1000.0,
+        mismatches,
     }
+    .metrics()?;
     // The device's stores the table refused (no write access yet) and
     // took, so a run shows both paths were exercised.
     let mut r = sim_result(&sys.sim, metrics, trace);

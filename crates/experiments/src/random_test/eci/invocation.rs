@@ -22,16 +22,17 @@
 //! the order they took effect.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
-use ccsim_coherence::{initial_line, Line, LINE_BYTES};
+use ccsim_coherence::{Line, LINE_BYTES};
 use ccsim_eci::cpu::CpuOp;
 use ccsim_eci::dc::AppOp;
 use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
 
 use super::super::violation;
+use super::{differing_lines, Tally};
 use crate::{sim_result, trace_mode, werr, Point, PointResult, RunError};
 
 /// Whether `sys` runs an invocation protocol (its application port answers
@@ -169,40 +170,19 @@ pub(super) fn run(
     // report (lines, states, messages in flight).
     sys.run().map_err(violation)?;
 
-    let reference = sys.sequential_reference();
-    let mismatches: Vec<u64> = (0..lines)
-        .filter(|&l| {
-            sys.line_value(l)
-                != reference
-                    .get(&l)
-                    .copied()
-                    .unwrap_or_else(|| initial_line(l))
-        })
-        .collect();
+    let mismatches = differing_lines(0..lines, |l| sys.line_value(l), &sys.sequential_reference());
     let cpu = sys.cpu();
     let latency = cpu.completed.iter().map(|c| c.latency_ps).sum::<Tick>() as f64
         / cpu.completed.len().max(1) as f64;
     let d = log.borrow();
-    let metrics = BTreeMap::from([
-        (
-            "ops".to_string(),
-            (cpu.completed.len() as u64 + d.answers + d.fetches) as f64,
-        ),
-        ("violations".to_string(), 0.0),
-        (
-            "rows_checked".to_string(),
-            sys.checker.borrow().checked as f64,
-        ),
-        ("reads".to_string(), loads as f64),
-        ("reference_mismatches".to_string(), mismatches.len() as f64),
-        ("op_latency_ns".to_string(), latency / 1000.0),
-    ]);
-    if let Some(l) = mismatches.first() {
-        return Err(violation(format!(
-            "line {l:#x} (and {} more) differs from the sequential reference at the end",
-            mismatches.len() - 1
-        )));
+    let metrics = Tally {
+        ops: cpu.completed.len() as u64 + d.answers + d.fetches,
+        rows: sys.checker.borrow().checked,
+        reads: loads as u64,
+        latency_ns: latency / 1000.0,
+        mismatches,
     }
+    .metrics()?;
     // What the device did, so a run shows which paths it exercised.
     let mut r = sim_result(&sys.sim, metrics, trace);
     for (k, v) in [

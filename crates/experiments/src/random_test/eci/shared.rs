@@ -8,18 +8,15 @@
 //! checks run on every transition; at the end every line of both homes
 //! equals its replay.
 
-use std::collections::BTreeMap;
-
-use ccsim_coherence::initial_line;
 use ccsim_eci::cc::{CcOpKind, CPU_HOMED_BASE};
 use ccsim_eci::cpu::CpuOp;
 use ccsim_eci::dc::AppOp;
 use ccsim_eci::shared::SharedWork;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::EciOptions;
 
 use super::super::violation;
 use super::CORE_OPS_PER_APP_SEQUENCE;
+use super::{differing_lines, eci_options, Tally};
 use crate::{sim_result, trace_mode, werr, Point, PointResult, RunError};
 
 pub(super) fn run(
@@ -37,15 +34,7 @@ pub(super) fn run(
     let app_ops = app.len();
     let is_load = |o: &&CpuOp| matches!(o, CpuOp::Load { .. });
     let core_loads = cpu.iter().filter(is_load).count() + home.iter().filter(is_load).count();
-    let mut opts = EciOptions::new(seed, trace);
-    if !params.bool("checks") {
-        opts = opts.set(
-            "dc",
-            "checks",
-            ParamValue::Bool(false),
-            "random_test: checks off",
-        );
-    }
+    let opts = eci_options(seed, trace, params.bool("checks"));
     let mut sys = platform
         .shared_system(system, &opts)
         .map_err(RunError::Config)?;
@@ -60,17 +49,11 @@ pub(super) fn run(
     // operation ends the run with its report.
     sys.run().map_err(violation)?;
 
-    let reference = sys.sequential_reference();
-    let mismatches: Vec<u64> = (0..lines)
-        .chain(CPU_HOMED_BASE..CPU_HOMED_BASE + lines)
-        .filter(|&l| {
-            sys.line_value(l)
-                != reference
-                    .get(&l)
-                    .copied()
-                    .unwrap_or_else(|| initial_line(l))
-        })
-        .collect();
+    let mismatches = differing_lines(
+        (0..lines).chain(CPU_HOMED_BASE..CPU_HOMED_BASE + lines),
+        |l| sys.line_value(l),
+        &sys.sequential_reference(),
+    );
     let (llc, home, cc) = (sys.cpu(), sys.home(), sys.cc());
     let done = llc.completed.len() + app_ops + home.completed.len() + cc.completed.len();
     let rows = sys.dc_checker.borrow().checked + sys.cc_checker.borrow().checked;
@@ -84,22 +67,13 @@ pub(super) fn run(
         + home.completed.iter().map(|c| c.latency_ps).sum::<Tick>()
         + cc.completed.iter().map(|d| d.latency_ps).sum::<Tick>();
     let timed = llc.completed.len() + home.completed.len() + cc.completed.len();
-    let metrics = BTreeMap::from([
-        ("ops".to_string(), done as f64),
-        ("violations".to_string(), 0.0),
-        ("rows_checked".to_string(), rows as f64),
-        ("reads".to_string(), reads as f64),
-        ("reference_mismatches".to_string(), mismatches.len() as f64),
-        (
-            "op_latency_ns".to_string(),
-            latency as f64 / timed.max(1) as f64 / 1000.0,
-        ),
-    ]);
-    if let Some(l) = mismatches.first() {
-        return Err(violation(format!(
-            "line {l:#x} (and {} more) differs from the sequential reference at the end",
-            mismatches.len() - 1
-        )));
+    let metrics = Tally {
+        ops: done as u64,
+        rows,
+        reads: reads as u64,
+        latency_ns: latency as f64 / timed.max(1) as f64 / 1000.0,
+        mismatches,
     }
+    .metrics()?;
     Ok(sim_result(&sys.sim, metrics, trace))
 }
