@@ -23,8 +23,10 @@ from ccsim import cli
 
 settings.register_profile("default", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture])
-settings.register_profile("slow", max_examples=20_000, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture])
+# The slow tier: 20,000 examples per property, or HYPOTHESIS_MAX_EXAMPLES
+# (the one-CPU-hour run of BENCHMARKS.md).
+settings.register_profile("slow", max_examples=int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "20000")),
+                          deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 ODD = st.one_of(
