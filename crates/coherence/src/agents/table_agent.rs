@@ -631,7 +631,9 @@ impl TableAgent {
             !p.open.contains_key(&l) && lines.get(l).is_some_and(|st| stable[st.state as usize])
         });
         let Some(i) = victim else {
-            // Every way is busy: an open operation's completion wakes us.
+            // Every way is busy: an open operation's completion wakes us,
+            // and so does a line that is busy otherwise (a snoop in flight).
+            p.blocked_on = ways.iter().copied().find(|l| !p.open.contains_key(l));
             return false;
         };
         let (victim, evict) = (ways.remove(i), cache.evict);
