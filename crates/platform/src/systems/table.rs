@@ -142,7 +142,11 @@ pub(crate) fn build(
     let mut agents = Vec::new();
     for (i, a) in decl.agents.iter().enumerate() {
         let params = &instance(components, &a.instance)?.params;
-        let agent = TableAgent::new(sys.clone(), i as u16, params, checker.clone(), opts.tester);
+        let mut agent =
+            TableAgent::new(sys.clone(), i as u16, params, checker.clone(), opts.tester);
+        if let Some(m) = &a.memory {
+            agent.set_memory_timing(super::eci::memory_timing(instance(components, m)?)?);
+        }
         let id = b.add(&a.name, agent);
         ids.insert(&a.name, id);
         agents.push(id);
