@@ -158,6 +158,7 @@ pub static DDR5_CONTROLLER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "row_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8192), unit: "bytes", range: ParamRange::at_least(64.0), from: "assumed: x4 devices (1 KB page, JESD79-5) x 8 on a 32-bit subchannel", description: "Row (page) size across the subchannel, in whole 64 B lines." },
         ParamSpec { name: "channels", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "subchannels", range: ParamRange::at_least(1.0), from: "assumed: two DDR5 channels of two 32-bit subchannels", description: "Independent 32-bit subchannels; line l uses subchannel l % channels." },
         ParamSpec { name: "page_policy", kind: ParamKind::Enum(&["open", "closed"]), default: ParamDefault::Str("open"), unit: "", range: ParamRange::ANY, from: "assumed: open-page", description: "open: rows stay open until a conflict or a refresh; closed: auto-precharge after every access." },
+        ParamSpec { name: "write_queue", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "writes", range: ParamRange::at_least(0.0), from: "assumed: a 32-entry write queue per subchannel", description: "Writes a subchannel's queue holds: a write completes once queued (posted), and a full queue drains to the DRAM at once, so the bus turns around once per batch rather than per write (0: every write goes to the DRAM when it arrives)." },
     ],
     ports: &[],
     stats: &[],
@@ -228,6 +229,8 @@ struct Channel {
     write_end: Tick,
     /// Refreshes done (the k-th starts at k * tREFI).
     refreshes: u64,
+    /// Posted writes not yet drained to the DRAM: their lines.
+    queued_writes: Vec<u64>,
 }
 
 /// DDR5's additions to the DDR4 timing: bank groups, write latency and
@@ -240,6 +243,7 @@ struct Ddr5Timing {
     t_wtr: Tick,
     t_refi: Tick,
     t_rfc: Tick,
+    write_queue: usize,
 }
 
 /// DDR timing with per-bank open rows.
@@ -330,6 +334,7 @@ impl Ddr {
                 t_wtr: ck("t_wtr"),
                 t_refi: ns_to_ps(p.float("t_refi_ns")),
                 t_rfc: ns_to_ps(p.float("t_rfc_ns")),
+                write_queue: p.uint("write_queue") as usize,
             }),
             outcomes: [0; 3],
             refreshes: 0,
@@ -341,8 +346,25 @@ impl Ddr {
     pub fn access(&mut self, now: Tick, line: u64, write: bool) -> Tick {
         match self.ddr5 {
             None => self.access_ddr4(now, line),
+            Some(t) if write && t.write_queue > 0 => self.post_write(now, line, t),
             Some(t) => self.access_ddr5(now, line, write, t),
         }
+    }
+
+    /// A write into its subchannel's queue: complete once queued (after
+    /// the controller's latency); the write that fills the queue drains
+    /// all of it to the DRAM, back to back, ahead of later reads.
+    fn post_write(&mut self, now: Tick, line: u64, t: Ddr5Timing) -> Tick {
+        let ch = (line % self.channels.len() as u64) as usize;
+        let queue = &mut self.channels[ch].queued_writes;
+        queue.push(line);
+        if queue.len() >= t.write_queue {
+            let batch = std::mem::take(queue);
+            for l in batch {
+                self.access_ddr5(now, l, true, t);
+            }
+        }
+        now + self.controller
     }
 
     /// DDR5: the subchannel's bank-group bits lowest (consecutive lines of

@@ -78,9 +78,15 @@ fn back_to_back_reads_are_spaced_by_tccd_s_across_groups_and_tccd_l_within() {
     assert!((gbps - 19.2).abs() < 0.01, "{gbps}");
 }
 
+fn unbuffered() -> Ddr {
+    let mut p = Params::new();
+    p.set("write_queue", ParamValue::Int(0), "test");
+    Ddr::from_ddr5_params(&p).unwrap()
+}
+
 #[test]
 fn a_write_uses_cwl_and_a_read_after_it_waits_twtr() {
-    let mut d = ddr5();
+    let mut d = unbuffered();
     let t0 = 100_000;
     d.access(0, 0, false); // open the row
     let w = d.access(t0, same_row(1), true);
@@ -104,4 +110,28 @@ fn an_access_during_a_refresh_waits_for_it_and_finds_the_rows_closed() {
     assert_eq!(done, t_refi + t_rfc + ck(39.0) + ck(40.0) + ck(8.0));
     assert_eq!(d.outcomes, [0, 2, 0]);
     assert_eq!(d.refreshes, 1);
+}
+
+/// Posted writes: each completes once queued; the 32nd fills the
+/// subchannel's queue and drains all 32 back to back (one burst each,
+/// alternating bank groups), and a read behind them waits for the last
+/// one's data and tWTR.
+#[test]
+fn a_full_write_queue_drains_as_one_batch() {
+    let mut d = ddr5();
+    let t0 = 100_000;
+    for i in 0..31 {
+        assert_eq!(d.access(t0, i * SUBCHANNELS, true), t0 + CONTROLLER);
+    }
+    assert_eq!(d.outcomes, [0, 0, 0], "nothing reached the DRAM yet");
+    assert_eq!(d.access(t0, 31 * SUBCHANNELS, true), t0 + CONTROLLER);
+    // 32 lines over 8 bank groups: 4 columns of each group's bank 0 row.
+    assert_eq!(d.outcomes, [24, 8, 0]);
+    // The batch: the first write's data at activate + CWL, then one burst
+    // per write (tCCD_L of a group is 12 tCK, 8 groups apart: 64 tCK).
+    let last_write_end = t0 + CONTROLLER + ck(39.0) + ck(38.0) + 32 * ck(8.0);
+    let r = d.access(t0, 32 * SUBCHANNELS * GROUPS, false);
+    // A read of the row the batch left open (column 32 of group 0's bank
+    // 0): a hit, its column command tWTR after the last write's data.
+    assert_eq!(r, last_write_end + ck(6.0) + ck(40.0) + ck(8.0));
 }
