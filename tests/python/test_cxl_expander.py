@@ -1,0 +1,94 @@
+"""The CXL type-3 expander experiment (`cxl-expander`), driven as a user
+drives it (the CLI's reproduce with its report, the API's DataFrame), and
+the mechanism-level facts its numbers must show: latency rises with load,
+a write costs more of the request direction than a read, and no mix beats
+the bound the link's flits set, which all-reads reaches. Every number the
+bounds use is read from the platform, not written here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ccsim
+from conftest import run_cli
+
+EXP = "cxl-expander"
+MIXES = ["bw_reads", "bw_r3w1", "bw_r2w1", "bw_r1w1", "bw_writes"]
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return ccsim.reproduce(EXP, quick=True)
+
+
+def at(df):
+    return {(s, x): v for s, x, v in zip(df.series, df.x, df.sim)}
+
+
+def link():
+    """The expander link's payload rate (GB/s) and the system's slot sizes."""
+    p = ccsim.Platform.load("cohet")
+    params = {k: v[0] for k, v in p.components()["expander_link"]["params"].items()}
+    rate = params["bandwidth_gbps"] * params["flit_payload_bytes"] / params["flit_bytes"]
+    sys = p.systems()["cxl_expander"]
+    return rate, sys["header_bytes"][0], sys["line_bytes"][0]
+
+
+def test_reproduce_quick_via_the_cli_writes_a_report_and_only_predictions(tmp_path):
+    r = run_cli("reproduce", EXP, "--quick", "--json", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    json.loads(r.stdout)
+    assert (tmp_path / EXP / "report.md").exists()
+    assert (tmp_path / EXP / "plot.png").exists()
+
+
+def test_no_point_is_calibrated(quick):
+    # No citable measurement of the device: nothing to calibrate on.
+    assert not (quick.df.role == "calibration").any()
+
+
+def test_latency_rises_with_load(quick):
+    v = at(quick.df)
+    # One thread, one request: the idle latency, the lowest of all.
+    idle = v[("latency_idle", 1)]
+    assert idle < v[("latency_loaded", 12)]
+    # With 16 requests per thread, more threads queue at the link.
+    assert v[("latency_loaded", 1)] < v[("latency_loaded", 4)] < v[("latency_loaded", 12)]
+
+
+def test_writes_cost_more_request_bytes_than_reads():
+    _, header, line = link()
+    reads = ccsim.run_point(EXP, "bw_reads", 1)["metrics"]
+    writes = ccsim.run_point(EXP, "bw_writes", 1)["metrics"]
+    # A MemRd is a header slot; a MemWr carries its line (M2S RwD).
+    assert reads["m2s_bytes_per_op"] == header
+    assert writes["m2s_bytes_per_op"] == header + line
+    # And the other way round for the responses (MemData vs Cmp).
+    assert reads["s2m_bytes_per_op"] == header + line
+    assert writes["s2m_bytes_per_op"] == header
+
+
+def test_bandwidth_is_bounded_by_the_flit_rate_and_reads_reach_it(quick):
+    rate, header, line = link()
+    v = at(quick.df)
+    for series in MIXES:
+        m = ccsim.run_point(EXP, series, 12)["metrics"]
+        busiest = max(m["m2s_bytes_per_op"], m["s2m_bytes_per_op"])
+        bound = rate * line / busiest
+        for x in (1, 4, 12):
+            assert v[(series, x)] <= bound * (1 + 1e-9), (series, x, v[(series, x)], bound)
+    # All reads: the S2M direction carries a header and a line per load,
+    # and 12 threads of 16 requests fill it.
+    read_bound = rate * line / (header + line)
+    assert v[("bw_reads", 12)] >= 0.95 * read_bound
+    # A mix uses both directions, so 1:1 passes what one direction allows.
+    assert v[("bw_r1w1", 12)] > read_bound
+
+
+def test_same_seed_same_numbers():
+    a = ccsim.run_point(EXP, "bw_r3w1", 4, seed=3)
+    b = ccsim.run_point(EXP, "bw_r3w1", 4, seed=3)
+    assert a["metrics"] == b["metrics"]
+    assert a["trace_hash"] == b["trace_hash"]
