@@ -389,8 +389,7 @@ impl Ddr {
         let mut start = (now + self.controller).max(ch.banks[bank_i].ready_at);
         // All-bank refresh every tREFI: an access that falls into one waits
         // for its end, and the refresh leaves every row closed.
-        if t.t_refi > 0 {
-            let due = start / t.t_refi;
+        if let Some(due) = start.checked_div(t.t_refi) {
             if due > ch.refreshes {
                 ch.refreshes = due;
                 self.refreshes += 1;
