@@ -92,3 +92,31 @@ def test_same_seed_same_numbers():
     b = ccsim.run_point(EXP, "bw_r3w1", 4, seed=3)
     assert a["metrics"] == b["metrics"]
     assert a["trace_hash"] == b["trace_hash"]
+
+
+def test_idle_latency_is_the_sum_of_its_path():
+    """One load at a time: the thread's pipeline, the mesh and the root
+    port each way, the link's latency and its serialization of the MemRd
+    (one slot) and the MemData (five) in flits, the controller's pipeline,
+    and an activate, a CAS and a burst of DDR5 (the previous visit to the
+    bank was a refresh ago, so the row is closed)."""
+    comps = ccsim.Platform.load("cohet").components()
+    p = {k: {n: v[0] for n, v in comps[k]["params"].items()} for k in
+         ["expander_thread", "expander_mesh_link", "expander_root_port", "expander_link",
+          "expander_controller", "expander_dram"]}
+    rate, header, line = link()
+    mesh = p["expander_mesh_link"]
+    dram = p["expander_dram"]
+    t_ck = 2000.0 / dram["data_rate_mts"]  # ns
+    request, response = header, header + line
+    expected = (
+        p["expander_thread"]["access_ns"]
+        + 2 * (mesh["latency_ns"] + p["expander_root_port"]["hop_ns"] + p["expander_link"]["latency_ns"])
+        + (request + response) / mesh["bandwidth_gbps"]
+        + (request + response) / rate
+        + p["expander_controller"]["occupancy_ns"]
+        + dram["controller_ns"] + (dram["t_rcd"] + dram["cl"] + dram["burst_length"] / 2) * t_ck
+        + p["expander_thread"]["occupancy_ns"]
+    )
+    m = ccsim.run_point(EXP, "latency_idle", 1)["metrics"]
+    assert m["latency_ns"] == pytest.approx(expected, abs=0.05)
