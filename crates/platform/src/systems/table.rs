@@ -58,7 +58,21 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
         .map(|a| (a.name.clone(), a.role.clone().unwrap_or_default()))
         .collect();
     match ProtocolSystem::new(d.protocol, roles, sizes.0, sizes.1) {
-        Ok(sys) => Ok(Arc::new(sys)),
+        Ok(sys) => {
+            // A memory model times the home's accesses: only the home has one.
+            let home = &sys.protocol.ir.roles[sys.protocol.home].role;
+            let misplaced = agents
+                .iter()
+                .position(|a| a.memory.is_some() && a.role.as_deref() != Some(home.as_str()));
+            if let Some(i) = misplaced {
+                return Err(ConfigError::new(
+                    file,
+                    format!("{path}.agents[{i}].memory"),
+                    format!("only the protocol's home (role `{home}`) has a memory behind it"),
+                ));
+            }
+            Ok(Arc::new(sys))
+        }
         Err(e) => {
             let at = match agents
                 .iter()
