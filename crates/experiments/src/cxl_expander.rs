@@ -8,10 +8,11 @@
 //!   answered by MemData, a store a MemWr (with its line) answered by Cmp;
 //!   each runs the verified table and moves real bytes.
 //! * **Threads.** The first `threads` host agents each run a program:
-//!   `ops_per_thread` operations on sequential lines of a buffer of their
-//!   own, up to `outstanding` open at once (a core's misses in flight).
-//!   Operation `i` is a store when `i mod (reads + writes) >= reads`, so
-//!   `reads = 3, writes = 1` is a 3:1 mix.
+//!   `ops_per_thread` operations, up to `outstanding` open at once (a
+//!   core's misses in flight). Operation `i` is a store when
+//!   `i mod (reads + writes) >= reads`, so `reads = 3, writes = 1` is a
+//!   3:1 mix; loads read sequential lines of one buffer of the thread's
+//!   own, stores write sequential lines of another.
 //! * **What the numbers come from.** The host path (the thread's
 //!   `access_ns`, the mesh links), the link (latency, and serialization of
 //!   whole 16 B slots in 68 B flits at the x8 rate: the system's
@@ -139,15 +140,21 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         )));
     }
     for (t, &agent) in hosts.iter().take(threads as usize).enumerate() {
-        let base = t as u64 * THREAD_STRIDE_LINES;
+        // Loads and stores stream through two buffers of the thread's own
+        // (as a read:write benchmark's source and destination), so each
+        // stream covers every subchannel whatever the mix's period.
+        let load_base = t as u64 * THREAD_STRIDE_LINES;
+        let store_base = load_base + THREAD_STRIDE_LINES / 2;
+        let (mut loads, mut stores) = (0, 0);
         let ops: Vec<(u64, &str)> = (0..per_thread)
             .map(|i| {
-                let op = if i % (reads + writes) >= reads {
-                    "store"
+                if i % (reads + writes) >= reads {
+                    stores += 1;
+                    (store_base + stores - 1, "store")
                 } else {
-                    "load"
-                };
-                (base + i, op)
+                    loads += 1;
+                    (load_base + loads - 1, "load")
+                }
             })
             .collect();
         s.agent_mut(agent)
