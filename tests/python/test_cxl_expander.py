@@ -40,8 +40,12 @@ def test_reproduce_quick_via_the_cli_writes_a_report_and_only_predictions(tmp_pa
     r = run_cli("reproduce", EXP, "--quick", "--json", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     json.loads(r.stdout)
-    assert (tmp_path / EXP / "report.md").exists()
+    report = (tmp_path / EXP / "report.md").read_text()
     assert (tmp_path / EXP / "plot.png").exists()
+    # The series name their system: the report lists no fitted parameter
+    # of the platform's other systems (the CXL.cache device's, the DMA's).
+    assert "No calibration facts are declared" in report
+    assert "dcoh.access_ns" not in report and "Parameters fitted" not in report
 
 
 def test_no_point_is_calibrated(quick):
