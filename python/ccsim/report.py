@@ -57,6 +57,28 @@ def _table(header: List[str], rows: List[List[Any]]) -> List[str]:
     return out
 
 
+def _instances_used(platform: Any, series: List[Dict[str, Any]]) -> Optional[set]:
+    """The component instances the series run on, when every one of them
+    names a system of ``platform`` (its agents, their memories, its
+    switches and links); ``None`` (every instance) otherwise, as a
+    workload without a system may use any."""
+    systems = platform.systems()
+    # A series' parameters are (value, provenance).
+    names = [(s.get("params", {}).get("system") or (None,))[0] for s in series]
+    if not names or any(n not in systems for n in names):
+        return None
+    used = set()
+    for n in names:
+        sys = systems[n]
+        for a in sys["agents"]:
+            used.add(a["instance"])
+            if "memory" in a:
+                used.add(a["memory"])
+        used.update(c["instance"] for c in sys["components"])
+        used.update(link["instance"] for link in sys["links"])
+    return used
+
+
 def render_report(result: ResultView) -> str:
     """The report of ``result`` as Markdown."""
     cfg = result.config
@@ -77,7 +99,10 @@ def render_report(result: ResultView) -> str:
     for name in sorted({s["platform"] for s in cfg["series"] if not s.get("derived")}):
         p = experiment_platform(result.experiment, name, result.overrides, result.text_overrides)
         lines.append(f"- **{p.name}**: {p.description} (`{p.source}`)")
+        used = _instances_used(p, [s for s in cfg["series"] if not s.get("derived") and s["platform"] == name])
         for inst, c in p.components().items():
+            if used is not None and inst not in used:
+                continue
             for param, (value, prov) in c["params"].items():
                 if prov.startswith("calibrated"):
                     fitted.append([p.name, f"`{inst}.{param}`", fmt_value(value), prov])

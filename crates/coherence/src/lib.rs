@@ -51,6 +51,7 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
     vec![
         &memory::COHERENT_BRAM,
         &memory::DDR_CONTROLLER,
+        &memory::DDR5_CONTROLLER,
         &agents::TABLE_AGENT,
         &agents::PROTOCOL_SWITCH,
         &agents::PROTOCOL_LINK,

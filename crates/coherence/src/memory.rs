@@ -134,6 +134,53 @@ pub static DDR_CONTROLLER: ComponentSpec = ComponentSpec {
     check: Some(check_ddr),
 };
 
+/// Declaration of `ddr5_controller`: JEDEC DDR5 timing in clock cycles
+/// (JESD79-5), as a memory controller behind a CXL type-3 expander or a
+/// CPU issues it. A 32-bit subchannel moves a 64 B line in one BL16
+/// burst; every subchannel is a channel of its own here.
+pub static DDR5_CONTROLLER: ComponentSpec = ComponentSpec {
+    type_name: "ddr5_controller",
+    description: "DDR5 subchannels behind a memory controller: timing in clock cycles of the data rate (CL, tRCD, tRP, CWL, tCCD_S/L, tWTR), bank groups of banks with open rows, all-bank refresh (tREFI, tRFC), a fixed controller latency; 64 B lines, one BL16 burst each.",
+    params: &[
+        ParamSpec { name: "controller_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: scheduler queue and PHY of a DDR5 controller", description: "Fixed latency of the controller's scheduler and PHY, per access." },
+        ParamSpec { name: "data_rate_mts", kind: ParamKind::Float, default: ParamDefault::Float(4800.0), unit: "MT/s", range: ParamRange::positive(), from: "JESD79-5: DDR5-4800", description: "Transfers per second; the clock tCK is 2 / data rate (two transfers per cycle)." },
+        ParamSpec { name: "cl", kind: ParamKind::Int, default: ParamDefault::Int(40), unit: "tCK", range: ParamRange::at_least(1.0), from: "JESD79-5 speed bin DDR5-4800B: CL 40", description: "CAS latency: read command to first data." },
+        ParamSpec { name: "t_rcd", kind: ParamKind::Int, default: ParamDefault::Int(39), unit: "tCK", range: ParamRange::at_least(1.0), from: "JESD79-5 speed bin DDR5-4800B: tRCD 16 ns = 39 tCK", description: "Activate to read or write." },
+        ParamSpec { name: "t_rp", kind: ParamKind::Int, default: ParamDefault::Int(39), unit: "tCK", range: ParamRange::at_least(1.0), from: "JESD79-5 speed bin DDR5-4800B: tRP 16 ns = 39 tCK", description: "Precharge." },
+        ParamSpec { name: "cwl", kind: ParamKind::Int, default: ParamDefault::Int(38), unit: "tCK", range: ParamRange::at_least(1.0), from: "JESD79-5: CWL = CL - 2", description: "CAS write latency: write command to first data." },
+        ParamSpec { name: "burst_length", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "beats", range: ParamRange::at_least(1.0), from: "JESD79-5: BL16 (64 B on a 32-bit subchannel)", description: "Beats per burst; a burst takes burst_length / 2 clocks and moves one line." },
+        ParamSpec { name: "t_ccd_l", kind: ParamKind::Int, default: ParamDefault::Int(12), unit: "tCK", range: ParamRange::at_least(1.0), from: "JESD79-5: tCCD_L = max(8 tCK, 5 ns) = 12 tCK at 4800", description: "Column command to column command in the same bank group (tCCD_S, to another group, is the burst)." },
+        ParamSpec { name: "t_wtr", kind: ParamKind::Int, default: ParamDefault::Int(6), unit: "tCK", range: ParamRange::at_least(0.0), from: "JESD79-5: tWTR_S = max(4 tCK, 2.5 ns) = 6 tCK at 4800", description: "End of write data to the next read command on the subchannel (bus turnaround)." },
+        ParamSpec { name: "t_refi_ns", kind: ParamKind::Float, default: ParamDefault::Float(3900.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-5: tREFI1 3.9 us (normal temperature range)", description: "Interval between all-bank refreshes of a subchannel (0: no refresh)." },
+        ParamSpec { name: "t_rfc_ns", kind: ParamKind::Float, default: ParamDefault::Float(295.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-5: tRFC1 295 ns for a 16 Gb device", description: "All-bank refresh: the subchannel takes no command for this long, and every row is closed after it." },
+        ParamSpec { name: "bank_groups", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "groups", range: ParamRange::at_least(1.0), from: "JESD79-5: 8 bank groups in a 16 Gb x4/x8 device", description: "Bank groups per subchannel." },
+        ParamSpec { name: "banks_per_group", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "banks", range: ParamRange::at_least(1.0), from: "JESD79-5: 4 banks per group in a 16 Gb x4/x8 device", description: "Banks per bank group." },
+        ParamSpec { name: "row_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8192), unit: "bytes", range: ParamRange::at_least(64.0), from: "assumed: x4 devices (1 KB page, JESD79-5) x 8 on a 32-bit subchannel", description: "Row (page) size across the subchannel, in whole 64 B lines." },
+        ParamSpec { name: "channels", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "subchannels", range: ParamRange::at_least(1.0), from: "assumed: two DDR5 channels of two 32-bit subchannels", description: "Independent 32-bit subchannels; line l uses subchannel l % channels." },
+        ParamSpec { name: "page_policy", kind: ParamKind::Enum(&["open", "closed"]), default: ParamDefault::Str("open"), unit: "", range: ParamRange::ANY, from: "assumed: open-page", description: "open: rows stay open until a conflict or a refresh; closed: auto-precharge after every access." },
+        ParamSpec { name: "write_queue", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "writes", range: ParamRange::at_least(0.0), from: "assumed: a 32-entry write queue per subchannel", description: "Writes a subchannel's queue holds: a write completes once queued (posted), and a full queue drains to the DRAM at once, so the bus turns around once per batch rather than per write (0: every write goes to the DRAM when it arrives)." },
+    ],
+    ports: &[],
+    stats: &[],
+    check: Some(check_ddr5),
+};
+
+/// A DDR5 row holds whole 64 B lines.
+fn check_ddr5(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
+    let row = p.int("row_bytes");
+    if row % DDR5_LINE_BYTES as i64 != 0 {
+        return Err(ParamProblem::new(
+            "row_bytes",
+            format!("must be a multiple of the {DDR5_LINE_BYTES} B line, got {row}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes a DDR5 BL16 burst moves on a 32-bit subchannel (JESD79-5): one
+/// 64 B line.
+pub const DDR5_LINE_BYTES: usize = 64;
+
 /// A row holds whole lines.
 fn check_ddr(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
     let row = p.int("row_bytes");
@@ -176,6 +223,27 @@ struct Bank {
 struct Channel {
     banks: Vec<Bank>,
     bus_free: Tick,
+    /// Per bank group: the earliest next column command (tCCD_L).
+    group_ready: Vec<Tick>,
+    /// End of the last write's data (a read waits tWTR after it).
+    write_end: Tick,
+    /// Refreshes done (the k-th starts at k * tREFI).
+    refreshes: u64,
+    /// Posted writes not yet drained to the DRAM: their lines.
+    queued_writes: Vec<u64>,
+}
+
+/// DDR5's additions to the DDR4 timing: bank groups, write latency and
+/// turnaround, refresh.
+#[derive(Debug, Clone, Copy)]
+struct Ddr5Timing {
+    bank_groups: u64,
+    t_ccd_l: Tick,
+    t_cwl: Tick,
+    t_wtr: Tick,
+    t_refi: Tick,
+    t_rfc: Tick,
+    write_queue: usize,
 }
 
 /// DDR timing with per-bank open rows.
@@ -189,8 +257,11 @@ pub struct Ddr {
     lines_per_row: u64,
     open_page: bool,
     channels: Vec<Channel>,
+    ddr5: Option<Ddr5Timing>,
     /// Row hits, idle-bank activations and row conflicts so far.
     pub outcomes: [u64; 3],
+    /// All-bank refreshes that delayed or closed rows under an access.
+    pub refreshes: u64,
 }
 
 impl Ddr {
@@ -211,15 +282,153 @@ impl Ddr {
             channels: vec![
                 Channel {
                     banks: vec![Bank::default(); banks],
-                    bus_free: 0,
+                    ..Channel::default()
                 };
                 channels
             ],
+            ddr5: None,
             outcomes: [0; 3],
+            refreshes: 0,
         })
     }
 
-    fn access(&mut self, now: Tick, line: u64) -> Tick {
+    /// From `ddr5_controller` parameters: every cycle count times tCK =
+    /// 2 / data rate (DDR: two transfers per clock).
+    ///
+    /// ```
+    /// use ccsim_coherence::memory::Ddr;
+    /// use ccsim_kernel::prelude::*;
+    /// let mut d = Ddr::from_ddr5_params(&Params::new()).unwrap();
+    /// // Idle bank at DDR5-4800B: controller 20 ns + tRCD 39 + CL 40 clocks
+    /// // of 0.4167 ns + a BL16 burst of 8 clocks: 56.25 ns.
+    /// assert_eq!(d.access(0, 0, false), 56_250);
+    /// ```
+    pub fn from_ddr5_params(p: &Params) -> Result<Ddr, String> {
+        let p = complete(&DDR5_CONTROLLER, p)?;
+        // tCK in ps, exact for the JEDEC rates (4800 MT/s: 416.67 ps).
+        let t_ck = 2e6 / p.float("data_rate_mts");
+        let ck = |n: &str| (p.int(n) as f64 * t_ck).round() as Tick;
+        let groups = p.uint("bank_groups");
+        let banks = (groups * p.uint("banks_per_group")) as usize;
+        let channels = p.uint("channels") as usize;
+        Ok(Ddr {
+            controller: ns_to_ps(p.float("controller_ns")),
+            t_cl: ck("cl"),
+            t_rcd: ck("t_rcd"),
+            t_rp: ck("t_rp"),
+            burst: (p.int("burst_length") as f64 / 2.0 * t_ck).round() as Tick,
+            lines_per_row: p.uint("row_bytes") / DDR5_LINE_BYTES as u64,
+            open_page: p.str("page_policy") == "open",
+            channels: vec![
+                Channel {
+                    banks: vec![Bank::default(); banks],
+                    group_ready: vec![0; groups as usize],
+                    ..Channel::default()
+                };
+                channels
+            ],
+            ddr5: Some(Ddr5Timing {
+                bank_groups: groups,
+                t_ccd_l: ck("t_ccd_l"),
+                t_cwl: ck("cwl"),
+                t_wtr: ck("t_wtr"),
+                t_refi: ns_to_ps(p.float("t_refi_ns")),
+                t_rfc: ns_to_ps(p.float("t_rfc_ns")),
+                write_queue: p.uint("write_queue") as usize,
+            }),
+            outcomes: [0; 3],
+            refreshes: 0,
+        })
+    }
+
+    /// Issues a read or write of `line` at `now`; returns when its data
+    /// burst ends (data available for a read, written for a write).
+    pub fn access(&mut self, now: Tick, line: u64, write: bool) -> Tick {
+        match self.ddr5 {
+            None => self.access_ddr4(now, line),
+            Some(t) if write && t.write_queue > 0 => self.post_write(now, line, t),
+            Some(t) => self.access_ddr5(now, line, write, t),
+        }
+    }
+
+    /// A write into its subchannel's queue: complete once queued (after
+    /// the controller's latency); the write that fills the queue drains
+    /// all of it to the DRAM, back to back, ahead of later reads.
+    fn post_write(&mut self, now: Tick, line: u64, t: Ddr5Timing) -> Tick {
+        let ch = (line % self.channels.len() as u64) as usize;
+        let queue = &mut self.channels[ch].queued_writes;
+        queue.push(line);
+        if queue.len() >= t.write_queue {
+            let batch = std::mem::take(queue);
+            for l in batch {
+                self.access_ddr5(now, l, true, t);
+            }
+        }
+        now + self.controller
+    }
+
+    /// DDR5: the subchannel's bank-group bits lowest (consecutive lines of
+    /// a subchannel alternate bank groups, so they pay tCCD_S, the burst,
+    /// rather than tCCD_L), then the column, then the bank in its group,
+    /// then the row (open page); closed page: groups, then banks lowest.
+    fn access_ddr5(&mut self, now: Tick, line: u64, write: bool, t: Ddr5Timing) -> Tick {
+        let nch = self.channels.len() as u64;
+        let (local, ch_i) = div_mod(line, nch);
+        let ch = &mut self.channels[ch_i as usize];
+        let per_group = ch.banks.len() as u64 / t.bank_groups;
+        let (above_group, group) = div_mod(local, t.bank_groups);
+        let (bank_in_group, row) = if self.open_page {
+            let (col_row, _) = div_mod(above_group, self.lines_per_row);
+            let (row, b) = div_mod(col_row, per_group);
+            (b, row)
+        } else {
+            let (by_bank, b) = div_mod(above_group, per_group);
+            (b, div_mod(by_bank, self.lines_per_row).0)
+        };
+        let bank_i = (group * per_group + bank_in_group) as usize;
+        let mut start = (now + self.controller).max(ch.banks[bank_i].ready_at);
+        // All-bank refresh every tREFI: an access that falls into one waits
+        // for its end, and the refresh leaves every row closed.
+        if let Some(due) = start.checked_div(t.t_refi) {
+            if due > ch.refreshes {
+                ch.refreshes = due;
+                self.refreshes += 1;
+                for b in &mut ch.banks {
+                    b.open_row = None;
+                }
+                start = start.max(due * t.t_refi + t.t_rfc);
+            }
+        }
+        let bank = &mut ch.banks[bank_i];
+        let (activate, kind) = match bank.open_row {
+            Some(r) if r == row && self.open_page => (0, 0),
+            None => (self.t_rcd, 1),
+            Some(_) => (self.t_rp + self.t_rcd, 2),
+        };
+        self.outcomes[kind] += 1;
+        // The column command: after the activation, tCCD_L after the
+        // group's last one, tWTR after the last write's data for a read,
+        // and so that its data finds the bus free.
+        let latency = if write { t.t_cwl } else { self.t_cl };
+        let mut column = (start + activate).max(ch.group_ready[group as usize]);
+        if !write {
+            column = column.max(ch.write_end + t.t_wtr);
+        }
+        column = column.max(ch.bus_free.saturating_sub(latency));
+        let data_start = column + latency;
+        let done = data_start + self.burst;
+        ch.bus_free = done;
+        if write {
+            ch.write_end = done;
+        }
+        ch.group_ready[group as usize] = column + t.t_ccd_l;
+        bank.open_row = if self.open_page { Some(row) } else { None };
+        // The bank takes its next column command one burst later (tCCD_S).
+        bank.ready_at = column + self.burst;
+        done
+    }
+
+    fn access_ddr4(&mut self, now: Tick, line: u64) -> Tick {
         let nch = self.channels.len() as u64;
         let (local, ch_i) = div_mod(line, nch);
         let ch = &mut self.channels[ch_i as usize];
@@ -268,14 +477,14 @@ pub enum MemTiming {
 impl MemTiming {
     /// Issues an AXI read or write of `line` at `now`; returns when it
     /// completes (data available for a read, accepted for a write).
-    pub fn access(&mut self, now: Tick, line: u64, _write: bool) -> Tick {
+    pub fn access(&mut self, now: Tick, line: u64, write: bool) -> Tick {
         match self {
             MemTiming::Bram(b) => {
                 let start = now.max(b.free_at);
                 b.free_at = start + b.line;
                 start + b.latency
             }
-            MemTiming::Ddr(d) => d.access(now, line),
+            MemTiming::Ddr(d) => d.access(now, line, write),
         }
     }
 }

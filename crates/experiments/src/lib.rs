@@ -60,6 +60,7 @@ pub mod bench;
 pub mod cc_invocation;
 pub mod clean_invalidate;
 pub mod coherent;
+pub mod cxl_expander;
 pub mod cxl_lsu;
 pub mod invocation;
 pub mod mutation;
@@ -295,6 +296,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
+        &cxl_expander::CXL_EXPANDER,
         &cxl_lsu::CXL_LSU,
         &stream::COHERENT_STREAM,
         &DMA_READ,

@@ -266,7 +266,7 @@ fn bad_enzian_system_sections_name_their_path() {
     let cases = [
         (r#"role = "cpu" }"#, r#"role = "dc" }"#, "systems.dc_bram.agents[0].role", "a coherent_cpu runs the `cpu` machine of eci-dc, not `dc`"),
         (r#", memory = "dc_bram""#, "", "systems.dc_bram.agents[1].memory", "a directory_controller names its memory"),
-        (r#"memory = "dc_bram""#, r#"memory = "eci""#, "systems.dc_bram.agents[1].memory", "`eci` is a eci_link; a memory is a coherent_bram or ddr_controller"),
+        (r#"memory = "dc_bram""#, r#"memory = "eci""#, "systems.dc_bram.agents[1].memory", "`eci` is a eci_link; a memory is a coherent_bram, ddr_controller or ddr5_controller"),
         (r#"role = "cpu" }"#, r#"role = "cpu", memory = "dc_bram" }"#, "systems.dc_bram.agents[0].memory", "a coherent_cpu has no memory of its own"),
         (r#"protocol = "eci-dc""#, r#"protocol = "eci-cc""#, "systems.dc_bram.agents[0].instance", "a coherent_cpu serves FPGA-homed lines; protocol eci-cc is CPU-homed"),
         (r#"protocol = "eci-dc""#, r#"protocol = "msi-dma""#, "systems.dc_bram.protocol", "two-node protocols"),

@@ -133,6 +133,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "CXL.mem with back-invalidation (CXL 3.0 HDM-DB): host caches of device memory, the device's DCOH as home, BISnpInv/BIRspI with the BIConflict handshake, the device's own engine",
         include_str!("../../../protocols/cxl-mem-bi.toml"),
     ),
+    (
+        "cxl-mem",
+        "CXL.mem for a type-3 memory expander (CXL 2.0 §3.3, HDM-H): the host's MemRd and MemWr, the device's MemData and Cmp, a memory controller without coherence state; 64 B lines",
+        include_str!("../../../protocols/cxl-mem.toml"),
+    ),
 ];
 
 /// The shipped specs, by name.

@@ -313,3 +313,10 @@ fn dot_renders_with_graphviz() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
     }
 }
+
+/// CXL.mem for a type-3 expander: two host threads and the memory
+/// controller (pinned in `tests/cxl.rs`).
+#[test]
+fn rumur_agrees_on_cxl_mem() {
+    rumur_agrees("cxl-mem", None);
+}

@@ -231,7 +231,7 @@ impl PyPlatform {
     }
     /// `{name: {"description", "protocol", "line_bytes": (value, provenance),
     /// "header_bytes": (value, provenance), "agents": [{"name", "instance",
-    /// "role", "memory" (directory controllers), "protocol" (if not the
+    /// "role", "memory" (directory controllers, table-agent homes), "protocol" (if not the
     /// system's)}], "components": [{"name",
     /// "instance"}], "links": [{"a", "b", "instance"}]}}`: the systems
     /// declared as data.

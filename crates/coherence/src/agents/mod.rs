@@ -36,7 +36,7 @@ pub use table_agent::{TableAgent, TesterParams, TABLE_AGENT};
 use std::sync::Arc;
 
 use ccsim_kernel::component::{
-    ComponentSpec, ParamDefault, ParamKind, ParamRange, ParamSpec, Params,
+    ComponentSpec, ParamDefault, ParamKind, ParamProblem, ParamRange, ParamSpec, Params, Peers,
 };
 use ccsim_kernel::link::{LinkParams, VcParams};
 
@@ -256,10 +256,28 @@ pub static PROTOCOL_LINK: ComponentSpec = ComponentSpec {
                 from: "assumed: unlimited buffering",
                 description: "Receive buffers per virtual channel and direction (0: unlimited, no flow control).",
             },
+            ParamSpec {
+                name: "flit_bytes",
+                kind: ParamKind::Int,
+                default: ParamDefault::Int(0),
+                unit: "bytes",
+                range: ParamRange::at_least(0.0),
+                from: "assumed: no flits",
+                description: "Bytes of a flit on the wire (CXL 2.0: 68), carrying flit_payload_bytes of message slots; messages are whole slots (the system's header_bytes and line_bytes), so every payload byte costs flit_bytes / flit_payload_bytes on the wire (0: no flit framing).",
+            },
+            ParamSpec {
+                name: "flit_payload_bytes",
+                kind: ParamKind::Int,
+                default: ParamDefault::Int(64),
+                unit: "bytes",
+                range: ParamRange::at_least(1.0),
+                from: "CXL 2.0 §4.2: four 16 B slots per 68 B flit (2 B protocol ID, 2 B CRC)",
+                description: "Bytes of message slots in a flit (the rest is the flit's framing: protocol ID and CRC).",
+            },
         ],
         ports: &[],
         stats: &[],
-        check: None,
+        check: Some(check_flits),
     };
 
 /// The declaration of `snc_mesh`: where a host's memory sits on its
@@ -303,13 +321,36 @@ pub fn snc_one_way_ns(p: &Params, node: u64) -> f64 {
     }
 }
 
+/// A flit carries at most its own bytes of slots.
+fn check_flits(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
+    let (flit, payload) = (p.int("flit_bytes"), p.int("flit_payload_bytes"));
+    if flit > 0 && payload > flit {
+        return Err(ParamProblem::new(
+            "flit_payload_bytes",
+            format!("must be at most flit_bytes ({flit}), got {payload}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The rate at which a `protocol_link` carries message bytes, in GB/s:
+/// its wire rate, less the flit framing when it has flits (a CXL 2.0 flit
+/// of 68 B carries 64 B of slots: 64/68 of the wire).
+pub fn payload_bandwidth_gbps(p: &Params) -> f64 {
+    let wire = p.float("bandwidth_gbps");
+    match p.uint("flit_bytes") {
+        0 => wire,
+        flit => wire * p.uint("flit_payload_bytes") as f64 / flit as f64,
+    }
+}
+
 /// The kernel link of a `protocol_link` instance's parameters: one channel
 /// per message class ([`CLASS_VCS`]) with the declared credits.
 pub fn link_params(p: &Params) -> LinkParams {
     let credits = p.uint("credits") as u32;
     LinkParams::symmetric(
         crate::util::ns_to_ps(p.float("latency_ns")),
-        p.float("bandwidth_gbps") * 1e9,
+        payload_bandwidth_gbps(p) * 1e9,
     )
     .with_vcs(
         CLASS_VCS

@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::{InvariantChecker, SystemRef};
 use crate::line_map::{DenseLineMap, Slot};
+use crate::memory::MemTiming;
 use crate::util::ns_to_ps;
 use crate::{CohMsg, Line, Msg};
 
@@ -267,6 +268,9 @@ pub struct TableAgent {
     /// A home's cached lines (with `memory_ns`), marked [`CACHED`]: the
     /// others wait for memory.
     cached: DenseLineMap<u8>,
+    /// A home's memory timing (a DRAM model): every request waits for its
+    /// access before its row, in place of `memory_ns`.
+    timing: Option<MemTiming>,
     checker: Rc<RefCell<InvariantChecker>>,
     tester: Option<Tester>,
     program: Option<Program>,
@@ -313,6 +317,7 @@ impl TableAgent {
             miss_issue_interval: ns_to_ps(params.float("miss_issue_ns")),
             memory_latency: ns_to_ps(params.float("memory_ns")),
             cached: DenseLineMap::new(DENSE_MIN_LINES, DENSE_SLOTS_PER_LINE * 64),
+            timing: None,
             checker,
             tester,
             program: None,
@@ -377,6 +382,19 @@ impl TableAgent {
     /// operation that did not complete.
     pub fn program_times(&self) -> &[(Tick, Tick)] {
         self.program.as_ref().map_or(&[], |p| &p.times)
+    }
+
+    /// Puts a memory timing model behind a home: each request (a read, or
+    /// a write when it carries data) waits for its access to the memory
+    /// before its row runs; `memory_ns` and the cached marks no longer
+    /// apply.
+    pub fn set_memory_timing(&mut self, timing: MemTiming) {
+        self.timing = Some(timing);
+    }
+
+    /// The home's memory timing model, if it has one.
+    pub fn memory_timing(&self) -> Option<&MemTiming> {
+        self.timing.as_ref()
     }
 
     /// Marks `lines` as held by a home's cache (they skip `memory_ns`).
@@ -1045,7 +1063,19 @@ impl Component<Msg> for TableAgent {
             }
         };
         let mut delay = self.occupancy;
-        if self.memory_latency > 0
+        let (class, carries_data) = {
+            let facts = &self.sys.protocol.msgs[m.msg as usize];
+            (facts.class, facts.data)
+        };
+        let is_home = self.is_home;
+        if let Some(timing) = self.timing.as_mut().filter(|_| is_home) {
+            if class == MsgClass::Request {
+                // The controller's lookup, then the memory access (a
+                // request with data is a write).
+                let at = ctx.now() + self.occupancy;
+                delay = timing.access(at, m.line, carries_data) - ctx.now();
+            }
+        } else if self.memory_latency > 0
             && self.is_home
             && self.sys.protocol.msgs[m.msg as usize].class == MsgClass::Request
             && self.cached.get(m.line).is_none()

@@ -38,7 +38,7 @@ use crate::error::{ConfigError, Result};
 use crate::platform::ComponentConfig;
 
 /// Component types that can stand behind a directory controller.
-pub const MEMORY_TYPES: [&str; 2] = ["coherent_bram", "ddr_controller"];
+pub const MEMORY_TYPES: [&str; 3] = ["coherent_bram", "ddr_controller", "ddr5_controller"];
 
 /// The workloads that run systems of Enzian agents (for messages).
 pub const WORKLOADS: &str =
@@ -330,11 +330,13 @@ fn node_end(
         .ok_or_else(|| format!("link end `{c}.{port}` is not in the system"))
 }
 
-/// The timing of a memory instance (`coherent_bram` or `ddr_controller`).
-fn memory_timing(c: &ComponentConfig) -> std::result::Result<MemTiming, String> {
+/// The timing of a memory instance (`coherent_bram`, `ddr_controller` or
+/// `ddr5_controller`).
+pub(crate) fn memory_timing(c: &ComponentConfig) -> std::result::Result<MemTiming, String> {
     match c.type_name.as_str() {
         "coherent_bram" => Ok(MemTiming::Bram(Bram::from_params(&c.params)?)),
         "ddr_controller" => Ok(MemTiming::Ddr(Ddr::from_params(&c.params)?)),
+        "ddr5_controller" => Ok(MemTiming::Ddr(Ddr::from_ddr5_params(&c.params)?)),
         other => Err(format!(
             "a {other} is not a memory ({})",
             MEMORY_TYPES.join(", ")

@@ -388,6 +388,12 @@ fn parse_system(
     })
 }
 
+/// The memory types, as "a, b or c".
+fn memory_types() -> String {
+    let (last, rest) = eci::MEMORY_TYPES.split_last().expect("memory types");
+    format!("{} or {last}", rest.join(", "))
+}
+
 /// A number with its provenance, `{ value = 64, from = "..." }`, like every
 /// parameter of a platform; `None` if `key` is absent.
 fn provenanced(f: &mut Fields<'_>, key: &str) -> Result<Option<(f64, String)>> {
@@ -491,8 +497,10 @@ fn nodes(
         }
         // Memory: behind a directory controller, of a memory type.
         let takes_memory = AgentKind::of_type(&c.type_name).is_some_and(AgentKind::takes_memory);
-        match (&memory, takes_memory) {
-            (None, true) => {
+        // A table agent may name one (a home with a DRAM model behind it).
+        let may_take_memory = takes_memory || c.type_name == "table_agent";
+        match (&memory, may_take_memory) {
+            (None, true) if takes_memory => {
                 return Err(n.err(
                     "memory",
                     "required key missing: a directory_controller names its memory (a coherent_bram or ddr_controller instance)",
@@ -501,7 +509,7 @@ fn nodes(
             (Some(_), false) => {
                 return Err(n.err(
                     "memory",
-                    format!("a {} has no memory of its own; only a directory_controller takes one", c.type_name),
+                    format!("a {} has no memory of its own; only a directory_controller or a table_agent takes one", c.type_name),
                 ))
             }
             (Some(m), true) => match components.get(m) {
@@ -512,7 +520,7 @@ fn nodes(
                         format!(
                             "`{m}` is a {}; a memory is a {}",
                             mc.type_name,
-                            eci::MEMORY_TYPES.join(" or ")
+                            memory_types()
                         ),
                     ))
                 }
@@ -520,7 +528,7 @@ fn nodes(
                     return Err(n.err("memory", format!("the platform has no component `{m}`")))
                 }
             },
-            (None, false) => {}
+            (None, _) => {}
         }
         n.finish()?;
         out.push(SystemNode {

@@ -58,7 +58,21 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
         .map(|a| (a.name.clone(), a.role.clone().unwrap_or_default()))
         .collect();
     match ProtocolSystem::new(d.protocol, roles, sizes.0, sizes.1) {
-        Ok(sys) => Ok(Arc::new(sys)),
+        Ok(sys) => {
+            // A memory model times the home's accesses: only the home has one.
+            let home = &sys.protocol.ir.roles[sys.protocol.home].role;
+            let misplaced = agents
+                .iter()
+                .position(|a| a.memory.is_some() && a.role.as_deref() != Some(home.as_str()));
+            if let Some(i) = misplaced {
+                return Err(ConfigError::new(
+                    file,
+                    format!("{path}.agents[{i}].memory"),
+                    format!("only the protocol's home (role `{home}`) has a memory behind it"),
+                ));
+            }
+            Ok(Arc::new(sys))
+        }
         Err(e) => {
             let at = match agents
                 .iter()
@@ -152,7 +166,11 @@ pub(crate) fn build_with(
     let mut agents = Vec::new();
     for (i, a) in decl.agents.iter().enumerate() {
         let params = &instance(components, &a.instance)?.params;
-        let agent = TableAgent::new(sys.clone(), i as u16, params, checker.clone(), opts.tester);
+        let mut agent =
+            TableAgent::new(sys.clone(), i as u16, params, checker.clone(), opts.tester);
+        if let Some(m) = &a.memory {
+            agent.set_memory_timing(super::eci::memory_timing(instance(components, m)?)?);
+        }
         let id = b.add(&a.name, agent);
         ids.insert(&a.name, id);
         agents.push(id);
