@@ -13,7 +13,7 @@ A sweep spec (TOML, see ``examples/README.md``)::
 
     [[run]]                                  # optional, repeatable: one experiment with its own
     experiment = "cohet-cxl-latency"         #   series and x (besides or instead of `experiments`)
-    series = ["hmc_hit"]
+    series = ["hmc"]
     x = [400, 800, 1500]
 
     [grid]                                   # every combination of these values
