@@ -138,6 +138,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "CXL.mem for a type-3 memory expander (CXL 2.0 §3.3, HDM-H): the host's MemRd and MemWr, the device's MemData and Cmp, a memory controller without coherence state; 64 B lines",
         include_str!("../../../protocols/cxl-mem.toml"),
     ),
+    (
+        "ccix",
+        "CCIX (Base Spec 1.0, CHI-like): request agents with I/SC/UC/UD caches (the U280 system cache, host clusters) and the N1-SDP's blocking home agent with a directory; ReadShared, ReadUnique, CleanUnique, Evict, WriteBackFull, SnpToS/SnpToI, CompData/Comp/CompAck",
+        include_str!("../../../protocols/ccix.toml"),
+    ),
 ];
 
 /// The shipped specs, by name.

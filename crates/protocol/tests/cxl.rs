@@ -9,35 +9,16 @@
 //! flow as a golden message sequence, the two ordering rules of CXL (drop
 //! one and the checker finds the violation), and the mutation results.
 
+mod role_specs;
+
 use ccsim_check::model::Model;
 use ccsim_protocol::mutate::{judge_roles, CheckerVerdict};
-use ccsim_protocol::system::{SysAction, System};
+use ccsim_protocol::system::System;
 use ccsim_protocol::{check, check_ir, generate, load_spec, CheckOptions, SystemConfig};
-
-/// `spec`'s checking configuration with `instances` per role.
-fn config_of(spec: &str, instances: &[(&str, u8)]) -> SystemConfig {
-    let spec = load_spec(spec).unwrap();
-    let mut cfg: SystemConfig = (&spec.check).into();
-    for &(role, n) in instances {
-        cfg.instances.insert(role.into(), n);
-    }
-    cfg
-}
+use role_specs::{check_with, config_of, run_script, run_steps};
 
 fn config(cores: u8, devices: u8) -> SystemConfig {
     config_of("cxl-cache", &[("core", cores), ("device", devices)])
-}
-
-fn check_with(spec: &str, cfg: SystemConfig) -> ccsim_protocol::CheckReport {
-    let spec = load_spec(spec).unwrap();
-    check(
-        &spec,
-        &CheckOptions {
-            config: Some(cfg),
-            max_states: 0,
-        },
-    )
-    .unwrap()
 }
 
 #[test]
@@ -85,43 +66,6 @@ fn two_cores_and_two_devices_verify() {
         (r.reachable_states, r.system_transitions),
         (1_809_810, 8_248_344)
     );
-}
-
-/// Drives the composed system through `script`: each step names the
-/// chart arrow `from -> to: label` (or `agent: event(...)` for a local
-/// step) exactly, and the enabled action that matches runs. Returns the
-/// final state, which must be quiescent.
-fn run_script(sys: &System, script: &[&str]) -> String {
-    let s = run_steps(sys, script);
-    assert!(sys.quiescent(&s), "{}", sys.describe(&s));
-    sys.describe(&s)
-}
-
-/// The state after `script` (see [`run_script`]).
-fn run_steps(sys: &System, script: &[&str]) -> <System as Model>::State {
-    let mut s = sys.init_states().remove(0);
-    let mut actions = Vec::new();
-    for want in script {
-        actions.clear();
-        sys.actions(&s, &mut actions);
-        let found: Option<SysAction> = actions.iter().find(|a| arrow(sys, &s, a) == *want).cloned();
-        let a = found.unwrap_or_else(|| {
-            let enabled: Vec<String> = actions.iter().map(|a| arrow(sys, &s, a)).collect();
-            panic!("step {want:?} is not enabled; enabled: {enabled:#?}")
-        });
-        s = sys.next_state(&s, &a).expect("enabled");
-    }
-    s
-}
-
-/// An action as a chart arrow: `from -> to: label`, or `agent: label`.
-fn arrow(sys: &System, s: &<System as Model>::State, a: &SysAction) -> String {
-    let c = sys.chart_step(s, a);
-    if c.from == c.to {
-        format!("{}: {}", c.from, c.label)
-    } else {
-        format!("{} -> {}: {}", c.from, c.to, c.label)
-    }
 }
 
 fn shipped_system() -> System {

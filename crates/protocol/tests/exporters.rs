@@ -190,6 +190,13 @@ fn rumur_agrees_on_cxl_mem_bi() {
     rumur_agrees("cxl-mem-bi", None);
 }
 
+/// CCIX: three request agents and the home agent (33,480 states, pinned in
+/// `tests/ccix.rs`).
+#[test]
+fn rumur_agrees_on_ccix() {
+    rumur_agrees("ccix", None);
+}
+
 /// The shipped configuration, two host cores and the device (48,680
 /// states, pinned in `tests/cxl.rs`). Slow tier (about 3 minutes, most of
 /// it compiling rumur's 30 MB of C): `cargo test --release -p

@@ -1,0 +1,171 @@
+//! CCIX (`protocols/ccix.toml`): request agents with I/SC/UC/UD caches and
+//! the blocking home agent with its directory, CHI-like (ReadShared,
+//! ReadUnique, CleanUnique, Evict, WriteBackFull; SnpToS, SnpToI;
+//! CompData, Comp, CompAck).
+//!
+//! Pinned: reachable states and rules for two, three (the spec's
+//! `[check]`; rumur agrees, `tests/exporters.rs`) and four request agents,
+//! every home row exercised with three, a CleanUnique that loses its copy
+//! to a crossing snoop as a golden message sequence, and the mutation
+//! results.
+
+mod role_specs;
+
+use ccsim_protocol::mutate::{judge_roles, CheckerVerdict};
+use ccsim_protocol::system::System;
+use ccsim_protocol::{check, generate, load_spec, CheckOptions, SystemConfig};
+use role_specs::{check_with, config_of, run_script};
+
+fn ras(n: u8) -> SystemConfig {
+    config_of("ccix", &[("ra", n)])
+}
+
+#[test]
+fn three_request_agents_verify_and_exercise_every_home_row() {
+    let spec = load_spec("ccix").unwrap();
+    let r = check(&spec, &CheckOptions::default()).unwrap();
+    assert!(r.verified, "{}", r.to_text());
+    assert_eq!(
+        (r.reachable_states, r.system_transitions),
+        (33_480, 120_540)
+    );
+    assert_eq!(r.machine, "home machine `ha`");
+    assert_eq!(r.unexercised, Vec::<String>::new());
+}
+
+#[test]
+fn two_request_agents_verify() {
+    let r = check_with("ccix", ras(2));
+    assert!(r.verified, "{}", r.to_text());
+    assert_eq!((r.reachable_states, r.system_transitions), (1_382, 4_032));
+    // Collecting more than one snoop response needs two sharers besides
+    // the requester.
+    assert_eq!(
+        r.unexercised,
+        ["RU_S/SnpResp_I [more_acks]", "CU_S/SnpResp_I [more_acks]"]
+    );
+}
+
+/// Slow tier (about 2 s in release): `cargo test --release -p
+/// ccsim-protocol --test ccix -- --ignored`.
+#[test]
+#[ignore]
+fn four_request_agents_verify() {
+    let r = check_with("ccix", ras(4));
+    assert!(r.verified, "{}", r.to_text());
+    assert_eq!(
+        (r.reachable_states, r.system_transitions),
+        (699_674, 3_011_200)
+    );
+}
+
+fn shipped_system() -> System {
+    let spec = load_spec("ccix").unwrap();
+    let (ir, _) = generate(&spec).unwrap();
+    System::new(ir, (&spec.check).into()).unwrap()
+}
+
+/// Two request agents share a line and both store to it. The home serves
+/// ra1's CleanUnique first: its SnpToI takes ra0's Shared copy while ra0's
+/// own CleanUnique waits, so ra0 is granted Unique without data (Comp_UC)
+/// after the home took ra1's dirty line back, and ra0's whole-line store
+/// fills it.
+#[test]
+fn a_clean_unique_that_loses_its_copy_to_a_snoop_is_the_golden_sequence() {
+    let sys = shipped_system();
+    let end = run_script(
+        &sys,
+        &[
+            "ra0: load(A)",
+            "ra0 -> ha: ReadShared(A)",
+            "ha -> ra0: CompData_UC(A, data=0)",
+            "ra0 -> ha: CompAck(A)",
+            "ra1: load(A)",
+            "ra1 -> ha: ReadShared(A)",
+            "ha -> ra0: SnpToS(A, req=ra1)",
+            "ra0 -> ha: SnpResp_SC(A, req=ra1)",
+            "ha -> ra1: CompData_SC(A, data=0)",
+            "ra1 -> ha: CompAck(A)",
+            // Both upgrade; ra1's CleanUnique reaches the home first.
+            "ra0: store(A)",
+            "ra1: store(A)",
+            "ra1 -> ha: CleanUnique(A)",
+            "ha -> ra0: SnpToI(A, req=ra1)",
+            "ra0 -> ha: SnpResp_I(A, req=ra1)",
+            "ha -> ra1: Comp_UC(A, write=1)",
+            "ra1 -> ha: CompAck(A)",
+            // ra0's CleanUnique, now from an RA without a copy.
+            "ra0 -> ha: CleanUnique(A)",
+            "ha -> ra1: SnpToI(A, req=ra0)",
+            "ra1 -> ha: SnpRespData_I(A, req=ra0, data=1)",
+            "ha -> ra0: Comp_UC(A, write=0)",
+            "ra0 -> ha: CompAck(A)",
+        ],
+    );
+    assert_eq!(
+        end,
+        "line A: ra0=UD ra1=I ra2=I ha=U ra0.copy=0 ra1.copy=0 ra2.copy=0 owner=ra0 sharers=[] mem=1 latest=0; net: []"
+    );
+}
+
+/// The single-row mutants the checker does not catch on three request
+/// agents (it lets them pass, or their row never runs), by role.
+fn escapes(role: &str) -> Vec<String> {
+    let spec = load_spec("ccix").unwrap();
+    let (ir, stats) = generate(&spec).unwrap();
+    let r = ir.role_index(role).unwrap();
+    judge_roles(&ir, &stats, &(&spec.check).into(), [r])
+        .unwrap()
+        .into_iter()
+        .filter(|(_, v)| !matches!(v, CheckerVerdict::Caught(_)))
+        .map(|(m, v)| format!("{} ({v:?})", m.description))
+        .collect()
+}
+
+// Why each escape is benign:
+// * The home snoops with SnpToS only the line's unique holder, so the
+//   request agent's SnpToS rows in SC, SU_C and SI_C never run; CCIX still
+//   requires an answer to any snoop in any state, so they stay.
+// * UC and UD differ only in whether the line is dirty, and the model's
+//   line is one value that an eviction writes back either way (UC -> UD;
+//   UC's Evict answered as from MI_C, which holds the data).
+// * SI_C retargeted to UI_C: both wait for Comp and answer SnpToI alike;
+//   they differ only on SnpToS, which a Shared holder never receives.
+// * The home's clear_owner before set_owner (ReadUnique, CleanUnique) is
+//   overwritten at once; after an eviction from the holder the state is I,
+//   where the owner field is not read before the next set_owner.
+
+#[test]
+fn request_agent_mutants_are_caught() {
+    assert_eq!(
+        escapes("ra"),
+        [
+            "retarget ra: (SC, evict): SI_C -> UI_C (Survived)",
+            "delete ra: (SC, SnpToS) (Unexercised)",
+            "retarget ra: (SC, SnpToS): SC -> UC (Unexercised)",
+            "drop-action ra: (SC, SnpToS): send SnpResp_SC (Unexercised)",
+            "retarget ra: (UC, load): UC -> UD (Survived)",
+            "retarget ra: (UC, evict): UI_C -> MI_C (Survived)",
+            "retarget ra: (IS_D, CompData_UC): UC -> UD (Survived)",
+            "delete ra: (SU_C, SnpToS) (Unexercised)",
+            "retarget ra: (SU_C, SnpToS): SU_C -> IU_C (Unexercised)",
+            "drop-action ra: (SU_C, SnpToS): send SnpResp_SC (Unexercised)",
+            "delete ra: (SI_C, SnpToS) (Unexercised)",
+            "retarget ra: (SI_C, SnpToS): SI_C -> UI_C (Unexercised)",
+            "drop-action ra: (SI_C, SnpToS): send SnpResp_SC (Unexercised)",
+        ]
+    );
+}
+
+#[test]
+fn home_agent_mutants_are_caught() {
+    assert_eq!(
+        escapes("ha"),
+        [
+            "drop-action ha: (U, ReadUnique): clear_owner (Survived)",
+            "drop-action ha: (U, CleanUnique): clear_owner (Survived)",
+            "drop-action ha: (U, Evict [from_owner]): clear_owner (Survived)",
+            "drop-action ha: (U, WriteBackFull [from_owner]): clear_owner (Survived)",
+        ]
+    );
+}
