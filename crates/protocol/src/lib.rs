@@ -143,6 +143,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "CCIX (Base Spec 1.0, CHI-like): request agents with I/SC/UC/UD caches (the U280 system cache, host clusters) and the N1-SDP's blocking home agent with a directory; ReadShared, ReadUnique, CleanUnique, Evict, WriteBackFull, SnpToS/SnpToI, CompData/Comp/CompAck",
         include_str!("../../../protocols/ccix.toml"),
     ),
+    (
+        "pmesh",
+        "OpenPiton P-Mesh: private L1.5 caches (MESI, silent clean evictions, guarded write-backs) and the distributed L2 as a blocking directory home; LOAD_REQ, STORE_REQ, WB_REQ, the three forwards and their FWDACKs, DATA_ACK, NODATA_ACK",
+        include_str!("../../../protocols/pmesh.toml"),
+    ),
 ];
 
 /// The shipped specs, by name.

@@ -197,6 +197,13 @@ fn rumur_agrees_on_ccix() {
     rumur_agrees("ccix", None);
 }
 
+/// P-Mesh: three L1.5 caches and the L2 slice (17,534 states, pinned in
+/// `tests/pmesh.rs`), with NoC2's forward-behind-completion ordering.
+#[test]
+fn rumur_agrees_on_pmesh() {
+    rumur_agrees("pmesh", None);
+}
+
 /// The shipped configuration, two host cores and the device (48,680
 /// states, pinned in `tests/cxl.rs`). Slow tier (about 3 minutes, most of
 /// it compiling rumur's 30 MB of C): `cargo test --release -p
