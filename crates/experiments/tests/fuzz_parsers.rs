@@ -18,7 +18,20 @@ use proptest::prelude::*;
 mod fuzz_common;
 use fuzz_common::{config, edits, mutate};
 
-const PLATFORMS: [&str; 4] = ["cohet", "enzian", "msi-dma", "pc-vcu118"];
+const PLATFORMS: [&str; 6] = [
+    "cohet",
+    "enzian",
+    "msi-dma",
+    "n1sdp",
+    "openpiton",
+    "pc-vcu118",
+];
+
+/// Every shipped platform is fuzzed.
+#[test]
+fn the_fuzzed_platforms_are_the_shipped_ones() {
+    assert_eq!(ccsim_platform::list_platforms(), PLATFORMS);
+}
 const EXPERIMENTS: [&str; 4] = [
     "pio-pcie",
     "cckit-dc-latency",

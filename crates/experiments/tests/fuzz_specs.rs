@@ -17,13 +17,28 @@ use proptest::prelude::*;
 mod fuzz_common;
 use fuzz_common::{config, edits, mutate};
 
-const SPECS: [&str; 5] = [
-    "msi-dma",
+const SPECS: [&str; 10] = [
     "eci-dc",
     "eci-cc",
     "invocation",
     "invocation-shared-dcu",
+    "msi-dma",
+    "cxl-cache",
+    "cxl-mem-bi",
+    "cxl-mem",
+    "ccix",
+    "pmesh",
 ];
+
+/// Every shipped spec is fuzzed.
+#[test]
+fn the_fuzzed_specs_are_the_shipped_ones() {
+    let shipped: Vec<&str> = ccsim_protocol::list_specs()
+        .iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(shipped, SPECS);
+}
 
 /// Odd values and lines a hand-edited spec may hold.
 fn token() -> impl Strategy<Value = String> {
