@@ -11,10 +11,8 @@
 
 mod role_specs;
 
-use ccsim_protocol::mutate::{judge_roles, CheckerVerdict};
-use ccsim_protocol::system::System;
-use ccsim_protocol::{check, generate, load_spec, CheckOptions, SystemConfig};
-use role_specs::{check_with, config_of, run_script};
+use ccsim_protocol::{check, load_spec, CheckOptions, SystemConfig};
+use role_specs::{check_with, config_of, escapes, run_script, shipped_system};
 
 fn ras(n: u8) -> SystemConfig {
     config_of("ccix", &[("ra", n)])
@@ -59,12 +57,6 @@ fn four_request_agents_verify() {
     );
 }
 
-fn shipped_system() -> System {
-    let spec = load_spec("ccix").unwrap();
-    let (ir, _) = generate(&spec).unwrap();
-    System::new(ir, (&spec.check).into()).unwrap()
-}
-
 /// Two request agents share a line and both store to it. The home serves
 /// ra1's CleanUnique first: its SnpToI takes ra0's Shared copy while ra0's
 /// own CleanUnique waits, so ra0 is granted Unique without data (Comp_UC)
@@ -72,7 +64,7 @@ fn shipped_system() -> System {
 /// fills it.
 #[test]
 fn a_clean_unique_that_loses_its_copy_to_a_snoop_is_the_golden_sequence() {
-    let sys = shipped_system();
+    let sys = shipped_system("ccix");
     let end = run_script(
         &sys,
         &[
@@ -108,21 +100,9 @@ fn a_clean_unique_that_loses_its_copy_to_a_snoop_is_the_golden_sequence() {
     );
 }
 
-/// The single-row mutants the checker does not catch on three request
-/// agents (it lets them pass, or their row never runs), by role.
-fn escapes(role: &str) -> Vec<String> {
-    let spec = load_spec("ccix").unwrap();
-    let (ir, stats) = generate(&spec).unwrap();
-    let r = ir.role_index(role).unwrap();
-    judge_roles(&ir, &stats, &(&spec.check).into(), [r])
-        .unwrap()
-        .into_iter()
-        .filter(|(_, v)| !matches!(v, CheckerVerdict::Caught(_)))
-        .map(|(m, v)| format!("{} ({v:?})", m.description))
-        .collect()
-}
-
-// Why each escape is benign:
+// The single-row mutants the checker does not catch on three request
+// agents (it lets them pass, or their row never runs), and why each is
+// benign:
 // * The home snoops with SnpToS only the line's unique holder, so the
 //   request agent's SnpToS rows in SC, SU_C and SI_C never run; CCIX still
 //   requires an answer to any snoop in any state, so they stay.
@@ -138,7 +118,7 @@ fn escapes(role: &str) -> Vec<String> {
 #[test]
 fn request_agent_mutants_are_caught() {
     assert_eq!(
-        escapes("ra"),
+        escapes("ccix", "ra"),
         [
             "retarget ra: (SC, evict): SI_C -> UI_C (Survived)",
             "delete ra: (SC, SnpToS) (Unexercised)",
@@ -160,7 +140,7 @@ fn request_agent_mutants_are_caught() {
 #[test]
 fn home_agent_mutants_are_caught() {
     assert_eq!(
-        escapes("ha"),
+        escapes("ccix", "ha"),
         [
             "drop-action ha: (U, ReadUnique): clear_owner (Survived)",
             "drop-action ha: (U, CleanUnique): clear_owner (Survived)",

@@ -10,10 +10,8 @@
 
 mod role_specs;
 
-use ccsim_protocol::mutate::{judge_roles, CheckerVerdict};
-use ccsim_protocol::system::System;
 use ccsim_protocol::{check, check_ir, generate, load_spec, CheckOptions, SystemConfig};
-use role_specs::{check_with, config_of, run_script};
+use role_specs::{check_with, config_of, escapes, run_script, shipped_system};
 
 fn tiles(n: u8) -> SystemConfig {
     config_of("pmesh", &[("l15", n)])
@@ -60,12 +58,6 @@ fn without_the_noc2_ordering_the_check_fails() {
     assert_eq!(r.violations[0].property, "swmr");
 }
 
-fn shipped_system() -> System {
-    let spec = load_spec("pmesh").unwrap();
-    let (ir, _) = generate(&spec).unwrap();
-    System::new(ir, (&spec.check).into()).unwrap()
-}
-
 /// Tile 0 (`l150`) loads the line alone (E), drops it silently, and loads
 /// it again; tile 1's load, served first, forwards to tile 0 as the owner
 /// the directory still lists: tile 0 answers without data from its pending
@@ -73,7 +65,7 @@ fn shipped_system() -> System {
 /// then serves tile 0's load.
 #[test]
 fn a_forward_to_a_tile_that_dropped_its_clean_line_is_the_golden_sequence() {
-    let sys = shipped_system();
+    let sys = shipped_system("pmesh");
     let end = run_script(
         &sys,
         &[
@@ -97,8 +89,8 @@ fn a_forward_to_a_tile_that_dropped_its_clean_line_is_the_golden_sequence() {
     );
 }
 
-/// The single-row mutants the checker does not catch on three tiles.
-// Why each is benign:
+// The single-row mutants the checker does not catch on three tiles, and
+// why each is benign:
 // * An eviction is the cache's choice: keeping a Shared line instead of
 //   dropping it ((S, evict) -> S) removes nothing anyone waits for.
 // * E and M differ only in whether the line is dirty, and the model's line
@@ -106,22 +98,11 @@ fn a_forward_to_a_tile_that_dropped_its_clean_line_is_the_golden_sequence() {
 // * A sharer or owner entry the L2 fails to clear makes the directory
 //   over-approximate (a later forward is answered as stale, as after a
 //   silent eviction); the owner field is set again before it is read.
-fn escapes(role: &str) -> Vec<String> {
-    let spec = load_spec("pmesh").unwrap();
-    let (ir, stats) = generate(&spec).unwrap();
-    let r = ir.role_index(role).unwrap();
-    judge_roles(&ir, &stats, &(&spec.check).into(), [r])
-        .unwrap()
-        .into_iter()
-        .filter(|(_, v)| !matches!(v, CheckerVerdict::Caught(_)))
-        .map(|(m, v)| format!("{} ({v:?})", m.description))
-        .collect()
-}
 
 #[test]
 fn l15_mutants_are_caught() {
     assert_eq!(
-        escapes("l15"),
+        escapes("pmesh", "l15"),
         [
             "retarget l15: (S, evict): I -> S (Survived)",
             "retarget l15: (E, load): E -> M (Survived)",
@@ -133,7 +114,7 @@ fn l15_mutants_are_caught() {
 #[test]
 fn l2_mutants_are_caught() {
     assert_eq!(
-        escapes("l2"),
+        escapes("pmesh", "l2"),
         [
             "drop-action l2: (S, STORE_REQ): clear_sharers (Survived)",
             "drop-action l2: (O, STORE_REQ [not_from_owner]): clear_owner (Survived)",

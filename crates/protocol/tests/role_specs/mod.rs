@@ -6,8 +6,9 @@
 //! sequence driven step by step through the composed system.
 
 use ccsim_check::model::Model;
+use ccsim_protocol::mutate::{judge_roles, CheckerVerdict};
 use ccsim_protocol::system::{SysAction, System};
-use ccsim_protocol::{check, load_spec, CheckOptions, SystemConfig};
+use ccsim_protocol::{check, generate, load_spec, CheckOptions, SystemConfig};
 
 /// `spec`'s checking configuration with `instances` per role.
 pub fn config_of(spec: &str, instances: &[(&str, u8)]) -> SystemConfig {
@@ -67,4 +68,26 @@ pub fn arrow(sys: &System, s: &<System as Model>::State, a: &SysAction) -> Strin
     } else {
         format!("{} -> {}: {}", c.from, c.to, c.label)
     }
+}
+
+/// The composed system of `spec` in its `[check]` configuration.
+pub fn shipped_system(spec: &str) -> System {
+    let spec = load_spec(spec).unwrap();
+    let (ir, _) = generate(&spec).unwrap();
+    System::new(ir, (&spec.check).into()).unwrap()
+}
+
+/// The single-row mutants of `role` the checker does not catch in `spec`'s
+/// `[check]` configuration (it lets them pass, or their row never runs), as
+/// `description (verdict)`.
+pub fn escapes(spec: &str, role: &str) -> Vec<String> {
+    let spec = load_spec(spec).unwrap();
+    let (ir, stats) = generate(&spec).unwrap();
+    let r = ir.role_index(role).unwrap();
+    judge_roles(&ir, &stats, &(&spec.check).into(), [r])
+        .unwrap()
+        .into_iter()
+        .filter(|(_, v)| !matches!(v, CheckerVerdict::Caught(_)))
+        .map(|(m, v)| format!("{} ({v:?})", m.description))
+        .collect()
 }
