@@ -33,6 +33,12 @@ use crate::{
 
 mod eci;
 
+/// Operations per agent one seed may run: the log of reads and writes the
+/// sequential reference replays keeps every one (about 130 B each), so a
+/// seed of 10^7 operations on three agents holds about 4 GB; longer tests
+/// run as more seeds (`ccsim simulate --seeds`).
+pub const MAX_OPS_PER_SEED: u64 = 10_000_000;
+
 /// The declaration of `random_test`.
 pub static RANDOM_TEST: WorkloadInfo = WorkloadInfo {
     name: "random_test",
@@ -62,6 +68,11 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     if !(x >= 1.0 && x.fract() == 0.0) {
         return Err(werr(format!(
             "ops = {x}: must be a whole number, at least 1"
+        )));
+    }
+    if x > MAX_OPS_PER_SEED as f64 {
+        return Err(werr(format!(
+            "ops = {x}: at most {MAX_OPS_PER_SEED} per agent in one seed (the read/write log the sequential reference replays grows with them); shard a longer test over seeds (ccsim simulate --seeds N)"
         )));
     }
     let lines = params.uint("lines");
