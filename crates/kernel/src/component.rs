@@ -130,6 +130,14 @@ pub fn check_ranges(specs: &[ParamSpec], params: &Params) -> Result<(), ParamPro
             ParamValue::Float(v) => *v,
             ParamValue::Bool(_) | ParamValue::Str(_) => continue,
         };
+        // An infinity passes an open-ended range but is no time, size or
+        // rate a model can use (an infinite pause once wrapped to none).
+        if x.is_infinite() {
+            return Err(ParamProblem::new(
+                spec.name,
+                format!("must be a finite number, got {value}"),
+            ));
+        }
         if let Some(rule) = spec.range.violation(x) {
             return Err(ParamProblem::new(spec.name, format!("{rule}, got {value}")));
         }
