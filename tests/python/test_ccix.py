@@ -34,10 +34,10 @@ def test_murphi_export_names_the_ccix_messages(tmp_path):
 
 
 def test_the_random_tester_on_the_n1sdp():
-    r = ccsim.simulate("n1sdp", system="ccix", ops=20_000, lines=4, seed=3)
+    r = ccsim.simulate("n1sdp", system="ccix", ops=40_000, lines=4, seed=3)
     m = r["metrics"]
     assert m["violations"] == 0 and m["reference_mismatches"] == 0
-    assert m["ops"] == 3 * 20_000  # the U280's System Cache and two host clusters
+    assert m["ops"] == 3 * 40_000  # the U280's System Cache and two host clusters
     assert m["reads"] > 0
 
 

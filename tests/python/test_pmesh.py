@@ -22,10 +22,10 @@ def test_checked_from_the_cli_and_the_api():
 
 
 def test_the_random_tester_on_openpiton():
-    r = ccsim.simulate("openpiton", system="pmesh", ops=20_000, lines=4, seed=5)
+    r = ccsim.simulate("openpiton", system="pmesh", ops=40_000, lines=4, seed=5)
     m = r["metrics"]
     assert m["violations"] == 0 and m["reference_mismatches"] == 0
-    assert m["ops"] == 3 * 20_000
+    assert m["ops"] == 3 * 40_000
 
 
 def test_mutation_coverage_on_openpiton():
