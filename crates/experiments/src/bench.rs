@@ -27,7 +27,7 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, Platform};
 use serde::Serialize;
 
-use crate::cxl_lsu::role_agent;
+use crate::program_run::{no_violation, role_agent};
 
 /// Loads in flight at once (the DCOH's program window): enough to keep
 /// the CXL link and the home busy, as the bandwidth runs of Fig. 15 do.
@@ -98,8 +98,6 @@ pub fn run_cxl_loads(
             },
         )
         .map_err(|e| what(e.to_string()))?;
-    // Nothing replays the read/write log here (the random tester does).
-    s.checker.borrow_mut().keep_log = false;
     let device = role_agent(&s, "device", system).map_err(|e| what(e.to_string()))?;
     let home = role_agent(&s, "home", system).map_err(|e| what(e.to_string()))?;
     let ops: Vec<(u64, &str)> = (0..loads).map(|l| (l, "load")).collect();
@@ -109,9 +107,7 @@ pub fn run_cxl_loads(
         .map_err(what)?;
     s.sim.run();
     let seconds = t.elapsed().as_secs_f64().max(1e-9);
-    if let Some(v) = s.checker.borrow().violations.first() {
-        return Err(what(format!("invariant violated: {v}")));
-    }
+    no_violation(&s).map_err(|e| what(e.to_string()))?;
     let done = s
         .agent(device)
         .program_times()

@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::BuildOptions;
 
-use crate::cxl_lsu::role_agent;
+use crate::program_run::{latency_quartiles, no_violation, role_agent, role_agents};
 use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// Bytes an operation moves (a 64 B line, CXL 2.0 §3.3).
@@ -116,17 +116,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             },
         )
         .map_err(RunError::Config)?;
-    s.checker.borrow_mut().keep_log = false;
     let mc = role_agent(&s, "mc", system)?;
-    let host_role = s
-        .protocol
-        .protocol
-        .ir
-        .role_index("host")
-        .ok_or_else(|| werr(format!("system {system}: its protocol has no `host` role")))?;
-    let hosts: Vec<usize> = (0..s.protocol.agents.len())
-        .filter(|&a| s.protocol.agents[a].role == host_role)
-        .collect();
+    let hosts = role_agents(&s, "host", system)?;
     if threads as usize > hosts.len() {
         return Err(werr(format!(
             "threads = {threads}: system {system} has {} host agents",
@@ -162,15 +153,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             .map_err(werr)?;
     }
     s.sim.run();
-    {
-        let c = s.checker.borrow();
-        if let Some(v) = c.violations.first() {
-            return Err(RunError::Violation {
-                message: format!("invariant violated: {v}"),
-            });
-        }
-    }
-    let mut hist = hdrhistogram::Histogram::<u64>::new(3).expect("3 significant digits");
+    no_violation(&s)?;
     let (mut first, mut last) = (u64::MAX, 0);
     for &agent in hosts.iter().take(threads as usize) {
         for (i, &(start, end)) in s.agent(agent).program_times().iter().enumerate() {
@@ -182,17 +165,19 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                     ),
                 });
             }
-            hist.record(end - start).expect("auto-resizing histogram");
             first = first.min(start);
             last = last.max(end);
         }
     }
     let n = threads * per_thread;
     let mut metrics = BTreeMap::new();
-    let ns = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
-    metrics.insert("latency_ns".to_string(), ns(0.5));
-    metrics.insert("p25_ns".to_string(), ns(0.25));
-    metrics.insert("p75_ns".to_string(), ns(0.75));
+    let threads_used = &hosts[..threads as usize];
+    latency_quartiles(
+        threads_used
+            .iter()
+            .flat_map(|&a| s.agent(a).program_times()),
+        &mut metrics,
+    );
     let seconds = (last - first) as f64 * 1e-12;
     metrics.insert(
         "bandwidth_gbps".to_string(),

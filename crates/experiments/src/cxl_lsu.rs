@@ -51,8 +51,9 @@ use std::collections::BTreeMap;
 
 use ccsim_coherence::agents::snc_one_way_ns;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
+use ccsim_platform::{BuildOptions, Platform};
 
+use crate::program_run::{latency_quartiles, no_violation, role_agent};
 use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// The device clock the DCOH's times are given at (Cohet §VI-A1: the
@@ -149,8 +150,6 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             },
         )
         .map_err(RunError::Config)?;
-    // Nothing replays the read/write log here (the random tester does).
-    s.checker.borrow_mut().keep_log = false;
     let device = role_agent(&s, "device", system)?;
     let home = role_agent(&s, "home", system)?;
     let lines: Vec<u64> = (0..n).collect();
@@ -176,14 +175,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         .set_program(&ops, window)
         .map_err(werr)?;
     s.sim.run();
-    {
-        let c = s.checker.borrow();
-        if let Some(v) = c.violations.first() {
-            return Err(RunError::Violation {
-                message: format!("invariant violated: {v}"),
-            });
-        }
-    }
+    no_violation(&s)?;
     let times = s.agent(device).program_times();
     let measured: Vec<(Tick, Tick)> = measured_ops.iter().map(|&i| times[i]).collect();
     if let Some(i) = measured.iter().position(|&(_, end)| end == 0) {
@@ -202,14 +194,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             n as f64 * LOAD_BYTES / seconds / 1e9,
         );
     } else {
-        let mut hist = hdrhistogram::Histogram::<u64>::new(3).expect("3 significant digits");
-        for &(start, end) in &measured {
-            hist.record(end - start).expect("auto-resizing histogram");
-        }
-        let ns = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
-        metrics.insert("latency_ns".to_string(), ns(0.5));
-        metrics.insert("p25_ns".to_string(), ns(0.25));
-        metrics.insert("p75_ns".to_string(), ns(0.75));
+        latency_quartiles(&measured, &mut metrics);
     }
     Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
 }
@@ -278,18 +263,4 @@ fn on_node(platform: &Platform, system: &str, node: u64) -> Result<Platform, Run
             ParamValue::Float(base + extra),
         )])
         .map_err(RunError::Config)
-}
-
-/// The agent of `s` playing `role` (the first, if several do).
-pub(crate) fn role_agent(s: &BuiltSystem, role: &str, system: &str) -> Result<usize, RunError> {
-    let r = s.protocol.protocol.ir.role_index(role).ok_or_else(|| {
-        werr(format!(
-            "system {system}: its protocol has no `{role}` role"
-        ))
-    })?;
-    s.protocol
-        .agents
-        .iter()
-        .position(|a| a.role == r)
-        .ok_or_else(|| werr(format!("system {system}: no agent plays the `{role}` role")))
 }

@@ -65,6 +65,7 @@ pub mod cxl_lsu;
 pub mod invocation;
 pub mod mutation;
 pub mod nic;
+mod program_run;
 pub mod random_test;
 pub mod stream;
 

@@ -65,9 +65,9 @@ pub struct InvariantChecker {
     pub checked: u64,
     /// Every read and write, in order (while `keep_log`).
     pub log: Vec<LogEntry>,
-    /// Whether reads and writes go to `log` (on by default: the random
-    /// tester replays it; a timing run that does not can turn it off and
-    /// save an allocation per read and write).
+    /// Whether reads and writes go to `log` (on by default; a system built
+    /// without a random tester, which alone replays the log, turns it off
+    /// and saves an allocation per read and write).
     pub keep_log: bool,
 }
 

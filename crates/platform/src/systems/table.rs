@@ -156,10 +156,11 @@ pub(crate) fn build_with(
     components: &BTreeMap<String, ComponentConfig>,
     opts: BuildOptions,
 ) -> std::result::Result<BuiltSystem, String> {
-    let checker = Rc::new(RefCell::new(InvariantChecker::new(
-        sys.clone(),
-        opts.checks,
-    )));
+    let mut checker = InvariantChecker::new(sys.clone(), opts.checks);
+    // The read/write log is what the random tester replays against its
+    // sequential reference; a run without a tester has no use for it.
+    checker.keep_log = opts.tester.is_some();
+    let checker = Rc::new(RefCell::new(checker));
     let mut b = SystemBuilder::<Msg>::new("system", opts.seed);
     b.trace(opts.trace);
     let mut ids: BTreeMap<&str, ComponentId> = BTreeMap::new();
