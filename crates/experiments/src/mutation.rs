@@ -30,7 +30,9 @@ use ccsim_protocol::mutate::{judge_all, CheckerVerdict};
 use ccsim_protocol::SystemConfig;
 use serde::Serialize;
 
+use crate::program_run::no_violation;
 use crate::random_test::{compare_with_reference, open_work};
+use crate::RunError;
 
 /// How hard the random tester tries on each mutant the checker lets pass.
 #[derive(Debug, Clone, Copy)]
@@ -179,8 +181,8 @@ fn in_timing(
 /// violation (the run stopped there), work left open (a deadlock), or
 /// reads and final lines that differ from the sequential reference.
 pub fn first_problem(s: &BuiltSystem, lines: u64) -> Option<String> {
-    if let Some(v) = s.checker.borrow().violations.first() {
-        return Some(format!("invariant violated: {v}"));
+    if let Err(RunError::Violation { message }) = no_violation(s) {
+        return Some(message);
     }
     if let Some(deadlock) = open_work(s) {
         return Some(deadlock);
