@@ -13,7 +13,7 @@ use ccsim_protocol::engine::{
 use ccsim_protocol::ir::{MsgClass, Target};
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{InvariantChecker, SystemRef};
+use super::{InvariantChecker, SlicePlacement, SystemRef};
 use crate::line_map::{DenseLineMap, Slot};
 use crate::memory::MemTiming;
 use crate::util::ns_to_ps;
@@ -271,6 +271,9 @@ pub struct TableAgent {
     /// A home's memory timing (a DRAM model): every request waits for its
     /// access before its row, in place of `memory_ns`.
     timing: Option<MemTiming>,
+    /// A home's LLC slices on the mesh: every request goes to its line's
+    /// slice and back before its row (and its memory access).
+    placement: Option<SlicePlacement>,
     checker: Rc<RefCell<InvariantChecker>>,
     tester: Option<Tester>,
     program: Option<Program>,
@@ -318,6 +321,7 @@ impl TableAgent {
             memory_latency: ns_to_ps(params.float("memory_ns")),
             cached: DenseLineMap::new(DENSE_MIN_LINES, DENSE_SLOTS_PER_LINE * 64),
             timing: None,
+            placement: None,
             checker,
             tester,
             program: None,
@@ -390,6 +394,12 @@ impl TableAgent {
     /// apply.
     pub fn set_memory_timing(&mut self, timing: MemTiming) {
         self.timing = Some(timing);
+    }
+
+    /// Spreads a home's lines over LLC slices on the mesh: each request
+    /// first travels to its line's slice and back.
+    pub fn set_slice_placement(&mut self, placement: SlicePlacement) {
+        self.placement = Some(placement);
     }
 
     /// The home's memory timing model, if it has one.
@@ -1062,22 +1072,27 @@ impl Component<Msg> for TableAgent {
                 return ctx.stop();
             }
         };
-        let mut delay = self.occupancy;
         let (class, carries_data) = {
             let facts = &self.sys.protocol.msgs[m.msg as usize];
             (facts.class, facts.data)
         };
         let is_home = self.is_home;
+        let mut delay = self.occupancy;
+        if is_home && class == MsgClass::Request {
+            if let Some(p) = &self.placement {
+                delay += p.round_trip_ps(m.line);
+            }
+        }
         if let Some(timing) = self.timing.as_mut().filter(|_| is_home) {
             if class == MsgClass::Request {
                 // The controller's lookup, then the memory access (a
                 // request with data is a write).
-                let at = ctx.now() + self.occupancy;
+                let at = ctx.now() + delay;
                 delay = timing.access(at, m.line, carries_data) - ctx.now();
             }
         } else if self.memory_latency > 0
-            && self.is_home
-            && self.sys.protocol.msgs[m.msg as usize].class == MsgClass::Request
+            && is_home
+            && class == MsgClass::Request
             && self.cached.get(m.line).is_none()
         {
             // The cache misses: the line comes from memory first.
