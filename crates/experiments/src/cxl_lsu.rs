@@ -18,7 +18,8 @@
 //!   DCOH's `capacity_lines`: beyond, LRU replacement evicts every line
 //!   before its second load).
 //!   `llc`: the home's cache holds the lines (CLDEMOTE), the HMC does not.
-//!   `memory`: neither does (CLFLUSH); the home waits `memory_ns` first.
+//!   `memory`: neither does (CLFLUSH); the home reads the line from its
+//!   memory first (the system's DDR5 controller, or `memory_ns`).
 //! * **Latency** (`mode = latency`): `trials` tests of 32 sequential loads,
 //!   one at a time, each test on lines not touched before; the median and
 //!   the 25th/75th percentiles of the load latency (from issue to use,

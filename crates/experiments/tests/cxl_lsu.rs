@@ -112,3 +112,27 @@ fn the_llc_slice_of_each_line_spreads_host_hits_but_not_hmc_hits() {
         "{median} vs {median_flat}"
     );
 }
+
+#[test]
+fn a_memory_hit_is_an_llc_hit_plus_the_ddr5_access_of_an_idle_bank() {
+    // Each latency test's 32 sequential lines fall on 32 different banks
+    // (4 subchannels x 8 bank groups), and the refreshes between two
+    // tests (one every 3.9 us, a test takes ~22 us) close every row: the
+    // median load activates an idle bank. DDR5-4800B: tRCD 39 and CL 40
+    // clocks of 0.4167 ns, a BL16 burst of 8 clocks, plus the fitted
+    // controller_ns.
+    let cohet = Platform::load("cohet").unwrap();
+    let (_, llc, _) = latency_quartiles(&cohet, "llc", 100);
+    let (_, memory, _) = latency_quartiles(&cohet, "memory", 100);
+    let controller = cohet
+        .component("host_dram")
+        .unwrap()
+        .params
+        .float("controller_ns");
+    let t_ck = 2.0 / 4.8;
+    let dram = controller + (39.0 + 40.0 + 8.0) * t_ck;
+    assert!(
+        (memory - llc - dram).abs() < 0.01,
+        "{memory} - {llc} vs {dram}"
+    );
+}
