@@ -58,7 +58,10 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, Platform};
 
 use crate::program_run::{latency_quartiles, no_violation, role_agent};
-use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
+use crate::{
+    sim_result, trace_mode, werr, whole_number, MetricSpec, Point, PointResult, RunError,
+    WorkloadInfo,
+};
 
 /// The device clock the DCOH's times are given at (Cohet §VI-A1: the
 /// CXL-FPGA runs at 400 MHz).
@@ -114,15 +117,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             }
             node = point.x as u64;
         }
-        "requests" => {
-            if !(point.x >= 1.0 && point.x.fract() == 0.0) {
-                return Err(werr(format!(
-                    "requests = {}: must be a whole number, at least 1",
-                    point.x
-                )));
-            }
-            requests = point.x as u64;
-        }
+        "requests" => requests = whole_number("requests", point.x, 1.0)?,
         other => {
             return Err(werr(format!(
                 "workload cxl_lsu sweeps device_clock_mhz, requests or numa_node, not {other:?}"
