@@ -7,15 +7,19 @@
 //! agent's interface calls) and to read what it recorded; the software that
 //! drives it and the runs are workloads, in `ccsim_experiments`.
 //!
+//! * [`accel`] — stream accelerators computing real SHA-256 digests and
+//!   AES-128 ciphertext behind 64-bit-word ratchets (the Cohort
+//!   prototype's, §5.2), for a queue engine to feed.
 //! * [`nic`] — the 100 Gb/s NIC of the PIO paper §6.3 (MAC in loopback,
 //!   packet SRAM, NIC logic) in three designs: PCIe DMA, PCIe PIO and ECI
 //!   PIO.
 
+pub mod accel;
 pub mod nic;
 
 use ccsim_kernel::component::ComponentSpec;
 
 /// The component types of this crate.
 pub fn component_types() -> Vec<&'static ComponentSpec> {
-    vec![&nic::NIC_MAC]
+    vec![&accel::STREAM_ACCELERATOR, &nic::NIC_MAC]
 }
