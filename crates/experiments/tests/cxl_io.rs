@@ -170,3 +170,30 @@ fn the_random_tester_runs_on_the_shared_link() {
     assert_eq!(r.metrics["reference_mismatches"], 0.0);
     assert!(r.stats["system.flexbus.down.cache_flits"] > 0.0);
 }
+
+#[test]
+fn cxl_io_on_a_system_without_a_flexbus_is_a_clear_error() {
+    let p = cohet();
+    let kv = params(&[("system", s("cxl"))]);
+    let e = run_point("dma_read", &p, "message_bytes", 64.0, &kv, 1, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("system cxl of platform cohet has no cxl_flexbus link, which CXL.io needs"),
+        "{e}"
+    );
+    let e = run_point("cxl_io_mix", &p, "io_weight", 1.5, &Params::new(), 1, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("io_weight = 1.5: must be a whole number, at least 1"),
+        "{e}"
+    );
+    let e = run_point("cxl_io_mix", &p, "requests", 8.0, &Params::new(), 1, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("sweeps io_weight, cache_weight or lanes, not \"requests\""),
+        "{e}"
+    );
+}

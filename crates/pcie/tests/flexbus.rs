@@ -319,3 +319,36 @@ fn an_idle_channel_gives_its_turns_away() {
     assert_eq!(link.flits[0][IO], 425);
     assert_eq!(a[49].0, 425 * 1079 + 100_000);
 }
+
+#[test]
+fn cxl_mem_messages_take_their_own_channel_and_flits() {
+    let mem = Arc::new(
+        ProtocolSystem::new(
+            "cxl-mem",
+            vec![("host".into(), "host".into()), ("mc".into(), "mc".into())],
+            64,
+            16,
+        )
+        .unwrap(),
+    );
+    let mut link = FlexBus::from_params(&Params::new(), io_config()).unwrap();
+    link.set_cachemem(mem.clone(), true);
+    let mut b = SystemBuilder::<Msg>::new("t", 1);
+    let s = b.add(
+        "source",
+        Source(vec![coh(&mem, "MemRd", 1), coh(&mem, "MemWr", 2)]),
+    );
+    let l = b.add("link", link);
+    let k = b.add("sink", Sink(Vec::new()));
+    b.connect(s, "io", l, "io_host", LinkParams::symmetric(0, 0.0));
+    b.connect(s, "cm", l, "cachemem_host", cachemem_wire());
+    b.connect(l, "io_device", k, "io", LinkParams::symmetric(0, 0.0));
+    b.connect(l, "cachemem_device", k, "cm", cachemem_wire());
+    let mut sim = b.build().unwrap();
+    sim.run();
+    let link = sim.component::<FlexBus>(l).unwrap();
+    // MemRd (1 slot) and MemWr (header + 4 data slots): 6 slots, 2 flits,
+    // all of them CXL.mem's.
+    assert_eq!(link.flits[0], [0, 0, 2]);
+    assert_eq!(sim.component::<Sink>(k).unwrap().0.len(), 2);
+}
