@@ -10,14 +10,19 @@
 //! ```
 //!
 //! **What travels.** CXL.io is PCIe's transaction layer unchanged (CXL 2.0
-//! §3.1): the TLPs of [`crate::tlp`] with their real payload. CXL.cache and
+//! §3.1: packet formats, credit-based flow control and ordering follow
+//! PCIe; §4.1: PCIe's data link layer is CXL.io's link layer): the TLPs
+//! of [`crate::tlp`] with their real payload. CXL.cache and
 //! CXL.mem are the coherent messages of the table agents
 //! ([`Msg::Coh`](crate::msg::Msg::Coh)); a system's protocol decides which
 //! of the two it is ([`FlexBus::set_cachemem`]).
 //!
-//! **Flits and slots** (CXL 2.0 §4.2, 68 B flit mode): a flit is 2 B of
-//! protocol ID (the ARB/MUX's, §6), four 16 B slots and a 2 B CRC, so
-//! `flit_bytes` = 68 carry `slots_per_flit` x `slot_bytes` = 64 B. A
+//! **Flits and slots** (68 B flit mode): CXL.cache and CXL.mem share one
+//! link layer whose flit is 528 bits, four 16 B slots (a header slot and
+//! generic slots) and a 16-bit CRC (CXL 2.0 §4.2.1-4.2.2), and the
+//! physical layer adds a 16-bit protocol ID to every flit naming CXL.io or
+//! CXL.cachemem (§6.2.2), so `flit_bytes` = 68 carry `slots_per_flit` x
+//! `slot_bytes` = 64 B. A
 //! message occupies whole slots ([`slots_of_coherent`], [`slots_of_tlp`]):
 //!
 //! * a .cache/.mem message without data: one header slot (assumed: one
@@ -27,8 +32,9 @@
 //!   LCRC; [`LinkConfig::tlp_wire_bytes`]) rounded up to whole slots;
 //! * an ACK or UpdateFC DLLP of CXL.io: one slot.
 //!
-//! A message may span flits. A flit belongs to one channel (the ARB/MUX
-//! hands the wire to one link layer per flit, CXL 2.0 §6); the channel fills
+//! A message may span flits. A flit belongs to one channel (the ARB/MUX,
+//! CXL 2.0 §5, hands the wire to one link layer per flit, which the
+//! protocol ID names); the channel fills
 //! it with the slots of its queued messages in order, and the slots no
 //! message fills go as padding. (In the spec .cache and .mem share the
 //! CXL.cachemem link layer and can share a flit; here each has its own
@@ -43,9 +49,9 @@
 //! have something to send, in flits: channel `c` keeps the wire for up to
 //! `<c>_weight` flits in a row while it has work, then the next channel with
 //! work gets it; an idle channel's turn passes at once (work-conserving).
-//! The spec leaves the ARB/MUX's policy to the implementation (CXL 2.0
-//! §6: "arbitration ... is implementation specific"): the weights are
-//! assumed parameters.
+//! The policy and its weights are assumptions: the spec's ARB/MUX (CXL 2.0
+//! §5) multiplexes the link layers' flits, and this model does not rely on
+//! it prescribing how it shares the bandwidth between them.
 //!
 //! **Credits** (per direction, per channel and class; 0 = infinite):
 //!
@@ -55,7 +61,8 @@
 //!   never passes a posted write queued before it; a posted write may pass
 //!   both (so a stall of reads never blocks writes).
 //! * CXL.cache and CXL.mem each have request, response and data credits
-//!   (CXL 2.0 §4.2: the flit header returns ReqCrd, RspCrd and DataCrd);
+//!   (CXL 2.0 §4.2.2: the flit header carries the credit returns, for
+//!   requests, responses and data);
 //!   a message waits for a credit of its own class only, and never passes a
 //!   message of a channel it is ordered after (the protocol's
 //!   `ordered_after`, e.g. a snoop behind a GO for the same line).
@@ -66,6 +73,11 @@
 //! UpdateFC). A class without credit blocks only itself: the arbiter
 //! skips a channel none of whose messages can go, and within a channel a
 //! message of another class goes ahead.
+//!
+//! The spec facts above were checked against public summaries of the CXL
+//! 2.0 specification's chapters 3, 4 and 6 (blog.csdn.net/qq_41305217
+//! /article/details/136410127, blog.csdn.net/weixin_41238626/article
+//! /details/136701836 and .../136823025).
 //!
 //! Not modelled: the Flex Bus's CXL.io-in-68 B-flit framing tokens (the
 //! PCIe framing bytes stand for them), packing of several .cache headers
@@ -183,16 +195,16 @@ pub static CXL_FLEXBUS: ComponentSpec = ComponentSpec {
     type_name: "cxl_flexbus",
     description: "A CXL link in 68 B flit mode carrying CXL.io (PCIe TLPs), CXL.cache and CXL.mem: messages packed into 16 B slots of flits, a weighted round-robin arbiter between the three at flit granularity, and credits per channel and class (PCIe's posted/non-posted/completion for CXL.io; request/response/data for .cache and .mem).",
     params: &[
-        ParamSpec { name: "rate_gts", kind: ParamKind::Float, default: ParamDefault::Float(32.0), unit: "GT/s", range: ParamRange::positive(), from: "CXL 2.0 §6: the Flex Bus runs CXL at the PCIe 5.0 rate, 32 GT/s", description: "Transfer rate per lane (128b/130b encoding)." },
-        ParamSpec { name: "lanes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "lanes", range: ParamRange::one_of(&[1, 2, 4, 8, 16]), from: "CXL 2.0 §6: x16, x8, x4 (and degraded x2, x1) links", description: "Link width." },
-        ParamSpec { name: "flit_bytes", kind: ParamKind::Int, default: ParamDefault::Int(68), unit: "bytes", range: ParamRange::between(1.0, 1024.0), from: "CXL 2.0 §4.2/§6: the 68 B flit (2 B protocol ID, four 16 B slots, 2 B CRC)", description: "Bytes of a flit on the wire, framing included." },
-        ParamSpec { name: "slot_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", range: ParamRange::between(1.0, 256.0), from: "CXL 2.0 §4.2: 16 B slots", description: "Bytes of a slot." },
-        ParamSpec { name: "slots_per_flit", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "slots", range: ParamRange::between(1.0, 64.0), from: "CXL 2.0 §4.2: four slots per 68 B flit (one header slot, three generic)", description: "Slots a flit carries." },
+        ParamSpec { name: "rate_gts", kind: ParamKind::Float, default: ParamDefault::Float(32.0), unit: "GT/s", range: ParamRange::positive(), from: "CXL 2.0 §6.1: in CXL mode the Flex Bus runs at 32 GT/s (8 and 16 GT/s degraded)", description: "Transfer rate per lane (128b/130b encoding)." },
+        ParamSpec { name: "lanes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "lanes", range: ParamRange::one_of(&[1, 2, 4, 8, 16]), from: "CXL 2.0 §6.1: native width x16, x8, x4; degraded x2 and x1", description: "Link width." },
+        ParamSpec { name: "flit_bytes", kind: ParamKind::Int, default: ParamDefault::Int(68), unit: "bytes", range: ParamRange::between(1.0, 1024.0), from: "CXL 2.0 §4.2.2 and §6.2.2: a 528-bit flit (four 16 B slots, 16-bit CRC) and its 16-bit protocol ID", description: "Bytes of a flit on the wire, framing included." },
+        ParamSpec { name: "slot_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", range: ParamRange::between(1.0, 256.0), from: "CXL 2.0 §4.2.2: 16 B slots", description: "Bytes of a slot." },
+        ParamSpec { name: "slots_per_flit", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "slots", range: ParamRange::between(1.0, 64.0), from: "CXL 2.0 §4.2.2: four slots per flit (a header slot and generic slots)", description: "Slots a flit carries." },
         ParamSpec { name: "io_latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: PHY and data-link pipelines of two ports plus a short channel", description: "CXL.io: one-way latency after a message's last flit (PHY, ARB/MUX, PCIe data link, flight)." },
         ParamSpec { name: "cachemem_latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(25.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: PHY, ARB/MUX and CXL.cachemem link layer of two ports", description: "CXL.cache and CXL.mem: one-way latency after a message's last flit." },
-        ParamSpec { name: "io_weight", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "flits", range: ParamRange::between(1.0, 1024.0), from: "assumed: CXL 2.0 §6 leaves the ARB/MUX policy to the implementation; equal weights", description: "Arbiter: flits CXL.io may send in a row while others wait." },
-        ParamSpec { name: "cache_weight", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "flits", range: ParamRange::between(1.0, 1024.0), from: "assumed: CXL 2.0 §6 leaves the ARB/MUX policy to the implementation; equal weights", description: "Arbiter: flits CXL.cache may send in a row while others wait." },
-        ParamSpec { name: "mem_weight", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "flits", range: ParamRange::between(1.0, 1024.0), from: "assumed: CXL 2.0 §6 leaves the ARB/MUX policy to the implementation; equal weights", description: "Arbiter: flits CXL.mem may send in a row while others wait." },
+        ParamSpec { name: "io_weight", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "flits", range: ParamRange::between(1.0, 1024.0), from: "assumed: equal weights (the ARB/MUX of CXL 2.0 §5 multiplexes the link layers; its sharing policy is this model's assumption)", description: "Arbiter: flits CXL.io may send in a row while others wait." },
+        ParamSpec { name: "cache_weight", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "flits", range: ParamRange::between(1.0, 1024.0), from: "assumed: equal weights (the ARB/MUX of CXL 2.0 §5 multiplexes the link layers; its sharing policy is this model's assumption)", description: "Arbiter: flits CXL.cache may send in a row while others wait." },
+        ParamSpec { name: "mem_weight", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "flits", range: ParamRange::between(1.0, 1024.0), from: "assumed: equal weights (the ARB/MUX of CXL 2.0 §5 multiplexes the link layers; its sharing policy is this model's assumption)", description: "Arbiter: flits CXL.mem may send in a row while others wait." },
         ParamSpec { name: "credit_return_ns", kind: ParamKind::Float, default: ParamDefault::Float(50.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: the receiver's link layer frees the buffer and the credit rides back in a flit header (CXL.cachemem) or an UpdateFC (CXL.io)", description: "From a message's last slot leaving the wire to its credit being back at the transmitter." },
         ParamSpec { name: "io_posted_credits", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "TLPs", range: ParamRange::between(0.0, 4096.0), from: "assumed: 0 = infinite", description: "CXL.io posted-request (MWr) header credits of each receiver (0 = infinite)." },
         ParamSpec { name: "io_nonposted_credits", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "TLPs", range: ParamRange::between(0.0, 4096.0), from: "assumed: 0 = infinite", description: "CXL.io non-posted (MRd) header credits (0 = infinite)." },
