@@ -197,3 +197,32 @@ fn cxl_io_on_a_system_without_a_flexbus_is_a_clear_error() {
         "{e}"
     );
 }
+
+#[test]
+fn out_of_data_credits_cxl_cache_crawls_and_cxl_io_does_not_notice() {
+    // Two CXL.cache data credits, each back 500 ns after its line left the
+    // wire: the loads' lines trickle at 2 x 64 B per ~0.5 us, while the
+    // DMA's completions (CXL.io credits) stream at the engine's rate.
+    let p = cohet()
+        .with_overrides(&[
+            ("flexbus.cache_data_credits".to_string(), ParamValue::Int(2)),
+            (
+                "flexbus.credit_return_ns".to_string(),
+                ParamValue::Float(500.0),
+            ),
+        ])
+        .unwrap();
+    let kv = [("requests", ParamValue::Int(512))];
+    let r = run_point("cxl_io_mix", &p, "lanes", 16.0, &params(&kv), 1, false).unwrap();
+    let (lsu, dma_bw) = (
+        r.metrics["lsu_bandwidth_gbps"],
+        r.metrics["dma_bandwidth_gbps"],
+    );
+    let credit_bound = 2.0 * 64.0 / 500.0; // GB/s
+    assert!(
+        lsu <= credit_bound * 1.01 && lsu > 0.8 * credit_bound,
+        "LSU {lsu} GB/s"
+    );
+    assert!(dma_bw > 22.0, "DMA {dma_bw} GB/s");
+    assert!(r.stats["system.flexbus.down.credit_waits"] > 100.0);
+}

@@ -352,3 +352,27 @@ fn cxl_mem_messages_take_their_own_channel_and_flits() {
     assert_eq!(link.flits[0], [0, 0, 2]);
     assert_eq!(sim.component::<Sink>(k).unwrap().0.len(), 2);
 }
+
+#[test]
+fn a_snoop_never_passes_a_go_for_its_line_held_for_credit() {
+    // CXL.cache's H2D requests are ordered after H2D responses for the same
+    // line (`ordered_after` in protocols/cxl-cache.toml): with one response
+    // credit, the GO for line 2 waits for the credit, the snoop of line 2
+    // waits behind it, and the snoop of line 3 (ahead of it in the request
+    // queue, which is FIFO) goes at once.
+    let sys = cxl_cache();
+    let params = [("cache_rsp_credits", 1), ("credit_return_ns", 1000)];
+    let msgs = vec![
+        coh(&sys, "GO_S", 1),
+        coh(&sys, "GO_S", 2),
+        coh(&sys, "SnpInv", 3),
+        coh(&sys, "SnpInv", 2),
+    ];
+    let (a, _) = run(&params, msgs, None);
+    let order: Vec<&str> = a.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(order, ["GO_S", "SnpInv", "GO_S", "SnpInv"], "{a:?}");
+    // The early snoop is line 3's, within the first flits.
+    assert!(a[1].0 < 30_000, "{a:?}");
+    // Line 2's GO after the credit's return, its snoop behind it.
+    assert!(a[2].0 > 1_000_000 && a[3].0 >= a[2].0, "{a:?}");
+}
