@@ -465,16 +465,17 @@ def _simulate_mutants(args) -> int:
                          "(no --jobs, --no-checks or --think-ns)")
     instances = parse_instances(args.instances) if args.instances else None
     p = _native.Platform.load(args.platform, None, _set_pairs(args.set) or None)
-    rows = json.loads(_native.mutation_coverage_json(p, args.system, seeds, args.ops, args.lines, instances))
+    rows = json.loads(_native.mutation_coverage_json(p, args.system, seeds, args.ops, args.lines, instances,
+                                                     args.seed))
     if args.json:
-        _out(json.dumps({"platform": p.name, "system": args.system, "seeds": seeds, "ops": args.ops,
+        _out(json.dumps({"platform": p.name, "system": args.system, "seed": args.seed, "seeds": seeds, "ops": args.ops,
                          "lines": args.lines, "mutants": rows}, indent=2))
         return 0
     by_checker = [r for r in rows if r["by_checker"]["verdict"] == "caught"]
     by_timing = [r for r in rows if (r["by_timing"] or {}).get("verdict") == "caught"]
     neither = [r for r in rows if r not in by_checker and r not in by_timing]
     _out(f"{p.name} system {args.system}: {len(rows)} mutants: {len(by_checker)} caught by the checker, "
-         f"{len(by_timing)} by the random tester ({seeds} seeds of {args.ops} operations on {args.lines} lines), "
+         f"{len(by_timing)} by the random tester ({seeds} seeds from {args.seed} of {args.ops} operations on {args.lines} lines), "
          f"{len(neither)} by neither")
     for r in by_timing:
         t = r["by_timing"]

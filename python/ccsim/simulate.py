@@ -110,13 +110,14 @@ def mutation_coverage(
     lines: int = 2,
     instances: Optional[Mapping[str, int]] = None,
     overrides: Optional[Mapping[str, Any]] = None,
+    seed: int = 0,
 ):
     """Every single-row mutant of the protocol that ``system`` of
     ``platform`` runs (a deleted row, a retargeted next state, a dropped
     action), judged by the exhaustive checker on the spec's ``[check]`` (or
     ``instances`` agents per role) and, when the checker lets it pass, by
-    the random tester in the timing simulation (``seeds`` seeds of ``ops``
-    operations per agent on ``lines`` lines). Returns a DataFrame, one row
+    the random tester in the timing simulation (``seeds`` seeds from ``seed``
+    on, of ``ops`` operations per agent on ``lines`` lines). Returns a DataFrame, one row
     per mutant: ``mutant``, ``checker`` (``caught``, ``survived`` or
     ``unexercised``), ``property``, ``tester`` (``caught``, ``not_caught``
     or None), ``seed``, ``problem``, ``caught`` (by either)."""
@@ -125,13 +126,15 @@ def mutation_coverage(
     for name, v in (("seeds", seeds), ("ops", ops), ("lines", lines)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise UsageError(f"mutation_coverage: {name} must be a whole number, at least 1, got {v!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise UsageError(f"mutation_coverage: seed must be a whole number from 0 to 2**64 - 1, got {seed!r}")
     for role, n in (instances or {}).items():
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
             raise UsageError(f"mutation_coverage: instances.{role}: must be between 1 and 8, got {n!r}")
     p = _native.Platform.load(str(platform), overrides=dict(overrides or {}))
     rows = []
     for r in json.loads(_native.mutation_coverage_json(p, system, seeds, ops, lines,
-                                                         dict(instances) if instances else None)):
+                                                         dict(instances) if instances else None, seed)):
         checker, tester = r["by_checker"], r["by_timing"] or {}
         rows.append({
             "mutant": r["mutant"],

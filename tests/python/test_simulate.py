@@ -212,12 +212,20 @@ def test_mutation_coverage_through_the_cli_and_the_api():
     text = cli("simulate", "msi-dma", "--mutants", "--seeds", "5")
     assert text.returncode == 0, text.stderr
     assert text.stdout.startswith("msi-dma system random: 183 mutants: 178 caught by the checker, 1 by the "
-                                  "random tester (5 seeds of 1000 operations on 4 lines), 4 by neither\n")
+                                  "random tester (5 seeds from 0 of 1000 operations on 4 lines), 4 by neither\n")
     assert "neither (its row never fires in the checked configuration): delete directory: " \
            "(S_M_A, InvAck [more_acks])" in text.stdout
 
     df = ccsim.mutation_coverage("msi-dma", seeds=5)
     assert len(df) == 183 and df["caught"].sum() == 179
+    # --seed / seed= moves the tester's seeds: the same mutant is caught,
+    # by one of seeds 7..11.
+    later = ccsim.mutation_coverage("msi-dma", seeds=5, seed=7)
+    caught = later.loc[later["tester"] == "caught"]
+    assert list(caught["mutant"]) == ["drop-action dma: (I, write): fill"]
+    assert set(caught["seed"]) <= set(range(7, 12))
+    assert json.loads(cli("simulate", "msi-dma", "--mutants", "--seeds", "1", "--seed", "7",
+                          "--json").stdout)["seed"] == 7
     assert set(df.loc[~df["caught"], "checker"]) == {"survived", "unexercised"}
     # The checker on three caches exercises the rows that need a third sharer.
     three = ccsim.mutation_coverage("msi-dma", seeds=1, instances={"cache": 3})

@@ -16,6 +16,7 @@ fn main() {
             .map_or(d, |a| a.parse().expect("a whole number"))
     };
     let budget = TimingBudget {
+        first_seed: 0,
         seeds: num(0, 20),
         ops: num(1, 2000),
         lines: num(2, 2),

@@ -39,7 +39,10 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::BuildOptions;
 
 use crate::program_run::{latency_quartiles, no_violation, role_agent, role_agents};
-use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
+use crate::{
+    sim_result, trace_mode, werr, whole_number, MetricSpec, Point, PointResult, RunError,
+    WorkloadInfo,
+};
 
 /// Bytes an operation moves (a 64 B line, CXL 2.0 §3.3).
 const LINE_BYTES: f64 = 64.0;
@@ -73,23 +76,13 @@ pub static CXL_EXPANDER: WorkloadInfo = WorkloadInfo {
     run,
 };
 
-fn whole(name: &str, x: f64, min: f64) -> Result<u64, RunError> {
-    if x >= min && x.fract() == 0.0 && x <= 1e9 {
-        Ok(x as u64)
-    } else {
-        Err(werr(format!(
-            "{name} = {x}: must be a whole number, at least {min}"
-        )))
-    }
-}
-
 fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let params = point.params;
     let mut threads = params.uint("threads");
     let mut outstanding = params.uint("outstanding");
     match point.x_name {
-        "threads" => threads = whole("threads", point.x, 1.0)?,
-        "outstanding" => outstanding = whole("outstanding", point.x, 1.0)?,
+        "threads" => threads = whole_number("threads", point.x, 1.0)?,
+        "outstanding" => outstanding = whole_number("outstanding", point.x, 1.0)?,
         other => {
             return Err(werr(format!(
                 "workload cxl_expander sweeps threads or outstanding, not {other:?}"

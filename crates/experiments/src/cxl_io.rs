@@ -41,8 +41,8 @@ use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
 use crate::program_run::{latency_quartiles, no_violation, role_agent};
 use crate::{
     completion_of, driver_for, model_err, ns, pattern, sim_result, system_params, trace_mode, werr,
-    MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF, RING, TIME_LIMIT,
-    WRITEBACK,
+    whole_number, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF,
+    RING, TIME_LIMIT, WRITEBACK,
 };
 
 /// A built CXL.io system: the table agents' system and the PCIe side
@@ -302,25 +302,17 @@ fn mix(point: &Point<'_>) -> Result<PointResult, RunError> {
             overrides.push((format!("{bus}.{name}"), ParamValue::Int(v as i64)));
         }
     };
-    let x = point.x;
-    let whole = x >= 1.0 && x.fract() == 0.0;
-    match point.x_name {
-        "io_weight" | "cache_weight" | "lanes" if !whole => {
-            return Err(werr(format!(
-                "{} = {x}: must be a whole number, at least 1",
-                point.x_name
-            )))
-        }
-        "io_weight" | "cache_weight" | "lanes" => {}
+    let x = match point.x_name {
+        "io_weight" | "cache_weight" | "lanes" => whole_number(point.x_name, point.x, 1.0)?,
         other => {
             return Err(werr(format!(
                 "workload cxl_io_mix sweeps io_weight, cache_weight or lanes, not {other:?}"
             )))
         }
-    }
+    };
     for name in ["io_weight", "cache_weight", "lanes"] {
         let v = if point.x_name == name {
-            x as u64
+            x
         } else {
             params.uint(name)
         };

@@ -18,7 +18,8 @@
 //!   DCOH's `capacity_lines`: beyond, LRU replacement evicts every line
 //!   before its second load).
 //!   `llc`: the home's cache holds the lines (CLDEMOTE), the HMC does not.
-//!   `memory`: neither does (CLFLUSH); the home waits `memory_ns` first.
+//!   `memory`: neither does (CLFLUSH); the home reads the line from its
+//!   memory first (the system's DDR5 controller, or `memory_ns`).
 //! * **Latency** (`mode = latency`): `trials` tests of 32 sequential loads,
 //!   one at a time, each test on lines not touched before; the median and
 //!   the 25th/75th percentiles of the load latency (from issue to use,
@@ -33,7 +34,10 @@
 //!   one-way distance from the root port (quadrant crossings, and the UPI
 //!   link for the other socket) over that of `snc_mesh.root_port_node`, the
 //!   node the latencies were calibrated on (Cohet §VI-B1: node 7, the
-//!   nearest).
+//!   nearest). Inside the node each line's home is the LLC slice its
+//!   address hashes to (`snc_mesh.slices_per_node`), a few mesh stops from
+//!   where requests enter the node: lines differ by those stops, the
+//!   source of the spread between a latency test's quartiles.
 //! * **Device clock.** `device_clock_mhz` rescales every time of the DCOH
 //!   (its occupancy, pipeline and issue intervals) from the 400 MHz of the
 //!   calibration: the same cycle counts at another clock, as the paper's
@@ -49,12 +53,15 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_coherence::agents::snc_one_way_ns;
+use ccsim_coherence::agents::{snc_one_way_ns, SlicePlacement};
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, Platform};
 
 use crate::program_run::{latency_quartiles, no_violation, role_agent};
-use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
+use crate::{
+    sim_result, trace_mode, werr, whole_number, MetricSpec, Point, PointResult, RunError,
+    WorkloadInfo,
+};
 
 /// The device clock the DCOH's times are given at (Cohet §VI-A1: the
 /// CXL-FPGA runs at 400 MHz).
@@ -110,15 +117,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             }
             node = point.x as u64;
         }
-        "requests" => {
-            if !(point.x >= 1.0 && point.x.fract() == 0.0) {
-                return Err(werr(format!(
-                    "requests = {}: must be a whole number, at least 1",
-                    point.x
-                )));
-            }
-            requests = point.x as u64;
-        }
+        "requests" => requests = whole_number("requests", point.x, 1.0)?,
         other => {
             return Err(werr(format!(
                 "workload cxl_lsu sweeps device_clock_mhz, requests or numa_node, not {other:?}"
@@ -170,6 +169,9 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
     if tier != "memory" {
         s.agent_mut(home).warm(lines.iter().copied());
+    }
+    if let Some(placement) = slice_placement(&platform) {
+        s.agent_mut(home).set_slice_placement(placement);
     }
     s.agent_mut(device)
         .set_program(&ops, window)
@@ -226,6 +228,15 @@ fn at_clock(platform: &Platform, system: &str, clock_mhz: f64) -> Result<Platfor
     platform
         .with_overrides(&overrides)
         .map_err(RunError::Config)
+}
+
+/// The LLC slices of the platform's `snc_mesh` (none without one, or when
+/// it places no slices).
+fn slice_placement(platform: &Platform) -> Option<SlicePlacement> {
+    let meshes = platform.instances_of("snc_mesh");
+    meshes
+        .first()
+        .and_then(|(_, mesh)| SlicePlacement::from_params(&mesh.params))
 }
 
 /// `platform` with the home's link lengthened by NUMA node `node`'s

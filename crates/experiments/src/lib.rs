@@ -219,6 +219,18 @@ pub(crate) fn werr(message: impl Into<String>) -> RunError {
     }
 }
 
+/// An x that counts something (requests, threads, operations): a whole
+/// number from `min` up to 10^9 (beyond, a run would not finish).
+pub(crate) fn whole_number(name: &str, x: f64, min: f64) -> Result<u64, RunError> {
+    if x >= min && x.fract() == 0.0 && x <= 1e9 {
+        Ok(x as u64)
+    } else {
+        Err(werr(format!(
+            "{name} = {x}: must be a whole number, at least {min}"
+        )))
+    }
+}
+
 pub(crate) const COMPLETION: ParamSpec = ParamSpec {
     name: "completion",
     kind: ParamKind::Enum(&["poll", "interrupt"]),

@@ -15,7 +15,7 @@
 //!
 //! ```
 //! let p = ccsim_platform::Platform::load("msi-dma").unwrap();
-//! let opts = ccsim_experiments::mutation::TimingBudget { seeds: 2, ops: 200, lines: 2 };
+//! let opts = ccsim_experiments::mutation::TimingBudget { first_seed: 0, seeds: 2, ops: 200, lines: 2 };
 //! let r = ccsim_experiments::mutation::coverage(&p, "random", None, &opts).unwrap();
 //! assert_eq!(r.len(), 183);
 //! // The checker decides most; the tester sees only what it let pass.
@@ -37,8 +37,10 @@ use crate::RunError;
 /// How hard the random tester tries on each mutant the checker lets pass.
 #[derive(Debug, Clone, Copy)]
 pub struct TimingBudget {
-    /// Seeds tried (each a separate run, stopping at the first that
-    /// catches the mutant).
+    /// The first seed tried.
+    pub first_seed: u64,
+    /// Seeds tried, from `first_seed` on (each a separate run, stopping at
+    /// the first that catches the mutant).
     pub seeds: u64,
     /// Operations per agent with local events, per seed.
     pub ops: u64,
@@ -153,7 +155,7 @@ fn in_timing(
     ir: ccsim_protocol::ir::ProtocolIr,
     budget: &TimingBudget,
 ) -> Result<TimingVerdict, String> {
-    for seed in 0..budget.seeds {
+    for seed in (0..budget.seeds).map(|k| budget.first_seed.wrapping_add(k)) {
         let opts = BuildOptions {
             seed,
             trace: TraceMode::Off,

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::BuiltSystem;
 
+use crate::invocation::percentile;
 use crate::{werr, RunError};
 
 /// The agents of `system` that play `role`, in agent order (at least one).
@@ -48,17 +49,25 @@ pub(crate) fn no_violation(s: &BuiltSystem) -> Result<(), RunError> {
 }
 
 /// `latency_ns` (the median), `p25_ns` and `p75_ns` of the operations'
-/// (issue, completion) times, into `metrics`.
+/// (issue, completion) times, into `metrics`: exact (nearest rank), since
+/// a spread of a nanosecond must not vanish into a histogram's buckets.
 pub(crate) fn latency_quartiles<'a>(
     times: impl IntoIterator<Item = &'a (Tick, Tick)>,
     metrics: &mut BTreeMap<String, f64>,
 ) {
-    let mut hist = hdrhistogram::Histogram::<u64>::new(3).expect("3 significant digits");
-    for &(start, end) in times {
-        hist.record(end - start).expect("auto-resizing histogram");
-    }
-    let ns = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
-    metrics.insert("latency_ns".to_string(), ns(0.5));
-    metrics.insert("p25_ns".to_string(), ns(0.25));
-    metrics.insert("p75_ns".to_string(), ns(0.75));
+    let mut ns: Vec<f64> = times
+        .into_iter()
+        .map(|&(start, end)| (end - start) as f64 / 1000.0)
+        .collect();
+    ns.sort_by(f64::total_cmp);
+    let at = |p: f64| {
+        if ns.is_empty() {
+            0.0
+        } else {
+            percentile(&ns, p)
+        }
+    };
+    metrics.insert("latency_ns".to_string(), at(50.0));
+    metrics.insert("p25_ns".to_string(), at(25.0));
+    metrics.insert("p75_ns".to_string(), at(75.0));
 }

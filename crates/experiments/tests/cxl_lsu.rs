@@ -61,3 +61,78 @@ fn capacity_must_hold_whole_ways() {
         "{e}"
     );
 }
+
+/// Latency tests of `trials` x 32 loads hitting `tier` on `p`: (p25,
+/// median, p75) in ns.
+fn latency_quartiles(p: &Platform, tier: &str, trials: i64) -> (f64, f64, f64) {
+    let params = Params::new()
+        .with("mode", ParamValue::Str("latency".into()), "test")
+        .with("tier", ParamValue::Str(tier.into()), "test")
+        .with("trials", ParamValue::Int(trials), "test");
+    let r = run_point("cxl_lsu", p, "device_clock_mhz", 400.0, &params, 0, false).unwrap();
+    (
+        r.metrics["p25_ns"],
+        r.metrics["latency_ns"],
+        r.metrics["p75_ns"],
+    )
+}
+
+#[test]
+fn the_llc_slice_of_each_line_spreads_host_hits_but_not_hmc_hits() {
+    let cohet = Platform::load("cohet").unwrap();
+    // 13 slices four to a row: 0 to 5 stops, 0.5 ns each way; the median
+    // line is 3 stops away, the 25th percentile 2.
+    for tier in ["llc", "memory"] {
+        let (p25, median, p75) = latency_quartiles(&cohet, tier, 100);
+        assert!(
+            (median - p25 - 1.0).abs() < 0.05,
+            "{tier}: {p25} {median} {p75}"
+        );
+        assert!(
+            p75 >= median && p75 - p25 <= 5.0,
+            "{tier}: {p25} {median} {p75}"
+        );
+    }
+    let (p25, median, p75) = latency_quartiles(&cohet, "hmc", 100);
+    assert_eq!((p25, p75), (median, median));
+    // Without slices every line of the node is at its entry stop: the
+    // quartiles close to within a quarter of a nanosecond, and the median
+    // is the median line's round trip (3 stops, 3 ns) shorter.
+    let flat = cohet
+        .with_overrides(&[("snc.slices_per_node".into(), ParamValue::Int(0))])
+        .unwrap();
+    let (p25_flat, median_flat, p75_flat) = latency_quartiles(&flat, "llc", 100);
+    assert!(
+        p75_flat - p25_flat < 0.5,
+        "{p25_flat} {median_flat} {p75_flat}"
+    );
+    let (_, median, _) = latency_quartiles(&cohet, "llc", 100);
+    assert!(
+        (median - median_flat - 3.0).abs() < 0.05,
+        "{median} vs {median_flat}"
+    );
+}
+
+#[test]
+fn a_memory_hit_is_an_llc_hit_plus_the_ddr5_access_of_an_idle_bank() {
+    // Each latency test's 32 sequential lines fall on 32 different banks
+    // (4 subchannels x 8 bank groups), and the refreshes between two
+    // tests (one every 3.9 us, a test takes ~22 us) close every row: the
+    // median load activates an idle bank. DDR5-4800B: tRCD 39 and CL 40
+    // clocks of 0.4167 ns, a BL16 burst of 8 clocks, plus the fitted
+    // controller_ns.
+    let cohet = Platform::load("cohet").unwrap();
+    let (_, llc, _) = latency_quartiles(&cohet, "llc", 100);
+    let (_, memory, _) = latency_quartiles(&cohet, "memory", 100);
+    let controller = cohet
+        .component("host_dram")
+        .unwrap()
+        .params
+        .float("controller_ns");
+    let t_ck = 2.0 / 4.8;
+    let dram = controller + (39.0 + 40.0 + 8.0) * t_ck;
+    assert!(
+        (memory - llc - dram).abs() < 0.01,
+        "{memory} - {llc} vs {dram}"
+    );
+}

@@ -7,6 +7,7 @@ use ccsim_experiments::mutation::{coverage, CheckerOutcome, TimingBudget, Timing
 use ccsim_platform::Platform;
 
 const BUDGET: TimingBudget = TimingBudget {
+    first_seed: 0,
     seeds: 20,
     ops: 1000,
     lines: 2,

@@ -701,11 +701,12 @@ fn cxl_coherent_bench_json(py: Python<'_>, loads: u64) -> PyResult<String> {
 /// Mutation coverage of `platform`'s system `system` (table agents): every
 /// single-row mutant of its protocol judged by the checker (on the spec's
 /// `[check]`, or with `instances` agents per role) and, when the checker
-/// lets it pass, by the random tester (`seeds` seeds of `ops` operations per
-/// agent on `lines` lines); JSON, one record per mutant (see
-/// `ccsim_experiments::mutation`).
+/// lets it pass, by the random tester (`seeds` seeds from `first_seed` on, of
+/// `ops` operations per agent on `lines` lines); JSON, one record per mutant
+/// (see `ccsim_experiments::mutation`).
 #[pyfunction]
-#[pyo3(signature = (platform, system, seeds, ops, lines, instances = None))]
+#[pyo3(signature = (platform, system, seeds, ops, lines, instances = None, first_seed = 0))]
+#[allow(clippy::too_many_arguments)] // mirrors the Python keyword arguments
 fn mutation_coverage_json(
     py: Python<'_>,
     platform: &Bound<'_, PyPlatform>,
@@ -714,6 +715,7 @@ fn mutation_coverage_json(
     ops: u64,
     lines: u64,
     instances: Option<std::collections::BTreeMap<String, u8>>,
+    first_seed: u64,
 ) -> PyResult<String> {
     let p = &platform.get().inner;
     let decl = p.system(system).map_err(|e| config_err(py, e))?;
@@ -722,7 +724,12 @@ fn mutation_coverage_json(
         Some(i) => Some(protocol::config_with(py, &spec, Some(i))?),
         None => None,
     };
-    let budget = ccsim_experiments::mutation::TimingBudget { seeds, ops, lines };
+    let budget = ccsim_experiments::mutation::TimingBudget {
+        first_seed,
+        seeds,
+        ops,
+        lines,
+    };
     let report = py
         .allow_threads(|| ccsim_experiments::mutation::coverage(p, system, cfg, &budget))
         .map_err(|e| errors::usage_error(py, &e))?;

@@ -26,10 +26,12 @@
 //! stalled request never blocks the answer that would unblock it).
 
 mod checker;
+mod snc;
 mod switch;
 mod table_agent;
 
 pub use checker::{Access, InvariantChecker, LogEntry};
+pub use snc::{snc_one_way_ns, SlicePlacement, SNC_MESH};
 pub use switch::{ProtocolSwitch, PROTOCOL_SWITCH, SWITCH_PORTS};
 pub use table_agent::{TableAgent, TesterParams, TABLE_AGENT};
 
@@ -279,47 +281,6 @@ pub static PROTOCOL_LINK: ComponentSpec = ComponentSpec {
         stats: &[],
         check: Some(check_flits),
     };
-
-/// The declaration of `snc_mesh`: where a host's memory sits on its
-/// sockets' meshes, seen from the device's root port. Not a component of
-/// its own: workloads read it to place a line's home (its LLC slice and
-/// memory controller) on a NUMA node.
-///
-/// Each socket's mesh is split into four sub-NUMA clusters (SNC-4), node
-/// `n` on socket `n / 4` in quadrant `q = n % 4` at column `q % 2`, row
-/// `q / 2`. A path crosses quadrant boundaries horizontally and vertically
-/// at `hop_x_ns` and `hop_y_ns` each; a node on the other socket adds
-/// `upi_ns` to reach the quadrant the UPI link lands in.
-pub static SNC_MESH: ComponentSpec = ComponentSpec {
-    type_name: "snc_mesh",
-    description: "A two-socket host's meshes in sub-NUMA-cluster mode (SNC-4): where each NUMA node's memory sits relative to the device's root port, as quadrant crossings and a UPI crossing. Read by workloads to place a line's home; not a component of its own.",
-    params: &[
-        ParamSpec { name: "root_port_node", kind: ParamKind::Int, default: ParamDefault::Int(7), unit: "node", range: ParamRange::between(0.0, 7.0), from: "assumed", description: "The NUMA node whose quadrant holds the device's root port." },
-        ParamSpec { name: "upi_node", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "node", range: ParamRange::between(0.0, 7.0), from: "assumed", description: "The node of the other socket whose quadrant the UPI link lands in." },
-        ParamSpec { name: "hop_x_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "One way across a vertical quadrant boundary (to the horizontally adjacent cluster)." },
-        ParamSpec { name: "hop_y_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "One way across a horizontal quadrant boundary (to the vertically adjacent cluster)." },
-        ParamSpec { name: "upi_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "One way from the root port's socket to the UPI landing quadrant of the other socket." },
-    ],
-    ports: &[],
-    stats: &[],
-    check: None,
-};
-
-/// One-way time from the root port to NUMA node `node` on an
-/// [`SNC_MESH`] with parameters `p`.
-pub fn snc_one_way_ns(p: &Params, node: u64) -> f64 {
-    let quadrant = |n: u64| ((n % 4) % 2, (n % 4) / 2);
-    let cross = |a: u64, b: u64| {
-        let ((ax, ay), (bx, by)) = (quadrant(a), quadrant(b));
-        ax.abs_diff(bx) as f64 * p.float("hop_x_ns") + ay.abs_diff(by) as f64 * p.float("hop_y_ns")
-    };
-    let root = p.uint("root_port_node");
-    if node / 4 == root / 4 {
-        cross(root, node)
-    } else {
-        p.float("upi_ns") + cross(p.uint("upi_node"), node)
-    }
-}
 
 /// A flit carries at most its own bytes of slots.
 fn check_flits(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {

@@ -13,7 +13,7 @@ use ccsim_protocol::engine::{
 use ccsim_protocol::ir::{MsgClass, Target};
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{InvariantChecker, SystemRef};
+use super::{InvariantChecker, SlicePlacement, SystemRef};
 use crate::line_map::{DenseLineMap, Slot};
 use crate::memory::MemTiming;
 use crate::util::ns_to_ps;
@@ -67,7 +67,16 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
             unit: "ns",
             range: ParamRange::at_least(0.0),
             from: "assumed: none",
-            description: "At a home: the memory access a request to a line its cache does not hold waits for before its row (the line is cached from then on; warm lines start cached).",
+            description: "At a home: the memory access a request to a line its cache does not hold waits for before its row (the line is cached from then on; warm lines start cached). A memory timing model (the system's `memory = ...` instance) replaces it.",
+        },
+        ParamSpec {
+            name: "memory_fills_cache",
+            kind: ParamKind::Bool,
+            default: ParamDefault::Bool(true),
+            unit: "",
+            range: ParamRange::ANY,
+            from: "assumed: a home keeps what it read (an LLC in front of memory)",
+            description: "At a home: whether a line read from memory stays in its cache, so later requests skip the memory (false: a memory controller with no cache in front, where every request reaches the memory).",
         },
         ParamSpec {
             name: "capacity_lines",
@@ -265,12 +274,17 @@ pub struct TableAgent {
     issue_interval: Tick,
     miss_issue_interval: Tick,
     memory_latency: Tick,
-    /// A home's cached lines (with `memory_ns`), marked [`CACHED`]: the
-    /// others wait for memory.
+    /// Whether a home keeps the lines it read from memory cached.
+    memory_fills_cache: bool,
+    /// A home's cached lines (with `memory_ns` or a timing model), marked
+    /// [`CACHED`]: the others wait for memory.
     cached: DenseLineMap<u8>,
     /// A home's memory timing (a DRAM model): every request waits for its
     /// access before its row, in place of `memory_ns`.
     timing: Option<MemTiming>,
+    /// A home's LLC slices on the mesh: every request goes to its line's
+    /// slice and back before its row (and its memory access).
+    placement: Option<SlicePlacement>,
     checker: Rc<RefCell<InvariantChecker>>,
     tester: Option<Tester>,
     program: Option<Program>,
@@ -316,8 +330,10 @@ impl TableAgent {
             issue_interval: ns_to_ps(params.float("issue_ns")),
             miss_issue_interval: ns_to_ps(params.float("miss_issue_ns")),
             memory_latency: ns_to_ps(params.float("memory_ns")),
+            memory_fills_cache: params.bool("memory_fills_cache"),
             cached: DenseLineMap::new(DENSE_MIN_LINES, DENSE_SLOTS_PER_LINE * 64),
             timing: None,
+            placement: None,
             checker,
             tester,
             program: None,
@@ -385,11 +401,18 @@ impl TableAgent {
     }
 
     /// Puts a memory timing model behind a home: each request (a read, or
-    /// a write when it carries data) waits for its access to the memory
-    /// before its row runs; `memory_ns` and the cached marks no longer
-    /// apply.
+    /// a write when it carries data) for a line its cache does not hold
+    /// waits for its access to the memory before its row runs, in place of
+    /// `memory_ns` (with `memory_fills_cache = false` the home holds no
+    /// line and every request reaches the memory).
     pub fn set_memory_timing(&mut self, timing: MemTiming) {
         self.timing = Some(timing);
+    }
+
+    /// Spreads a home's lines over LLC slices on the mesh: each request
+    /// first travels to its line's slice and back.
+    pub fn set_slice_placement(&mut self, placement: SlicePlacement) {
+        self.placement = Some(placement);
     }
 
     /// The home's memory timing model, if it has one.
@@ -1062,27 +1085,35 @@ impl Component<Msg> for TableAgent {
                 return ctx.stop();
             }
         };
-        let mut delay = self.occupancy;
         let (class, carries_data) = {
             let facts = &self.sys.protocol.msgs[m.msg as usize];
             (facts.class, facts.data)
         };
         let is_home = self.is_home;
-        if let Some(timing) = self.timing.as_mut().filter(|_| is_home) {
-            if class == MsgClass::Request {
+        let mut delay = self.occupancy;
+        if is_home && class == MsgClass::Request {
+            if let Some(p) = &self.placement {
+                delay += p.round_trip_ps(m.line);
+            }
+        }
+        // A home's request for a line its cache does not hold waits for the
+        // memory first: the timing model's access, or `memory_ns`.
+        let from_memory = is_home
+            && class == MsgClass::Request
+            && (self.timing.is_some() || self.memory_latency > 0)
+            && self.cached.get(m.line).is_none();
+        if from_memory {
+            if let Some(timing) = self.timing.as_mut() {
                 // The controller's lookup, then the memory access (a
                 // request with data is a write).
-                let at = ctx.now() + self.occupancy;
+                let at = ctx.now() + delay;
                 delay = timing.access(at, m.line, carries_data) - ctx.now();
+            } else {
+                delay += self.memory_latency;
             }
-        } else if self.memory_latency > 0
-            && self.is_home
-            && self.sys.protocol.msgs[m.msg as usize].class == MsgClass::Request
-            && self.cached.get(m.line).is_none()
-        {
-            // The cache misses: the line comes from memory first.
-            self.cached.insert(m.line, CACHED);
-            delay += self.memory_latency;
+            if self.memory_fills_cache {
+                self.cached.insert(m.line, CACHED);
+            }
         }
         if delay == 0 {
             self.receive(m, ctx);

@@ -28,7 +28,8 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, BuiltSystem};
 
 use crate::{
-    sim_result, sweeps, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo,
+    sim_result, sweeps, trace_mode, werr, whole_number, MetricSpec, Point, PointResult, RunError,
+    WorkloadInfo,
 };
 
 mod eci;
@@ -65,16 +66,12 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let (platform, params) = (point.platform, point.params);
     let (x_name, x, seed, trace) = (point.x_name, point.x, point.seed, point.trace);
     sweeps("random_test", "ops", x_name)?;
-    if !(x >= 1.0 && x.fract() == 0.0) {
-        return Err(werr(format!(
-            "ops = {x}: must be a whole number, at least 1"
-        )));
-    }
     if x > MAX_OPS_PER_SEED as f64 {
         return Err(werr(format!(
             "ops = {x}: at most {MAX_OPS_PER_SEED} per agent in one seed (the read/write log the sequential reference replays grows with them); shard a longer test over seeds (ccsim simulate --seeds N)"
         )));
     }
+    whole_number("ops", x, 1.0)?;
     let lines = params.uint("lines");
     let system = params.str("system");
     if platform.system(system).map_err(RunError::Config)?.is_eci() {
