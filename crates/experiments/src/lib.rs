@@ -19,6 +19,11 @@
 //!   one driver call end to end (system call to completion seen by the
 //!   core). `mode = "bandwidth"`: many x-byte descriptors submitted with one
 //!   doorbell; bandwidth is the engine's steady-state completion rate.
+//!   With `system = "cxl_io"` the engine's TLPs travel as CXL.io on the CXL
+//!   link the DCOH uses ([`cxl_io`]).
+//! * `cxl_io_mix` — the CXL device's LSU loads over CXL.cache while its DMA
+//!   engine streams over CXL.io on the same link, against the arbiter's
+//!   weights: see [`cxl_io`].
 //! * `xdma_invoke` — the PIO paper's "write then read" invocation over XDMA:
 //!   an H2C transfer of x bytes, then a C2H transfer of x bytes back.
 //! * `pio_invoke` — the same invocation by programmed I/O: write-combined
@@ -61,6 +66,7 @@ pub mod cc_invocation;
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod cxl_expander;
+pub mod cxl_io;
 pub mod cxl_lsu;
 pub mod invocation;
 pub mod mutation;
@@ -225,7 +231,7 @@ pub(crate) fn whole_number(name: &str, x: f64, min: f64) -> Result<u64, RunError
     }
 }
 
-const COMPLETION: ParamSpec = ParamSpec {
+pub(crate) const COMPLETION: ParamSpec = ParamSpec {
     name: "completion",
     kind: ParamKind::Enum(&["poll", "interrupt"]),
     default: ParamDefault::Str("poll"),
@@ -242,6 +248,7 @@ static DMA_READ: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "mode", kind: ParamKind::Enum(&["latency", "bandwidth"]), default: ParamDefault::Str("latency"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 14: the latency of one transfer", description: "latency: one transfer end to end; bandwidth: many back-to-back transfers with the descriptor queue kept full." },
         COMPLETION,
         ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "messages", range: ParamRange::at_least(0.0), from: "assumed: 2 MiB worth of transfers, 16 to 512", description: "Transfers in bandwidth mode (0: enough for 2 MiB, between 16 and 512)." },
+        ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str(""), unit: "", range: ParamRange::ANY, from: "Cohet §VI-A1: the PCIe-FPGA (its own PCIe link) by default", description: "Empty: the PCIe-FPGA, the engine behind its own pcie_link. Otherwise the platform's system whose cxl_flexbus carries the engine's TLPs as CXL.io beside the DCOH's CXL.cache (cohet: cxl_io)." },
     ],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "Driver call to completion seen by the core (the whole batch in bandwidth mode)." },
@@ -310,6 +317,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
         &cxl_expander::CXL_EXPANDER,
+        &cxl_io::CXL_IO_MIX,
         &cxl_lsu::CXL_LSU,
         &stream::COHERENT_STREAM,
         &DMA_READ,
@@ -335,17 +343,17 @@ pub fn workload_decls() -> Vec<WorkloadDecl> {
 }
 
 /// Host address of the descriptor ring (above 4 GiB: 4 DW headers).
-const RING: u64 = 0x1_0000_0000;
+pub(crate) const RING: u64 = 0x1_0000_0000;
 /// Host address of the status write-back.
-const WRITEBACK: u64 = 0x1_0010_0000;
+pub(crate) const WRITEBACK: u64 = 0x1_0010_0000;
 /// Host buffers: request and response.
-const REQ_BUF: u64 = 0x2_0000_0000;
+pub(crate) const REQ_BUF: u64 = 0x2_0000_0000;
 const RSP_BUF: u64 = 0x3_0000_0000;
 /// Largest x accepted (bytes).
 const MAX_BYTES: f64 = (64u64 << 20) as f64;
 /// Simulated-time limit of one point: a run that has not finished by then is
 /// a hang (e.g. a driver polling for a completion that never comes).
-const TIME_LIMIT: Tick = SEC;
+pub(crate) const TIME_LIMIT: Tick = SEC;
 
 /// Runs one point of `workload` on `platform` at `x_name = x`.
 pub fn run_point(
@@ -453,7 +461,10 @@ fn component<'a>(
     }
 }
 
-fn system_params(platform: &Platform, workload: &str) -> Result<PcieSystemParams, RunError> {
+pub(crate) fn system_params(
+    platform: &Platform,
+    workload: &str,
+) -> Result<PcieSystemParams, RunError> {
     Ok(PcieSystemParams {
         core: component(platform, "core", workload)?.clone(),
         host_memory: component(platform, "host_memory", workload)?.clone(),
@@ -464,12 +475,12 @@ fn system_params(platform: &Platform, workload: &str) -> Result<PcieSystemParams
     })
 }
 
-fn model_err(platform: &Platform) -> impl Fn(String) -> RunError + '_ {
+pub(crate) fn model_err(platform: &Platform) -> impl Fn(String) -> RunError + '_ {
     move |m| werr(format!("platform {}: {m}", platform.name))
 }
 
 /// A deterministic test pattern (so a misplaced byte shows).
-fn pattern(len: u64, salt: u64) -> Vec<u8> {
+pub(crate) fn pattern(len: u64, salt: u64) -> Vec<u8> {
     (0..len)
         .map(|i| ((i.wrapping_mul(131) + salt * 17 + (i >> 8)) % 251) as u8)
         .collect()
@@ -531,11 +542,11 @@ pub(crate) fn sim_result<M: Message>(
     }
 }
 
-fn ns(t: Tick) -> f64 {
+pub(crate) fn ns(t: Tick) -> f64 {
     t as f64 / 1000.0
 }
 
-fn completion_of(params: &Params) -> Completion {
+pub(crate) fn completion_of(params: &Params) -> Completion {
     if params.str("completion") == "interrupt" {
         Completion::Interrupt
     } else {
@@ -543,9 +554,24 @@ fn completion_of(params: &Params) -> Completion {
     }
 }
 
-fn driver_for(platform: &Platform, workload: &str) -> Result<DmaDriver, RunError> {
+pub(crate) fn driver_for(platform: &Platform, workload: &str) -> Result<DmaDriver, RunError> {
     DmaDriver::from_params(component(platform, "dma_driver", workload)?)
         .map_err(model_err(platform))
+}
+
+/// Whether `dma_read` runs in bandwidth mode, and its number of x-byte
+/// transfers.
+pub(crate) fn dma_read_transfers(params: &Params, x: u64) -> (bool, u64) {
+    let bandwidth_mode = params.str("mode") == "bandwidth";
+    let n = if bandwidth_mode {
+        match params.uint("messages") {
+            0 => ((2u64 << 20) / x).clamp(16, 512),
+            m => m,
+        }
+    } else {
+        1
+    };
+    (bandwidth_mode, n)
 }
 
 fn dma_read(
@@ -555,18 +581,14 @@ fn dma_read(
     seed: u64,
     trace: TraceMode,
 ) -> Result<PointResult, RunError> {
+    let (bandwidth_mode, n) = dma_read_transfers(params, x);
+    let system = params.get("system").map_or("", |_| params.str("system"));
+    if !system.is_empty() {
+        return cxl_io::dma_read(platform, system, x, params, seed, trace);
+    }
     let sp = system_params(platform, "dma_read")?;
     let driver = driver_for(platform, "dma_read")?;
-    let bandwidth_mode = params.str("mode") == "bandwidth";
     let completion = completion_of(params);
-    let n = if bandwidth_mode {
-        match params.uint("messages") {
-            0 => ((2u64 << 20) / x).clamp(16, 512),
-            m => m,
-        }
-    } else {
-        1
-    };
     let layout = DriverLayout {
         bar0: 0,
         ring: RING,

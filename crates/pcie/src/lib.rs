@@ -22,6 +22,10 @@
 //! * [`dma`] — the `xdma_engine`: descriptors in host memory, doorbell,
 //!   H2C/C2H, status write-back or MSI-X. [`driver`] — the `dma_driver`
 //!   software model that writes descriptors and rings the doorbell.
+//! * [`flexbus`] — the `cxl_flexbus`: one CXL link in 68 B flit mode that
+//!   carries CXL.io (these TLPs), CXL.cache and CXL.mem, with a
+//!   weighted round-robin arbiter at flit granularity and credits per
+//!   channel.
 //! * [`system`] — wiring all of the above from parameters.
 //!
 //! Every component declares a [`ComponentSpec`]; [`component_types`] lists them,
@@ -58,6 +62,7 @@
 pub mod core;
 pub mod dma;
 pub mod driver;
+pub mod flexbus;
 pub mod link;
 pub mod memory;
 pub mod ping;
@@ -83,5 +88,6 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
         &ping::TLP_ECHO,
         &dma::XDMA_ENGINE,
         &driver::DMA_DRIVER,
+        &flexbus::CXL_FLEXBUS,
     ]
 }

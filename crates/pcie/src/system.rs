@@ -138,6 +138,68 @@ pub fn build_host_and_pcie<D: Component<Msg>>(
     })
 }
 
+/// The components [`attach_host_and_dma`] added, by id.
+#[derive(Debug, Clone, Copy)]
+pub struct AttachedHost {
+    /// The core.
+    pub core: ComponentId,
+    /// Host memory.
+    pub host_memory: ComponentId,
+    /// Root complex.
+    pub root_complex: ComponentId,
+    /// DMA engine / endpoint.
+    pub engine: ComponentId,
+    /// The device memory behind the engine.
+    pub device_memory: ComponentId,
+    /// BAR0 (engine registers) bus address.
+    pub bar0: u64,
+    /// BAR1 (device memory window) bus address.
+    pub bar1: u64,
+}
+
+/// Adds the PCIe side of [`build_host_and_pcie`] to builder `b` with the
+/// link left out: the root complex's `pcie` port goes to `io_host`'s port
+/// `io_host.1` and the engine's to `io_device`'s (a CXL flexbus's CXL.io
+/// ports, say). `p.pcie_link` gives the transaction layer's sizes (MPS,
+/// MRRS, RCB) the root complex and the engine negotiate.
+pub fn attach_host_and_dma(
+    b: &mut SystemBuilder<Msg>,
+    p: &PcieSystemParams,
+    program: Vec<Op>,
+    host: Memory,
+    device: Memory,
+    io_host: (ComponentId, &str),
+    io_device: (ComponentId, &str),
+) -> Result<AttachedHost, String> {
+    let link_config = link_config(&p.pcie_link)?;
+    let core = Core::from_params(&p.core, program)?;
+    let rc = RootComplex::from_params(&p.root_complex, &link_config)?;
+    let mut engine = XdmaEngine::from_params(&p.xdma_engine, &link_config)?;
+    engine.set_msi_address(rc.msi_address());
+    let (bar0, bar1) = (engine.bar0(), engine.bar1());
+    let c = b.add("core", core);
+    let hm = b.add("host_memory", host);
+    let r = b.add("root_complex", rc);
+    let e = b.add("dma", engine);
+    let d = b.add("device_memory", device);
+    let wire = || LinkParams::symmetric(0, 0.0);
+    b.connect(c, "mem", hm, "cpu", wire());
+    b.connect(c, "io", r, "cpu", wire());
+    b.connect(r, "mem", hm, "io", wire());
+    b.connect(r, "pcie", io_host.0, io_host.1, wire());
+    b.connect(io_device.0, io_device.1, e, "pcie", wire());
+    b.connect(e, "mem", d, "dev", wire());
+    Ok(AttachedHost {
+        core: c,
+        host_memory: hm,
+        root_complex: r,
+        engine: e,
+        device_memory: d,
+        bar0,
+        bar1,
+    })
+}
+
 /// The report of a run that did not finish (a driver's timeout, a hung
 /// engine, a hang): what is stuck, then the state of the core, the root
 /// complex, the DMA

@@ -98,7 +98,8 @@ pub use experiment::{
 pub use platform::{list_platforms, ComponentConfig, Platform, OVERRIDE};
 pub use systems::eci::Setting;
 pub use systems::{
-    BuildOptions, BuiltSystem, EciOptions, EciProtocols, Loaded, SystemDecl, SystemLink, SystemNode,
+    Attach, BuildOptions, BuiltSystem, EciOptions, EciProtocols, Loaded, SystemDecl, SystemLink,
+    SystemNode,
 };
 pub use value::parse_text;
 

@@ -238,7 +238,31 @@ impl Platform {
             ));
         };
         let sys = Arc::new(sys.with_ir(ir).map_err(at)?);
-        table::build_with(decl, sys, &self.components, opts).map_err(at)
+        table::build_with(decl, sys, &self.components, opts, None).map_err(at)
+    }
+
+    /// Builds system `name` (of table agents) with more components added
+    /// by `attach` before the simulation is built: it gets the builder and
+    /// the system's named components (agents, switches, and each
+    /// `cxl_flexbus` link under its instance name), so that a workload can
+    /// wire a host's root complex and a device's DMA engine to the
+    /// flexbus's CXL.io ports.
+    pub fn build_attached(
+        &self,
+        name: &str,
+        opts: BuildOptions,
+        attach: table::Attach<'_>,
+    ) -> Result<BuiltSystem> {
+        let decl = self.system(name)?;
+        let Loaded::Table(sys) = decl.loaded() else {
+            return Err(eci::at_system(
+                &self.source,
+                name,
+                "a system of Enzian agents takes no attached components".into(),
+            ));
+        };
+        table::build_with(decl, sys.clone(), &self.components, opts, Some(attach))
+            .map_err(|e| eci::at_system(&self.source, name, e))
     }
 
     /// Assembles system `name` (of Enzian agents) with the platform's

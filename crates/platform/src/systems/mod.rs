@@ -19,7 +19,12 @@
 //!
 //! Every `instance` names a component of the platform (`[components.cache]`,
 //! type `table_agent`), whose parameters (with their provenance) the
-//! built component takes; a link's instance is of type `protocol_link`.
+//! built component takes; a link's instance is of type `protocol_link`, or
+//! `cxl_flexbus` for the CXL link of a device that also speaks CXL.io
+//! (then `a` is the device's end and `b` the host's; the link is a
+//! component of the system, named after its instance, whose `io_host` and
+//! `io_device` ports a workload wires to a root complex and a DMA engine
+//! with [`Platform::build_attached`](crate::Platform::build_attached)).
 //! Everything is checked when the platform loads: instances and their
 //! types, roles against the protocol, endpoints against the types' ports,
 //! each required port wired, each port wired once; errors name the path
@@ -57,7 +62,7 @@ pub mod eci;
 pub mod table;
 
 pub use eci::EciOptions;
-pub use table::{BuildOptions, BuiltSystem};
+pub use table::{Attach, BuildOptions, BuiltSystem};
 
 /// A component of a system: a name in the system and the platform instance
 /// whose type and parameters it takes; agents also name their role.
@@ -141,6 +146,9 @@ struct Family {
     components: &'static [&'static str],
 }
 
+/// Every type a link may have (which of them fits is the family's).
+const LINK_TYPES: [&str; 4] = ["protocol_link", "cxl_flexbus", "eci_link", "eci_wire"];
+
 /// The family of table agents (`eci` false) or of Enzian agents.
 fn family(eci: bool) -> Family {
     if eci {
@@ -153,7 +161,7 @@ fn family(eci: bool) -> Family {
     } else {
         Family {
             agents: "table agents",
-            links: &["protocol_link"],
+            links: &["protocol_link", "cxl_flexbus"],
             components: &["protocol_switch"],
         }
     }
@@ -567,12 +575,12 @@ fn links(
         let instance = n.req_str("instance")?;
         // Which link type fits is the family's; checked once agents are known.
         match components.get(&instance) {
-            Some(c) if ["protocol_link", "eci_link", "eci_wire"].contains(&c.type_name.as_str()) => {}
+            Some(c) if LINK_TYPES.contains(&c.type_name.as_str()) => {}
             Some(c) => {
                 return Err(n.err(
                     "instance",
                     format!(
-                        "`{instance}` is a {}; a link must be a protocol_link, an eci_link or an eci_wire",
+                        "`{instance}` is a {}; a link must be a protocol_link, a cxl_flexbus, an eci_link or an eci_wire",
                         c.type_name
                     ),
                 ))

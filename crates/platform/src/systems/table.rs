@@ -13,8 +13,10 @@ use ccsim_coherence::agents::{
 };
 use ccsim_coherence::Msg;
 use ccsim_kernel::prelude::*;
+use ccsim_pcie::flexbus::{cachemem_wire, FlexBus};
+use ccsim_pcie::tlp::{Generation, LinkConfig};
 
-use super::{instance, Declared, Loaded, SystemDecl};
+use super::{instance, Declared, Loaded, SystemDecl, SystemLink};
 use crate::error::{ConfigError, Result};
 use crate::platform::ComponentConfig;
 
@@ -41,6 +43,47 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
         ));
     }
     let is_agent = |c: &str| agents.iter().any(|a| a.name == c);
+    // A CXL flexbus is a component of its own (named after its instance):
+    // one link per instance, its `a` end an agent (the device).
+    let is_flexbus = |l: &SystemLink| {
+        d.components
+            .get(&l.instance)
+            .is_some_and(|c| c.type_name == FLEXBUS)
+    };
+    for (i, l) in d.links.iter().enumerate() {
+        if !is_flexbus(l) {
+            continue;
+        }
+        if let Some(j) = d.links[..i].iter().position(|o| o.instance == l.instance) {
+            return Err(ConfigError::new(
+                file,
+                format!("{path}.links[{i}].instance"),
+                format!(
+                    "`{}` is a cxl_flexbus, one link, already used by links[{j}]",
+                    l.instance
+                ),
+            ));
+        }
+        if !is_agent(&l.a.0) {
+            return Err(ConfigError::new(
+                file,
+                format!("{path}.links[{i}].a"),
+                format!(
+                    "a cxl_flexbus link's `a` end is the device's agent, but `{}` is not an agent",
+                    l.a.0
+                ),
+            ));
+        }
+        if agents.iter().any(|a| a.name == l.instance)
+            || d.others.iter().any(|o| o.name == l.instance)
+        {
+            return Err(ConfigError::new(
+                file,
+                format!("{path}.links[{i}].instance"),
+                format!("the cxl_flexbus is named after its instance, `{}`, which names another component of the system", l.instance),
+            ));
+        }
+    }
     for (i, l) in d.links.iter().enumerate() {
         if is_agent(&l.a.0) && is_agent(&l.b.0) && (agents.len() != 2 || !d.others.is_empty()) {
             return Err(ConfigError::new(
@@ -86,6 +129,16 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
     }
 }
 
+/// The type of a CXL link that is a component (see [`build_with`]).
+const FLEXBUS: &str = "cxl_flexbus";
+
+/// What a workload adds to a system before it is built: more components,
+/// wired to the system's named components (the flexbus's `io_*` ports).
+pub type Attach<'a> = &'a mut dyn FnMut(
+    &mut SystemBuilder<Msg>,
+    &BTreeMap<String, ComponentId>,
+) -> std::result::Result<(), String>;
+
 /// How to build a system.
 #[derive(Debug, Clone, Copy)]
 pub struct BuildOptions {
@@ -109,6 +162,8 @@ pub struct BuiltSystem {
     pub agents: Vec<ComponentId>,
     /// The online checker and the read/write log.
     pub checker: Rc<RefCell<InvariantChecker>>,
+    /// Every named component (agents, switches, CXL flexbus links).
+    pub components: BTreeMap<String, ComponentId>,
 }
 
 impl BuiltSystem {
@@ -145,7 +200,7 @@ pub(crate) fn build(
             super::eci::WORKLOADS
         ));
     };
-    build_with(decl, sys.clone(), components, opts)
+    build_with(decl, sys.clone(), components, opts, None)
 }
 
 /// [`build`] with the agents running `sys` (the declared protocol, or a
@@ -155,6 +210,7 @@ pub(crate) fn build_with(
     sys: SystemRef,
     components: &BTreeMap<String, ComponentConfig>,
     opts: BuildOptions,
+    attach: Option<Attach<'_>>,
 ) -> std::result::Result<BuiltSystem, String> {
     let mut checker = InvariantChecker::new(sys.clone(), opts.checks);
     // The read/write log is what the random tester replays against its
@@ -194,9 +250,28 @@ pub(crate) fn build_with(
         ids.insert(&n.name, b.add(&n.name, switch));
     }
     for l in &decl.links {
-        let p = link_params(&instance(components, &l.instance)?.params);
-        let link = b.connect(ids[l.a.0.as_str()], &l.a.1, ids[l.b.0.as_str()], &l.b.1, p);
+        let link_instance = instance(components, &l.instance)?;
+        let (a, b_end) = (ids[l.a.0.as_str()], ids[l.b.0.as_str()]);
+        if link_instance.type_name == FLEXBUS {
+            // The CXL link is a component between the device's agent and
+            // the host side; its CXL.io ports are the workload's to wire.
+            let mut bus = FlexBus::from_params(&link_instance.params, io_config(components)?)
+                .map_err(|e| format!("{}: {e}", l.instance))?;
+            bus.set_cachemem(sys.clone(), sys.protocol.ir.name.starts_with("cxl-mem"));
+            let id = b.add(&l.instance, bus);
+            b.connect(a, &l.a.1, id, "cachemem_device", cachemem_wire());
+            b.connect(id, "cachemem_host", b_end, &l.b.1, cachemem_wire());
+            ids.insert(&l.instance, id);
+            continue;
+        }
+        let p = link_params(&link_instance.params);
+        let link = b.connect(a, &l.a.1, b_end, &l.b.1, p);
         b.name_link(link, &format!("{}--{}", l.a.0, l.b.0));
+    }
+    let named: BTreeMap<String, ComponentId> =
+        ids.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    if let Some(attach) = attach {
+        attach(&mut b, &named)?;
     }
     let sim = b.build().map_err(|e| e.to_string())?;
     Ok(BuiltSystem {
@@ -204,5 +279,22 @@ pub(crate) fn build_with(
         protocol: sys,
         agents,
         checker,
+        components: named,
     })
+}
+
+/// The PCIe transaction layer's configuration CXL.io TLPs follow on a
+/// flexbus (MPS, MRRS, RCB, ECRC, ACK and UpdateFC rates): the platform's
+/// only `pcie_link`'s, or PCIe 5.0 x16 defaults without one.
+fn io_config(
+    components: &BTreeMap<String, ComponentConfig>,
+) -> std::result::Result<LinkConfig, String> {
+    let mut links = components.values().filter(|c| c.type_name == "pcie_link");
+    match (links.next(), links.next()) {
+        (Some(c), None) => ccsim_pcie::link::link_config(&c.params),
+        (None, _) => Ok(LinkConfig::new(Generation::Gen5, 16)),
+        (Some(_), Some(_)) => Err(
+            "a cxl_flexbus takes its CXL.io sizes (MPS, MRRS, RCB) from the platform's pcie_link, but it has several".to_string(),
+        ),
+    }
 }
