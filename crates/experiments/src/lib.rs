@@ -62,6 +62,7 @@ pub mod clean_invalidate;
 pub mod coherent;
 pub mod cxl_expander;
 pub mod cxl_lsu;
+pub mod cxl_type2_bias;
 pub mod invocation;
 pub mod mutation;
 pub mod nic;
@@ -299,6 +300,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &coherent::COHERENT_READ,
         &cxl_expander::CXL_EXPANDER,
         &cxl_lsu::CXL_LSU,
+        &cxl_type2_bias::CXL_TYPE2_BIAS,
         &stream::COHERENT_STREAM,
         &DMA_READ,
         &LINK_PINGPONG,
