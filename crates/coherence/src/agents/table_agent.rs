@@ -269,9 +269,9 @@ pub struct TableAgent {
     /// others wait for memory.
     cached: DenseLineMap<u8>,
     /// The memory timing (a DRAM model) of the agent where the line's
-    /// memory lives (the home, or a memory-side agent such as a type-2
-    /// DCOH): every request it receives waits for its access before its
-    /// row, in place of `memory_ns`.
+    /// memory lives, in place of `memory_ns`: at the home every request
+    /// waits for its access before its row; at a memory-side agent (a
+    /// type-2 DCOH) every message whose row reads or writes the copy.
     timing: Option<MemTiming>,
     checker: Rc<RefCell<InvariantChecker>>,
     tester: Option<Tester>,
@@ -397,7 +397,11 @@ impl TableAgent {
     /// Puts a memory timing model behind a home: each request (a read, or
     /// a write when it carries data) waits for its access to the memory
     /// before its row runs; `memory_ns` and the cached marks no longer
-    /// apply.
+    /// apply. Behind a memory-side agent (one that keeps the line's memory
+    /// as its copy, as a type-2 DCOH its DRAM), each message whose row
+    /// writes the copy (fill, store) and then reads it (a send of its
+    /// data) waits for those accesses; the row a stalled message runs
+    /// later is not charged (a known simplification).
     pub fn set_memory_timing(&mut self, timing: MemTiming) {
         self.timing = Some(timing);
     }

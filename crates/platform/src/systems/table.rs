@@ -1,6 +1,8 @@
 //! Systems of table agents: `table_agent` instances running any role-form
-//! protocol's tables, on one `protocol_switch` over `protocol_link`s (or two
-//! agents linked directly), driven by the random tester.
+//! protocol's tables, on one `protocol_switch` over `protocol_link`s, on two
+//! switches joined by one link (a host mesh and a device crossbar), or two
+//! agents linked directly; driven by the random tester or a workload's
+//! programs.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -18,7 +20,7 @@ use super::{instance, Declared, Loaded, SystemDecl};
 use crate::error::{ConfigError, Result};
 use crate::platform::ComponentConfig;
 
-/// The table family's rules at load: one switch, direct links only between
+/// The table family's rules at load: one switch or two joined ones, direct links only between
 /// the two agents of a switchless system, and the protocol knows every
 /// agent's role (loaded once, here). `sizes` = (line, header) bytes.
 pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> {
