@@ -80,7 +80,7 @@ BAD_SYSTEMS = [
     ('protocol = "msi-dma"', 'protocol = "no-such-spec"', "systems.random.protocol", "no-such-spec"),
     ('components = [{ name = "xbar", instance = "xbar" }]',
      'components = [{ name = "xbar", instance = "xbar" }, { name = "xbar2", instance = "xbar" }]',
-     "systems.random.components[1]", "one switch per system"),
+     "systems.random.components[1]", "at most two switches per system, joined by exactly one link"),
     ('{ a = "cache1.net", b = "xbar.p1", instance = "net" },\n  { a = "dir.net", b = "xbar.p2", instance = "net" },',
      '{ a = "cache1.net", b = "dir.net", instance = "net" },',
      "systems.random.links[1]", "links agents `cache1` and `dir` directly"),

@@ -60,3 +60,26 @@ def test_a_host_that_keeps_a_back_invalidated_line_is_caught(tmp_path):
     found, _ = first_failing_seed(("simulate", str(path), "--system", "cxl_mem", "--ops", "1000", "--lines", "2"))
     assert found is not None, "no seed found the kept copy"
     assert found.returncode == 1 and "invariant violated" in found.stderr, found.stderr
+
+
+def test_type2_bias_system_with_zero_violations():
+    # CXL 2.0 type-2 device memory (HDM-D): two host cores and the device's
+    # cache contend for 2 lines of the device's DDR5 memory, flipping
+    # their bias both ways.
+    r = ccsim.simulate("cohet", system="cxl_type2", ops=3000, lines=2, seed=3)
+    m = r["metrics"]
+    assert m["ops"] == 3 * 3000  # core0, core1 and the device's cache
+    assert m["violations"] == 0 and m["reference_mismatches"] == 0
+    assert m["reads"] > 0
+
+
+def test_a_dcoh_that_flips_without_snooping_its_cache_is_caught(tmp_path):
+    # The DCOH answers a host read of a line its cache holds without taking
+    # the line back first: the host reads stale memory.
+    path = mutant_platform(tmp_path, "cxl-type2", "cohet",
+                           '{ state = "DBC", event = "MemRd", next = "DB_X", actions = ["send DSnpInv"] }',
+                           '{ state = "DBC", event = "MemRd", next = "HB", actions = ["send MemData"] }')
+    found, _ = first_failing_seed(("simulate", str(path), "--system", "cxl_type2", "--ops", "1000", "--lines", "2"))
+    assert found is not None, "no seed found the stale read"
+    assert found.returncode == 1, found.stderr
+    assert "Traceback" not in found.stderr

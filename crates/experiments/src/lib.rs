@@ -68,6 +68,7 @@ pub mod coherent;
 pub mod cxl_expander;
 pub mod cxl_io;
 pub mod cxl_lsu;
+pub mod cxl_type2_bias;
 pub mod invocation;
 pub mod mutation;
 pub mod nic;
@@ -319,6 +320,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &cxl_expander::CXL_EXPANDER,
         &cxl_io::CXL_IO_MIX,
         &cxl_lsu::CXL_LSU,
+        &cxl_type2_bias::CXL_TYPE2_BIAS,
         &stream::COHERENT_STREAM,
         &DMA_READ,
         &LINK_PINGPONG,

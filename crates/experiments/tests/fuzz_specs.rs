@@ -17,7 +17,7 @@ use proptest::prelude::*;
 mod fuzz_common;
 use fuzz_common::{config, edits, mutate};
 
-const SPECS: [&str; 10] = [
+const SPECS: [&str; 11] = [
     "eci-dc",
     "eci-cc",
     "invocation",
@@ -25,6 +25,7 @@ const SPECS: [&str; 10] = [
     "msi-dma",
     "cxl-cache",
     "cxl-mem-bi",
+    "cxl-type2",
     "cxl-mem",
     "ccix",
     "pmesh",

@@ -439,3 +439,30 @@ mod enzian_mutants {
         );
     }
 }
+
+/// The random tester on CXL type-2 device memory with host/device bias
+/// (`ccsim simulate cohet --system cxl_type2`): two host cores and the
+/// device's cache contend for lines of the device's DDR5 memory, flipping
+/// their bias both ways.
+mod cohet_type2 {
+    use ccsim_experiments::run_point;
+    use ccsim_kernel::prelude::*;
+    use ccsim_platform::Platform;
+
+    #[test]
+    fn cores_and_the_device_cache_share_device_memory_with_zero_violations() {
+        let p = Platform::load("cohet").unwrap();
+        let params = Params::new()
+            .with("system", ParamValue::Str("cxl_type2".into()), "test")
+            .with("lines", ParamValue::Int(2), "test");
+        let r = run_point("random_test", &p, "ops", 5_000.0, &params, 1, false).unwrap();
+        // core0, core1 and the device's cache.
+        assert_eq!(r.metrics["ops"], 15_000.0, "{:?}", r.metrics);
+        assert_eq!(r.metrics["violations"], 0.0);
+        assert_eq!(r.metrics["reference_mismatches"], 0.0);
+        assert!(r.metrics["reads"] > 1_000.0, "{:?}", r.metrics);
+        // The bias flipped both ways: the device's DRAM served the host
+        // (MemRd) and the device (DevRd in device bias).
+        assert!(r.stats["system.dcoh.rows"] > 1_000.0, "{:?}", r.stats);
+    }
+}

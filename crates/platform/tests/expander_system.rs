@@ -38,7 +38,7 @@ fn a_memory_behind_a_thread_or_of_the_wrong_type_is_an_error() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("systems.cxl_expander.agents[0].memory: only the protocol's home (role `mc`) has a memory behind it"),
+        e.contains("systems.cxl_expander.agents[0].memory: only the protocol's home (role `mc`) or a memory-side role (one instance, holding the line in every state) has a memory behind it"),
         "{e}"
     );
     let e = cohet_with(r#"memory = "expander_dram""#, r#"memory = "expander_link""#)

@@ -134,6 +134,11 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         include_str!("../../../protocols/cxl-mem-bi.toml"),
     ),
     (
+        "cxl-type2",
+        "CXL 2.0 type-2 device memory (HDM-D) with host/device bias: host cores with MESI and the host's home agent, the device's DCOH with its bias table in front of device memory and the device's cache; RdCurr/ItoMWr/RdOwnNoData answered by MemRdFwd/MemWrFwd, bias flips both ways",
+        include_str!("../../../protocols/cxl-type2.toml"),
+    ),
+    (
         "cxl-mem",
         "CXL.mem for a type-3 memory expander (CXL 2.0 §3.3, HDM-H): the host's MemRd and MemWr, the device's MemData and Cmp, a memory controller without coherence state; 64 B lines",
         include_str!("../../../protocols/cxl-mem.toml"),

@@ -334,3 +334,12 @@ fn dot_renders_with_graphviz() {
 fn rumur_agrees_on_cxl_mem() {
     rumur_agrees("cxl-mem", None);
 }
+
+/// CXL type-2 device memory with host/device bias: two host cores, the
+/// host's home, the device's DCOH and its cache (81,456 states, pinned in
+/// `tests/cxl_type2.rs`), with the M2S requests ordered behind the
+/// forwards and the device snoop behind the DCOH's answers.
+#[test]
+fn rumur_agrees_on_cxl_type2() {
+    rumur_agrees("cxl-type2", None);
+}

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::engine::{
     execute, pick, AgentId, Cell, CompiledTable, DataSource, DirEntry, DirOp, Effects, Row,
-    SendStep,
+    SendStep, Step,
 };
 use ccsim_protocol::ir::{MsgClass, Target};
 use rustc_hash::FxHashMap as HashMap;
@@ -279,8 +279,10 @@ pub struct TableAgent {
     /// A home's cached lines (with `memory_ns` or a timing model), marked
     /// [`CACHED`]: the others wait for memory.
     cached: DenseLineMap<u8>,
-    /// A home's memory timing (a DRAM model): every request waits for its
-    /// access before its row, in place of `memory_ns`.
+    /// The memory timing (a DRAM model) of the agent where the line's
+    /// memory lives, in place of `memory_ns`: at the home every request
+    /// waits for its access before its row; at a memory-side agent (a
+    /// type-2 DCOH) every message whose row reads or writes the copy.
     timing: Option<MemTiming>,
     /// A home's LLC slices on the mesh: every request goes to its line's
     /// slice and back before its row (and its memory access).
@@ -394,6 +396,14 @@ impl TableAgent {
         Ok(())
     }
 
+    /// Holds the program's first issue until `at` (an agent that starts
+    /// once another has set the lines up). Call after `set_program`.
+    pub fn start_program_at(&mut self, at: Tick) {
+        if let Some(p) = self.program.as_mut() {
+            p.next_at = at;
+        }
+    }
+
     /// The program's (issue, completion) times, completion 0 for an
     /// operation that did not complete.
     pub fn program_times(&self) -> &[(Tick, Tick)] {
@@ -404,7 +414,12 @@ impl TableAgent {
     /// a write when it carries data) for a line its cache does not hold
     /// waits for its access to the memory before its row runs, in place of
     /// `memory_ns` (with `memory_fills_cache = false` the home holds no
-    /// line and every request reaches the memory).
+    /// line and every request reaches the memory). Behind a memory-side
+    /// agent (one that keeps the line's memory as its copy, as a type-2
+    /// DCOH its DRAM), each message whose row writes the copy (fill, store)
+    /// and then reads it (a send of its data) waits for those accesses; the
+    /// row a stalled message runs later is not charged (a known
+    /// simplification).
     pub fn set_memory_timing(&mut self, timing: MemTiming) {
         self.timing = Some(timing);
     }
@@ -707,6 +722,31 @@ impl TableAgent {
         ctx.wake_after(at - ctx.now(), PROGRAM_NEXT);
     }
 
+    /// Whether the row message `msg` runs on `line` in the line's present
+    /// state (writes, reads) the agent's copy: at a memory-side agent, its
+    /// DRAM. A guarded or stalling cell touches nothing.
+    fn memory_side_access(&self, line: u64, msg: u16) -> (bool, bool) {
+        let Some(event) = self.sys.protocol.msg_event[self.role][msg as usize] else {
+            return (false, false);
+        };
+        let state = self
+            .lines
+            .get_ref(line)
+            .map_or(self.table.initial, |l| l.state as usize);
+        let Some(row) = self.table.row(state, event) else {
+            return (false, false);
+        };
+        let writes = row
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Fill | Step::Store));
+        let reads = row
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Send(x) if x.data && x.source == DataSource::Copy));
+        (writes, reads)
+    }
+
     /// Handles a message, then gives the line's stalled requests another
     /// chance if it ran a row.
     fn receive(&mut self, m: CohMsg, ctx: &mut Ctx<'_, Msg>) {
@@ -775,10 +815,16 @@ impl TableAgent {
     fn run(&mut self, line: u64, event: usize, m: Option<CohMsg>, ctx: &mut Ctx<'_, Msg>) -> bool {
         let sys = self.sys.clone();
         let initial = self.table.initial;
-        let mut ls = self
-            .lines
-            .get(line)
-            .unwrap_or_else(|| LineState::new(initial));
+        let mut ls = self.lines.get(line).unwrap_or_else(|| {
+            let mut l = LineState::new(initial);
+            // A role that holds the line from the start (a memory-side
+            // agent, such as a type-2 DCOH in front of its DRAM) starts
+            // with the line's initial value, as the checker's does.
+            if self.keeps_copy && sys.protocol.holds[self.role][initial] {
+                l.copy = Some(sys.initial_value(line));
+            }
+            l
+        });
         let (src, req, ack, input) = match &m {
             Some(m) => {
                 let f = &sys.protocol.msgs[m.msg as usize];
@@ -1089,6 +1135,8 @@ impl Component<Msg> for TableAgent {
             let facts = &self.sys.protocol.msgs[m.msg as usize];
             (facts.class, facts.data)
         };
+        // Only the agent where the line's memory lives has a timing model
+        // (the home, or a memory-side agent: the platform checks it).
         let is_home = self.is_home;
         let mut delay = self.occupancy;
         if is_home && class == MsgClass::Request {
@@ -1096,13 +1144,27 @@ impl Component<Msg> for TableAgent {
                 delay += p.round_trip_ps(m.line);
             }
         }
-        // A home's request for a line its cache does not hold waits for the
-        // memory first: the timing model's access, or `memory_ns`.
-        let from_memory = is_home
+        if !is_home && self.timing.is_some() {
+            // A memory-side agent's DRAM is touched by the rows that use its
+            // copy: a write (fill or store) first, then a read (a send of
+            // the copy's data), each after the lookup.
+            let (writes, reads) = self.memory_side_access(m.line, m.msg);
+            let timing = self.timing.as_mut().expect("checked above");
+            let mut at = ctx.now() + self.occupancy;
+            if writes {
+                at = timing.access(at, m.line, true);
+            }
+            if reads {
+                at = timing.access(at, m.line, false);
+            }
+            delay = at - ctx.now();
+        } else if is_home
             && class == MsgClass::Request
             && (self.timing.is_some() || self.memory_latency > 0)
-            && self.cached.get(m.line).is_none();
-        if from_memory {
+            && self.cached.get(m.line).is_none()
+        {
+            // A home's request for a line its cache does not hold waits for
+            // the memory first: the timing model's access, or `memory_ns`.
             if let Some(timing) = self.timing.as_mut() {
                 // The controller's lookup, then the memory access (a
                 // request with data is a write).

@@ -1,6 +1,8 @@
 //! Systems of table agents: `table_agent` instances running any role-form
-//! protocol's tables, on one `protocol_switch` over `protocol_link`s (or two
-//! agents linked directly), driven by the random tester.
+//! protocol's tables, on one `protocol_switch` over `protocol_link`s, on two
+//! switches joined by one link (a host mesh and a device crossbar), or two
+//! agents linked directly; driven by the random tester or a workload's
+//! programs.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -20,7 +22,7 @@ use super::{instance, Declared, Loaded, SystemDecl, SystemLink};
 use crate::error::{ConfigError, Result};
 use crate::platform::ComponentConfig;
 
-/// The table family's rules at load: one switch, direct links only between
+/// The table family's rules at load: one switch or two joined ones, direct links only between
 /// the two agents of a switchless system, and the protocol knows every
 /// agent's role (loaded once, here). `sizes` = (line, header) bytes.
 pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> {
@@ -32,14 +34,20 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
             "table agents all run the system's protocol",
         ));
     }
-    // The network: one switch every agent hangs on, or two agents linked
-    // directly (a switch routes by destination; switches do not route to
-    // each other).
-    if d.others.len() > 1 {
+    // The network: one switch every agent hangs on, two switches joined by
+    // one link (a host mesh and a device crossbar, each routing the other's
+    // agents over that link), or two agents linked directly.
+    let is_switch = |c: &str| d.others.iter().any(|n| n.name == c);
+    let joins = d
+        .links
+        .iter()
+        .filter(|l| is_switch(&l.a.0) && is_switch(&l.b.0))
+        .count();
+    if d.others.len() > 2 || (d.others.len() == 2 && joins != 1) {
         return Err(ConfigError::new(
             file,
-            format!("{path}.components[1]"),
-            "one switch per system: every agent hangs on it (switch-to-switch routing is not modelled)",
+            format!("{path}.components[{}]", d.others.len() - 1),
+            "at most two switches per system, joined by exactly one link (every agent hangs on one of them)",
         ));
     }
     let is_agent = |c: &str| agents.iter().any(|a| a.name == c);
@@ -102,16 +110,29 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
         .collect();
     match ProtocolSystem::new(d.protocol, roles, sizes.0, sizes.1) {
         Ok(sys) => {
-            // A memory model times the home's accesses: only the home has one.
-            let home = &sys.protocol.ir.roles[sys.protocol.home].role;
-            let misplaced = agents
-                .iter()
-                .position(|a| a.memory.is_some() && a.role.as_deref() != Some(home.as_str()));
+            // A memory model times the accesses of the agent where the
+            // line's memory lives: the home, or a memory-side role (one
+            // instance that holds the line in every state, as a type-2
+            // device's DCOH in front of its own DRAM, cxl-type2.toml).
+            let ir = &sys.protocol.ir;
+            let home = &ir.roles[sys.protocol.home].role;
+            let memory_side = |role: &str| {
+                role == home.as_str()
+                    || ir.roles.iter().any(|m| {
+                        m.role == role
+                            && !m.multiple
+                            && m.data == ccsim_protocol::ir::DataHome::Copy
+                            && m.states.iter().all(|s| s.holds_data)
+                    })
+            };
+            let misplaced = agents.iter().position(|a| {
+                a.memory.is_some() && !memory_side(a.role.as_deref().unwrap_or_default())
+            });
             if let Some(i) = misplaced {
                 return Err(ConfigError::new(
                     file,
                     format!("{path}.agents[{i}].memory"),
-                    format!("only the protocol's home (role `{home}`) has a memory behind it"),
+                    format!("only the protocol's home (role `{home}`) or a memory-side role (one instance, holding the line in every state) has a memory behind it"),
                 ));
             }
             Ok(Arc::new(sys))
@@ -245,6 +266,21 @@ pub(crate) fn build_with(
                     }
                 }
             }
+        }
+        // Agents on the other switch are reached over the link between the
+        // two switches.
+        let to_other = decl.links.iter().find_map(|l| {
+            let other_switch = |c: &str| c != n.name && decl.components.iter().any(|o| o.name == c);
+            if l.a.0 == n.name && other_switch(&l.b.0) {
+                PROTOCOL_SWITCH.port_index(&l.a.1)
+            } else if l.b.0 == n.name && other_switch(&l.a.0) {
+                PROTOCOL_SWITCH.port_index(&l.b.1)
+            } else {
+                None
+            }
+        });
+        for r in route.iter_mut().filter(|r| r.is_none()) {
+            *r = to_other;
         }
         let switch = ProtocolSwitch::new(&n.name, params, sys.clone(), route);
         ids.insert(&n.name, b.add(&n.name, switch));
