@@ -136,3 +136,24 @@ fn a_memory_hit_is_an_llc_hit_plus_the_ddr5_access_of_an_idle_bank() {
         "{memory} - {llc} vs {dram}"
     );
 }
+
+#[test]
+fn an_llc_too_small_for_the_lines_sends_the_llc_tier_to_memory() {
+    // The LLC tier warms every line of the 100 tests (3,200); an LLC of 16
+    // lines keeps almost none of them, so the loads pay the DDR5 access of
+    // a memory hit. With the node's 24 MB (cohet.toml) every line stays.
+    let cohet = Platform::load("cohet").unwrap();
+    let small = cohet
+        .with_overrides(&[("llc_home.cache_lines".into(), ParamValue::Int(16))])
+        .unwrap();
+    let (_, llc, _) = latency_quartiles(&cohet, "llc", 100);
+    let (_, memory, _) = latency_quartiles(&cohet, "memory", 100);
+    let (_, squeezed, _) = latency_quartiles(&small, "llc", 100);
+    // The median moves up by the DRAM access to within the slices' 5 ns
+    // spread of the memory tier's (the few lines still cached shift it).
+    assert!(
+        (squeezed - memory).abs() <= 5.0,
+        "{squeezed} vs memory {memory}, llc {llc}"
+    );
+    assert!(squeezed - llc > 100.0, "{squeezed} vs llc {llc}");
+}

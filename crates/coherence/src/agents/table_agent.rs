@@ -79,6 +79,15 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
             description: "At a home: whether a line read from memory stays in its cache, so later requests skip the memory (false: a memory controller with no cache in front, where every request reaches the memory).",
         },
         ParamSpec {
+            name: "cache_lines",
+            kind: ParamKind::Int,
+            default: ParamDefault::Int(0),
+            unit: "lines",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: unbounded",
+            description: "At a home: lines its cache holds (0: unbounded). A line cached beyond it (a fill from memory, or a warm line) evicts another, chosen by a fixed pseudo-random sequence (assumed replacement), whose next request pays the memory again; the eviction is timing only, the directory and the memory keep every line.",
+        },
+        ParamSpec {
             name: "capacity_lines",
             kind: ParamKind::Int,
             default: ParamDefault::Int(0),
@@ -279,6 +288,8 @@ pub struct TableAgent {
     /// A home's cached lines (with `memory_ns` or a timing model), marked
     /// [`CACHED`]: the others wait for memory.
     cached: DenseLineMap<u8>,
+    /// A bounded home cache (`cache_lines`): its lines, to pick victims.
+    home_cache: Option<HomeCache>,
     /// The memory timing (a DRAM model) of the agent where the line's
     /// memory lives, in place of `memory_ns`: at the home every request
     /// waits for its access before its row; at a memory-side agent (a
@@ -334,6 +345,10 @@ impl TableAgent {
             memory_latency: ns_to_ps(params.float("memory_ns")),
             memory_fills_cache: params.bool("memory_fills_cache"),
             cached: DenseLineMap::new(DENSE_MIN_LINES, DENSE_SLOTS_PER_LINE * 64),
+            home_cache: match params.uint("cache_lines") {
+                0 => None,
+                capacity => Some(HomeCache::new(capacity as usize)),
+            },
             timing: None,
             placement: None,
             checker,
@@ -438,7 +453,19 @@ impl TableAgent {
     /// Marks `lines` as held by a home's cache (they skip `memory_ns`).
     pub fn warm(&mut self, lines: impl IntoIterator<Item = u64>) {
         for line in lines {
-            self.cached.insert(line, CACHED);
+            self.cache_line(line);
+        }
+    }
+
+    /// Marks `line` cached at a home, evicting another when a bounded
+    /// cache is full.
+    fn cache_line(&mut self, line: u64) {
+        if self.cached.get(line).is_some() {
+            return;
+        }
+        self.cached.insert(line, CACHED);
+        if let Some(victim) = self.home_cache.as_mut().and_then(|c| c.admit(line)) {
+            self.cached.remove(victim);
         }
     }
 
@@ -1110,6 +1137,41 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
     }
 }
 
+/// The lines of a home cache with a capacity (`cache_lines`), and the
+/// fixed pseudo-random sequence that picks its victims (its own, so that
+/// evictions leave the simulation's random streams alone).
+#[derive(Debug, Clone)]
+struct HomeCache {
+    capacity: usize,
+    lines: Vec<u64>,
+    rng: u64,
+}
+
+impl HomeCache {
+    fn new(capacity: usize) -> HomeCache {
+        HomeCache {
+            capacity,
+            lines: Vec::with_capacity(capacity.min(1 << 20) + 1),
+            rng: 0x9e37_79b9_7f4a_7c15,
+        }
+    }
+
+    /// Adds `line` (not yet held); returns the line it evicts when full,
+    /// never `line` itself.
+    fn admit(&mut self, line: u64) -> Option<u64> {
+        if self.lines.len() < self.capacity {
+            self.lines.push(line);
+            return None;
+        }
+        // xorshift64*: a victim among the lines held before this one.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let k = (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) % self.lines.len() as u64) as usize;
+        Some(std::mem::replace(&mut self.lines[k], line))
+    }
+}
+
 impl Component<Msg> for TableAgent {
     fn spec(&self) -> &'static ComponentSpec {
         &TABLE_AGENT
@@ -1144,12 +1206,12 @@ impl Component<Msg> for TableAgent {
                 delay += p.round_trip_ps(m.line);
             }
         }
-        if !is_home && self.timing.is_some() {
+        let memory_side = (!is_home && self.timing.is_some())
+            .then(|| self.memory_side_access(m.line, m.msg));
+        if let (Some((writes, reads)), Some(timing)) = (memory_side, self.timing.as_mut()) {
             // A memory-side agent's DRAM is touched by the rows that use its
             // copy: a write (fill or store) first, then a read (a send of
             // the copy's data), each after the lookup.
-            let (writes, reads) = self.memory_side_access(m.line, m.msg);
-            let timing = self.timing.as_mut().expect("checked above");
             let mut at = ctx.now() + self.occupancy;
             if writes {
                 at = timing.access(at, m.line, true);
@@ -1174,7 +1236,7 @@ impl Component<Msg> for TableAgent {
                 delay += self.memory_latency;
             }
             if self.memory_fills_cache {
-                self.cached.insert(m.line, CACHED);
+                self.cache_line(m.line);
             }
         }
         if delay == 0 {
@@ -1202,5 +1264,33 @@ impl Component<Msg> for TableAgent {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HomeCache;
+
+    #[test]
+    fn a_home_cache_evicts_only_when_full_and_never_the_line_it_admits() {
+        let mut c = HomeCache::new(4);
+        assert_eq!((0..4).filter_map(|l| c.admit(l)).count(), 0);
+        let mut held: Vec<u64> = (0..4).collect();
+        for line in 4..1000 {
+            let victim = c.admit(line).expect("full: evicts");
+            assert_ne!(victim, line);
+            let k = held.iter().position(|&h| h == victim).expect("a held line");
+            held[k] = line;
+        }
+        // Exactly the capacity is held, and the victims are spread: the
+        // first four lines are long gone.
+        assert_eq!(held.len(), 4);
+        assert!(held.iter().all(|&l| l >= 4));
+        // The sequence is fixed: the same admissions evict the same lines.
+        let mut a = HomeCache::new(8);
+        let mut b = HomeCache::new(8);
+        let va: Vec<_> = (0..100).filter_map(|l| a.admit(l)).collect();
+        let vb: Vec<_> = (0..100).filter_map(|l| b.admit(l)).collect();
+        assert_eq!(va, vb);
     }
 }
