@@ -53,7 +53,8 @@ def _get(d, dotted):
 def test_summary_ranks_by_prediction_error_and_matches_the_runs(results, page):
     _, doc = page
     rows = doc["experiments"]
-    assert [r["experiment"] for r in rows] == ["pio-invocation-eci", "cohet-dma", "pio-pcie", "cckit-dc-latency"]
+    # cohet-dma's CXL.io series add four predictions within 1%, which rank it last.
+    assert [r["experiment"] for r in rows] == ["pio-invocation-eci", "pio-pcie", "cckit-dc-latency", "cohet-dma"]
     assert [r["rank"] for r in rows] == [1, 2, 3, 4]
     mapes = [r["prediction"]["mape_pct"] for r in rows]
     assert mapes == sorted(mapes, reverse=True)
@@ -72,7 +73,7 @@ def test_summary_ranks_by_prediction_error_and_matches_the_runs(results, page):
         assert r["claims"]["held"] == sum(c["verdict"] == "held" for c in s["claims"])
     # cckit-dc-latency: 3 calibration points, 3 predictions, 1 claim held and 2 not (the experiment
     # file expects that today).
-    lat = rows[-1]
+    lat = next(r for r in rows if r["experiment"] == "cckit-dc-latency")
     assert (lat["calibration"]["n"], lat["prediction"]["n"]) == (3, 3)
     assert (lat["claims"]["held"], lat["claims"]["not_held"]) == (1, 2)
     # The API gives the same summary.
