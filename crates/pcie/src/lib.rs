@@ -22,6 +22,9 @@
 //! * [`dma`] — the `xdma_engine`: descriptors in host memory, doorbell,
 //!   H2C/C2H, status write-back or MSI-X. [`driver`] — the `dma_driver`
 //!   software model that writes descriptors and rings the doorbell.
+//! * [`smmu`] — AArch64 translation tables as bytes, the walker, the
+//!   host IOMMU's TLB with pre-translation; [`ats`] — the device's ATS
+//!   switch and ATC, the ATS round trip over VC0, CCIX Eq. 1.
 //! * [`system`] — wiring all of the above from parameters.
 //!
 //! Every component declares a [`ComponentSpec`]; [`component_types`] lists them,
@@ -55,6 +58,7 @@
 //! assert_eq!(stats.counter("system.core.mmio_read_msgs"), Some(16));
 //! ```
 
+pub mod ats;
 pub mod core;
 pub mod dma;
 pub mod driver;
@@ -62,6 +66,7 @@ pub mod link;
 pub mod memory;
 pub mod ping;
 pub mod rc;
+pub mod smmu;
 pub mod system;
 pub mod tlp;
 
@@ -83,5 +88,7 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
         &ping::TLP_ECHO,
         &dma::XDMA_ENGINE,
         &driver::DMA_DRIVER,
+        &ats::ATS_SWITCH,
+        &smmu::SMMU,
     ]
 }
