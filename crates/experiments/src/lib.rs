@@ -39,6 +39,9 @@
 //! * `random_test` — the random tester on a system declared as data (any
 //!   protocol spec, x = ops per agent), online invariant checks and a
 //!   sequential reference: see [`random_test`].
+//! * `ccix_ctg` — the CCIX traffic generator (x = request_bytes): reads
+//!   or writes through the U280's System Cache on the N1-SDP, each AXI
+//!   burst translated first (ATC, ATS, SMMU walk): see [`ccix_ctg`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
@@ -58,6 +61,7 @@
 
 pub mod bench;
 pub mod cc_invocation;
+pub mod ccix_ctg;
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod cxl_expander;
@@ -306,6 +310,7 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
 pub fn workloads() -> Vec<&'static WorkloadInfo> {
     vec![
         &cc_invocation::CC_INVOKE,
+        &ccix_ctg::CCIX_CTG,
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,

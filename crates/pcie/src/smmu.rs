@@ -351,7 +351,13 @@ impl TranslationCache {
 
     /// Whether an entry covers `va` (no LRU update, not counted).
     pub fn holds(&self, va: u64) -> bool {
-        self.entries.iter().any(|(t, _)| t.covers(va))
+        self.peek(va).is_some()
+    }
+
+    /// The entry covering `va` and when it is usable (no LRU update, not
+    /// counted).
+    pub fn peek(&self, va: u64) -> Option<(Translation, Tick)> {
+        self.entries.iter().find(|(t, _)| t.covers(va)).copied()
     }
 
     /// Inserts `t`, usable from `at`, evicting the least recently used
@@ -451,25 +457,27 @@ impl Smmu {
         Ok((Translation::of(va, &w), done))
     }
 
-    /// Answers a translation request for `va` arriving at `at`.
+    /// Answers a translation request for `va` arriving at `at`, then
+    /// pre-translates the `prefetch_pages` pages after it that the TLB
+    /// does not hold (walked after the answer, which does not wait for
+    /// them; an unmapped page is simply not pre-translated). A request for
+    /// a pre-translated page thus hits, and moves the walker on to the
+    /// pages after it: a sequential stream keeps ahead of its requests.
     pub fn translate(&mut self, va: u64, at: Tick) -> Result<SmmuAnswer, String> {
         let looked = at + self.tlb_time;
-        if let Some((t, ready)) = self.tlb.lookup(va) {
-            return Ok(SmmuAnswer {
-                translation: t,
-                done: looked.max(ready),
-                tlb_hit: true,
-            });
-        }
-        let (t, done) = self.timed_walk(va, looked)?;
-        self.tlb.insert(t, done);
-        // Pre-translation: the next pages, walked after this one (the
-        // answer does not wait for them); an unmapped next page is simply
-        // not pre-translated.
+        let (t, done, tlb_hit) = match self.tlb.lookup(va) {
+            Some((t, ready)) => (t, looked.max(ready), true),
+            None => {
+                let (t, done) = self.timed_walk(va, looked)?;
+                self.tlb.insert(t, done);
+                (t, done, false)
+            }
+        };
         let mut next = t.va + t.size.bytes();
         for _ in 0..self.prefetch_pages {
-            if self.tlb.holds(next) {
-                break;
+            if let Some((p, _)) = self.tlb.peek(next) {
+                next = p.va + p.size.bytes();
+                continue;
             }
             match self.timed_walk(next, done) {
                 Ok((p, ready)) => {
@@ -482,7 +490,7 @@ impl Smmu {
         Ok(SmmuAnswer {
             translation: t,
             done,
-            tlb_hit: false,
+            tlb_hit,
         })
     }
 }
