@@ -80,7 +80,7 @@ const MAX_REQUEST: f64 = (1u64 << 20) as f64;
 /// The declaration of `ccix_ctg`.
 pub static CCIX_CTG: WorkloadInfo = WorkloadInfo {
     name: "ccix_ctg",
-    description: "CCIX §IV-A: the CCIX Traffic Generator sends requests (read or write, a virtual address, x bytes) through the U280's System Cache (the verified ccix table, each 64 B line a ReadShared or ReadUnique to the N1-SDP's home agent); each AXI burst is first translated by the ATS switch (ATC, ATS over PCIe VC0, the SMMU walking AArch64 tables in memory, with pre-translation). Latency from request to the arrival of all data; Eq. 1 beside it. x is the request length.",
+    description: "CCIX §IV-A: the CCIX Traffic Generator sends requests (read or write, a virtual address, x bytes) through the U280's System Cache (the verified ccix table, each 64 B line a ReadShared or ReadUnique to the N1-SDP's home agent); each AXI burst is first translated by the ATS switch (ATC, ATS over PCIe VC0, the SMMU walking AArch64 tables in memory, with pre-translation). Latency from request to the arrival of all data; Eq. 1 beside it. x is the request length (request_bytes, or message_bytes beside the PCIe workloads).",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix]", description: "The platform's system section (ccix agents; the first `ra` is the accelerator's System Cache)." },
         ParamSpec { name: "op", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: requests of a type", description: "read: a load of every line (ReadShared on a miss); write: a whole-line store of every line (ReadUnique on a miss)." },
@@ -113,16 +113,19 @@ struct Request {
 }
 
 fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
-    if point.x_name != "request_bytes" {
+    // message_bytes too, so that one experiment can put the CTG beside
+    // the PCIe workloads on one x axis.
+    if !matches!(point.x_name, "request_bytes" | "message_bytes") {
         return Err(werr(format!(
-            "workload ccix_ctg sweeps request_bytes, not {:?}",
+            "workload ccix_ctg sweeps request_bytes (or message_bytes), not {:?}",
             point.x_name
         )));
     }
     let x = point.x;
     if !((1.0..=MAX_REQUEST).contains(&x) && x.fract() == 0.0) {
         return Err(werr(format!(
-            "request_bytes = {x}: must be a whole number of bytes from 1 to {MAX_REQUEST}"
+            "{} = {x}: must be a whole number of bytes from 1 to {MAX_REQUEST}",
+            point.x_name
         )));
     }
     let len = x as u64;

@@ -176,16 +176,30 @@ fn writes_take_ownership_and_bad_lengths_are_errors() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("request_bytes = 0.5"), "{e}");
-    let e = run_point(
-        "ccix_ctg",
-        &p,
-        "message_bytes",
-        64.0,
-        &Params::new(),
-        0,
-        false,
-    )
-    .unwrap_err()
-    .to_string();
+    let e = run_point("ccix_ctg", &p, "numa_node", 64.0, &Params::new(), 0, false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("sweeps request_bytes"), "{e}");
+}
+
+#[test]
+fn the_tapasco_dma_baseline_moves_the_bytes_both_ways() {
+    let p = Platform::load("n1sdp").unwrap();
+    let dma = |direction: &str, bytes: f64| {
+        let params = Params::new().with("direction", ParamValue::Str(direction.into()), "test");
+        run_point("tapasco_dma", &p, "message_bytes", bytes, &params, 0, false)
+            .unwrap()
+            .metrics["latency_ns"]
+    };
+    // The calibration point: 700 ns / 0.67 for a 64 B read.
+    assert!(within(dma("read", 64.0), 1045.0, 0.05));
+    // A write needs no read round trip to host memory: shorter.
+    assert!(dma("write", 64.0) < dma("read", 64.0) - 200.0);
+    // Bigger transfers take longer, by their bytes at Gen3 x16 (and the
+    // engine's datapath).
+    assert!(dma("read", 16384.0) > dma("read", 4096.0) + 500.0);
+    // CCIX reads win below 4 KiB and lose at 4 KiB.
+    let ccix = |bytes: f64| ctg(bytes, &[])["latency_ns"];
+    assert!(ccix(2048.0) < dma("read", 2048.0));
+    assert!(ccix(4096.0) > dma("read", 4096.0));
 }
