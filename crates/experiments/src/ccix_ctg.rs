@@ -208,8 +208,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     for (k, &va) in vas.iter().enumerate() {
         let start = k as Tick * REQUEST_SPACING;
         if !warm && random {
-            switch.atc =
-                ccsim_pcie::smmu::TranslationCache::new(switch_params.uint("atc_entries") as usize);
+            switch.invalidate_atc();
         }
         let first_op = ops.len();
         let mut ats = false;

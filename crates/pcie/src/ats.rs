@@ -147,6 +147,12 @@ impl AtsSwitch {
         })
     }
 
+    /// Empties the ATC (an ATS Invalidate Request for every page, as the
+    /// host sends when it unmaps; PCIe 6.0 §10.3), keeping its counts.
+    pub fn invalidate_atc(&mut self) {
+        self.atc.clear();
+    }
+
     /// Puts `va`'s translation in the ATC at no cost (a warm ATC: "the
     /// translation of the address is already existing in the ATC", CCIX
     /// §IV Exp. 1); the SMMU's TLB is not touched.

@@ -371,6 +371,11 @@ impl TranslationCache {
         self.entries.push((t, at));
     }
 
+    /// Drops every entry (the hit and miss counts stay).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
     /// Entries held.
     pub fn len(&self) -> usize {
         self.entries.len()
