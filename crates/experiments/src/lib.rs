@@ -44,6 +44,11 @@
 //! * `random_test` — the random tester on a system declared as data (any
 //!   protocol spec, x = ops per agent), online invariant checks and a
 //!   sequential reference: see [`random_test`].
+//! * `ccix_ctg` — the CCIX traffic generator (x = request_bytes): reads
+//!   or writes through the U280's System Cache on the N1-SDP, each AXI
+//!   burst translated first (ATC, ATS, SMMU walk): see [`ccix_ctg`].
+//! * `tapasco_dma` — a register-programmed (TaPaSCo-style) DMA read or
+//!   write of x bytes with physical addresses.
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
@@ -63,6 +68,7 @@
 
 pub mod bench;
 pub mod cc_invocation;
+pub mod ccix_ctg;
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod cxl_expander;
@@ -259,6 +265,20 @@ static DMA_READ: WorkloadInfo = WorkloadInfo {
     run: |p| bytes_point(dma_read, "dma_read", p),
 };
 
+static TAPASCO_DMA: WorkloadInfo = WorkloadInfo {
+    name: "tapasco_dma",
+    description: "A TaPaSCo-style register-programmed DMA of x bytes (x = message_bytes) with physical addresses (CCIX §IV Exp. 1's PCIe-DMA baseline): the API writes source, destination and length to the engine's registers and rings it, the engine reads host memory into the card (read) or writes card memory to the host (write), and the API waits for the completion. Latency of one call.",
+    params: &[
+        ParamSpec { name: "direction", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: reads from and writes to the host", description: "read: the device reads host memory (H2C); write: the device writes host memory (C2H)." },
+        COMPLETION,
+    ],
+    metrics: &[
+        MetricSpec { name: "latency_ns", unit: "ns", description: "API call to the completion seen by the core." },
+    ],
+    check: None,
+    run: |p| bytes_point(tapasco_dma, "tapasco_dma", p),
+};
+
 static XDMA_INVOKE: WorkloadInfo = WorkloadInfo {
     name: "xdma_invoke",
     description: "PIO paper 'write then read' invocation over XDMA: an H2C transfer of x bytes into device memory, then a C2H transfer of x bytes back, each a driver call.",
@@ -314,6 +334,7 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
 pub fn workloads() -> Vec<&'static WorkloadInfo> {
     vec![
         &cc_invocation::CC_INVOKE,
+        &ccix_ctg::CCIX_CTG,
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
@@ -327,6 +348,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &nic::NIC_LOOPBACK,
         &PIO_INVOKE,
         &random_test::RANDOM_TEST,
+        &TAPASCO_DMA,
         &XDMA_INVOKE,
     ]
 }
@@ -644,6 +666,60 @@ fn dma_read(
         ("latency_ns".to_string(), ns(latency)),
         ("bandwidth_gbps".to_string(), bandwidth),
     ]);
+    Ok(result(&sys, metrics, trace))
+}
+
+fn tapasco_dma(
+    platform: &Platform,
+    x: u64,
+    params: &Params,
+    seed: u64,
+    trace: TraceMode,
+) -> Result<PointResult, RunError> {
+    let sp = system_params(platform, "tapasco_dma")?;
+    let driver = driver_for(platform, "tapasco_dma")?;
+    let write = params.str("direction") == "write";
+    let completion = completion_of(params);
+    let probe = PcieSystem::build(&sp, vec![], seed, TraceMode::Off, |_, _| {})
+        .map_err(model_err(platform))?;
+    let layout = DriverLayout {
+        bar0: probe.bar0,
+        ring: RING,
+        writeback: WRITEBACK,
+    };
+    let transfer = Transfer {
+        channel: if write { C2H } else { H2C },
+        host: if write { RSP_BUF } else { REQ_BUF },
+        card: 0,
+        len: x,
+    };
+    let mut program = vec![Op::Mark(0)];
+    program.extend(driver.transfer_registers(&transfer, &layout, completion, 0));
+    program.push(Op::Mark(1));
+    let data = pattern(x, 5);
+    let d = data.clone();
+    let mut sys = PcieSystem::build(&sp, program, seed, trace, move |host, card| {
+        if write {
+            card.data.write(0, &d)
+        } else {
+            host.data.write(REQ_BUF, &d)
+        }
+    })
+    .map_err(model_err(platform))?;
+    finish(&mut sys, "tapasco_dma")?;
+    let moved = if write {
+        sys.host_memory().data.read(RSP_BUF, x as usize)
+    } else {
+        sys.device_memory().data.read(0, x as usize)
+    };
+    if moved != data {
+        return Err(werr(
+            "tapasco_dma: the destination does not hold the source bytes after the transfer",
+        ));
+    }
+    let core = sys.core();
+    let latency = core.mark(1).expect("mark") - core.mark(0).expect("mark");
+    let metrics = BTreeMap::from([("latency_ns".to_string(), ns(latency))]);
     Ok(result(&sys, metrics, trace))
 }
 

@@ -57,8 +57,21 @@ pub mod regs {
     pub const STATUS: u64 = 0x18;
     /// MSI-X message data sent when the channel completes (u32).
     pub const MSI_DATA: u64 = 0x1C;
+    /// Inline descriptor (TaPaSCo-style register-programmed DMA): source
+    /// address (u64).
+    pub const INLINE_SRC: u64 = 0x20;
+    /// Inline descriptor: destination address (u64).
+    pub const INLINE_DST: u64 = 0x28;
+    /// Inline descriptor: length in bytes (u32).
+    pub const INLINE_LEN: u64 = 0x30;
+    /// Bytes of the inline descriptor registers.
+    pub const INLINE_BYTES: usize = 0x18;
     /// Writing CONTROL with this bit starts the channel (the doorbell).
     pub const CTRL_RUN: u32 = 1;
+    /// The one descriptor is in the INLINE registers, not in host memory
+    /// (no descriptor fetch): a register-programmed engine such as
+    /// TaPaSCo's.
+    pub const CTRL_INLINE: u32 = 8;
     /// Send an MSI-X write on completion.
     pub const CTRL_IRQ: u32 = 2;
     /// Write the completed count to `WB_ADDR` on completion.
@@ -247,6 +260,8 @@ enum Action {
 #[derive(Default)]
 struct Channel {
     regs: [u8; 32],
+    /// The inline descriptor registers (at 0x20).
+    inline: [u8; regs::INLINE_BYTES],
     busy: bool,
     error: bool,
     base: u64,
@@ -269,6 +284,24 @@ impl Channel {
     fn reg_u64(&self, off: u64) -> u64 {
         let o = off as usize;
         u64::from_le_bytes(self.regs[o..o + 8].try_into().expect("8"))
+    }
+    /// The descriptor the INLINE registers hold.
+    fn inline_descriptor(&self) -> Descriptor {
+        let at = |r: u64| (r - regs::INLINE_SRC) as usize;
+        let u64at =
+            |r: u64| u64::from_le_bytes(self.inline[at(r)..at(r) + 8].try_into().expect("8"));
+        let len = u32::from_le_bytes(
+            self.inline[at(regs::INLINE_LEN)..at(regs::INLINE_LEN) + 4]
+                .try_into()
+                .expect("4"),
+        );
+        Descriptor {
+            flags: 0,
+            len,
+            src: u64at(regs::INLINE_SRC),
+            dst: u64at(regs::INLINE_DST),
+            next: 0,
+        }
     }
     fn status(&self) -> u32 {
         self.completed
@@ -594,6 +627,16 @@ impl XdmaEngine {
         c.fetched.clear();
         c.finished.clear();
         c.done_times.clear();
+        if c.reg_u32(regs::CONTROL) & regs::CTRL_INLINE != 0 {
+            // One descriptor, already in the registers: straight to the
+            // descriptor stage.
+            let d = c.inline_descriptor();
+            c.count = 1;
+            c.next_fetch = 1;
+            c.fetched.insert(0, d);
+            self.try_stage(ctx, ch);
+            return;
+        }
         if c.count == 0 {
             self.channel_done(ctx, ch);
             return;
@@ -608,6 +651,8 @@ impl XdmaEngine {
             let r = (a % regs::CHANNEL_STRIDE) as usize;
             if ch < 2 && r < 32 && r != regs::STATUS as usize {
                 self.channels[ch].regs[r] = *b;
+            } else if ch < 2 && (32..32 + regs::INLINE_BYTES).contains(&r) {
+                self.channels[ch].inline[r - 32] = *b;
             }
         }
         // A write that covers a CONTROL register with RUN set is a doorbell.

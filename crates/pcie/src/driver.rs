@@ -248,4 +248,76 @@ impl DmaDriver {
         ops.push(Op::Instructions(self.completion));
         ops
     }
+
+    /// One transfer on a register-programmed engine (TaPaSCo-style, the
+    /// engine's [`regs::CTRL_INLINE`]): no descriptor in host memory and
+    /// no page pinning (the buffer's physical address is given, CCIX §IV
+    /// Exp. 1: "directly used the physical address of the data"); the
+    /// source, destination and length go to the channel's INLINE registers
+    /// over uncached MMIO, then CONTROL with RUN (the doorbell), then the
+    /// wait and completion as in [`DmaDriver::transfer`].
+    pub fn transfer_registers(
+        &self,
+        t: &Transfer,
+        layout: &DriverLayout,
+        completion: Completion,
+        msi_vector: u32,
+    ) -> Vec<Op> {
+        let ch = t.channel;
+        let (src, dst) = if ch == crate::dma::H2C {
+            (t.host, t.card)
+        } else {
+            (t.card, t.host)
+        };
+        let mut ops = vec![Op::Instructions(self.syscall)];
+        if completion == Completion::Poll {
+            ops.push(Op::Store {
+                addr: layout.writeback,
+                data: vec![0; 4],
+            });
+            ops.push(Op::Fence);
+        }
+        ops.push(Op::Instructions(self.submit));
+        let base = layout.bar0 + ch as u64 * regs::CHANNEL_STRIDE;
+        let mmio = |off: u64, data: Vec<u8>| Op::MmioWrite {
+            addr: base + off,
+            data,
+            wc: false,
+        };
+        let mut inline = src.to_le_bytes().to_vec();
+        inline.extend_from_slice(&dst.to_le_bytes());
+        inline.extend_from_slice(&(t.len as u32).to_le_bytes());
+        ops.push(mmio(regs::INLINE_SRC, inline));
+        let mut control = regs::CTRL_RUN | regs::CTRL_INLINE;
+        match completion {
+            Completion::Poll => {
+                control |= regs::CTRL_WRITEBACK;
+                ops.push(mmio(regs::WB_ADDR, layout.writeback.to_le_bytes().to_vec()));
+            }
+            Completion::Interrupt => {
+                control |= regs::CTRL_IRQ;
+                ops.push(mmio(regs::MSI_DATA, msi_vector.to_le_bytes().to_vec()));
+            }
+        }
+        ops.push(mmio(regs::CONTROL, control.to_le_bytes().to_vec()));
+        match completion {
+            Completion::Poll => ops.push(Op::PollU32 {
+                addr: layout.writeback,
+                value: 1,
+                loop_instructions: self.poll_loop,
+            }),
+            Completion::Interrupt => {
+                ops.push(Op::WaitInterrupt(msi_vector));
+                ops.push(Op::Instructions(self.irq));
+            }
+        }
+        if self.read_status {
+            ops.push(Op::MmioRead {
+                addr: base + regs::STATUS,
+                len: 4,
+            });
+        }
+        ops.push(Op::Instructions(self.completion));
+        ops
+    }
 }

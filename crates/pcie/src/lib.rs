@@ -26,6 +26,9 @@
 //!   carries CXL.io (these TLPs), CXL.cache and CXL.mem, with a
 //!   weighted round-robin arbiter at flit granularity and credits per
 //!   channel.
+//! * [`smmu`] — AArch64 translation tables as bytes, the walker, the
+//!   host IOMMU's TLB with pre-translation; [`ats`] — the device's ATS
+//!   switch and ATC, the ATS round trip over VC0, CCIX Eq. 1.
 //! * [`system`] — wiring all of the above from parameters.
 //!
 //! Every component declares a [`ComponentSpec`]; [`component_types`] lists them,
@@ -59,6 +62,7 @@
 //! assert_eq!(stats.counter("system.core.mmio_read_msgs"), Some(16));
 //! ```
 
+pub mod ats;
 pub mod core;
 pub mod dma;
 pub mod driver;
@@ -67,6 +71,7 @@ pub mod link;
 pub mod memory;
 pub mod ping;
 pub mod rc;
+pub mod smmu;
 pub mod system;
 pub mod tlp;
 
@@ -89,5 +94,7 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
         &dma::XDMA_ENGINE,
         &driver::DMA_DRIVER,
         &flexbus::CXL_FLEXBUS,
+        &ats::ATS_SWITCH,
+        &smmu::SMMU,
     ]
 }

@@ -235,6 +235,9 @@ struct Program {
     /// The cache's lines per set, least recently used first (with
     /// `capacity_lines`).
     cache: Option<SetCache>,
+    /// Per operation, the earliest time it may issue (empty: from the
+    /// start), e.g. when its address translation is known.
+    release: Vec<Tick>,
 }
 
 /// The sets of a program's bounded cache, each in LRU order, and the
@@ -407,6 +410,7 @@ impl TableAgent {
             wake_at: None,
             blocked_on: None,
             cache,
+            release: Vec::new(),
         });
         Ok(())
     }
@@ -417,6 +421,28 @@ impl TableAgent {
         if let Some(p) = self.program.as_mut() {
             p.next_at = at;
         }
+    }
+
+    /// Gives the program's operations earliest-issue times, one per
+    /// operation (an operation whose physical address is known only once
+    /// its translation arrives): operation `i` issues no earlier than
+    /// `release[i]`, and, the program being in order, neither do the ones
+    /// after it. Errors without a program or with a count that differs
+    /// from its operations'.
+    pub fn set_program_release(&mut self, release: Vec<Tick>) -> Result<(), String> {
+        let name = &self.sys.agents[self.id as usize].name;
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!("{name}: release times need a program first"));
+        };
+        if release.len() != p.ops.len() {
+            return Err(format!(
+                "{name}: {} release times for {} program operations",
+                release.len(),
+                p.ops.len()
+            ));
+        }
+        p.release = release;
+        Ok(())
     }
 
     /// The program's (issue, completion) times, completion 0 for an
@@ -467,6 +493,12 @@ impl TableAgent {
         if let Some(victim) = self.home_cache.as_mut().and_then(|c| c.admit(line)) {
             self.cached.remove(victim);
         }
+    }
+
+    /// A program operation's pipeline (`access_ns`): an operation that
+    /// took no longer completed locally (a hit).
+    pub fn access_time(&self) -> Tick {
+        self.access
     }
 
     /// The agent's id.
@@ -620,8 +652,8 @@ impl TableAgent {
                 return;
             }
             let now = ctx.now();
-            if now < p.next_at {
-                let at = p.next_at;
+            let at = p.next_at.max(p.release.get(p.next).copied().unwrap_or(0));
+            if now < at {
                 self.wake_program(at, ctx);
                 return;
             }

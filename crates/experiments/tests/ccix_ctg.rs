@@ -1,0 +1,205 @@
+//! The CCIX traffic generator on the N1-SDP with the U280 (CCIX §IV):
+//! translation before issue, the calibration points of Exp. 2, and the
+//! text's statements about ATS that the mechanisms should reproduce.
+
+use ccsim_experiments::run_point;
+use ccsim_kernel::prelude::*;
+use ccsim_platform::{BuildOptions, Platform};
+
+fn ctg(bytes: f64, settings: &[(&str, &str)]) -> std::collections::BTreeMap<String, f64> {
+    let p = Platform::load("n1sdp").unwrap();
+    let mut params = Params::new();
+    for (k, v) in settings {
+        let value = match v.parse::<i64>() {
+            Ok(i) => ParamValue::Int(i),
+            Err(_) => ParamValue::Str((*v).into()),
+        };
+        params.set(k, value, "test");
+    }
+    run_point("ccix_ctg", &p, "request_bytes", bytes, &params, 0, false)
+        .unwrap()
+        .metrics
+}
+
+fn within(value: f64, target: f64, tol: f64) -> bool {
+    (value - target).abs() <= tol * target
+}
+
+#[test]
+fn a_program_operation_waits_for_its_release_time() {
+    let p = Platform::load("n1sdp").unwrap();
+    let run = |release: Option<Vec<Tick>>| {
+        let mut s = p
+            .build(
+                "ccix",
+                BuildOptions {
+                    seed: 0,
+                    trace: TraceMode::Off,
+                    checks: true,
+                    tester: None,
+                },
+            )
+            .unwrap();
+        let sc = 0; // the u280, the system's first agent
+        s.agent_mut(sc)
+            .set_program(&[(10, "load"), (11, "load")], 2)
+            .unwrap();
+        if let Some(r) = release {
+            s.agent_mut(sc).set_program_release(r).unwrap();
+        }
+        s.sim.run();
+        s.agent(sc).program_times().to_vec()
+    };
+    let free = run(None);
+    assert_eq!((free[0].0, free[1].0), (0, 0), "both issue at once");
+    let held = run(Some(vec![0, 5 * US]));
+    assert_eq!(held[0], free[0]);
+    assert_eq!(held[1].0, 5 * US);
+    // Alone on the link, it takes what the first took.
+    assert_eq!(held[1].1 - held[1].0, held[0].1 - held[0].0);
+    // A count that does not match is an error naming both.
+    let mut s = p
+        .build(
+            "ccix",
+            BuildOptions {
+                seed: 0,
+                trace: TraceMode::Off,
+                checks: true,
+                tester: None,
+            },
+        )
+        .unwrap();
+    s.agent_mut(0).set_program(&[(1, "load")], 1).unwrap();
+    let e = s.agent_mut(0).set_program_release(vec![0, 0]).unwrap_err();
+    assert!(
+        e.contains("2 release times for 1 program operations"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_calibration_points_of_experiment_2() {
+    // A 64 B read with an SC miss, ATC warm: ≈ 700 ns (CCIX §IV Exp. 2).
+    let warm = ctg(64.0, &[]);
+    assert!(within(warm["latency_ns"], 700.0, 0.05), "{warm:?}");
+    assert_eq!(warm["atc_miss_fraction"], 0.0);
+    // With an ATC miss: 2453 ns, and the ATS round trip at the switch
+    // ≈ 617 ns.
+    let cold = ctg(64.0, &[("atc", "cold")]);
+    assert!(within(cold["latency_ns"], 2453.0, 0.05), "{cold:?}");
+    assert!(within(cold["ats_ns"], 617.0, 0.05), "{cold:?}");
+    assert_eq!(cold["atc_miss_fraction"], 1.0);
+}
+
+#[test]
+fn an_atc_miss_triples_small_reads_but_not_large_ones() {
+    let ratio =
+        |bytes: f64| ctg(bytes, &[("atc", "cold")])["latency_ns"] / ctg(bytes, &[])["latency_ns"];
+    let small = ratio(64.0);
+    assert!((2.5..=3.6).contains(&small), "64 B: {small}");
+    // From 32 KiB the transfer takes longer than the translations.
+    for bytes in [32768.0, 65536.0] {
+        let r = ratio(bytes);
+        assert!(r < 2.0, "{bytes} B: {r}");
+    }
+}
+
+#[test]
+fn later_sequential_accesses_cost_less_even_across_a_page() {
+    let seq = |bytes: f64| {
+        ctg(
+            bytes,
+            &[
+                ("atc", "cold"),
+                ("pattern", "sequential"),
+                ("requests", "128"),
+            ],
+        )
+    };
+    let small = seq(64.0);
+    // The first access walks; within a page the ATC hits (64 lines a
+    // page: one miss in 64); the next page was pre-translated.
+    assert!(small["cross_ns"] < small["first_ns"] - 300.0, "{small:?}");
+    assert_eq!(small["atc_miss_fraction"], 2.0 / 128.0);
+    assert!(within(small["latency_ns"], 700.0, 0.05), "{small:?}");
+    // 4 KiB requests cross a page every time, each still cheaper than the
+    // first.
+    let page = seq(4096.0);
+    assert_eq!(page["atc_miss_fraction"], 1.0);
+    assert!(page["cross_ns"] < page["first_ns"], "{page:?}");
+}
+
+#[test]
+fn huge_pages_shorten_the_walk() {
+    let small = ctg(64.0, &[("atc", "cold")]);
+    let huge = ctg(64.0, &[("atc", "cold"), ("page_size", "2m")]);
+    let giant = ctg(64.0, &[("atc", "cold"), ("page_size", "1g")]);
+    // A 2 MiB block ends the walk a level early: one descriptor read
+    // (80 ns) fewer.
+    assert!(within(small["ats_ns"] - huge["ats_ns"], 80.0, 0.01));
+    // The whole 1 GiB buffer is one page: after the first request's walk
+    // the SMMU's TLB holds it, and the median round trip has no walk.
+    assert!(within(small["ats_ns"] - giant["ats_ns"], 320.0, 0.01));
+    // A 16 KiB request needs four translations with 4 KiB pages, one with
+    // 64 KiB pages.
+    assert_eq!(ctg(16384.0, &[])["translations"], 4.0);
+    assert_eq!(ctg(16384.0, &[("page_size", "64k")])["translations"], 4.0);
+    assert_eq!(
+        ctg(16384.0, &[("page_size", "64k"), ("atc", "cold")])["atc_miss_fraction"],
+        0.25,
+        "one ATC miss, then three bursts in the same 64 KiB page"
+    );
+}
+
+#[test]
+fn eq1_agrees_with_the_simulation_for_one_line() {
+    for atc in ["warm", "cold"] {
+        let m = ctg(64.0, &[("atc", atc)]);
+        assert!(within(m["eq1_ns"], m["latency_ns"], 0.02), "{atc}: {m:?}");
+    }
+}
+
+#[test]
+fn writes_take_ownership_and_bad_lengths_are_errors() {
+    let w = ctg(64.0, &[("op", "write")]);
+    assert!(w["latency_ns"] > 600.0, "{w:?}");
+    let p = Platform::load("n1sdp").unwrap();
+    let e = run_point(
+        "ccix_ctg",
+        &p,
+        "request_bytes",
+        0.5,
+        &Params::new(),
+        0,
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("request_bytes = 0.5"), "{e}");
+    let e = run_point("ccix_ctg", &p, "numa_node", 64.0, &Params::new(), 0, false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sweeps request_bytes"), "{e}");
+}
+
+#[test]
+fn the_tapasco_dma_baseline_moves_the_bytes_both_ways() {
+    let p = Platform::load("n1sdp").unwrap();
+    let dma = |direction: &str, bytes: f64| {
+        let params = Params::new().with("direction", ParamValue::Str(direction.into()), "test");
+        run_point("tapasco_dma", &p, "message_bytes", bytes, &params, 0, false)
+            .unwrap()
+            .metrics["latency_ns"]
+    };
+    // The calibration point: 700 ns / 0.67 for a 64 B read.
+    assert!(within(dma("read", 64.0), 1045.0, 0.05));
+    // A write needs no read round trip to host memory: shorter.
+    assert!(dma("write", 64.0) < dma("read", 64.0) - 200.0);
+    // Bigger transfers take longer, by their bytes at Gen3 x16 (and the
+    // engine's datapath).
+    assert!(dma("read", 16384.0) > dma("read", 4096.0) + 500.0);
+    // CCIX reads win below 4 KiB and lose at 4 KiB.
+    let ccix = |bytes: f64| ctg(bytes, &[])["latency_ns"];
+    assert!(ccix(2048.0) < dma("read", 2048.0));
+    assert!(ccix(4096.0) > dma("read", 4096.0));
+}
