@@ -1238,8 +1238,8 @@ impl Component<Msg> for TableAgent {
                 delay += p.round_trip_ps(m.line);
             }
         }
-        let memory_side = (!is_home && self.timing.is_some())
-            .then(|| self.memory_side_access(m.line, m.msg));
+        let memory_side =
+            (!is_home && self.timing.is_some()).then(|| self.memory_side_access(m.line, m.msg));
         if let (Some((writes, reads)), Some(timing)) = (memory_side, self.timing.as_mut()) {
             // A memory-side agent's DRAM is touched by the rows that use its
             // copy: a write (fill or store) first, then a read (a send of
