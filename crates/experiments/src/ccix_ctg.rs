@@ -51,10 +51,10 @@ use std::collections::{BTreeMap, HashSet};
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::ats::{eq1_latency_ns, AtsSwitch};
 use ccsim_pcie::smmu::{PageSize, Smmu, TranslationTables};
-use ccsim_platform::{BuildOptions, Platform};
+use ccsim_platform::Platform;
 
 use crate::invocation::percentile;
-use crate::program_run::{no_violation, role_agent};
+use crate::program_run::{build_for_program, no_violation, role_agent};
 use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// The cache line (CCIX Table I: 64 B lines).
@@ -241,17 +241,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         });
     }
 
-    let mut s = platform
-        .build(
-            system,
-            BuildOptions {
-                seed: point.seed,
-                trace: trace_mode(point.trace),
-                checks: true,
-                tester: None,
-            },
-        )
-        .map_err(RunError::Config)?;
+    let mut s = build_for_program(platform, system, point)?;
     let sc = role_agent(&s, "ra", system)?;
     let window = params.uint("outstanding") as usize;
     s.agent_mut(sc).set_program(&ops, window).map_err(werr)?;

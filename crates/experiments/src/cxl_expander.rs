@@ -36,9 +36,10 @@
 use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_platform::BuildOptions;
 
-use crate::program_run::{latency_quartiles, no_violation, role_agent, role_agents};
+use crate::program_run::{
+    build_for_program, latency_quartiles, no_violation, role_agent, role_agents,
+};
 use crate::{
     sim_result, trace_mode, werr, whole_number, MetricSpec, Point, PointResult, RunError,
     WorkloadInfo,
@@ -97,18 +98,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
     let per_thread = params.uint("ops_per_thread");
     let system = params.str("system");
-    let mut s = point
-        .platform
-        .build(
-            system,
-            BuildOptions {
-                seed: point.seed,
-                trace: trace_mode(point.trace),
-                checks: true,
-                tester: None,
-            },
-        )
-        .map_err(RunError::Config)?;
+    let mut s = build_for_program(point.platform, system, point)?;
     let mc = role_agent(&s, "mc", system)?;
     let hosts = role_agents(&s, "host", system)?;
     if threads as usize > hosts.len() {

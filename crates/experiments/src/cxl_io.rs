@@ -249,18 +249,7 @@ pub(crate) fn dma_read(
     }
     let core = s.core();
     let latency = core.mark(1).expect("mark") - core.mark(0).expect("mark");
-    let bandwidth = if bandwidth_mode {
-        let done = s.engine().done_times(H2C);
-        let k = done.len() / 4;
-        let span = done[done.len() - 1] - done[k];
-        ((done.len() - 1 - k) as u64 * x) as f64 / span as f64 * 1000.0
-    } else {
-        x as f64 / latency as f64 * 1000.0
-    };
-    let metrics = BTreeMap::from([
-        ("latency_ns".to_string(), ns(latency)),
-        ("bandwidth_gbps".to_string(), bandwidth),
-    ]);
+    let metrics = crate::dma_read_metrics(latency, s.engine().done_times(H2C), x, bandwidth_mode);
     Ok(sim_result(&s.built.sim, metrics, trace))
 }
 

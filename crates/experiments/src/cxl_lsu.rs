@@ -55,9 +55,9 @@ use std::collections::BTreeMap;
 
 use ccsim_coherence::agents::{snc_one_way_ns, SlicePlacement};
 use ccsim_kernel::prelude::*;
-use ccsim_platform::{BuildOptions, Platform};
+use ccsim_platform::Platform;
 
-use crate::program_run::{latency_quartiles, no_violation, role_agent};
+use crate::program_run::{build_for_program, latency_quartiles, no_violation, role_agent};
 use crate::{
     sim_result, trace_mode, werr, whole_number, MetricSpec, Point, PointResult, RunError,
     WorkloadInfo,
@@ -138,17 +138,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     } else {
         (LOADS_PER_TEST * params.uint("trials"), 1, tier == "hmc")
     };
-    let mut s = platform
-        .build(
-            system,
-            BuildOptions {
-                seed: point.seed,
-                trace: trace_mode(point.trace),
-                checks: true,
-                tester: None,
-            },
-        )
-        .map_err(RunError::Config)?;
+    let mut s = build_for_program(&platform, system, point)?;
     let device = role_agent(&s, "device", system)?;
     let home = role_agent(&s, "home", system)?;
     let lines: Vec<u64> = (0..n).collect();

@@ -43,9 +43,8 @@
 use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_platform::BuildOptions;
 
-use crate::program_run::{latency_quartiles, no_violation, role_agent};
+use crate::program_run::{build_for_program, latency_quartiles, no_violation, role_agent};
 use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// The declaration of `cxl_type2_bias`.
@@ -121,18 +120,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
     let lines = params.uint("lines");
     let system = params.str("system");
-    let mut s = point
-        .platform
-        .build(
-            system,
-            BuildOptions {
-                seed: point.seed,
-                trace: trace_mode(point.trace),
-                checks: true,
-                tester: None,
-            },
-        )
-        .map_err(RunError::Config)?;
+    let mut s = build_for_program(point.platform, system, point)?;
     let dcoh = role_agent(&s, "dcoh", system)?;
     let cache = role_agent(&s, "accel", system)?;
     let core = role_agent(&s, "core", system)?;

@@ -653,20 +653,31 @@ fn dma_read(
     }
     let core = sys.core();
     let latency = core.mark(1).expect("mark") - core.mark(0).expect("mark");
+    let metrics = dma_read_metrics(latency, sys.engine().done_times(H2C), x, bandwidth_mode);
+    Ok(result(&sys, metrics, trace))
+}
+
+/// A `dma_read` run's metrics: the driver call's `latency`, and the
+/// bandwidth of `x`-byte descriptors, in bandwidth mode the steady-state
+/// rate of their completions (`done`, skipping the first quarter while the
+/// descriptor pipeline fills), otherwise `x` over the latency.
+pub(crate) fn dma_read_metrics(
+    latency: Tick,
+    done: &[Tick],
+    x: u64,
+    bandwidth_mode: bool,
+) -> BTreeMap<String, f64> {
     let bandwidth = if bandwidth_mode {
-        let done = sys.engine().done_times(H2C);
-        // Steady state: skip the first quarter (descriptor pipeline filling).
         let k = done.len() / 4;
         let span = done[done.len() - 1] - done[k];
         ((done.len() - 1 - k) as u64 * x) as f64 / span as f64 * 1000.0
     } else {
         x as f64 / latency as f64 * 1000.0
     };
-    let metrics = BTreeMap::from([
+    BTreeMap::from([
         ("latency_ns".to_string(), ns(latency)),
         ("bandwidth_gbps".to_string(), bandwidth),
-    ]);
-    Ok(result(&sys, metrics, trace))
+    ])
 }
 
 fn tapasco_dma(

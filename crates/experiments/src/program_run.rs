@@ -1,15 +1,36 @@
 //! What the workloads that drive a table-agent system with programs share
-//! (`cxl_lsu`, `cxl_expander`, the CXL coherent bench): finding the agents
+//! (`cxl_lsu`, `cxl_expander`, `cxl_type2_bias`, `ccix_ctg`, the CXL
+//! coherent bench): building the system for a point, finding the agents
 //! that play a role, the run's first invariant violation as an error, and
 //! the latency quartiles of the operations' (issue, completion) times.
 
 use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_platform::BuiltSystem;
+use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
 
 use crate::invocation::percentile;
-use crate::{werr, RunError};
+use crate::{trace_mode, werr, Point, RunError};
+
+/// `platform`'s `system` for one point: its seed and trace, online checks
+/// on, no random tester (the workload gives the agents programs).
+pub(crate) fn build_for_program(
+    platform: &Platform,
+    system: &str,
+    point: &Point<'_>,
+) -> Result<BuiltSystem, RunError> {
+    platform
+        .build(
+            system,
+            BuildOptions {
+                seed: point.seed,
+                trace: trace_mode(point.trace),
+                checks: true,
+                tester: None,
+            },
+        )
+        .map_err(RunError::Config)
+}
 
 /// The agents of `system` that play `role`, in agent order (at least one).
 pub(crate) fn role_agents(
