@@ -233,8 +233,11 @@ def test_the_report_marks_known_gaps_not_held():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ENZIAN)
+@pytest.mark.parametrize("name", [n for n in EXPERIMENTS if config(n)["claims"]])
 def test_full_sweep_verdicts_match_the_declared_expectations(name):
+    # Every experiment with claims, not only the Enzian ones: a full sweep
+    # once disagreed with cohet-cxl-bandwidth's declared expectation while
+    # every quick sweep agreed.
     assert_verdicts_as_declared(ccsim.reproduce(name, jobs=2), all_evaluated=True)
 
 
