@@ -73,3 +73,18 @@ def test_ccix_latency_from_the_cli(tmp_path):
     r = run_cli("reproduce", "ccix-latency", "--quick", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "ccix-latency" / "report.md").exists()
+
+
+def test_ccix_vs_pcie_dma_throughput_of_one_transfer_quick():
+    """Table III is withheld: every point is a prediction, the throughput
+    of one transfer (its bytes over its latency, ccix-latency's runs)."""
+    res = ccsim.reproduce("ccix-throughput", quick=True)
+    df = res.df
+    assert set(df.role.dropna()) <= {"prediction"} and df.paper.isna().all()
+    lat = ccsim.reproduce("ccix-latency", quick=True).df
+    latency = {(s, x): v for s, x, v in zip(lat.series, lat.x, lat.sim)}
+    for s, x, v in zip(df.series, df.x, df.sim):
+        # GB/s = bytes per ns.
+        assert v == pytest.approx(x / latency[(s, x)], rel=1e-9), (s, x)
+    claims = res.claims_df
+    assert list(claims.verdict) == ["held"] == list(claims.expect)

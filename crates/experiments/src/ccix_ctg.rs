@@ -95,6 +95,7 @@ pub static CCIX_CTG: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "latency_ns", unit: "ns", description: "Median request latency, start to the last line's data." },
         MetricSpec { name: "p25_ns", unit: "ns", description: "25th percentile of the request latency." },
         MetricSpec { name: "p75_ns", unit: "ns", description: "75th percentile of the request latency." },
+        MetricSpec { name: "throughput_gbps", unit: "GB/s", description: "A request's bytes over its median latency (GB = 10^9 B): the throughput of one transfer, what the CTG's latency register gives." },
         MetricSpec { name: "first_ns", unit: "ns", description: "The first request's latency (the initial access to the buffer)." },
         MetricSpec { name: "cross_ns", unit: "ns", description: "Median latency of the later requests that needed an ATS request (0 if none)." },
         MetricSpec { name: "ats_ns", unit: "ns", description: "Median ATS round trip at the switch, request TLP out to completion in (0 without ATS)." },
@@ -283,6 +284,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     metrics.insert("latency_ns".to_string(), percentile(&all, 50.0));
     metrics.insert("p25_ns".to_string(), percentile(&all, 25.0));
     metrics.insert("p75_ns".to_string(), percentile(&all, 75.0));
+    // Bytes per ns are GB/s.
+    metrics.insert("throughput_gbps".to_string(), len as f64 / percentile(&all, 50.0));
     metrics.insert("first_ns".to_string(), latencies[0].0);
     let mut cross: Vec<f64> = latencies[1..].iter().filter(|l| l.1).map(|l| l.0).collect();
     cross.sort_by(f64::total_cmp);

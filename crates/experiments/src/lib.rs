@@ -274,6 +274,7 @@ static TAPASCO_DMA: WorkloadInfo = WorkloadInfo {
     ],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "API call to the completion seen by the core." },
+        MetricSpec { name: "throughput_gbps", unit: "GB/s", description: "x bytes over the latency of one call (GB = 10^9 B)." },
     ],
     check: None,
     run: |p| bytes_point(tapasco_dma, "tapasco_dma", p),
@@ -730,7 +731,11 @@ fn tapasco_dma(
     }
     let core = sys.core();
     let latency = core.mark(1).expect("mark") - core.mark(0).expect("mark");
-    let metrics = BTreeMap::from([("latency_ns".to_string(), ns(latency))]);
+    let metrics = BTreeMap::from([
+        ("latency_ns".to_string(), ns(latency)),
+        // Bytes per ns are GB/s.
+        ("throughput_gbps".to_string(), x as f64 / ns(latency)),
+    ]);
     Ok(result(&sys, metrics, trace))
 }
 
