@@ -285,7 +285,10 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     metrics.insert("p25_ns".to_string(), percentile(&all, 25.0));
     metrics.insert("p75_ns".to_string(), percentile(&all, 75.0));
     // Bytes per ns are GB/s.
-    metrics.insert("throughput_gbps".to_string(), len as f64 / percentile(&all, 50.0));
+    metrics.insert(
+        "throughput_gbps".to_string(),
+        len as f64 / percentile(&all, 50.0),
+    );
     metrics.insert("first_ns".to_string(), latencies[0].0);
     let mut cross: Vec<f64> = latencies[1..].iter().filter(|l| l.1).map(|l| l.0).collect();
     cross.sort_by(f64::total_cmp);
