@@ -10,11 +10,16 @@
 //! * [`accel`] — stream accelerators computing real SHA-256 digests and
 //!   AES-128 ciphertext behind 64-bit-word ratchets (the Cohort
 //!   prototype's, §5.2), for a queue engine to feed.
+//! * [`circustent`] — the CircusTent benchmark's atomic access patterns
+//!   (RAND, STRIDE1, STRIDEN, PTRCHASE, CENTRAL, SCATTER, GATHER, SG) as
+//!   processing elements' programs on a real array, with the sequential
+//!   reference a remote-atomics NIC model must reproduce.
 //! * [`nic`] — the 100 Gb/s NIC of the PIO paper §6.3 (MAC in loopback,
 //!   packet SRAM, NIC logic) in three designs: PCIe DMA, PCIe PIO and ECI
 //!   PIO.
 
 pub mod accel;
+pub mod circustent;
 pub mod nic;
 
 use ccsim_kernel::component::ComponentSpec;
