@@ -31,18 +31,15 @@ use std::rc::Rc;
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::{Core, Op};
 use ccsim_pcie::dma::{XdmaEngine, H2C};
-use ccsim_pcie::driver::{DriverLayout, Transfer};
 use ccsim_pcie::flexbus::FlexBus;
-use ccsim_pcie::link::link_config;
 use ccsim_pcie::memory::Memory;
 use ccsim_pcie::system::{attach_host_and_dma, AttachedHost};
 use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
 
 use crate::program_run::{latency_quartiles, no_violation, role_agent};
 use crate::{
-    completion_of, driver_for, model_err, ns, pattern, sim_result, system_params, trace_mode, werr,
-    whole_number, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF,
-    RING, TIME_LIMIT, WRITEBACK,
+    model_err, ns, pattern, sim_result, system_params, trace_mode, werr, whole_number, MetricSpec,
+    Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF, TIME_LIMIT,
 };
 
 /// A built CXL.io system: the table agents' system and the PCIe side
@@ -111,15 +108,6 @@ fn flexbus_instance(platform: &Platform, system: &str) -> Result<String, RunErro
             "system {system} has several cxl_flexbus links; CXL.io needs one"
         ))),
     }
-}
-
-/// The engine's BAR0, from its parameters.
-fn bar0(platform: &Platform, workload: &str) -> Result<u64, RunError> {
-    let sp = system_params(platform, workload)?;
-    let cfg = link_config(&sp.pcie_link).map_err(model_err(platform))?;
-    Ok(XdmaEngine::from_params(&sp.xdma_engine, &cfg)
-        .map_err(model_err(platform))?
-        .bar0())
 }
 
 /// Builds `system` with the PCIe side attached to its flexbus, the core
@@ -198,35 +186,6 @@ fn finish(s: &mut CxlIoSystem, workload: &str) -> Result<(), RunError> {
     no_violation(&s.built)
 }
 
-/// The driver's program: `n` H2D transfers of `x` bytes from `REQ_BUF`
-/// behind one doorbell, between marks 0 and 1.
-fn dma_program(
-    platform: &Platform,
-    workload: &str,
-    n: u64,
-    x: u64,
-    params: &ccsim_kernel::component::Params,
-) -> Result<Vec<Op>, RunError> {
-    let driver = driver_for(platform, workload)?;
-    let layout = DriverLayout {
-        bar0: bar0(platform, workload)?,
-        ring: RING,
-        writeback: WRITEBACK,
-    };
-    let transfers: Vec<Transfer> = (0..n)
-        .map(|i| Transfer {
-            channel: H2C,
-            host: REQ_BUF + i * x,
-            card: i * x,
-            len: x,
-        })
-        .collect();
-    let mut program = vec![Op::Mark(0)];
-    program.extend(driver.transfer(&transfers, &layout, completion_of(params), 0));
-    program.push(Op::Mark(1));
-    Ok(program)
-}
-
 /// `dma_read` over CXL.io: the same driver, engine and metrics, with the
 /// root complex and the engine on `system`'s flexbus.
 pub(crate) fn dma_read(
@@ -238,7 +197,7 @@ pub(crate) fn dma_read(
     trace: TraceMode,
 ) -> Result<PointResult, RunError> {
     let (bandwidth_mode, n) = crate::dma_read_transfers(params, x);
-    let program = dma_program(platform, "dma_read", n, x, params)?;
+    let program = crate::dma_read_program(platform, "dma_read", n, x, params)?;
     let data = pattern(n * x, 1);
     let mut s = attach(platform, system, "dma_read", program, &data, seed, trace)?;
     finish(&mut s, "dma_read")?;
@@ -315,7 +274,7 @@ fn mix(point: &Point<'_>) -> Result<PointResult, RunError> {
     let (dx, dn) = (params.uint("dma_bytes"), params.uint("dma_messages"));
     let (program, data) = if with_dma {
         (
-            dma_program(&platform, "cxl_io_mix", dn, dx, params)?,
+            crate::dma_read_program(&platform, "cxl_io_mix", dn, dx, params)?,
             pattern(dn * dx, 1),
         )
     } else {

@@ -88,7 +88,7 @@ use std::fmt;
 use ccsim_coherence::envelope::Msg;
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
-use ccsim_pcie::dma::{C2H, H2C};
+use ccsim_pcie::dma::{XdmaEngine, C2H, H2C};
 use ccsim_pcie::driver::{Completion, DmaDriver, DriverLayout, Transfer};
 use ccsim_pcie::link::{link_config, PcieLink};
 use ccsim_pcie::ping::{TlpEcho, TlpPinger};
@@ -584,6 +584,49 @@ pub(crate) fn driver_for(platform: &Platform, workload: &str) -> Result<DmaDrive
         .map_err(model_err(platform))
 }
 
+/// The DMA engine's BAR0 and BAR1 (from its parameters, as the system
+/// places them), without building a system.
+pub(crate) fn engine_bars(platform: &Platform, workload: &str) -> Result<(u64, u64), RunError> {
+    let sp = system_params(platform, workload)?;
+    let cfg = link_config(&sp.pcie_link).map_err(model_err(platform))?;
+    let engine = XdmaEngine::from_params(&sp.xdma_engine, &cfg).map_err(model_err(platform))?;
+    Ok((engine.bar0(), engine.bar1()))
+}
+
+/// Where the driver keeps its ring and write-back, and the engine's BAR0.
+pub(crate) fn driver_layout(platform: &Platform, workload: &str) -> Result<DriverLayout, RunError> {
+    Ok(DriverLayout {
+        bar0: engine_bars(platform, workload)?.0,
+        ring: RING,
+        writeback: WRITEBACK,
+    })
+}
+
+/// The driver's program of a DMA read (`workload`'s): `n` H2C transfers of
+/// `x` bytes from `REQ_BUF` behind one doorbell, between marks 0 and 1.
+pub(crate) fn dma_read_program(
+    platform: &Platform,
+    workload: &str,
+    n: u64,
+    x: u64,
+    params: &Params,
+) -> Result<Vec<Op>, RunError> {
+    let driver = driver_for(platform, workload)?;
+    let layout = driver_layout(platform, workload)?;
+    let transfers: Vec<Transfer> = (0..n)
+        .map(|i| Transfer {
+            channel: H2C,
+            host: REQ_BUF + i * x,
+            card: i * x,
+            len: x,
+        })
+        .collect();
+    let mut program = vec![Op::Mark(0)];
+    program.extend(driver.transfer(&transfers, &layout, completion_of(params), 0));
+    program.push(Op::Mark(1));
+    Ok(program)
+}
+
 /// Whether `dma_read` runs in bandwidth mode, and its number of x-byte
 /// transfers.
 pub(crate) fn dma_read_transfers(params: &Params, x: u64) -> (bool, u64) {
@@ -612,37 +655,10 @@ fn dma_read(
         return cxl_io::dma_read(platform, system, x, params, seed, trace);
     }
     let sp = system_params(platform, "dma_read")?;
-    let driver = driver_for(platform, "dma_read")?;
-    let completion = completion_of(params);
-    let layout = DriverLayout {
-        bar0: 0,
-        ring: RING,
-        writeback: WRITEBACK,
-    };
-    let transfers: Vec<Transfer> = (0..n)
-        .map(|i| Transfer {
-            channel: H2C,
-            host: REQ_BUF + i * x,
-            card: i * x,
-            len: x,
-        })
-        .collect();
+    let program = dma_read_program(platform, "dma_read", n, x, params)?;
     let data = pattern(n * x, 1);
-    let build = |layout: &DriverLayout| {
-        let mut program = vec![Op::Mark(0)];
-        program.extend(driver.transfer(&transfers, layout, completion, 0));
-        program.push(Op::Mark(1));
-        program
-    };
-    // BAR0 comes from the engine's parameters: build once to learn it.
-    let probe = PcieSystem::build(&sp, vec![], seed, TraceMode::Off, |_, _| {})
-        .map_err(model_err(platform))?;
-    let layout = DriverLayout {
-        bar0: probe.bar0,
-        ..layout
-    };
     let d = data.clone();
-    let mut sys = PcieSystem::build(&sp, build(&layout), seed, trace, move |host, _| {
+    let mut sys = PcieSystem::build(&sp, program, seed, trace, move |host, _| {
         host.data.write(REQ_BUF, &d)
     })
     .map_err(model_err(platform))?;
@@ -692,13 +708,7 @@ fn tapasco_dma(
     let driver = driver_for(platform, "tapasco_dma")?;
     let write = params.str("direction") == "write";
     let completion = completion_of(params);
-    let probe = PcieSystem::build(&sp, vec![], seed, TraceMode::Off, |_, _| {})
-        .map_err(model_err(platform))?;
-    let layout = DriverLayout {
-        bar0: probe.bar0,
-        ring: RING,
-        writeback: WRITEBACK,
-    };
+    let layout = driver_layout(platform, "tapasco_dma")?;
     let transfer = Transfer {
         channel: if write { C2H } else { H2C },
         host: if write { RSP_BUF } else { REQ_BUF },
@@ -749,13 +759,7 @@ fn xdma_invoke(
     let sp = system_params(platform, "xdma_invoke")?;
     let driver = driver_for(platform, "xdma_invoke")?;
     let completion = completion_of(params);
-    let probe = PcieSystem::build(&sp, vec![], seed, TraceMode::Off, |_, _| {})
-        .map_err(model_err(platform))?;
-    let layout = DriverLayout {
-        bar0: probe.bar0,
-        ring: RING,
-        writeback: WRITEBACK,
-    };
+    let layout = driver_layout(platform, "xdma_invoke")?;
     let mut program = vec![Op::Mark(0)];
     program.extend(driver.transfer(
         &[Transfer {
@@ -817,9 +821,7 @@ fn pio_invoke(
     trace: TraceMode,
 ) -> Result<PointResult, RunError> {
     let sp = system_params(platform, "pio_invoke")?;
-    let probe = PcieSystem::build(&sp, vec![], seed, TraceMode::Off, |_, _| {})
-        .map_err(model_err(platform))?;
-    let bar1 = probe.bar1;
+    let bar1 = engine_bars(platform, "pio_invoke")?.1;
     let data = pattern(x, 3);
     let program = vec![
         Op::Mark(0),
