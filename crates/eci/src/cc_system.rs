@@ -29,7 +29,7 @@ use std::sync::Arc;
 use ccsim_kernel::prelude::*;
 
 use super::assemble::{assemble, AgentKind, AgentPlan, Assembled, LinkPlan, SystemPlan};
-use super::cc::{CacheController, CcOp};
+use super::cc::{CacheController, CcOp, CcOpKind, CPU_HOMED_BASE};
 use super::cpu::CpuOp;
 use super::cpu_home::CpuHome;
 use super::link::EciLink;
@@ -224,6 +224,54 @@ impl CcSystem {
         let refused: Vec<&String> = cc.app_errors.iter().collect();
         verdict(outcome, &[side], watchdog, left, &refused)
     }
+}
+
+/// A random tester's work on CPU-homed lines `CPU_HOMED_BASE + 0..lines`:
+/// `core_ops` of the home's core (loads, stores of a random word, store
+/// `i` writing `i + 1`, and pauses of up to `max_pause_ps`, so that the
+/// device's requests and the core's meet in every order) and `device_ops`
+/// of the CC's device (loads, load-exclusives, whole-line stores no core
+/// store can produce, evictions), in equal shares.
+pub fn random_work(
+    rng: &mut SimRng,
+    core_ops: u64,
+    device_ops: u64,
+    lines: u64,
+    max_pause_ps: u64,
+) -> (Vec<CpuOp>, Vec<CcOp>) {
+    let line = |r: &mut SimRng| CPU_HOMED_BASE + r.below(lines);
+    let core = (0..core_ops)
+        .map(|i| match rng.below(3) {
+            0 => CpuOp::Load { line: line(rng) },
+            1 => CpuOp::Store {
+                line: line(rng),
+                word: rng.below(16) as u8,
+                value: i + 1,
+            },
+            _ => CpuOp::Wait {
+                ps: rng.below(max_pause_ps),
+            },
+        })
+        .collect();
+    let device = (0..device_ops)
+        .map(|i| {
+            let l = line(rng);
+            let kind = match rng.below(4) {
+                0 => CcOpKind::Load,
+                1 => CcOpKind::LoadExclusive,
+                2 => {
+                    // The device's op number in word 0, its marker in word 1.
+                    let mut v = [0u8; 128];
+                    v[..8].copy_from_slice(&(0xF000_0000_0000 + i).to_le_bytes());
+                    v[8..16].copy_from_slice(&0xDE71_CE00u64.to_le_bytes());
+                    CcOpKind::Store(Box::new(v))
+                }
+                _ => CcOpKind::Evict,
+            };
+            CcOp::new(kind, l)
+        })
+        .collect();
+    (core, device)
 }
 
 /// Fills a stuck report's snapshot for the ECI-CC protocol at report time:

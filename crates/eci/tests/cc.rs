@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ccsim_coherence::{initial_line, Tables};
 use ccsim_eci::cc::{CcOp, CcOpKind, CPU_HOMED_BASE};
-use ccsim_eci::cc_system::{CcParams, CcSystem};
+use ccsim_eci::cc_system::{random_work, CcParams, CcSystem};
 use ccsim_eci::cpu::CpuOp;
 use ccsim_kernel::prelude::*;
 use ccsim_protocol::ir::Outcome;
@@ -130,39 +130,7 @@ fn fpga_homed_lines_are_refused() {
 /// the order they took effect.
 fn stress(seed: u64, cpu_ops: usize, dev_ops: usize, lines: u64) {
     let mut rng = SimRng::for_path(seed, "cc-stress");
-    let line = |r: &mut SimRng| CPU_HOMED_BASE + r.below(lines);
-    let program: Vec<CpuOp> = (0..cpu_ops)
-        .map(|i| match rng.below(3) {
-            0 => CpuOp::Load {
-                line: line(&mut rng),
-            },
-            1 => CpuOp::Store {
-                line: line(&mut rng),
-                word: rng.below(16) as u8,
-                value: i as u64 + 1,
-            },
-            _ => CpuOp::Wait {
-                ps: rng.below(300_000),
-            },
-        })
-        .collect();
-    let ops: Vec<CcOp> = (0..dev_ops)
-        .map(|i| {
-            let l = line(&mut rng);
-            let kind = match rng.below(4) {
-                0 => CcOpKind::Load,
-                1 => CcOpKind::LoadExclusive,
-                2 => {
-                    let mut v = [0u8; 128];
-                    v[..8].copy_from_slice(&(0xF000_0000 + i as u64).to_le_bytes());
-                    v[8] = (i % 251) as u8;
-                    CcOpKind::Store(Box::new(v))
-                }
-                _ => CcOpKind::Evict,
-            };
-            CcOp::new(kind, l)
-        })
-        .collect();
+    let (program, ops) = random_work(&mut rng, cpu_ops as u64, dev_ops as u64, lines, 300_000);
     let p = CcParams {
         link: Params::new().with("jitter_ns", ParamValue::Float(50.0), "test"),
         ..Default::default()

@@ -8,7 +8,7 @@
 //! replay of all stores in the order they took effect.
 
 use ccsim_eci::cc::{CcOp, CcOpKind, CPU_HOMED_BASE};
-use ccsim_eci::cc_system::CcSystem;
+use ccsim_eci::cc_system::{random_work, CcSystem};
 use ccsim_eci::cpu::CpuOp;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::EciOptions;
@@ -25,42 +25,7 @@ const MAX_PAUSE_PS: u64 = 300_000;
 /// on lines `0..lines` of the CPU-homed range.
 pub(crate) fn random_ops(seed: u64, ops: u64, lines: u64) -> (Vec<CpuOp>, Vec<CcOp>) {
     let mut rng = SimRng::for_path(seed, "random_test.eci_cc");
-    let line = |r: &mut SimRng| CPU_HOMED_BASE + r.below(lines);
-    let program = (0..ops)
-        .map(|i| match rng.below(3) {
-            0 => CpuOp::Load {
-                line: line(&mut rng),
-            },
-            1 => CpuOp::Store {
-                line: line(&mut rng),
-                word: rng.below(16) as u8,
-                value: i + 1,
-            },
-            _ => CpuOp::Wait {
-                ps: rng.below(MAX_PAUSE_PS),
-            },
-        })
-        .collect();
-    let device = (0..ops)
-        .map(|i| {
-            let l = line(&mut rng);
-            let kind = match rng.below(4) {
-                0 => CcOpKind::Load,
-                1 => CcOpKind::LoadExclusive,
-                2 => {
-                    // A whole line no core store can produce: the device's
-                    // op number in word 0, its marker in word 1.
-                    let mut v = [0u8; 128];
-                    v[..8].copy_from_slice(&(0xF000_0000_0000 + i).to_le_bytes());
-                    v[8..16].copy_from_slice(&0xDE71_CE00u64.to_le_bytes());
-                    CcOpKind::Store(Box::new(v))
-                }
-                _ => CcOpKind::Evict,
-            };
-            CcOp::new(kind, l)
-        })
-        .collect();
-    (program, device)
+    random_work(&mut rng, ops, ops, lines, MAX_PAUSE_PS)
 }
 
 pub(super) fn run(
