@@ -35,9 +35,10 @@
 //!   link for the other socket) over that of `snc_mesh.root_port_node`, the
 //!   node the latencies were calibrated on (Cohet §VI-B1: node 7, the
 //!   nearest). Inside the node each line's home is the LLC slice its
-//!   address hashes to (`snc_mesh.slices_per_node`), a few mesh stops from
-//!   where requests enter the node: lines differ by those stops, the
-//!   source of the spread between a latency test's quartiles.
+//!   address hashes to (the home agent's `slices = "<snc_mesh>"` in the
+//!   system), a few mesh stops from where requests enter the node: lines
+//!   differ by those stops, the source of the spread between a latency
+//!   test's quartiles.
 //! * **Device clock.** `device_clock_mhz` rescales every time of the DCOH
 //!   (its occupancy, pipeline and issue intervals) from the 400 MHz of the
 //!   calibration: the same cycle counts at another clock, as the paper's
@@ -53,7 +54,7 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_coherence::agents::{snc_one_way_ns, SlicePlacement};
+use ccsim_coherence::agents::snc_one_way_ns;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::Platform;
 
@@ -160,9 +161,6 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     if tier != "memory" {
         s.agent_mut(home).warm(lines.iter().copied());
     }
-    if let Some(placement) = slice_placement(&platform) {
-        s.agent_mut(home).set_slice_placement(placement);
-    }
     s.agent_mut(device)
         .set_program(&ops, window)
         .map_err(werr)?;
@@ -218,15 +216,6 @@ fn at_clock(platform: &Platform, system: &str, clock_mhz: f64) -> Result<Platfor
     platform
         .with_overrides(&overrides)
         .map_err(RunError::Config)
-}
-
-/// The LLC slices of the platform's `snc_mesh` (none without one, or when
-/// it places no slices).
-fn slice_placement(platform: &Platform) -> Option<SlicePlacement> {
-    let meshes = platform.instances_of("snc_mesh");
-    meshes
-        .first()
-        .and_then(|(_, mesh)| SlicePlacement::from_params(&mesh.params))
 }
 
 /// `platform` with the home's link lengthened by NUMA node `node`'s

@@ -49,3 +49,46 @@ fn a_memory_behind_a_thread_or_of_the_wrong_type_is_an_error() {
         "{e}"
     );
 }
+
+#[test]
+fn llc_slices_belong_to_a_table_agent_home_and_come_from_an_snc_mesh() {
+    let p = Platform::load("cohet").unwrap();
+    let llc = |system: &str| {
+        let d = p.system(system).unwrap();
+        d.agents
+            .iter()
+            .find(|a| a.name == "llc")
+            .unwrap()
+            .slices
+            .clone()
+    };
+    for system in ["cxl", "cxl_two_devices", "cxl_io", "cxl_type2"] {
+        assert_eq!(llc(system).as_deref(), Some("snc"), "{system}");
+    }
+    let home = r#"{ name = "llc", instance = "llc_home", role = "home", memory = "host_dram", slices = "snc" }"#;
+    let e = cohet_with(
+        home,
+        &home.replace(r#"slices = "snc""#, r#"slices = "host_dram""#),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("systems.cxl.agents[2].slices")
+            && e.contains("`host_dram` is a ddr5_controller; slices come from an snc_mesh"),
+        "{e}"
+    );
+    let core = r#"{ name = "core0", instance = "host_core", role = "core" }"#;
+    let e = cohet_with(
+        core,
+        r#"{ name = "core0", instance = "host_core", role = "core", slices = "snc" }"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("systems.cxl.agents[0].slices")
+            && e.contains(
+                "only the protocol's home (role `home`) spreads its lines over LLC slices"
+            ),
+        "{e}"
+    );
+}

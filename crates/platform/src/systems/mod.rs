@@ -76,6 +76,9 @@ pub struct SystemNode {
     pub role: Option<String>,
     /// The memory instance behind it (directory controllers only).
     pub memory: Option<String>,
+    /// The `snc_mesh` instance whose LLC slices a table-agent home spreads
+    /// its lines over (each request goes to its line's slice and back).
+    pub slices: Option<String>,
     /// The protocol it runs, if not the system's (Enzian agents sharing
     /// links between two protocols).
     pub protocol: Option<String>,
@@ -464,7 +467,7 @@ fn nodes(
     let mut out = Vec::new();
     for (at, t) in tables(f, key, list)? {
         let known: &[&str] = if agents {
-            &["name", "instance", "role", "memory", "protocol"]
+            &["name", "instance", "role", "memory", "slices", "protocol"]
         } else {
             &["name", "instance"]
         };
@@ -477,6 +480,7 @@ fn nodes(
             None
         };
         let memory = if agents { n.opt_str("memory")? } else { None };
+        let slices = if agents { n.opt_str("slices")? } else { None };
         let protocol = if agents { n.opt_str("protocol")? } else { None };
         let (want, fits): (&str, fn(&str) -> bool) = if agents {
             (
@@ -538,12 +542,35 @@ fn nodes(
             },
             (None, _) => {}
         }
+        // Slices: a table agent's, naming an snc_mesh.
+        if let Some(s) = &slices {
+            if c.type_name != "table_agent" {
+                return Err(n.err(
+                    "slices",
+                    format!(
+                        "a {} has no LLC slices; only a table_agent home takes them",
+                        c.type_name
+                    ),
+                ));
+            }
+            match components.get(s) {
+                Some(sc) if sc.type_name == "snc_mesh" => {}
+                Some(sc) => {
+                    return Err(n.err(
+                        "slices",
+                        format!("`{s}` is a {}; slices come from an snc_mesh", sc.type_name),
+                    ))
+                }
+                None => return Err(n.err("slices", format!("the platform has no component `{s}`"))),
+            }
+        }
         n.finish()?;
         out.push(SystemNode {
             name,
             instance,
             role,
             memory,
+            slices,
             protocol,
         });
     }

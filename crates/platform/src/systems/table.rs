@@ -10,8 +10,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use ccsim_coherence::agents::{
-    link_params, InvariantChecker, ProtocolSwitch, ProtocolSystem, SystemRef, TableAgent,
-    TesterParams, PROTOCOL_SWITCH,
+    link_params, InvariantChecker, ProtocolSwitch, ProtocolSystem, SlicePlacement, SystemRef,
+    TableAgent, TesterParams, PROTOCOL_SWITCH,
 };
 use ccsim_coherence::Msg;
 use ccsim_kernel::prelude::*;
@@ -135,6 +135,17 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
                     format!("only the protocol's home (role `{home}`) or a memory-side role (one instance, holding the line in every state) has a memory behind it"),
                 ));
             }
+            // LLC slices are where a home's lines live on the host's mesh.
+            if let Some(i) = agents
+                .iter()
+                .position(|a| a.slices.is_some() && a.role.as_deref() != Some(home.as_str()))
+            {
+                return Err(ConfigError::new(
+                    file,
+                    format!("{path}.agents[{i}].slices"),
+                    format!("only the protocol's home (role `{home}`) spreads its lines over LLC slices"),
+                ));
+            }
             Ok(Arc::new(sys))
         }
         Err(e) => {
@@ -248,6 +259,11 @@ pub(crate) fn build_with(
             TableAgent::new(sys.clone(), i as u16, params, checker.clone(), opts.tester);
         if let Some(m) = &a.memory {
             agent.set_memory_timing(super::eci::memory_timing(instance(components, m)?)?);
+        }
+        if let Some(s) = &a.slices {
+            if let Some(p) = SlicePlacement::from_params(&instance(components, s)?.params) {
+                agent.set_slice_placement(p);
+            }
         }
         let id = b.add(&a.name, agent);
         ids.insert(&a.name, id);
