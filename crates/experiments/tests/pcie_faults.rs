@@ -125,3 +125,41 @@ fn a_stuck_engine_under_the_nic_is_an_error_with_the_report_too() {
     assert!(message.contains("HUNG: ignored the doorbell"), "{message}");
     assert!(message.contains("root complex:"), "{message}");
 }
+
+#[test]
+fn a_register_programmed_transfer_is_watched_by_the_drivers_timeout() {
+    // The TaPaSCo-style path (CCIX's PCIe-DMA baseline) rings once, so
+    // stuck_after_doorbells cannot hang it; the driver's program shows the
+    // timeout armed at the doorbell (CONTROL) and disarmed after the wait,
+    // as on the descriptor path.
+    use ccsim_pcie::core::Op;
+    use ccsim_pcie::driver::{Completion, DmaDriver, DriverLayout, Transfer};
+    let params = Params::new().with("timeout_us", ParamValue::Float(50.0), "test");
+    let driver = DmaDriver::from_params(&params).unwrap();
+    let layout = DriverLayout {
+        bar0: 0x1000_0000,
+        ring: 0x1000,
+        writeback: 0x2000,
+    };
+    let t = Transfer {
+        channel: 0,
+        host: 0x4000,
+        card: 0,
+        len: 64,
+    };
+    let ops = driver.transfer_registers(&t, &layout, Completion::Poll, 0);
+    let at = |f: &dyn Fn(&Op) -> bool| ops.iter().position(f).expect("present");
+    let arm = at(
+        &|o| matches!(o, Op::Arm { after, what } if *after == 50_000_000 && what.contains("register-programmed H2C transfer (64 bytes)")),
+    );
+    let poll = at(&|o| matches!(o, Op::PollU32 { .. }));
+    let disarm = at(&|o| matches!(o, Op::Disarm));
+    assert!(arm < poll && poll < disarm, "{ops:?}");
+    assert!(
+        matches!(ops[arm + 1], Op::MmioWrite { .. }),
+        "the doorbell follows the arm: {ops:?}"
+    );
+    let quiet = DmaDriver::from_params(&Params::new()).unwrap();
+    let ops = quiet.transfer_registers(&t, &layout, Completion::Poll, 0);
+    assert!(!ops.iter().any(|o| matches!(o, Op::Arm { .. } | Op::Disarm)));
+}

@@ -198,17 +198,8 @@ impl DmaDriver {
             wc: false,
         };
         ops.push(mmio(regs::DESC_ADDR, layout.ring.to_le_bytes().to_vec()));
-        let mut control = regs::CTRL_RUN;
-        match completion {
-            Completion::Poll => {
-                control |= regs::CTRL_WRITEBACK;
-                ops.push(mmio(regs::WB_ADDR, layout.writeback.to_le_bytes().to_vec()));
-            }
-            Completion::Interrupt => {
-                control |= regs::CTRL_IRQ;
-                ops.push(mmio(regs::MSI_DATA, msi_vector.to_le_bytes().to_vec()));
-            }
-        }
+        let control =
+            regs::CTRL_RUN | completion_registers(completion, layout, msi_vector, &mmio, &mut ops);
         let mut count_ctrl = (descs.len() as u32).to_le_bytes().to_vec();
         count_ctrl.extend_from_slice(&control.to_le_bytes());
         // With a timeout, the wait (and the status read) is watched from the
@@ -225,10 +216,37 @@ impl DmaDriver {
             });
         }
         ops.push(mmio(regs::DESC_COUNT, count_ctrl));
+        self.wait_done(
+            completion,
+            layout,
+            msi_vector,
+            descs.len() as u32,
+            base,
+            &mut ops,
+        );
+        if self.timeout > 0 {
+            ops.push(Op::Disarm);
+        }
+        ops.push(Op::Instructions(self.completion));
+        ops
+    }
+
+    /// Waits until the engine reports `done` descriptors complete (polling
+    /// the write-back, or taking the MSI and its handler), then reads the
+    /// channel's STATUS when the driver does.
+    fn wait_done(
+        &self,
+        completion: Completion,
+        layout: &DriverLayout,
+        msi_vector: u32,
+        done: u32,
+        base: u64,
+        ops: &mut Vec<Op>,
+    ) {
         match completion {
             Completion::Poll => ops.push(Op::PollU32 {
                 addr: layout.writeback,
-                value: descs.len() as u32,
+                value: done,
                 loop_instructions: self.poll_loop,
             }),
             Completion::Interrupt => {
@@ -242,11 +260,6 @@ impl DmaDriver {
                 len: 4,
             });
         }
-        if self.timeout > 0 {
-            ops.push(Op::Disarm);
-        }
-        ops.push(Op::Instructions(self.completion));
-        ops
     }
 
     /// One transfer on a register-programmed engine (TaPaSCo-style, the
@@ -288,36 +301,49 @@ impl DmaDriver {
         inline.extend_from_slice(&dst.to_le_bytes());
         inline.extend_from_slice(&(t.len as u32).to_le_bytes());
         ops.push(mmio(regs::INLINE_SRC, inline));
-        let mut control = regs::CTRL_RUN | regs::CTRL_INLINE;
-        match completion {
-            Completion::Poll => {
-                control |= regs::CTRL_WRITEBACK;
-                ops.push(mmio(regs::WB_ADDR, layout.writeback.to_le_bytes().to_vec()));
-            }
-            Completion::Interrupt => {
-                control |= regs::CTRL_IRQ;
-                ops.push(mmio(regs::MSI_DATA, msi_vector.to_le_bytes().to_vec()));
-            }
+        let control = regs::CTRL_RUN
+            | regs::CTRL_INLINE
+            | completion_registers(completion, layout, msi_vector, &mmio, &mut ops);
+        // With a timeout, the wait is watched from the doorbell on, as in
+        // `transfer`.
+        if self.timeout > 0 {
+            let name = ["H2C", "C2H"].get(ch).unwrap_or(&"?");
+            ops.push(Op::Arm {
+                after: self.timeout,
+                what: format!(
+                    "dma_driver: register-programmed {name} transfer ({} bytes)",
+                    t.len
+                ),
+            });
         }
         ops.push(mmio(regs::CONTROL, control.to_le_bytes().to_vec()));
-        match completion {
-            Completion::Poll => ops.push(Op::PollU32 {
-                addr: layout.writeback,
-                value: 1,
-                loop_instructions: self.poll_loop,
-            }),
-            Completion::Interrupt => {
-                ops.push(Op::WaitInterrupt(msi_vector));
-                ops.push(Op::Instructions(self.irq));
-            }
-        }
-        if self.read_status {
-            ops.push(Op::MmioRead {
-                addr: base + regs::STATUS,
-                len: 4,
-            });
+        self.wait_done(completion, layout, msi_vector, 1, base, &mut ops);
+        if self.timeout > 0 {
+            ops.push(Op::Disarm);
         }
         ops.push(Op::Instructions(self.completion));
         ops
+    }
+}
+
+/// Programs how a channel reports completion: the write-back address
+/// (polling) or the MSI vector (interrupt), through `mmio`; returns the
+/// CONTROL bits that select it.
+fn completion_registers(
+    completion: Completion,
+    layout: &DriverLayout,
+    msi_vector: u32,
+    mmio: &impl Fn(u64, Vec<u8>) -> Op,
+    ops: &mut Vec<Op>,
+) -> u32 {
+    match completion {
+        Completion::Poll => {
+            ops.push(mmio(regs::WB_ADDR, layout.writeback.to_le_bytes().to_vec()));
+            regs::CTRL_WRITEBACK
+        }
+        Completion::Interrupt => {
+            ops.push(mmio(regs::MSI_DATA, msi_vector.to_le_bytes().to_vec()));
+            regs::CTRL_IRQ
+        }
     }
 }
