@@ -18,9 +18,9 @@
 //! ```text
 //!   push ─ tick == now, after current's last ─────────▶ current (FIFO)  ─┐
 //!     │ else: lane k = hash(tick - now, priority)                        │
-//!     ├─ after lane k's last ─────────────────────────▶ lane k (FIFO)   │ pop: the
+//!     ├─ lane k's class, after its last ──────────────▶ lane k (FIFO)   │ pop: the
 //!     │                                       its front ─▶ heap of keys ─┤ smaller of
-//!     └─ else (collision, reserved sequence, past tick) ─▶ heap of keys ─┘ the two
+//!     └─ else (another class's lane, reserved sequence) ─▶ heap of keys ─┘ the two
 //!                                              event ─▶ slab    fronts
 //! ```
 //!
@@ -29,9 +29,15 @@
 //!   if it is later than the lane's last entry, which every push of a class
 //!   is. Only the lane's front has a key in the heap; a pop from the lane
 //!   moves the next entry's key into the top's place (one sift-down) or
-//!   removes the key when the lane empties.
-//! * **Heap.** Every other push (two classes hashed to one lane and
-//!   interleaved, a sequence number reserved earlier and used now, a tick
+//!   removes the key when the lane empties. A lane belongs to one class at
+//!   a time: another class hashed to it waits in the heap, and takes the
+//!   lane over only once the owner has stopped pushing (the lane is found
+//!   empty a few times). Without that, one event of a rare class far ahead
+//!   (a DRAM access's completion, a per-line mesh delay) took a busy
+//!   class's lane in a moment it was empty, and the busy class's next
+//!   events, all due before it, went to the heap until it popped.
+//! * **Heap.** Every other push (a class whose lane another class owns,
+//!   a sequence number reserved earlier and used now, a tick
 //!   before `now`) puts its key in the heap and its event in a recycled
 //!   slab. So the heap holds about one key per active class, not one per
 //!   pending event.
@@ -182,15 +188,13 @@ impl KeyHeap {
             if left >= len {
                 break;
             }
-            let mut child = left;
-            let mut child_rank = keys[left].rank();
-            if let Some(right) = keys.get(left + 1) {
-                let right_rank = right.rank();
-                if right_rank < child_rank {
-                    child = left + 1;
-                    child_rank = right_rank;
-                }
-            }
+            // The smaller child, chosen without a branch: which child wins
+            // is as good as random, a branch on it a misprediction.
+            let left_rank = keys[left].rank();
+            let right_rank = keys.get(left + 1).map_or(NONE, Key::rank);
+            let right_wins = right_rank < left_rank;
+            let child = left + right_wins as usize;
+            let child_rank = if right_wins { right_rank } else { left_rank };
             if r < child_rank {
                 break;
             }
@@ -201,13 +205,23 @@ impl KeyHeap {
     }
 }
 
-/// The lane of the class of events `distance` ticks ahead with `priority`
-/// (a multiplicative hash; a collision only sends events to the heap).
+/// The class of events `distance` ticks ahead with `priority`.
 #[inline]
-fn lane_of(distance: Tick, priority: Priority) -> usize {
-    let class = distance ^ ((priority as u64) << 62);
+fn class_of(distance: Tick, priority: Priority) -> u64 {
+    (distance << 2) | priority as u64
+}
+
+/// The lane of `class` (a multiplicative hash; a collision only sends
+/// events to the heap).
+#[inline]
+fn lane_of(class: u64) -> usize {
     (class.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LANE_BITS)) as usize
 }
+
+/// How many contested moments a lane's owner survives: an owner's push
+/// adds one (up to this), another class finding the lane empty takes one
+/// and takes the lane at zero.
+const OWNER_HOLD: u8 = 3;
 
 /// A queued event with its place in the run.
 pub struct Entry<E> {
@@ -226,6 +240,14 @@ struct Lane<E> {
     /// Rank of the last entry pushed (0 when the lane is empty: any push
     /// may join).
     last: Rank,
+    /// The class the lane serves. Another class hashed here goes to the
+    /// heap: one event of a rare class, far ahead (a DRAM access's
+    /// completion, a per-line delay), would otherwise take an owner's lane
+    /// in a moment it is empty and send the owner's next events, all due
+    /// before it, to the heap until it pops.
+    owner: u64,
+    /// The owner's hold on the lane (see [`OWNER_HOLD`]).
+    hold: u8,
     /// The entries, at positions `head..tail` modulo the capacity.
     ring: Vec<Option<Entry<E>>>,
     head: usize,
@@ -236,6 +258,8 @@ impl<E> Lane<E> {
     fn new() -> Self {
         Lane {
             last: 0,
+            owner: 0,
+            hold: 0,
             ring: Vec::new(),
             head: 0,
             tail: 0,
@@ -244,6 +268,25 @@ impl<E> Lane<E> {
     #[inline]
     fn is_empty(&self) -> bool {
         self.head == self.tail
+    }
+    /// Whether a push of `class` may join the lane, keeping the owner's
+    /// hold up to date (the rank check is the caller's).
+    #[inline(always)]
+    fn admits(&mut self, class: u64) -> bool {
+        if self.owner == class {
+            self.hold += (self.hold < OWNER_HOLD) as u8;
+            return true;
+        }
+        if !self.is_empty() {
+            return false;
+        }
+        if self.hold > 0 {
+            self.hold -= 1;
+            return false;
+        }
+        self.owner = class;
+        self.hold = 1;
+        true
     }
     #[inline]
     fn mask(&self) -> usize {
@@ -376,9 +419,10 @@ impl<E> EventQueue<E> {
         }
         // A tick before `now` wraps to a huge distance: some lane, and the
         // rank check below decides, as for any push.
-        let k = lane_of(tick.wrapping_sub(self.now), priority);
+        let class = class_of(tick.wrapping_sub(self.now), priority);
+        let k = lane_of(class);
         let lane = &mut self.lanes[k];
-        if lane.last < r {
+        if lane.last < r && lane.admits(class) {
             lane.last = r;
             let started = lane.is_empty();
             lane.push_back(Entry { tick, order, event });
@@ -694,6 +738,62 @@ mod tests {
             next_pop += 1;
         }
         assert_eq!(next_pop, pushed);
+    }
+
+    #[test]
+    fn a_rare_far_class_does_not_take_a_busy_class_lane() {
+        // A class with one event at a time (its lane empties after each
+        // pop) and a rare class far ahead that hashes to the same lane:
+        // the rare events wait in the heap, and every event of the busy
+        // class still goes to its lane, not the slab.
+        let busy = 2_000;
+        let far = (100 * busy..)
+            .find(|&d| {
+                lane_of(class_of(d, Priority::Deliver)) == lane_of(class_of(busy, Priority::Wake))
+            })
+            .expect("a colliding distance");
+        let mut q = EventQueue::new();
+        let mut now = 0;
+        let mut busy_events = 0;
+        for round in 0..50u64 {
+            q.push(now + busy, Priority::Wake, 0u64);
+            busy_events += 1;
+            let (t, e) = q.pop().expect("the busy event");
+            assert_eq!(e, 0);
+            now = t;
+            if round % 10 == 5 {
+                // The busy lane is empty now: the rare class arrives.
+                q.push(now + far, Priority::Deliver, 1);
+            }
+        }
+        let in_slab = q.slots.iter().filter(|s| s.is_some()).count();
+        assert_eq!(busy_events, 50);
+        assert_eq!(in_slab, q.len(), "only the rare events wait in the slab");
+        assert_eq!(in_slab, 5);
+    }
+
+    #[test]
+    fn the_priority_changes_a_class_lane() {
+        // The priority enters the hash below the distance: the classes of
+        // one distance at the four priorities use four lanes (it once
+        // entered above, changing only the top bits, so distance 2,000 at
+        // Wake and 209,400 at Deliver shared a lane).
+        let lanes: Vec<usize> = [
+            Priority::Credit,
+            Priority::Deliver,
+            Priority::Wake,
+            Priority::Observe,
+        ]
+        .iter()
+        .map(|&p| lane_of(class_of(2_000, p)))
+        .collect();
+        for (i, a) in lanes.iter().enumerate() {
+            assert!(!lanes[i + 1..].contains(a), "{lanes:?}");
+        }
+        assert_ne!(
+            lane_of(class_of(2_000, Priority::Wake)),
+            lane_of(class_of(209_400, Priority::Deliver))
+        );
     }
 
     #[test]
