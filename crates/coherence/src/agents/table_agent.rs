@@ -888,7 +888,7 @@ impl TableAgent {
             Some(m) => {
                 let f = &sys.protocol.msgs[m.msg as usize];
                 let req = if f.requester { m.req } else { m.src };
-                (m.src, req, f.ack, m.data.as_deref().copied())
+                (m.src, req, f.ack, m.data.as_deref())
             }
             None => (self.id, self.id, false, None),
         };
@@ -933,17 +933,17 @@ impl TableAgent {
         } else {
             None
         };
-        let memory_before = memory;
         let mut fx = RowEffects {
             sys: &sys,
             me: self.id,
             line,
             copy: &mut ls.copy,
             memory: &mut memory,
+            memory_written: false,
             keeps_copy: self.keeps_copy,
             dir: &mut dir,
             // A local event's data is the op's own value.
-            input: if m.is_some() { input } else { fresh },
+            input: if m.is_some() { input } else { fresh.as_ref() },
             fresh,
             src,
             req,
@@ -951,7 +951,9 @@ impl TableAgent {
             ctx,
             checker: &self.checker,
         };
-        if let Err(e) = execute(row, &mut fx) {
+        let executed = execute(row, &mut fx);
+        let memory_written = fx.memory_written;
+        if let Err(e) = executed {
             let who = &sys.agents[self.id as usize].name;
             self.checker
                 .borrow_mut()
@@ -964,9 +966,9 @@ impl TableAgent {
         if self.keeps_copy && !row.holds_after {
             ls.copy = None;
         }
-        // Only a changed value is stored: an absent line reads its
+        // Only a written value is stored: an absent line reads its
         // initial value, so a row that left memory alone need not grow it.
-        if let Some(mem) = memory.filter(|_| memory != memory_before) {
+        if let Some(mem) = memory.filter(|_| memory_written) {
             self.memory.insert(line, mem);
         }
         let value = if self.keeps_copy {
@@ -1029,9 +1031,11 @@ struct RowEffects<'a, 'c, 'w> {
     line: u64,
     copy: &'a mut Option<Line>,
     memory: &'a mut Option<Line>,
+    /// Whether the row wrote `memory` (so the home stores it).
+    memory_written: bool,
     keeps_copy: bool,
     dir: &'a mut DirEntry,
-    input: Option<Line>,
+    input: Option<&'a Line>,
     fresh: Option<Line>,
     src: AgentId,
     req: AgentId,
@@ -1069,6 +1073,7 @@ impl RowEffects<'_, '_, '_> {
             *self.copy = Some(v);
         } else if let Some(m) = self.memory.as_mut() {
             *m = v;
+            self.memory_written = true;
         } else {
             return Err("store at an agent with neither a copy nor memory".into());
         }
@@ -1134,12 +1139,12 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
     }
 
     fn fill(&mut self) -> Result<(), String> {
-        *self.copy = Some(self.input.ok_or("fill without received data")?);
+        *self.copy = Some(*self.input.ok_or("fill without received data")?);
         Ok(())
     }
 
     fn store(&mut self) -> Result<(), String> {
-        let v = self.input.ok_or("store without data")?;
+        let v = *self.input.ok_or("store without data")?;
         self.set_value(v)
     }
 
@@ -1158,8 +1163,9 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
     }
 
     fn write_mem(&mut self) -> Result<(), String> {
-        let v = self.input.ok_or("write_mem without received data")?;
+        let v = *self.input.ok_or("write_mem without received data")?;
         *self.memory.as_mut().ok_or("write_mem at a non-home")? = v;
+        self.memory_written = true;
         Ok(())
     }
 
