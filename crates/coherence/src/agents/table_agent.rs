@@ -1190,6 +1190,11 @@ impl TableAgent {
                 p.blocked_on = None;
                 let now = ctx.now();
                 self.wake_program(now, ctx);
+            } else if self.engine.is_some() && program_open.is_none() {
+                // A line settled (an eviction or a snoop is over): an engine
+                // operation may have been waiting for it.
+                let now = ctx.now();
+                self.wake_program(now, ctx);
             }
             if let Some((index, o)) = program_open {
                 let p = self.program.as_mut().expect("program");
