@@ -403,6 +403,16 @@ impl RaoFrontEnd {
             .map(|t| t.max(now))
     }
 
+    /// Requests in the RX buffer.
+    pub fn rx_len(&self) -> usize {
+        self.rx.len()
+    }
+
+    /// Requests in the network (sent, not yet in the RX buffer).
+    pub fn network_len(&self) -> usize {
+        self.network.len()
+    }
+
     /// Whether there is work the PEs could start (a waiting PE or a
     /// request in the RX buffer).
     pub fn has_work(&self) -> bool {
@@ -774,8 +784,14 @@ mod tests {
         // ARRAY[0]'s line: the first PE goes, the next waits with its PE.
         let (pe, r) = f.take(100, &mut |_| false).unwrap();
         assert_eq!((pe, r.id), (0, 0));
+        // The PE's take made room for one more: two in the buffer, one
+        // still held in the network.
+        assert_eq!((f.rx_len(), f.network_len()), (2, 1));
         let line = r.line_addr();
         assert!(f.take(100, &mut |l| l == line).is_none());
+        // Both other PEs hold a request for the busy line; the last request
+        // entered the buffer as they took theirs.
+        assert_eq!((f.rx_len(), f.network_len()), (1, 0));
         // A commit fetches the reference's value; the release frees the
         // line for the waiting PE (oldest first).
         let old = f.reference().array[0];
