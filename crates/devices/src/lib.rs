@@ -14,6 +14,10 @@
 //!   (RAND, STRIDE1, STRIDEN, PTRCHASE, CENTRAL, SCATTER, GATHER, SG) as
 //!   processing elements' programs on a real array, with the sequential
 //!   reference a remote-atomics NIC model must reproduce.
+//! * [`rao`] — remote atomic operations (Cohet §V-A) on a PCIe-NIC (DMA
+//!   read, ALU, posted write, zero-length read for the acknowledgement)
+//!   and a CXL-NIC (RAO PEs locking lines in the DCOH's HMC), fed by
+//!   CircusTent's PEs on remote servers through a bounded RX buffer.
 //! * [`nic`] — the 100 Gb/s NIC of the PIO paper §6.3 (MAC in loopback,
 //!   packet SRAM, NIC logic) in three designs: PCIe DMA, PCIe PIO and ECI
 //!   PIO.
@@ -21,10 +25,15 @@
 pub mod accel;
 pub mod circustent;
 pub mod nic;
+pub mod rao;
 
 use ccsim_kernel::component::ComponentSpec;
 
 /// The component types of this crate.
 pub fn component_types() -> Vec<&'static ComponentSpec> {
-    vec![&accel::STREAM_ACCELERATOR, &nic::NIC_MAC]
+    vec![
+        &accel::STREAM_ACCELERATOR,
+        &nic::NIC_MAC,
+        &rao::RAO_PCIE_NIC,
+    ]
 }

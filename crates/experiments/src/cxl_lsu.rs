@@ -191,7 +191,11 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
 
 /// `platform` with the device's DCOH times rescaled from 400 MHz to
 /// `clock_mhz`.
-fn at_clock(platform: &Platform, system: &str, clock_mhz: f64) -> Result<Platform, RunError> {
+pub(crate) fn at_clock(
+    platform: &Platform,
+    system: &str,
+    clock_mhz: f64,
+) -> Result<Platform, RunError> {
     if clock_mhz == CALIBRATED_CLOCK_MHZ {
         return Ok(platform.clone());
     }

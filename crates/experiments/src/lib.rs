@@ -44,6 +44,9 @@
 //! * `random_test` — the random tester on a system declared as data (any
 //!   protocol spec, x = ops per agent), online invariant checks and a
 //!   sequential reference: see [`random_test`].
+//! * `rao` — Cohet Fig. 17: remote atomics from CircusTent's PEs on a
+//!   PCIe-NIC (DMA read, ALU, posted write, zero-length read) or a CXL-NIC
+//!   (RAO PEs locking lines in the DCOH's HMC); see [`rao`].
 //! * `ccix_ctg` — the CCIX traffic generator (x = request_bytes): reads
 //!   or writes through the U280's System Cache on the N1-SDP, each AXI
 //!   burst translated first (ATC, ATS, SMMU walk): see [`ccix_ctg`].
@@ -80,6 +83,7 @@ pub mod mutation;
 pub mod nic;
 mod program_run;
 pub mod random_test;
+pub mod rao;
 pub mod stream;
 
 use std::collections::BTreeMap;
@@ -349,6 +353,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &nic::NIC_LOOPBACK,
         &PIO_INVOKE,
         &random_test::RANDOM_TEST,
+        &rao::RAO,
         &TAPASCO_DMA,
         &XDMA_INVOKE,
     ]

@@ -103,6 +103,15 @@ impl InvariantChecker {
         })
     }
 
+    /// `line` holds `value` in the home's memory before the run (an array
+    /// the host initialised): it is the line's memory and latest write.
+    /// Call before the run touches the line.
+    pub fn preload(&mut self, line: u64, value: &Line) {
+        let m = self.mirror(line);
+        m.memory = *value;
+        m.latest = *value;
+    }
+
     /// `agent` wrote `value` to `line`: it is the latest write.
     pub fn store(&mut self, line: u64, agent: AgentId, value: &Line) {
         let n = self.sys.line_bytes;

@@ -26,6 +26,7 @@
 //! stalled request never blocks the answer that would unblock it).
 
 mod checker;
+pub mod line_engine;
 mod snc;
 mod switch;
 mod table_agent;

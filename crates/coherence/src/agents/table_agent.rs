@@ -13,6 +13,7 @@ use ccsim_protocol::engine::{
 use ccsim_protocol::ir::{MsgClass, Target};
 use rustc_hash::FxHashMap as HashMap;
 
+use super::line_engine::{EngineOp, LineEngine, LineRmw};
 use super::{InvariantChecker, SlicePlacement, SystemRef};
 use crate::line_map::{DenseLineMap, Slot};
 use crate::memory::MemTiming;
@@ -304,6 +305,17 @@ pub struct TableAgent {
     checker: Rc<RefCell<InvariantChecker>>,
     tester: Option<Tester>,
     program: Option<Program>,
+    /// Device logic driving the program's lines (RAO PEs), with the
+    /// role's `store` event its operations run.
+    engine: Option<(Box<dyn LineEngine>, usize)>,
+    /// The engine's open operations by line, with the line before the
+    /// row that wrote it.
+    engine_ops: HashMap<u64, (EngineOp, Option<Line>)>,
+    /// An engine operation that found its cache set full of busy lines.
+    engine_pending: Option<EngineOp>,
+    /// Lines an engine holds after its operation: (release time, op id).
+    /// Every message for a locked line waits in its stalled queue.
+    locks: HashMap<u64, (Tick, u64)>,
 }
 
 impl TableAgent {
@@ -357,7 +369,50 @@ impl TableAgent {
             checker,
             tester,
             program: None,
+            engine: None,
+            engine_ops: HashMap::default(),
+            engine_pending: None,
+            locks: HashMap::default(),
         }
+    }
+
+    /// The wake-up token of the agent's program (and engine): a caller that
+    /// gives the agent a program after the run started wakes it with
+    /// `sim.wake(component, at, TableAgent::PROGRAM_WAKE)`.
+    pub const PROGRAM_WAKE: u64 = PROGRAM_NEXT;
+
+    /// Puts `engine` in charge of the agent's lines (see
+    /// [`line_engine`](super::line_engine)): its operations run the role's
+    /// `store` event, as many open at once as it issues, paced by
+    /// `issue_ns` / `miss_issue_ns`, each with `access_ns` of pipeline, in
+    /// the bounded cache of `capacity_lines` / `ways` when set. Errors when
+    /// the role has no `store` event.
+    pub fn set_engine(&mut self, engine: Box<dyn LineEngine>) -> Result<(), String> {
+        let role = &self.sys.protocol.ir.roles[self.role];
+        let Some(store) = role
+            .events
+            .iter()
+            .position(|e| e.name == "store" && !e.message)
+        else {
+            return Err(format!(
+                "{}: a line engine needs a `store` event, and role `{}` has none",
+                self.sys.agents[self.id as usize].name, role.role
+            ));
+        };
+        self.set_program(&[], 64)?;
+        self.program.as_mut().expect("program").window = usize::MAX;
+        self.engine = Some((engine, store));
+        Ok(())
+    }
+
+    /// The agent's engine, to read its results.
+    pub fn engine(&self) -> Option<&dyn LineEngine> {
+        self.engine.as_ref().map(|(e, _)| e.as_ref())
+    }
+
+    /// Whether `line` is held locked by the engine.
+    pub fn is_locked(&self, line: u64) -> bool {
+        self.locks.contains_key(&line)
     }
 
     /// Gives the agent a program: `ops` (line, local event name) issued in
@@ -522,6 +577,8 @@ impl TableAgent {
                 .program
                 .as_ref()
                 .is_none_or(|p| p.next == p.ops.len() && p.open.is_empty())
+            && self.engine.as_ref().is_none_or(|(e, _)| e.done())
+            && self.locks.is_empty()
     }
 
     /// Lines in a transient state or with stalled requests (open work at
@@ -577,7 +634,23 @@ impl TableAgent {
         self.lines.get_ref(line).and_then(|l| l.copy.as_ref())
     }
 
-    /// The home's memory of `line`.
+    /// Puts `value` in a home's memory for `line` before the run (data
+    /// the host initialised); the system's checker must be told the same
+    /// ([`InvariantChecker::preload`]). Errors at an agent that is not a
+    /// home.
+    pub fn preload_memory(&mut self, line: u64, value: Line) -> Result<(), String> {
+        if !self.is_home {
+            return Err(format!(
+                "{}: only a home has memory to preload",
+                self.sys.agents[self.id as usize].name
+            ));
+        }
+        self.memory.insert(line, value);
+        Ok(())
+    }
+
+    /// The line's value in a home's memory (its initial value until a row
+    /// writes it).
     pub fn memory_of(&self, line: u64) -> Line {
         self.memory
             .get(&line)
@@ -644,6 +717,9 @@ impl TableAgent {
     /// has room, the next line is stable and the issue interval has
     /// passed.
     fn issue_program(&mut self, ctx: &mut Ctx<'_, Msg>) {
+        if self.engine.is_some() {
+            return self.issue_engine(ctx);
+        }
         loop {
             let Some(p) = self.program.as_ref() else {
                 return;
@@ -715,6 +791,99 @@ impl TableAgent {
         }
     }
 
+    /// Releases the locks whose hold is over (their waiting messages run),
+    /// then issues the engine's operations while the pipeline accepts
+    /// them, and wakes the agent for the next release, issue slot or
+    /// engine event.
+    fn issue_engine(&mut self, ctx: &mut Ctx<'_, Msg>) {
+        let now = ctx.now();
+        let mut expired: Vec<(u64, u64)> = self
+            .locks
+            .iter()
+            .filter(|(_, &(until, _))| until <= now)
+            .map(|(&line, &(_, id))| (line, id))
+            .collect();
+        expired.sort_unstable();
+        for (line, id) in expired {
+            self.locks.remove(&line);
+            self.engine.as_mut().expect("engine").0.released(id, now);
+            self.retry_stalled(line, ctx);
+        }
+        let store = self.engine.as_ref().expect("engine").1;
+        loop {
+            let next_at = self.program.as_ref().expect("program").next_at;
+            if now < next_at {
+                self.wake_program(next_at, ctx);
+                break;
+            }
+            let op = match self.engine_pending.take() {
+                Some(op) => Some(op),
+                None => {
+                    let p = self.program.as_ref().expect("program");
+                    let (lines, locks, stable) = (&self.lines, &self.locks, &self.table.stable);
+                    let initial = self.table.initial;
+                    let mut busy = |line: u64| {
+                        p.open.contains_key(&line)
+                            || locks.contains_key(&line)
+                            || !stable[lines.get(line).map_or(initial, |l| l.state as usize)]
+                    };
+                    self.engine.as_mut().expect("engine").0.poll(now, &mut busy)
+                }
+            };
+            let Some(op) = op else { break };
+            if !self.make_room(op.line, ctx) {
+                self.engine_pending = Some(op);
+                break;
+            }
+            let state = self
+                .lines
+                .get(op.line)
+                .map_or(self.table.initial, |l| l.state as usize);
+            if !matches!(self.table.cell(state, store).1, Cell::Go(_)) {
+                ctx.stop();
+                let name = &self.sys.agents[self.id as usize].name;
+                let st = self.sys.protocol.state_name(self.role, state);
+                self.checker.borrow_mut().violation(
+                    now,
+                    format!(
+                        "{name}: the engine's store on line {:#x} has no row in state {st}",
+                        op.line
+                    ),
+                );
+                return;
+            }
+            let p = self.program.as_mut().expect("program");
+            let index = p.times.len();
+            p.times.push((now, 0));
+            p.open.insert(
+                op.line,
+                (
+                    index,
+                    OpenOp {
+                        line: op.line,
+                        value: [0; crate::line::LINE_BYTES],
+                        start: now,
+                    },
+                ),
+            );
+            self.engine_ops.insert(op.line, (op, None));
+            self.run(op.line, store, None, ctx);
+            let p = self.program.as_mut().expect("program");
+            let hit = !p.open.contains_key(&op.line);
+            p.next_at = now
+                + if hit {
+                    self.issue_interval
+                } else {
+                    self.miss_issue_interval
+                };
+        }
+        let release = self.locks.values().map(|&(until, _)| until).min();
+        let own = self.engine.as_ref().expect("engine").0.next_wake(now);
+        if let Some(at) = release.into_iter().chain(own).min() {
+            self.wake_program(at.max(now), ctx);
+        }
+    }
+
     /// With a bounded cache: marks `line` most recently used in its set,
     /// first evicting the set's least recently used line that is not busy
     /// when `line` is not in it and the set is full. Lines a snoop
@@ -742,8 +911,11 @@ impl TableAgent {
             return true;
         }
         let stable = &self.table.stable;
+        let locks = &self.locks;
         let victim = ways.iter().position(|&l| {
-            !p.open.contains_key(&l) && lines.get(l).is_some_and(|st| stable[st.state as usize])
+            !p.open.contains_key(&l)
+                && !locks.contains_key(&l)
+                && lines.get(l).is_some_and(|st| stable[st.state as usize])
         });
         let Some(i) = victim else {
             // Every way is busy: an open operation's completion wakes us,
@@ -818,6 +990,13 @@ impl TableAgent {
     /// Runs a message's row, stalls it, or reports an unspecified
     /// reception. True if a row ran.
     fn deliver(&mut self, m: CohMsg, ctx: &mut Ctx<'_, Msg>) -> bool {
+        if !self.locks.is_empty() && self.locks.contains_key(&m.line) {
+            // The engine holds the line for its read-modify-write: the
+            // message (a snoop) waits for the release.
+            ctx.count(ST_STALLS, 1);
+            self.stalled.entry(m.line).or_default().push_back(m);
+            return false;
+        }
         match self.sys.protocol.msg_event[self.role][m.msg as usize] {
             Some(event) => self.run(m.line, event, Some(m), ctx),
             None => {
@@ -926,7 +1105,12 @@ impl TableAgent {
             .as_ref()
             .and_then(|p| p.open.get(&line).copied());
         let open = open.or(program_open.map(|(_, o)| o));
+        let rmw = program_open
+            .filter(|_| !self.engine_ops.is_empty())
+            .and_then(|_| self.engine_ops.get(&line))
+            .map(|(op, _)| op.rmw);
         let fresh = open.map(|o| o.value);
+        let mut rmw_old = None;
         let row: &Row<()> = row;
         let mut memory = if self.is_home {
             Some(self.memory_of(line))
@@ -950,6 +1134,8 @@ impl TableAgent {
             state: ls.state as usize,
             ctx,
             checker: &self.checker,
+            rmw,
+            rmw_old: &mut rmw_old,
         };
         let executed = execute(row, &mut fx);
         let memory_written = fx.memory_written;
@@ -996,9 +1182,19 @@ impl TableAgent {
         } else {
             self.lines.insert(line, ls);
         }
+        if let Some(old) = rmw_old {
+            if let Some(entry) = self.engine_ops.get_mut(&line) {
+                entry.1 = Some(old);
+            }
+        }
         if stable {
             if let Some(p) = self.program.as_mut().filter(|p| p.blocked_on == Some(line)) {
                 p.blocked_on = None;
+                let now = ctx.now();
+                self.wake_program(now, ctx);
+            } else if self.engine.is_some() && program_open.is_none() {
+                // A line settled (an eviction or a snoop is over): an engine
+                // operation may have been waiting for it.
                 let now = ctx.now();
                 self.wake_program(now, ctx);
             }
@@ -1009,6 +1205,14 @@ impl TableAgent {
                 ctx.count(ST_OPS, 1);
                 ctx.record(ST_OP_LATENCY, ctx.now() + self.access - o.start);
                 let now = ctx.now();
+                let engine_op = if self.engine_ops.is_empty() {
+                    None
+                } else {
+                    self.engine_ops.remove(&line)
+                };
+                if let Some((op, old)) = engine_op {
+                    self.engine_acquired(op, old, line, ctx);
+                }
                 self.wake_program(now, ctx);
             } else if let Some(o) = open {
                 let t = self.tester.as_mut().expect("tester");
@@ -1020,6 +1224,41 @@ impl TableAgent {
             }
         }
         true
+    }
+}
+
+impl TableAgent {
+    /// The engine's operation `op` holds `line` exclusively: the engine
+    /// sees the line before and after its write once the pipeline
+    /// (`access_ns`) is through, and the line stays locked from now until
+    /// the hold the engine asks for is over.
+    fn engine_acquired(
+        &mut self,
+        op: EngineOp,
+        old: Option<Line>,
+        line: u64,
+        ctx: &mut Ctx<'_, Msg>,
+    ) {
+        let now = ctx.now();
+        let new = self.lines.get(line).and_then(|l| l.copy);
+        let (Some(old), Some(new)) = (old, new) else {
+            ctx.stop();
+            let name = &self.sys.agents[self.id as usize].name;
+            self.checker.borrow_mut().violation(
+                now,
+                format!("{name}: the engine's store on line {line:#x} completed without writing the line"),
+            );
+            return;
+        };
+        let seen = now + self.access;
+        let hold = self
+            .engine
+            .as_mut()
+            .expect("engine")
+            .0
+            .acquired(op.id, &old, &new, seen);
+        self.locks.insert(line, (seen + hold, op.id));
+        self.wake_program(seen + hold, ctx);
     }
 }
 
@@ -1042,6 +1281,11 @@ struct RowEffects<'a, 'c, 'w> {
     state: usize,
     ctx: &'a mut Ctx<'w, Msg>,
     checker: &'c Rc<RefCell<InvariantChecker>>,
+    /// An engine's read-modify-write: the row's write (or a hit's store)
+    /// writes its function of the line's present value.
+    rmw: Option<LineRmw>,
+    /// The line before that write.
+    rmw_old: &'a mut Option<Line>,
 }
 
 impl RowEffects<'_, '_, '_> {
@@ -1066,6 +1310,15 @@ impl RowEffects<'_, '_, '_> {
         } else {
             *self.memory
         }
+    }
+
+    /// A line engine's operation: the new value from the old one, which
+    /// the agent keeps for the engine.
+    fn read_modify_write(&mut self) -> Result<(), String> {
+        let rmw = self.rmw.expect("a line engine's operation");
+        let old = self.value().ok_or("a read-modify-write without a value")?;
+        *self.rmw_old = Some(old);
+        self.set_value(rmw.apply(&old))
     }
 
     fn set_value(&mut self, v: Line) -> Result<(), String> {
@@ -1144,6 +1397,9 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
     }
 
     fn store(&mut self) -> Result<(), String> {
+        if self.rmw.is_some() {
+            return self.read_modify_write();
+        }
         let v = *self.input.ok_or("store without data")?;
         self.set_value(v)
     }
@@ -1158,6 +1414,9 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
     }
 
     fn write(&mut self) -> Result<(), String> {
+        if self.rmw.is_some() {
+            return self.read_modify_write();
+        }
         let v = self.fresh.ok_or("write without an open op")?;
         self.set_value(v)
     }
