@@ -167,6 +167,54 @@ pub struct Outcome {
     pub results: Vec<u64>,
     /// Copies invalidated.
     pub invalidations: u64,
+    /// The run's counters, by dotted name (see [`soc_stats`]).
+    pub stats: BTreeMap<String, f64>,
+}
+
+/// The SoC's counters: coherence transactions by kind, core 0's
+/// instructions, stalls and MMIO accesses, each engine's endpoints and
+/// MMU, the baseline unit's accesses and transfers.
+pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
+    let mut m = BTreeMap::new();
+    let c = &soc.world.counts;
+    for (k, v) in [
+        ("hits", c.hits),
+        ("load_misses", c.load_misses),
+        ("load_fwds", c.load_fwds),
+        ("store_misses", c.store_misses),
+        ("store_invs", c.store_invs),
+        ("store_fwds", c.store_fwds),
+        ("invalidations", c.invalidations),
+    ] {
+        m.insert(format!("coherence.{k}"), v as f64);
+    }
+    let core = &soc.world.cores[0];
+    m.insert("core0.retired".into(), core.retired as f64);
+    m.insert("core0.load_stall_cycles".into(), core.load_stall as f64);
+    m.insert("core0.mmio".into(), core.mmio as f64);
+    m.insert("core0.accesses".into(), core.accesses as f64);
+    for e in &soc.engines {
+        let p = format!("engine{}", e.id);
+        let st = &e.stats;
+        for (k, v) in [
+            ("consumed", st.consumed),
+            ("produced", st.produced),
+            ("rcm_invalidations", st.invalidations),
+            ("rereads", st.rereads),
+            ("publishes", st.publishes),
+            ("tlb_hits", e.mmu.hits),
+            ("walks", e.mmu.walks),
+            ("page_faults", e.mmu.faults),
+            ("tlb_flushes", e.mmu.flushes),
+            ("accel_blocks", e.accel.blocks),
+        ] {
+            m.insert(format!("{p}.{k}"), v as f64);
+        }
+    }
+    m.insert("maple.accesses".into(), soc.maple.accesses as f64);
+    m.insert("maple.transfers".into(), soc.maple.transfers as f64);
+    m.insert("maple.accel_blocks".into(), soc.maple.accel.blocks as f64);
+    m
 }
 
 /// The benchmark's input: `n` words, a fixed pattern.
@@ -314,6 +362,7 @@ pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) 
     Outcome {
         cycles: end - start,
         instructions: soc.world.cores[c].retired,
+        stats: soc_stats(&soc),
         results,
         invalidations: soc.world.counts.invalidations,
     }
@@ -363,6 +412,7 @@ pub fn run_mmio(p: &SocParams, accel: &str, n: u64) -> Outcome {
     Outcome {
         cycles: end,
         instructions: soc.world.cores[c].retired,
+        stats: soc_stats(&soc),
         results,
         invalidations: soc.world.counts.invalidations,
     }
@@ -424,6 +474,7 @@ pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
     Outcome {
         cycles: end,
         instructions: soc.world.cores[c].retired,
+        stats: soc_stats(&soc),
         results,
         invalidations: soc.world.counts.invalidations,
     }
@@ -562,6 +613,7 @@ pub fn run_chain(p: &SocParams, n: u64, batch: u64, chained: bool) -> Outcome {
     Outcome {
         cycles: end - start,
         instructions: soc.world.cores[c].retired,
+        stats: soc_stats(&soc),
         results,
         invalidations: soc.world.counts.invalidations,
     }
@@ -604,11 +656,15 @@ fn point_result(o: &Outcome) -> PointResult {
     );
     metrics.insert("instructions".to_string(), o.instructions as f64);
     metrics.insert("invalidations".to_string(), o.invalidations as f64);
-    let mut stats = BTreeMap::new();
-    stats.insert("core.cycles".to_string(), o.cycles as f64);
-    // The run is a pure function of its inputs: its numbers identify it.
+    let mut stats = o.stats.clone();
+    stats.insert("core0.cycles".to_string(), o.cycles as f64);
+    // The run is a pure function of its inputs: its counts and the result
+    // words (FNV-1a) identify it.
+    let words = o.results.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
+        (h ^ w).wrapping_mul(0x0100_0000_01b3)
+    });
     let hash = format!(
-        "{:016x}{:016x}{:016x}",
+        "{:016x}{:016x}{:016x}{words:016x}",
         o.cycles, o.instructions, o.invalidations
     );
     PointResult {
