@@ -16,9 +16,12 @@ fn timing() -> Timing {
         l15_hit: 1,
         load_miss: 34,
         load_fwd: 68,
+        load_fwd_clean: 52,
         store_miss: 34,
         store_inv: 52,
+        store_inv_extra: 2,
         store_fwd: 68,
+        store_fwd_clean: 52,
         noc_one_way: 3,
     }
 }

@@ -72,14 +72,24 @@ pub struct Timing {
     pub l15_hit: Cycle,
     /// A load the L2 answers (no other tile holds the line writable).
     pub load_miss: Cycle,
-    /// A load the L2 forwards to the tile holding the line (LOAD_FWD).
+    /// A load the L2 forwards to the tile holding the line modified
+    /// (LOAD_FWD answered with the data).
     pub load_fwd: Cycle,
+    /// A load the L2 forwards to a tile holding the line clean (E: the
+    /// forward's answer carries no data, the L2 sends its own).
+    pub load_fwd_clean: Cycle,
     /// A store to a line no other tile holds.
     pub store_miss: Cycle,
-    /// A store that invalidates other tiles' shared copies (INV_FWD).
+    /// A store that invalidates one other tile's shared copy (INV_FWD).
     pub store_inv: Cycle,
-    /// A store the L2 forwards to the tile holding the line (STORE_FWD).
+    /// What each further sharer's invalidation adds (its INV_FWD and ack
+    /// share the L2's links).
+    pub store_inv_extra: Cycle,
+    /// A store the L2 forwards to the tile holding the line modified
+    /// (STORE_FWD).
     pub store_fwd: Cycle,
+    /// A store the L2 forwards to a tile holding the line clean (E).
+    pub store_fwd_clean: Cycle,
     /// One way across the NoC between two tiles (an uncached access or an
     /// interrupt).
     pub noc_one_way: Cycle,
@@ -116,6 +126,8 @@ impl PhysMem {
 struct DirLine {
     /// The agent holding it E or M.
     owner: Option<usize>,
+    /// Whether the owner has written it (M, not E).
+    dirty: bool,
     /// Agents holding it (the owner included), one bit each.
     holders: u32,
     /// The blocking directory serves the line's next request from then.
@@ -262,6 +274,8 @@ impl World {
                 return at + t.l15_hit;
             }
             Access::Write if d.owner == Some(agent) => {
+                // E to M silently, or M already.
+                d.dirty = true;
                 self.counts.hits += 1;
                 return at + t.l15_hit;
             }
@@ -270,7 +284,14 @@ impl World {
                     self.counts.load_fwds += 1;
                     d.owner = None;
                     d.holders |= 1 << o;
-                    (t.load_fwd, 0)
+                    (
+                        if std::mem::take(&mut d.dirty) {
+                            t.load_fwd
+                        } else {
+                            t.load_fwd_clean
+                        },
+                        0,
+                    )
                 }
                 None => {
                     self.counts.load_misses += 1;
@@ -279,12 +300,20 @@ impl World {
             },
             Access::Write => {
                 let others = d.holders & !me;
+                // As the pmesh L2 does: an owner gets STORE_FWD; a line in S
+                // gets INV_FWD to every sharer (the requester among them,
+                // when it upgrades), then DATA_ACK_M.
                 let cost = if d.owner.is_some() {
                     self.counts.store_fwds += 1;
-                    t.store_fwd
-                } else if others != 0 {
+                    if d.dirty {
+                        t.store_fwd
+                    } else {
+                        t.store_fwd_clean
+                    }
+                } else if d.holders != 0 {
                     self.counts.store_invs += 1;
                     t.store_inv
+                        + t.store_inv_extra * u64::from(others.count_ones().saturating_sub(1))
                 } else {
                     self.counts.store_misses += 1;
                     t.store_miss
@@ -306,6 +335,7 @@ impl World {
             Access::Write => {
                 d.owner = Some(agent);
                 d.holders = me;
+                d.dirty = true;
             }
         }
         if lost != 0 {
@@ -323,6 +353,17 @@ impl World {
         done
     }
 
+    /// `agent`'s MESI state of the line of `pa` as the directory sees it:
+    /// `"I"`, `"S"`, or `"EM"` (the owner: E until it stores, M after; a
+    /// store to an E line is silent, so the directory cannot tell).
+    pub fn state_of(&self, agent: usize, pa: u64) -> &'static str {
+        match self.dir.get(&(pa / LINE)) {
+            Some(d) if d.owner == Some(agent) => "EM",
+            Some(d) if d.holders & (1 << agent) != 0 => "S",
+            _ => "I",
+        }
+    }
+
     /// Drops `agent`'s copy of the line of `pa` (an eviction or a TRI
     /// store's invalidation done elsewhere), silently.
     pub fn drop_copy(&mut self, agent: usize, pa: u64) {
@@ -330,6 +371,7 @@ impl World {
             d.holders &= !(1 << agent);
             if d.owner == Some(agent) {
                 d.owner = None;
+                d.dirty = false;
             }
         }
     }

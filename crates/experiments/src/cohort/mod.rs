@@ -92,15 +92,33 @@ pub fn pmesh_timing(platform: &Platform, load_hit: Cycle) -> Result<Timing, RunE
         )
         .map_err(RunError::Config)?;
     let tiles = crate::program_run::role_agents(&s, "l15", "pmesh")?;
-    if tiles.len() < 2 {
-        return Err(werr("system pmesh: the timing needs two l15 tiles"));
-    }
-    // Lines: 0 cold load, 1 load of a line tile 1 holds M, 2 cold store,
-    // 3 store to a line tile 1 holds S, 4 store to a line tile 1 holds M,
-    // 5 a load hit (line 0 again, after its miss).
+    // Tile 0's accesses, each on a line set up for its kind: 0 a cold
+    // load, 2 a cold store, 1 a load of a line tile 1 holds M, 3 a store
+    // to a line tiles 1 and 2 hold S, 4 a store to a line tile 1 holds M,
+    // 0 again a load hit, 6 a load of a line tile 1 holds E, 7 a store to
+    // a line tile 1 holds E, 8 a load then a store to a line tile 1 held
+    // E (the store invalidates one other sharer, line 3's two).
     s.agent_mut(tiles[1])
-        .set_program(&[(1, "store"), (3, "load"), (4, "store")], 1)
+        .set_program(
+            &[
+                (1, "store"),
+                (3, "load"),
+                (4, "store"),
+                (6, "load"),
+                (7, "load"),
+                (8, "load"),
+            ],
+            1,
+        )
         .map_err(werr)?;
+    if let Some(&third) = tiles.get(2) {
+        s.agent_mut(third)
+            .set_program(&[(3, "load")], 1)
+            .map_err(werr)?;
+        s.agent_mut(third).start_program_at(5 * US);
+    } else {
+        return Err(werr("system pmesh: the timing probe needs three l15 tiles"));
+    }
     let ops = [
         (0, "load"),
         (2, "store"),
@@ -108,12 +126,18 @@ pub fn pmesh_timing(platform: &Platform, load_hit: Cycle) -> Result<Timing, RunE
         (3, "store"),
         (4, "store"),
         (0, "load"),
+        (6, "load"),
+        (7, "store"),
+        (8, "load"),
+        (8, "store"),
     ];
     s.agent_mut(tiles[0]).set_program(&ops, 1).map_err(werr)?;
-    // Tile 0's accesses to the lines tile 1 holds wait until it has them.
+    // Tile 0's accesses to the lines the others hold wait until they have them.
     let later = 10 * US;
+    let mut release = vec![later; ops.len()];
+    release[..2].fill(0);
     s.agent_mut(tiles[0])
-        .set_program_release(vec![0, 0, later, later, later, later])
+        .set_program_release(release)
         .map_err(werr)?;
     s.sim.run();
     crate::program_run::no_violation(&s)?;
@@ -149,9 +173,12 @@ pub fn pmesh_timing(platform: &Platform, load_hit: Cycle) -> Result<Timing, RunE
         l15_hit: cyc(5),
         load_miss: cyc(0),
         load_fwd: cyc(2),
+        load_fwd_clean: cyc(6),
         store_miss: cyc(1),
-        store_inv: cyc(3),
+        store_inv: cyc(9),
+        store_inv_extra: cyc(3).saturating_sub(cyc(9)),
         store_fwd: cyc(4),
+        store_fwd_clean: cyc(7),
         noc_one_way: (crossing / CYCLE_NS).ceil().max(1.0) as Cycle,
     })
 }
