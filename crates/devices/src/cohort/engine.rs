@@ -151,8 +151,11 @@ pub struct CohortEngine {
     produced: u64,
     out_read_seen: u64,
     producing: bool,
-    /// A faulting address and whether the producer (else the consumer) hit it.
-    fault: Option<(u64, bool)>,
+    /// Faults raised and not yet resolved, oldest first: the address and
+    /// whether the producer (else the consumer) hit it. Each endpoint has
+    /// at most one (it stops at its fault); a resolution register answers
+    /// the oldest.
+    faults: std::collections::VecDeque<(u64, bool)>,
     /// Counters.
     pub stats: EngineStats,
 }
@@ -180,7 +183,7 @@ impl CohortEngine {
             produced: 0,
             out_read_seen: 0,
             producing: false,
-            fault: None,
+            faults: std::collections::VecDeque::new(),
             stats: EngineStats::default(),
         }
     }
@@ -197,7 +200,7 @@ impl CohortEngine {
     ) -> Option<(u64, Cycle)> {
         let (pa, t) = self.mmu.translate(world, self.agent, va, at);
         let Some(pa) = pa else {
-            self.fault = Some((va, producer));
+            self.faults.push_back((va, producer));
             let at = t + world.timing.noc_one_way;
             world.cores[self.irq_core].interrupts.push_back(Interrupt {
                 at,
@@ -270,7 +273,7 @@ impl CohortEngine {
             }
             REG_TLB_FLUSH => self.mmu.flush(),
             REG_RESOLVE_RETRY | REG_RESOLVE_PTE => {
-                if let Some((va, producer)) = self.fault.take() {
+                if let Some((va, producer)) = self.faults.pop_front() {
                     if reg == REG_RESOLVE_PTE {
                         self.mmu.fill(va, v, 0);
                     }
@@ -452,7 +455,7 @@ impl CohortEngine {
     /// The producer endpoint at `at`: one result block into the output
     /// queue, then its write index.
     fn produce(&mut self, world: &mut World, at: Cycle) {
-        if self.producing || self.fault.is_some_and(|f| f.1) {
+        if self.producing || self.faults.iter().any(|f| f.1) {
             return;
         }
         let out_words = self.accel.words_per_output_block() as u64;

@@ -40,6 +40,22 @@
 //! * **The engine** ([`engine`]) and **the baseline unit** ([`maple`]) are
 //!   event-driven state machines on the same event queue.
 //!
+//! ```
+//! use ccsim_devices::accel::Accelerator;
+//! use ccsim_devices::cohort::{maple::Maple, Soc, Timing};
+//! let timing = Timing { load_hit: 1, l15_hit: 1, load_miss: 34, load_fwd: 68, load_fwd_clean: 52,
+//!                       store_miss: 34, store_inv: 52, store_inv_extra: 2, store_fwd: 68,
+//!                       store_fwd_clean: 52, noc_one_way: 3 };
+//! let maple = Maple::new(0, Accelerator::sha256(1e6), 10, 8);
+//! let mut soc = Soc::new(timing, 2, 8, vec![Accelerator::sha256(1e6)], 4, maple);
+//! soc.map(0x1000_0000, 4096);
+//! soc.store(0, 0x1000_0000, 42); // into core 0's store buffer
+//! soc.fence(0);                  // drained: a store miss, 34 cycles
+//! soc.world.cores[1].now = soc.world.cores[0].now;
+//! assert_eq!(soc.load(1, 0x1000_0000), 42); // forwarded from core 0's modified copy
+//! assert_eq!(soc.world.counts.load_fwds, 1);
+//! ```
+//!
 //! Modules: [`core`] (Ariane-like in-order core), [`queue`] (the SPSC
 //! queue library), [`mmu`] (Sv39 page tables, TLB and walker), [`engine`]
 //! (the Cohort engine), [`maple`] (the MMIO and coherent-DMA baselines).
