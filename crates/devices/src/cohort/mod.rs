@@ -37,8 +37,10 @@
 //! * **Cores** ([`core`]) run software written in direct style (the queue
 //!   library and the benchmarks): each operation advances the core's clock,
 //!   and before it the events of the other agents up to that time run.
-//! * **The engine** ([`engine`]) and **the baseline unit** ([`maple`]) are
-//!   event-driven state machines on the same event queue.
+//! * **The engine** ([`engine`]) is an event-driven state machine on the
+//!   same event queue; **the baseline unit** ([`maple`]) issues a
+//!   transfer's accesses when it starts and answers the core's reads when
+//!   their results exist.
 //!
 //! ```
 //! use ccsim_devices::accel::Accelerator;
@@ -168,8 +170,6 @@ pub enum Event {
     DrainDone(usize),
     /// Engine `id`: its step `token` is due.
     Engine(usize, u32),
-    /// The baseline unit: its step `token` is due.
-    Maple(u32),
     /// Engine `id`'s watched line was invalidated.
     Invalidated(usize),
 }
@@ -452,7 +452,6 @@ impl Soc {
                 Event::Drain(c) | Event::DrainDone(c) => core::drain(&mut self.world, c, at, ev),
                 Event::Engine(id, token) => self.engines[id].step(&mut self.world, at, token),
                 Event::Invalidated(id) => self.engines[id].invalidated(&mut self.world, at),
-                Event::Maple(_) => {}
             }
         }
     }
