@@ -30,9 +30,11 @@ ENZIAN = ["cckit-clean-invalidate", "cckit-dc-latency", "cckit-dc-throughput", "
 COHET_CXL = ["cohet-cxl-latency", "cohet-cxl-bandwidth", "cohet-numa", "cohet-rao"]
 # The CCIX experiments (N1-SDP with an Alveo U280).
 CCIX = ["ccix-ats", "ccix-latency", "ccix-throughput"]
+# The Cohort experiments (OpenPiton P-Mesh; each under a second).
+COHORT = ["cohort-sha", "cohort-aes", "cohort-speedup", "cohort-ipc"]
 # Cheap experiments whose quick sweep evaluates every claim (a few seconds each).
 QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci", "cckit-dc-latency",
-         "cohet-cxl-latency", "ccix-ats", "ccix-latency", "ccix-throughput", "cohet-rao"]
+         "cohet-cxl-latency", "ccix-ats", "ccix-latency", "ccix-throughput", "cohet-rao"] + COHORT
 # Quick sweeps that leave some claims not evaluated (their x are not run);
 # those evaluated must still match (about 10 s for pio-nic).
 QUICK_PARTIAL = ["pio-pcie", "pio-nic"]
@@ -57,7 +59,7 @@ def test_every_shipped_claim_is_well_formed(name):
         assert set(c["x"]) <= set(cfg["sweep"]), at
         assert c["expect"] in (HELD, NOT_HELD), at
         # The section names the paper and where in it.
-        assert c["section"].split()[0] in ("PIO", "CCKit", "Cohet", "CCIX") and "§" in c["section"], at
+        assert c["section"].split()[0] in ("PIO", "CCKit", "Cohet", "CCIX", "Cohort") and "§" in c["section"], at
         if c["kind"] in ("constant_up_to", "converges_after", "linear_after"):
             assert c["why"].strip(), f"{at}: a tolerance states its reason"
         if c["kind"] == "bound":
@@ -66,7 +68,7 @@ def test_every_shipped_claim_is_well_formed(name):
             assert c["lo"] < c["hi"], at
 
 
-@pytest.mark.parametrize("name", ENZIAN + COHET_CXL + CCIX)
+@pytest.mark.parametrize("name", ENZIAN + COHET_CXL + CCIX + COHORT)
 def test_every_paper_experiment_states_its_texts_claims(name):
     assert config(name)["claims"], f"{name} has no [[claims]]"
 
@@ -254,7 +256,7 @@ def _plain_text(text):
     return re.sub(r"\s+", " ", text)
 
 
-@pytest.mark.parametrize("name", ENZIAN + COHET_CXL + CCIX)
+@pytest.mark.parametrize("name", ENZIAN + COHET_CXL + CCIX + COHORT)
 def test_quotes_are_verbatim_from_the_paper(name):
     cfg = config(name)
     files = [PAPERS / p for p in cfg["paper"]]

@@ -152,6 +152,14 @@ impl Accelerator {
         self.in_bytes / WORD_BYTES
     }
 
+    /// Words a result takes (4 for SHA-256's digest, 2 for AES-128).
+    pub fn words_per_output_block(&self) -> usize {
+        match self.kernel {
+            Kernel::Sha256 => 32 / WORD_BYTES,
+            Kernel::Aes128(_) => 16 / WORD_BYTES,
+        }
+    }
+
     /// A word arrives at `now`. When it completes a block, the block goes
     /// in (once the unit is free) and its result words are queued, ready at
     /// the returned time.

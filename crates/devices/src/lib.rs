@@ -10,6 +10,9 @@
 //! * [`accel`] — stream accelerators computing real SHA-256 digests and
 //!   AES-128 ciphertext behind 64-bit-word ratchets (the Cohort
 //!   prototype's, §5.2), for a queue engine to feed.
+//! * [`cohort`] — the Cohort SoC on P-Mesh: Ariane-like cores, SPSC
+//!   queues in memory, the Cohort engine with its Sv39 MMU, and the
+//!   MAPLE-like MMIO and coherent-DMA baselines.
 //! * [`circustent`] — the CircusTent benchmark's atomic access patterns
 //!   (RAND, STRIDE1, STRIDEN, PTRCHASE, CENTRAL, SCATTER, GATHER, SG) as
 //!   processing elements' programs on a real array, with the sequential
@@ -24,6 +27,7 @@
 
 pub mod accel;
 pub mod circustent;
+pub mod cohort;
 pub mod nic;
 pub mod rao;
 
@@ -33,6 +37,9 @@ use ccsim_kernel::component::ComponentSpec;
 pub fn component_types() -> Vec<&'static ComponentSpec> {
     vec![
         &accel::STREAM_ACCELERATOR,
+        &cohort::ARIANE_CORE,
+        &cohort::COHORT_ENGINE,
+        &cohort::MAPLE_UNIT,
         &nic::NIC_MAC,
         &rao::RAO_PCIE_NIC,
     ]

@@ -41,6 +41,10 @@
 //! * `nic_loopback` — PIO §6.3: x-byte frames through a 100 Gb/s NIC on the
 //!   FPGA in loopback, by PCIe DMA, PCIe PIO or ECI PIO; RX/TX latency
 //!   percentiles: see [`nic`].
+//! * `cohort_accel` — Cohort Figs. 8–11: x words through SHA-256 or
+//!   AES-128 by the Cohort engine on SPSC queues, MMIO or coherent DMA on
+//!   the OpenPiton SoC; `cohort_chain` — AES → SHA through two engines
+//!   chained by a queue or through software: see [`cohort`].
 //! * `random_test` — the random tester on a system declared as data (any
 //!   protocol spec, x = ops per agent), online invariant checks and a
 //!   sequential reference: see [`random_test`].
@@ -74,6 +78,7 @@ pub mod cc_invocation;
 pub mod ccix_ctg;
 pub mod clean_invalidate;
 pub mod coherent;
+pub mod cohort;
 pub mod cxl_expander;
 pub mod cxl_io;
 pub mod cxl_lsu;
@@ -343,6 +348,8 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
+        &cohort::COHORT_ACCEL,
+        &cohort::COHORT_CHAIN,
         &cxl_expander::CXL_EXPANDER,
         &cxl_io::CXL_IO_MIX,
         &cxl_lsu::CXL_LSU,

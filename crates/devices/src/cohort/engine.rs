@@ -1,0 +1,509 @@
+//! The Cohort engine (Cohort §4.2, Fig. 6) on its own tile, as a coherent
+//! agent: uncached configuration registers (its only MMIO), the consumer
+//! endpoint with its Reader Coherency Manager (RCM) and backoff unit, the
+//! producer endpoint with its Write Coherency Manager (WCM), ratchets to
+//! the accelerator ([`Accelerator`]), and the Memory Transaction Engine
+//! whose Sv39 [`Mmu`] translates every queue address.
+//!
+//! * **Registration** (`cohort_register`, the driver's MMIO writes): the
+//!   process's `satp`, the input and output queue descriptors' virtual
+//!   addresses, the CSR struct's (the AES key), the backoff, then `START`:
+//!   the engine reads both descriptors and the CSR struct through its MMU,
+//!   then reads the input queue's write index, which leaves the line in its
+//!   cache: the RCM watches that line.
+//! * **Consumer.** When elements wait (`write index > consumed`), the MTE
+//!   reads their lines, up to `mshrs` loads in flight, one issued a cycle;
+//!   the words go to the accelerator one a cycle (the 64-bit valid/ready
+//!   interface) and each full input block moves the queue's read index by
+//!   the block (§4.3: pointers move by the accelerator's block size). With
+//!   nothing left, the RCM waits: an invalidation of the watched line (the
+//!   producer's pointer store) starts the backoff, after which it re-reads
+//!   the write index (§4.2.3).
+//! * **Producer.** A result block ready at the accelerator's output ratchet
+//!   is stored into the output queue (checking space against the cached
+//!   read index, re-reading it when the queue looks full), and only once
+//!   those stores have completed does the WCM store the write index (data
+//!   before pointer, §4.2.3).
+//! * **MMU** (§4.2.4): a TLB miss walks the tables with coherent loads; a
+//!   fault stops the endpoint and raises an interrupt at the registered
+//!   core; the handler writes `RESOLVE_RETRY` (walk again) or
+//!   `RESOLVE_PTE` (the PTE goes straight into the TLB); `TLB_FLUSH`
+//!   empties the TLB (the driver's MMU notifier, §4.4).
+
+use super::core::Interrupt;
+use super::mmu::{AddressSpace, Mmu};
+use super::{Access, Cycle, Event, World, LINE};
+use crate::accel::{Accelerator, WORD_BYTES};
+
+/// Register: the process's root page number (`satp.PPN`).
+pub const REG_SATP: u64 = 0;
+/// Register: the input queue's descriptor (virtual address).
+pub const REG_IN_DESC: u64 = 1;
+/// Register: the output queue's descriptor (virtual address).
+pub const REG_OUT_DESC: u64 = 2;
+/// Register: the accelerator's CSR struct (virtual address; 0: none).
+pub const REG_CSR: u64 = 3;
+/// Register: the backoff after an invalidation, in cycles.
+pub const REG_BACKOFF: u64 = 4;
+/// Register: start (after the others).
+pub const REG_START: u64 = 5;
+/// Register: stop (`cohort_unregister`).
+pub const REG_STOP: u64 = 6;
+/// Register: flush the TLB.
+pub const REG_TLB_FLUSH: u64 = 7;
+/// Register: the fault is resolved; walk again.
+pub const REG_RESOLVE_RETRY: u64 = 8;
+/// Register: the fault is resolved with this PTE; put it in the TLB.
+pub const REG_RESOLVE_PTE: u64 = 9;
+/// Register: the core that takes the page-fault interrupts.
+pub const REG_IRQ_CORE: u64 = 10;
+/// Register (read): elements consumed.
+pub const REG_CONSUMED: u64 = 11;
+
+/// Token: the consumer's next step.
+const T_CONSUMER: u32 = 0;
+/// Token: the RCM's backoff ended; re-read the write index.
+const T_REREAD: u32 = 1;
+/// Token: the write index's re-read completed.
+const T_POINTER: u32 = 2;
+/// Token: the producer's next step.
+const T_PRODUCER: u32 = 3;
+/// Token: the producer's write-index store completed.
+const T_PUBLISHED: u32 = 4;
+
+/// A queue as the descriptor describes it (virtual addresses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueView {
+    /// The write index's address.
+    pub write_index: u64,
+    /// The read index's address.
+    pub read_index: u64,
+    /// The elements' base.
+    pub base: u64,
+    /// Bytes per element.
+    pub element_bytes: u64,
+    /// Elements.
+    pub length: u64,
+}
+
+impl QueueView {
+    /// Element `i`'s address (`i` counts from the queue's start; the ring
+    /// wraps at `length`).
+    pub fn slot(&self, i: u64) -> u64 {
+        self.base + (i % self.length) * self.element_bytes
+    }
+}
+
+/// What the consumer endpoint is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Consumer {
+    /// Not registered.
+    Off,
+    /// Waiting for an invalidation of the watched line.
+    Watching,
+    /// In backoff, or re-reading the write index.
+    Rereading,
+    /// Reading elements and feeding the accelerator.
+    Fetching,
+    /// Stopped on a page fault.
+    Faulted,
+}
+
+/// Counters of one engine.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Elements consumed from the input queue.
+    pub consumed: u64,
+    /// Elements produced into the output queue.
+    pub produced: u64,
+    /// Invalidations of the watched line the RCM heard.
+    pub invalidations: u64,
+    /// Re-reads of the write index.
+    pub rereads: u64,
+    /// Write-index stores.
+    pub publishes: u64,
+}
+
+/// One Cohort engine with its accelerator.
+#[derive(Debug)]
+pub struct CohortEngine {
+    /// Its index among the SoC's engines.
+    pub id: usize,
+    /// Its tile (agent id).
+    pub agent: usize,
+    /// The accelerator behind the endpoints.
+    pub accel: Accelerator,
+    /// The MTE's MMU.
+    pub mmu: Mmu,
+    /// Loads the MTE keeps in flight.
+    pub mshrs: usize,
+    backoff: Cycle,
+    in_desc: u64,
+    out_desc: u64,
+    csr: u64,
+    irq_core: usize,
+    input: QueueView,
+    output: QueueView,
+    state: Consumer,
+    consumed: u64,
+    write_seen: u64,
+    pending_invalidation: bool,
+    produced: u64,
+    out_read_seen: u64,
+    producing: bool,
+    /// Faults raised and not yet resolved, oldest first: the address and
+    /// whether the producer (else the consumer) hit it. Each endpoint has
+    /// at most one (it stops at its fault); a resolution register answers
+    /// the oldest.
+    faults: std::collections::VecDeque<(u64, bool)>,
+    /// Counters.
+    pub stats: EngineStats,
+}
+
+impl CohortEngine {
+    /// Engine `id` on tile `agent` hosting `accel`.
+    pub fn new(id: usize, agent: usize, accel: Accelerator, mshrs: usize) -> CohortEngine {
+        CohortEngine {
+            id,
+            agent,
+            accel,
+            mmu: Mmu::default(),
+            mshrs: mshrs.max(1),
+            backoff: 0,
+            in_desc: 0,
+            out_desc: 0,
+            csr: 0,
+            irq_core: 0,
+            input: QueueView::default(),
+            output: QueueView::default(),
+            state: Consumer::Off,
+            consumed: 0,
+            write_seen: 0,
+            pending_invalidation: false,
+            produced: 0,
+            out_read_seen: 0,
+            producing: false,
+            faults: std::collections::VecDeque::new(),
+            stats: EngineStats::default(),
+        }
+    }
+
+    /// A coherent access through the MTE: translate (walking on a miss),
+    /// then the access. `None` on a page fault (raised at the core).
+    fn access(
+        &mut self,
+        world: &mut World,
+        va: u64,
+        access: Access,
+        at: Cycle,
+        producer: bool,
+    ) -> Option<(u64, Cycle)> {
+        let (pa, t) = self.mmu.translate(world, self.agent, va, at);
+        let Some(pa) = pa else {
+            self.faults.push_back((va, producer));
+            let at = t + world.timing.noc_one_way;
+            world.cores[self.irq_core].interrupts.push_back(Interrupt {
+                at,
+                engine: self.id,
+                va,
+            });
+            return None;
+        };
+        Some((pa, world.coherent(self.agent, pa, access, t)))
+    }
+
+    /// Reads the word at `va` through the MTE (for descriptors and CSRs).
+    fn read_word(&mut self, world: &mut World, va: u64, at: Cycle) -> Result<(u64, Cycle), String> {
+        match self.access(world, va, Access::Read, at, false) {
+            Some((pa, t)) => Ok((world.mem.read_u64(pa), t)),
+            None => Err(format!(
+                "cohort engine {}: descriptor address {va:#x} is unmapped",
+                self.id
+            )),
+        }
+    }
+
+    fn read_queue(&mut self, world: &mut World, desc: u64, at: Cycle) -> (QueueView, Cycle) {
+        let mut f = [0u64; 5];
+        let mut t = at;
+        for (i, field) in f.iter_mut().enumerate() {
+            let (v, done) = self
+                .read_word(world, desc + 8 * i as u64, t)
+                .unwrap_or_else(|e| panic!("{e}"));
+            *field = v;
+            t = done;
+        }
+        let q = QueueView {
+            write_index: f[0],
+            read_index: f[1],
+            base: f[2],
+            element_bytes: f[3],
+            length: f[4],
+        };
+        assert!(
+            q.element_bytes == WORD_BYTES as u64 && q.length > 0,
+            "cohort engine {}: queue at {desc:#x} has {}-byte elements and length {} (the endpoints take 8-byte elements)",
+            self.id, q.element_bytes, q.length
+        );
+        (q, t)
+    }
+
+    /// A register write arriving at `at`; returns when it is handled.
+    pub fn mmio_write(
+        &mut self,
+        world: &mut World,
+        _space: &mut AddressSpace,
+        at: Cycle,
+        reg: u64,
+        v: u64,
+    ) -> Cycle {
+        let at = at + 1;
+        match reg {
+            REG_SATP => self.mmu.root_ppn = v,
+            REG_IN_DESC => self.in_desc = v,
+            REG_OUT_DESC => self.out_desc = v,
+            REG_CSR => self.csr = v,
+            REG_BACKOFF => self.backoff = v,
+            REG_IRQ_CORE => self.irq_core = v as usize,
+            REG_START => self.start(world, at),
+            REG_STOP => {
+                self.state = Consumer::Off;
+                world.unwatch(self.id);
+                self.mmu.flush();
+            }
+            REG_TLB_FLUSH => self.mmu.flush(),
+            REG_RESOLVE_RETRY | REG_RESOLVE_PTE => {
+                if let Some((va, producer)) = self.faults.pop_front() {
+                    if reg == REG_RESOLVE_PTE {
+                        self.mmu.fill(va, v, 0);
+                    }
+                    if producer {
+                        world.schedule(at, Event::Engine(self.id, T_PRODUCER));
+                    } else {
+                        self.state = Consumer::Fetching;
+                        world.schedule(at, Event::Engine(self.id, T_CONSUMER));
+                    }
+                }
+            }
+            _ => panic!("cohort engine {}: no register {reg}", self.id),
+        }
+        at
+    }
+
+    /// A register read.
+    pub fn mmio_read(&self, reg: u64) -> u64 {
+        match reg {
+            REG_CONSUMED => self.stats.consumed,
+            REG_BACKOFF => self.backoff,
+            _ => 0,
+        }
+    }
+
+    fn start(&mut self, world: &mut World, at: Cycle) {
+        let (input, t) = self.read_queue(world, self.in_desc, at);
+        let (output, mut t) = self.read_queue(world, self.out_desc, t);
+        if self.csr != 0 {
+            let mut key = [0u8; 16];
+            for half in 0..2 {
+                let (w, done) = self
+                    .read_word(world, self.csr + 8 * half, t)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                key[8 * half as usize..8 * half as usize + 8].copy_from_slice(&w.to_le_bytes());
+                t = done;
+            }
+            self.accel.set_key(key);
+        }
+        self.input = input;
+        self.output = output;
+        self.consumed = 0;
+        self.produced = 0;
+        self.out_read_seen = 0;
+        let (w, t) = self
+            .read_word(world, input.write_index, t)
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.write_seen = w;
+        self.arm_rcm(world);
+        self.state = Consumer::Fetching;
+        world.schedule(t, Event::Engine(self.id, T_CONSUMER));
+    }
+
+    fn arm_rcm(&mut self, world: &mut World) {
+        if let Some(pa) = self.mmu.lookup(self.input.write_index) {
+            world.watch(self.agent, pa / LINE, self.id);
+        }
+    }
+
+    /// The watched line was invalidated at `at`.
+    pub fn invalidated(&mut self, world: &mut World, at: Cycle) {
+        self.stats.invalidations += 1;
+        match self.state {
+            Consumer::Watching => {
+                self.state = Consumer::Rereading;
+                world.schedule(at + self.backoff, Event::Engine(self.id, T_REREAD));
+            }
+            Consumer::Off => {}
+            _ => self.pending_invalidation = true,
+        }
+    }
+
+    /// Step `token` is due at `at`.
+    pub fn step(&mut self, world: &mut World, at: Cycle, token: u32) {
+        match token {
+            T_CONSUMER => self.consume(world, at),
+            T_REREAD => {
+                if self.state == Consumer::Off {
+                    return;
+                }
+                self.stats.rereads += 1;
+                match self.access(world, self.input.write_index, Access::Read, at, false) {
+                    Some((_, done)) => world.schedule(done, Event::Engine(self.id, T_POINTER)),
+                    None => self.state = Consumer::Faulted,
+                }
+            }
+            T_POINTER => {
+                if self.state == Consumer::Off {
+                    return;
+                }
+                let pa = self
+                    .mmu
+                    .lookup(self.input.write_index)
+                    .expect("translated for the re-read");
+                self.write_seen = world.mem.read_u64(pa);
+                self.arm_rcm(world);
+                self.state = Consumer::Fetching;
+                self.consume(world, at);
+            }
+            T_PRODUCER => self.produce(world, at),
+            T_PUBLISHED => {
+                let pa = self
+                    .mmu
+                    .lookup(self.output.write_index)
+                    .expect("translated for the store");
+                world.mem.write_u64(pa, self.produced);
+                self.stats.publishes += 1;
+                self.producing = false;
+                self.produce(world, at);
+            }
+            _ => unreachable!("engine token {token}"),
+        }
+    }
+
+    /// The consumer endpoint at `at`.
+    fn consume(&mut self, world: &mut World, at: Cycle) {
+        if matches!(self.state, Consumer::Off | Consumer::Faulted) {
+            return;
+        }
+        if self.consumed >= self.write_seen {
+            if std::mem::take(&mut self.pending_invalidation) {
+                self.state = Consumer::Rereading;
+                world.schedule(at + self.backoff, Event::Engine(self.id, T_REREAD));
+            } else {
+                self.state = Consumer::Watching;
+            }
+            return;
+        }
+        self.state = Consumer::Fetching;
+        // The elements waiting, up to the ring's end (one pass of loads).
+        let q = self.input;
+        let end = self
+            .write_seen
+            .min(self.consumed - self.consumed % q.length + q.length);
+        let mut inflight: std::collections::VecDeque<Cycle> = std::collections::VecDeque::new();
+        let mut issue = at;
+        let mut delivered = at;
+        let per_block = self.accel.words_per_block() as u64;
+        let mut i = self.consumed;
+        while i < end {
+            let va = q.slot(i);
+            if inflight.len() == self.mshrs {
+                issue = issue.max(inflight.pop_front().expect("full"));
+            }
+            let Some((pa, done)) = self.access(world, va, Access::Read, issue, false) else {
+                self.state = Consumer::Faulted;
+                break;
+            };
+            inflight.push_back(done);
+            issue += 1;
+            // The line's words that are elements to consume.
+            let words = ((LINE - pa % LINE) / WORD_BYTES as u64).min(end - i);
+            for k in 0..words {
+                let word = world.mem.read_u64(pa + 8 * k);
+                delivered = delivered.max(done) + 1;
+                if let Some(ready) = self.accel.push_word(delivered, word) {
+                    if !self.producing {
+                        world.schedule(ready, Event::Engine(self.id, T_PRODUCER));
+                    }
+                }
+                self.consumed += 1;
+                self.stats.consumed += 1;
+                if self.consumed % per_block == 0 {
+                    // The read index moves by the block (§4.3).
+                    if let Some((rpa, _)) =
+                        self.access(world, q.read_index, Access::Write, delivered, false)
+                    {
+                        world.mem.write_u64(rpa, self.consumed);
+                    }
+                }
+            }
+            i += words;
+        }
+        if self.state == Consumer::Fetching {
+            world.schedule(delivered.max(at + 1), Event::Engine(self.id, T_CONSUMER));
+        }
+    }
+
+    /// The producer endpoint at `at`: one result block into the output
+    /// queue, then its write index.
+    fn produce(&mut self, world: &mut World, at: Cycle) {
+        if self.producing || self.faults.iter().any(|f| f.1) {
+            return;
+        }
+        let out_words = self.accel.words_per_output_block() as u64;
+        match self.accel.output_ready_at() {
+            None => return,
+            Some(t) if t > at => {
+                world.schedule(t, Event::Engine(self.id, T_PRODUCER));
+                return;
+            }
+            Some(_) => {}
+        }
+        let q = self.output;
+        let mut t = at;
+        if self.produced + out_words - self.out_read_seen > q.length {
+            // Looks full: re-read the consumer's read index.
+            let Some((pa, done)) = self.access(world, q.read_index, Access::Read, t, true) else {
+                return;
+            };
+            self.out_read_seen = world.mem.read_u64(pa);
+            t = done;
+            if self.produced + out_words - self.out_read_seen > q.length {
+                world.schedule(t + self.backoff.max(1), Event::Engine(self.id, T_PRODUCER));
+                return;
+            }
+        }
+        let mut data_done = t;
+        let mut slots = Vec::with_capacity(out_words as usize);
+        for k in 0..out_words {
+            let va = q.slot(self.produced + k);
+            // A fault leaves the words at the ratchet for the retry.
+            let Some((pa, done)) = self.access(world, va, Access::Write, t + k, true) else {
+                return;
+            };
+            data_done = data_done.max(done);
+            slots.push(pa);
+        }
+        for pa in slots {
+            let word = self.accel.pop_word().expect("a ready result word");
+            world.mem.write_u64(pa, word);
+        }
+        self.produced += out_words;
+        self.stats.produced += out_words;
+        // The WCM: the pointer only after the data.
+        let Some((_, done)) = self.access(world, q.write_index, Access::Write, data_done, true)
+        else {
+            return;
+        };
+        self.producing = true;
+        world.schedule(done, Event::Engine(self.id, T_PUBLISHED));
+    }
+}

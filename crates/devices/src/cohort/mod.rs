@@ -1,0 +1,533 @@
+//! # The Cohort SoC: Ariane-like cores, SPSC queues in memory, the Cohort
+//! engine with its Sv39 MMU, and the MAPLE-like baseline unit
+//!
+//! Cohort (ASPLOS'23, §3–§5) feeds an accelerator from the software queues
+//! programs already use: a core pushes 64-bit words into a lock-free SPSC
+//! queue in ordinary cacheable memory, the Cohort engine on its own P-Mesh
+//! tile sees the queue's write index change through the coherence protocol
+//! (an invalidation of the line it holds), reads the new elements, feeds the
+//! accelerator, and pushes the results into a second queue the core pops.
+//!
+//! ```text
+//!  tile 0: core 0 ─ store buffer ─ L1.5 ─┐          ┌─ L1.5 ─ Cohort engine (tile 2)
+//!  tile 1: core 1 ─ store buffer ─ L1.5 ─┼─ L2 dir ─┤          consumer (RCM) → ratchet → SHA/AES
+//!                                        │          │          producer (WCM) ← ratchet ←
+//!                                        │          └─ MAPLE-like unit (tile 3): MMIO, coherent DMA
+//!                                   memory (real bytes: queues, page tables, buffers)
+//! ```
+//!
+//! * **Time** is counted in cycles of the 100 MHz SoC (Cohort §5: every
+//!   tile, the cores and the accelerators run at 100 MHz), the unit of the
+//!   paper's figures (kilocycles).
+//! * **Coherence** ([`World::coherent`]): every line has a directory entry
+//!   at the L2 (an owner holding it E/M, a set of sharers, and the time the
+//!   blocking directory is busy with it until). An access that hits costs
+//!   the tile's hit; a miss costs the transaction its kind needs (a load
+//!   from the L2, a load forwarded to the owner, a store that invalidates
+//!   sharers, a store forwarded to the owner), as [`Timing`] gives them:
+//!   the experiments crate measures them by running the verified P-Mesh
+//!   table (`protocols/pmesh.toml`) in the platform's `[systems.pmesh]`.
+//!   An invalidation reaches the agent that lost the line when the
+//!   transaction completes; the Cohort engine's Reader Coherency Manager
+//!   listens for the one line it watches.
+//! * **Data** are real bytes ([`PhysMem`]): queue elements, indices,
+//!   descriptors, Sv39 page tables, the AES key struct. A store is
+//!   performed (its bytes written) when its coherence transaction
+//!   completes; a load reads the bytes when it completes.
+//! * **Cores** ([`core`]) run software written in direct style (the queue
+//!   library and the benchmarks): each operation advances the core's clock,
+//!   and before it the events of the other agents up to that time run.
+//! * **The engine** ([`engine`]) is an event-driven state machine on the
+//!   same event queue; **the baseline unit** ([`maple`]) issues a
+//!   transfer's accesses when it starts and answers the core's reads when
+//!   their results exist.
+//!
+//! ```
+//! use ccsim_devices::accel::Accelerator;
+//! use ccsim_devices::cohort::{maple::Maple, Soc, Timing};
+//! let timing = Timing { load_hit: 1, l15_hit: 1, load_miss: 34, load_fwd: 68, load_fwd_clean: 52,
+//!                       store_miss: 34, store_inv: 52, store_inv_extra: 2, store_fwd: 68,
+//!                       store_fwd_clean: 52, noc_one_way: 3 };
+//! let maple = Maple::new(0, Accelerator::sha256(1e6), 10, 8);
+//! let mut soc = Soc::new(timing, 2, 8, vec![Accelerator::sha256(1e6)], 4, maple);
+//! soc.map(0x1000_0000, 4096);
+//! soc.store(0, 0x1000_0000, 42); // into core 0's store buffer
+//! soc.fence(0);                  // drained: a store miss, 34 cycles
+//! soc.world.cores[1].now = soc.world.cores[0].now;
+//! assert_eq!(soc.load(1, 0x1000_0000), 42); // forwarded from core 0's modified copy
+//! assert_eq!(soc.world.counts.load_fwds, 1);
+//! ```
+//!
+//! Modules: [`core`] (Ariane-like in-order core), [`queue`] (the SPSC
+//! queue library), [`mmu`] (Sv39 page tables, TLB and walker), [`engine`]
+//! (the Cohort engine), [`maple`] (the MMIO and coherent-DMA baselines).
+
+pub mod core;
+pub mod engine;
+pub mod maple;
+pub mod mmu;
+pub mod queue;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+pub use self::core::CoreState;
+
+/// A time or a duration in SoC cycles (100 MHz: 10 ns).
+pub type Cycle = u64;
+
+/// Bytes of a coherence line (the L2's 64 B line; OpenPiton's L1.5 keeps
+/// 16 B sub-blocks, not modelled).
+pub const LINE: u64 = 64;
+
+/// Cycles of the coherence transactions and hits, per kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// A core's load that hits (the write-through L1D, or the L1.5).
+    pub load_hit: Cycle,
+    /// An access of the engine or the baseline unit that hits in its
+    /// tile's L1.5, or a core's store that the L1.5 holds writable.
+    pub l15_hit: Cycle,
+    /// A load the L2 answers (no other tile holds the line writable).
+    pub load_miss: Cycle,
+    /// A load the L2 forwards to the tile holding the line modified
+    /// (LOAD_FWD answered with the data).
+    pub load_fwd: Cycle,
+    /// A load the L2 forwards to a tile holding the line clean (E: the
+    /// forward's answer carries no data, the L2 sends its own).
+    pub load_fwd_clean: Cycle,
+    /// A store to a line no other tile holds.
+    pub store_miss: Cycle,
+    /// A store that invalidates one other tile's shared copy (INV_FWD).
+    pub store_inv: Cycle,
+    /// What each further sharer's invalidation adds (its INV_FWD and ack
+    /// share the L2's links).
+    pub store_inv_extra: Cycle,
+    /// A store the L2 forwards to the tile holding the line modified
+    /// (STORE_FWD).
+    pub store_fwd: Cycle,
+    /// A store the L2 forwards to a tile holding the line clean (E).
+    pub store_fwd_clean: Cycle,
+    /// One way across the NoC between two tiles (an uncached access or an
+    /// interrupt).
+    pub noc_one_way: Cycle,
+}
+
+/// The SoC's memory: real bytes, by physical address (absent lines read
+/// as zero).
+#[derive(Debug, Default, Clone)]
+pub struct PhysMem {
+    lines: HashMap<u64, [u8; LINE as usize]>,
+}
+
+impl PhysMem {
+    /// The 64-bit little-endian word at `pa` (8-byte aligned).
+    pub fn read_u64(&self, pa: u64) -> u64 {
+        debug_assert_eq!(pa % 8, 0, "unaligned word {pa:#x}");
+        let off = (pa % LINE) as usize;
+        self.lines.get(&(pa / LINE)).map_or(0, |l| {
+            u64::from_le_bytes(l[off..off + 8].try_into().expect("8 bytes"))
+        })
+    }
+
+    /// Writes the 64-bit word `v` at `pa` (8-byte aligned).
+    pub fn write_u64(&mut self, pa: u64, v: u64) {
+        debug_assert_eq!(pa % 8, 0, "unaligned word {pa:#x}");
+        let off = (pa % LINE) as usize;
+        let line = self.lines.entry(pa / LINE).or_insert([0; LINE as usize]);
+        line[off..off + 8].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// A line's directory entry at the L2.
+#[derive(Debug, Default, Clone, Copy)]
+struct DirLine {
+    /// The agent holding it E or M.
+    owner: Option<usize>,
+    /// Whether the owner has written it (M, not E).
+    dirty: bool,
+    /// Agents holding it (the owner included), one bit each.
+    holders: u32,
+    /// The blocking directory serves the line's next request from then.
+    busy_until: Cycle,
+}
+
+/// What a transaction on a line was (for the statistics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A load.
+    Read,
+    /// A store.
+    Write,
+}
+
+/// Something scheduled on the event queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Event {
+    /// Core `core`'s store buffer performs its oldest store.
+    Drain(usize),
+    /// Core `core`'s oldest store completed.
+    DrainDone(usize),
+    /// Engine `id`: its step `token` is due.
+    Engine(usize, u32),
+    /// Engine `id`'s watched line was invalidated.
+    Invalidated(usize),
+}
+
+/// Coherence transactions counted by kind.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CoherenceCounts {
+    /// Accesses that hit.
+    pub hits: u64,
+    /// Loads answered by the L2.
+    pub load_misses: u64,
+    /// Loads forwarded to an owner.
+    pub load_fwds: u64,
+    /// Stores to lines nobody else held.
+    pub store_misses: u64,
+    /// Stores that invalidated sharers.
+    pub store_invs: u64,
+    /// Stores forwarded to an owner.
+    pub store_fwds: u64,
+    /// Copies invalidated (by stores of others).
+    pub invalidations: u64,
+}
+
+/// Everything the agents share: memory, the directory, the event queue,
+/// the cores' state (their store buffers drain as events) and the lines
+/// the engines' Reader Coherency Managers watch.
+#[derive(Debug)]
+pub struct World {
+    /// The bytes.
+    pub mem: PhysMem,
+    /// Transaction costs.
+    pub timing: Timing,
+    dir: HashMap<u64, DirLine>,
+    events: BinaryHeap<Reverse<(Cycle, u64, Event)>>,
+    seq: u64,
+    /// Cores by index (their agent ids are their tile numbers).
+    pub cores: Vec<CoreState>,
+    /// (agent, line, engine): the watched lines.
+    watches: Vec<(usize, u64, usize)>,
+    /// Transactions by kind.
+    pub counts: CoherenceCounts,
+    /// The time of the last event run.
+    pub now: Cycle,
+}
+
+impl World {
+    /// An empty SoC with `cores` cores on tiles 0.. .
+    pub fn new(timing: Timing, cores: usize, store_buffer: usize) -> World {
+        World {
+            mem: PhysMem::default(),
+            timing,
+            dir: HashMap::new(),
+            events: BinaryHeap::new(),
+            seq: 0,
+            cores: (0..cores)
+                .map(|c| CoreState::new(c, store_buffer))
+                .collect(),
+            watches: Vec::new(),
+            counts: CoherenceCounts::default(),
+            now: 0,
+        }
+    }
+
+    /// Schedules `ev` at `at` (events at one time run in scheduling order).
+    pub fn schedule(&mut self, at: Cycle, ev: Event) {
+        self.seq += 1;
+        self.events.push(Reverse((at, self.seq, ev)));
+    }
+
+    /// The time of the next event, if any.
+    pub fn next_event_at(&self) -> Option<Cycle> {
+        self.events.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// Takes the next event due at or before `until`.
+    pub fn pop_due(&mut self, until: Cycle) -> Option<(Cycle, Event)> {
+        match self.events.peek() {
+            Some(Reverse((t, _, _))) if *t <= until => {
+                let Reverse((t, _, ev)) = self.events.pop().expect("peeked");
+                self.now = self.now.max(t);
+                Some((t, ev))
+            }
+            _ => None,
+        }
+    }
+
+    /// Engine `engine` (on tile `agent`) watches `line` (one line each).
+    pub fn watch(&mut self, agent: usize, line: u64, engine: usize) {
+        self.watches.retain(|w| w.2 != engine);
+        self.watches.push((agent, line, engine));
+    }
+
+    /// Engine `engine` stops watching.
+    pub fn unwatch(&mut self, engine: usize) {
+        self.watches.retain(|w| w.2 != engine);
+    }
+
+    /// Whether `agent` holds the line of `pa`.
+    pub fn holds(&self, agent: usize, pa: u64) -> bool {
+        self.dir
+            .get(&(pa / LINE))
+            .is_some_and(|d| d.holders & (1 << agent) != 0)
+    }
+
+    /// `agent` accesses the line of `pa` at `at`: the coherence transaction
+    /// the line's directory entry calls for, serialised behind the line's
+    /// previous one; returns when it completes. Copies it invalidates are
+    /// gone from then, and a Reader Coherency Manager watching one of them
+    /// hears of it at that time.
+    pub fn coherent(&mut self, agent: usize, pa: u64, access: Access, at: Cycle) -> Cycle {
+        let line = pa / LINE;
+        let t = self.timing.clone();
+        let d = self.dir.entry(line).or_default();
+        let me = 1u32 << agent;
+        let (cost, lost) = match access {
+            Access::Read if d.holders & me != 0 => {
+                self.counts.hits += 1;
+                return at + t.l15_hit;
+            }
+            Access::Write if d.owner == Some(agent) => {
+                // E to M silently, or M already.
+                d.dirty = true;
+                self.counts.hits += 1;
+                return at + t.l15_hit;
+            }
+            Access::Read => match d.owner {
+                Some(o) => {
+                    self.counts.load_fwds += 1;
+                    d.owner = None;
+                    d.holders |= 1 << o;
+                    (
+                        if std::mem::take(&mut d.dirty) {
+                            t.load_fwd
+                        } else {
+                            t.load_fwd_clean
+                        },
+                        0,
+                    )
+                }
+                None => {
+                    self.counts.load_misses += 1;
+                    (t.load_miss, 0)
+                }
+            },
+            Access::Write => {
+                let others = d.holders & !me;
+                // As the pmesh L2 does: an owner gets STORE_FWD; a line in S
+                // gets INV_FWD to every sharer (the requester among them,
+                // when it upgrades), then DATA_ACK_M.
+                let cost = if d.owner.is_some() {
+                    self.counts.store_fwds += 1;
+                    if d.dirty {
+                        t.store_fwd
+                    } else {
+                        t.store_fwd_clean
+                    }
+                } else if d.holders != 0 {
+                    self.counts.store_invs += 1;
+                    t.store_inv
+                        + t.store_inv_extra * u64::from(others.count_ones().saturating_sub(1))
+                } else {
+                    self.counts.store_misses += 1;
+                    t.store_miss
+                };
+                (cost, others)
+            }
+        };
+        let start = at.max(d.busy_until);
+        let done = start + cost;
+        d.busy_until = done;
+        match access {
+            Access::Read => {
+                // The only holder gets the line exclusive (MESI's E).
+                if d.holders == 0 {
+                    d.owner = Some(agent);
+                }
+                d.holders |= me;
+            }
+            Access::Write => {
+                d.owner = Some(agent);
+                d.holders = me;
+                d.dirty = true;
+            }
+        }
+        if lost != 0 {
+            self.counts.invalidations += u64::from(lost.count_ones());
+            let hit: Vec<usize> = self
+                .watches
+                .iter()
+                .filter(|w| w.1 == line && lost & (1 << w.0) != 0)
+                .map(|w| w.2)
+                .collect();
+            for engine in hit {
+                self.schedule(done, Event::Invalidated(engine));
+            }
+        }
+        done
+    }
+
+    /// `agent`'s MESI state of the line of `pa` as the directory sees it:
+    /// `"I"`, `"S"`, or `"EM"` (the owner: E until it stores, M after; a
+    /// store to an E line is silent, so the directory cannot tell).
+    pub fn state_of(&self, agent: usize, pa: u64) -> &'static str {
+        match self.dir.get(&(pa / LINE)) {
+            Some(d) if d.owner == Some(agent) => "EM",
+            Some(d) if d.holders & (1 << agent) != 0 => "S",
+            _ => "I",
+        }
+    }
+
+    /// Drops `agent`'s copy of the line of `pa` (an eviction or a TRI
+    /// store's invalidation done elsewhere), silently.
+    pub fn drop_copy(&mut self, agent: usize, pa: u64) {
+        if let Some(d) = self.dir.get_mut(&(pa / LINE)) {
+            d.holders &= !(1 << agent);
+            if d.owner == Some(agent) {
+                d.owner = None;
+                d.dirty = false;
+            }
+        }
+    }
+}
+
+/// The SoC: the shared world, the process's address space, the Cohort
+/// engines and the baseline unit. Cores run software through its methods
+/// ([`core`]); the engines and the unit run as events.
+#[derive(Debug)]
+pub struct Soc {
+    /// Memory, directory, events, cores.
+    pub world: World,
+    /// The process's address space (its Sv39 tables are in `world.mem`).
+    pub aspace: mmu::AddressSpace,
+    /// Cohort engines.
+    pub engines: Vec<engine::CohortEngine>,
+    /// The MAPLE-like unit.
+    pub maple: maple::Maple,
+    /// The page-fault handler resolves through the PTE register (else the
+    /// retry register).
+    pub fault_writes_tlb: bool,
+    /// Page faults the handler resolved.
+    pub faults_handled: u64,
+}
+
+/// The first physical frame the process's page tables and pages use.
+pub const FIRST_FRAME: u64 = 0x8_0000;
+
+impl Soc {
+    /// A SoC of `cores` cores (tiles 0..cores), one Cohort engine per
+    /// accelerator in `engines` (the next tiles, `mshrs` loads in flight
+    /// each), and the MAPLE-like unit hosting `maple` on the tile after.
+    pub fn new(
+        timing: Timing,
+        cores: usize,
+        store_buffer: usize,
+        engines: Vec<crate::accel::Accelerator>,
+        mshrs: usize,
+        maple: maple::Maple,
+    ) -> Soc {
+        let engines = engines
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| engine::CohortEngine::new(i, cores + i, a, mshrs))
+            .collect::<Vec<_>>();
+        let mut maple = maple;
+        maple.agent = cores + engines.len();
+        Soc {
+            world: World::new(timing, cores, store_buffer),
+            aspace: mmu::AddressSpace::new(FIRST_FRAME),
+            engines,
+            maple,
+            fault_writes_tlb: false,
+            faults_handled: 0,
+        }
+    }
+
+    /// Runs every event due at or before `t`.
+    pub fn run_until(&mut self, t: Cycle) {
+        while let Some((at, ev)) = self.world.pop_due(t) {
+            match ev {
+                Event::Drain(c) | Event::DrainDone(c) => core::drain(&mut self.world, c, at, ev),
+                Event::Engine(id, token) => self.engines[id].step(&mut self.world, at, token),
+                Event::Invalidated(id) => self.engines[id].invalidated(&mut self.world, at),
+            }
+        }
+    }
+
+    /// Runs every event left (the engines finish their work).
+    pub fn run_to_end(&mut self) {
+        self.run_until(Cycle::MAX);
+    }
+
+    /// Writes `v` at virtual address `va` with the kernel's hands, outside
+    /// time (setting up inputs and CSR structs before a run).
+    pub fn poke(&mut self, va: u64, v: u64) {
+        let pa = self
+            .aspace
+            .translate(&self.world.mem, va)
+            .expect("poke of an unmapped address");
+        self.world.mem.write_u64(pa, v);
+    }
+
+    /// Reads the word at `va` outside time.
+    pub fn peek(&self, va: u64) -> u64 {
+        let pa = self
+            .aspace
+            .translate(&self.world.mem, va)
+            .expect("peek of an unmapped address");
+        self.world.mem.read_u64(pa)
+    }
+
+    /// Maps `bytes` at `va` to fresh frames (the kernel, outside time).
+    pub fn map(&mut self, va: u64, bytes: u64) {
+        let mut space = self.aspace.clone();
+        space.map_range(&mut self.world.mem, va, bytes, &[]);
+        self.aspace = space;
+    }
+}
+
+use ccsim_kernel::component::{ComponentSpec, ParamDefault, ParamKind, ParamRange, ParamSpec};
+
+/// The declaration of `ariane_core`: a core of the Cohort SoC.
+pub static ARIANE_CORE: ComponentSpec = ComponentSpec {
+    type_name: "ariane_core",
+    description: "An Ariane-like in-order core on a P-Mesh tile (Cohort §5): one instruction a cycle, loads stall until their data, stores drain in order from a store buffer, fence drains it, MMIO is a non-speculative round trip.",
+    params: &[
+        ParamSpec { name: "store_buffer_entries", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "stores", range: ParamRange::between(1.0, 64.0), from: "assumed: Ariane's speculative plus commit store buffer, 8 entries", description: "Stores the buffer holds before the core stalls." },
+        ParamSpec { name: "load_hit_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", range: ParamRange::between(1.0, 100.0), from: "assumed: a load hitting the write-through L1D is used in the next cycle", description: "A load hit's cost to the pipeline." },
+    ],
+    ports: &[],
+    stats: &[],
+    check: None,
+};
+
+/// The declaration of `cohort_engine`.
+pub static COHORT_ENGINE: ComponentSpec = ComponentSpec {
+    type_name: "cohort_engine",
+    description: "The Cohort engine (Cohort §4.2) on a P-Mesh tile: configuration registers, consumer endpoint with the Reader Coherency Manager and backoff, producer endpoint with the Write Coherency Manager, ratchets to the accelerator, the MTE with an Sv39 MMU (16-entry TLB, page-table walker).",
+    params: &[
+        ParamSpec { name: "mshrs", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "loads", range: ParamRange::between(1.0, 64.0), from: "assumed: the MTE keeps four line reads in flight", description: "Line reads the consumer keeps in flight." },
+        ParamSpec { name: "backoff_cycles", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "cycles", range: ParamRange::between(0.0, 100_000.0), from: "assumed", description: "The RCM's wait after an invalidation of the write-index line before it re-reads it (§4.2.3's configurable period)." },
+    ],
+    ports: &[],
+    stats: &[],
+    check: None,
+};
+
+/// The declaration of `maple_unit`.
+pub static MAPLE_UNIT: ComponentSpec = ComponentSpec {
+    type_name: "maple_unit",
+    description: "The MAPLE-like baseline unit (Cohort §5.1) hosting the accelerator: MMIO invocation (a round trip per word) and coherent DMA (LLC prefetch, TRI stores, 256 B blocks, an API call with MMIO writes per block).",
+    params: &[
+        ParamSpec { name: "mmio_cycles", kind: ParamKind::Int, default: ParamDefault::Int(20), unit: "cycles", range: ParamRange::between(0.0, 10_000.0), from: "assumed", description: "The unit's cycles to handle one uncached access (beyond the NoC)." },
+        ParamSpec { name: "mshrs", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "loads", range: ParamRange::between(1.0, 64.0), from: "assumed: MAPLE is a memory-parallel unit (§5.1), eight prefetches in flight", description: "Prefetch loads in flight." },
+        ParamSpec { name: "dma_api_instructions", kind: ParamKind::Int, default: ParamDefault::Int(100), unit: "instructions", range: ParamRange::between(0.0, 1e6), from: "assumed: a library call's bookkeeping", description: "The DMA API call's software per 256 B block beside its MMIO accesses." },
+        ParamSpec { name: "dma_setup_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "cycles", range: ParamRange::between(0.0, 1e6), from: "assumed", description: "The unit's cycles from the API's start command to its first prefetch (configuring the transfer and its translations), which the core waits out on the status register." },
+        ParamSpec { name: "dma_block_bytes", kind: ParamKind::Int, default: ParamDefault::Int(256), unit: "bytes", range: ParamRange::between(64.0, 65536.0), from: "Cohort Table 2: baseline DMA granularity 256 bytes", description: "Bytes per DMA transfer." },
+    ],
+    ports: &[],
+    stats: &[],
+    check: None,
+};

@@ -1,0 +1,130 @@
+//! The Cohort SoC's core model and SPSC queue library: a load after an
+//! invalidation misses (the L1D is write-through and inclusive in the
+//! L1.5, so the L1.5's state is the core's), store-buffer and fence
+//! behaviour, MMIO round trips, and two cores moving a sequence through a
+//! queue that wraps.
+
+use ccsim_devices::accel::Accelerator;
+use ccsim_devices::cohort::core::Device;
+use ccsim_devices::cohort::maple::{Maple, REG_DMA_LEN};
+use ccsim_devices::cohort::queue::{fifo_init, publish_read, publish_write, try_pop, try_push};
+use ccsim_devices::cohort::{Soc, Timing};
+
+fn timing() -> Timing {
+    Timing {
+        load_hit: 1,
+        l15_hit: 1,
+        load_miss: 34,
+        load_fwd: 68,
+        load_fwd_clean: 52,
+        store_miss: 34,
+        store_inv: 52,
+        store_inv_extra: 2,
+        store_fwd: 68,
+        store_fwd_clean: 52,
+        noc_one_way: 3,
+    }
+}
+
+fn soc() -> Soc {
+    let maple = Maple::new(0, Accelerator::sha256(1e6), 10, 8);
+    Soc::new(timing(), 2, 8, vec![Accelerator::sha256(1e6)], 4, maple)
+}
+
+const VA: u64 = 0x10_0000_0000;
+
+#[test]
+fn a_load_after_an_invalidation_misses() {
+    let mut s = soc();
+    s.map(VA, 4096);
+    // Core 1 loads the line (a miss, then a hit in its L1D).
+    let t0 = s.world.cores[1].now;
+    s.load(1, VA);
+    assert_eq!(s.world.cores[1].now - t0, 34);
+    let t1 = s.world.cores[1].now;
+    s.load(1, VA + 8);
+    assert_eq!(s.world.cores[1].now - t1, 1, "a hit in the L1D");
+    // Core 0 stores to it: the store invalidates core 1's copy (L1.5 and
+    // with it the inclusive, write-through L1D).
+    s.world.cores[0].now = s.world.cores[1].now;
+    s.store(0, VA, 7);
+    s.fence(0);
+    assert_eq!(s.world.counts.invalidations, 1);
+    s.world.cores[1].now = s.world.cores[0].now;
+    let t2 = s.world.cores[1].now;
+    assert_eq!(s.load(1, VA), 7, "the new value");
+    assert_eq!(s.world.cores[1].now - t2, 68, "a miss forwarded to core 0");
+}
+
+#[test]
+fn stores_retire_into_the_buffer_and_fence_drains_it() {
+    let mut s = soc();
+    s.map(VA, 4096);
+    // Eight stores to eight lines retire in eight cycles: the buffer takes them.
+    for i in 0..8 {
+        s.store(0, VA + 64 * i, i);
+    }
+    assert_eq!(s.world.cores[0].now, 8);
+    assert_eq!(s.world.cores[0].buffered(), 8);
+    // A ninth waits for the oldest to drain (one store miss, 34 cycles).
+    s.store(0, VA + 64 * 8, 8);
+    assert_eq!(s.world.cores[0].now, 35);
+    // fence: all nine drained, one at a time (9 x 34), then one cycle.
+    s.fence(0);
+    assert_eq!(s.world.cores[0].now, 9 * 34 + 1);
+    assert_eq!(s.world.cores[0].buffered(), 0);
+    // A load of a buffered store forwards its value.
+    s.store(0, VA + 64 * 9, 99);
+    assert_eq!(s.load(0, VA + 64 * 9), 99);
+    assert_eq!(s.world.cores[0].retired, 12);
+}
+
+#[test]
+fn mmio_is_a_round_trip_after_the_stores_drain() {
+    let mut s = soc();
+    s.map(VA, 4096);
+    s.store(0, VA, 1);
+    let t = s.world.cores[0].now;
+    s.mmio_store(0, Device::Maple, REG_DMA_LEN, 64);
+    // The store drains (34), then 3 there, 10 handled, 3 back.
+    assert_eq!(s.world.cores[0].now - t, 34 - 1 + 3 + 10 + 3);
+    assert_eq!(s.world.cores[0].mmio, 1);
+}
+
+/// Producer on core 0, consumer on core 1, a 64-element queue that wraps
+/// 15 times, batch 8: the consumer sees exactly the produced sequence.
+#[test]
+fn two_cores_move_the_exact_sequence_through_a_wrapping_queue() {
+    let mut s = soc();
+    let mut q = fifo_init(&mut s, VA, 64, 8, false, &[]);
+    let mut consumer = q.clone();
+    let n = 1000u64;
+    let produced: Vec<u64> = (0..n)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5a5a)
+        .collect();
+    let mut got = Vec::new();
+    let mut next = 0usize;
+    while got.len() < n as usize {
+        // The core whose clock is behind runs its next operation.
+        if next < produced.len() && s.world.cores[0].now <= s.world.cores[1].now {
+            if try_push(&mut s, 0, &mut q, produced[next]) {
+                next += 1;
+                if next == produced.len() {
+                    publish_write(&mut s, 0, &mut q);
+                }
+            }
+        } else if let Some(v) = try_pop(&mut s, 1, &mut consumer) {
+            got.push(v);
+        } else if next == produced.len() {
+            publish_write(&mut s, 0, &mut q);
+        }
+    }
+    publish_read(&mut s, 1, &mut consumer);
+    s.fence(1);
+    assert_eq!(got, produced);
+    // The indices in memory agree.
+    assert_eq!(s.peek(q.write_index), n);
+    assert_eq!(s.peek(q.read_index), n);
+    // Both sides' pointer traffic went through coherence.
+    assert!(s.world.counts.invalidations > 2 * n / 8);
+}

@@ -1,0 +1,704 @@
+//! `cohort_accel` — Cohort §5–§6 (Figs. 8–11, Table 3): a core feeds the
+//! SHA-256 or AES-128 accelerator x 64-bit words and collects the results,
+//! through the Cohort engine on SPSC queues (with a batch), by MMIO, or by
+//! coherent DMA through the MAPLE-like unit; the whole benchmark's latency
+//! in kilocycles and the core's IPC.
+//!
+//! * **The SoC** is `ccsim_devices::cohort` built from the platform
+//!   (`openpiton`): an `ariane_core`, a `cohort_engine` and a `maple_unit`
+//!   instance, and the coherence transactions' cycles measured on the
+//!   verified P-Mesh table in `[systems.pmesh]` ([`pmesh_timing`]: a load
+//!   the L2 answers, one it forwards to the owner, a store to a line nobody
+//!   holds, one that invalidates a sharer, one forwarded to the owner).
+//!   Cycles are 10 ns (Cohort §5: 100 MHz).
+//! * **Cohort** (§5.3: "Benchmarks in Cohort initialise the SPSC queues then
+//!   push and pop the data in sequence"): `cohort_register`, then per batch
+//!   the core pushes `batch` words (publishing the write index at the
+//!   batch's end) and pops every result the pushed blocks give (publishing
+//!   the read index every `batch` results), then `cohort_unregister`.
+//! * **MMIO**: per block, each input word an MMIO store, then each result
+//!   word an MMIO load (answered when it exists) stored to a result array.
+//! * **DMA**: per 256 B, the core stores the words into the source buffer,
+//!   calls the API (its instructions and four MMIO stores), reads the
+//!   status register, then loads the results the TRI stores left at the L2.
+//! * **Checked**: every digest or ciphertext equals RustCrypto's reference
+//!   on the same blocks (the point fails otherwise).
+
+use std::collections::BTreeMap;
+
+use ccsim_devices::accel::Accelerator;
+use ccsim_devices::cohort::core::Device;
+use ccsim_devices::cohort::maple::{
+    Maple, REG_DMA_DST, REG_DMA_GO, REG_DMA_LEN, REG_DMA_SRC, REG_DMA_STATUS, REG_IN, REG_KEY_HI,
+    REG_KEY_LO, REG_OUT,
+};
+use ccsim_devices::cohort::queue::{
+    cohort_register, cohort_unregister, fifo_init, pop, publish_read, publish_write, push,
+    POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
+};
+use ccsim_devices::cohort::{Cycle, Soc, Timing};
+use ccsim_kernel::prelude::*;
+use ccsim_platform::{BuildOptions, Platform};
+
+use crate::{werr, whole_number, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
+
+/// The SoC clock's period (Cohort §5: 100 MHz).
+const CYCLE_NS: f64 = 10.0;
+/// The AES key the CSR struct carries (FIPS-197 Appendix C.1's).
+pub const AES_KEY: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+/// Where the benchmark's buffers live (virtual).
+const IN_VA: u64 = 0x10_0000_0000;
+const OUT_VA: u64 = 0x20_0000_0000;
+const CSR_VA: u64 = 0x30_0000_0000;
+
+/// The declaration of `cohort_accel`.
+pub static COHORT_ACCEL: WorkloadInfo = WorkloadInfo {
+    name: "cohort_accel",
+    description: "Cohort Figs. 8-11: a core streams x 64-bit words through the SHA-256 or AES-128 accelerator and collects the digests or ciphertext: through the Cohort engine on SPSC queues in memory (batched index updates), by MMIO round trips, or by coherent DMA through a MAPLE-like unit; latency in kilocycles and the core's IPC, every output checked against RustCrypto.",
+    params: &[
+        ParamSpec { name: "accel", kind: ParamKind::Enum(&["sha256", "aes128"]), default: ParamDefault::Str("sha256"), unit: "", range: ParamRange::ANY, from: "Cohort §5.2: the SHA-256 and AES-128 accelerators", description: "The accelerator." },
+        ParamSpec { name: "mode", kind: ParamKind::Enum(&["cohort", "mmio", "dma"]), default: ParamDefault::Str("cohort"), unit: "", range: ParamRange::ANY, from: "Cohort Table 2: communication modes Cohort, MMIO, DMA", description: "How the core reaches the accelerator." },
+        ParamSpec { name: "batch", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "elements", range: ParamRange::between(2.0, 64.0), from: "Cohort Table 2: batching factor 2 to 64", description: "Cohort: elements between index publications." },
+        ParamSpec { name: "padded", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Cohort §6.1: false sharing on the read and write pointers (one line)", description: "Whether each queue's read index has a line of its own." },
+    ],
+    check: None,
+    metrics: &[
+        MetricSpec { name: "latency_kcycles", unit: "kcycles", description: "The benchmark from its first instruction to its last result, in thousands of 100 MHz cycles." },
+        MetricSpec { name: "ipc", unit: "instructions/cycle", description: "The core's retired instructions over the benchmark's cycles." },
+        MetricSpec { name: "instructions", unit: "instructions", description: "Instructions the core retired." },
+        MetricSpec { name: "invalidations", unit: "lines", description: "Copies invalidated by coherence." },
+    ],
+    run,
+};
+
+/// The coherence cycles, measured by running the verified P-Mesh table
+/// (`protocols/pmesh.toml`) in the platform's `[systems.pmesh]`: tile 1
+/// first stores or loads the lines a kind needs held elsewhere, then tile
+/// 0's program makes one access of each kind, one at a time, and each
+/// access's issue-to-completion time, in cycles (rounded up), is that
+/// kind's cost. A NoC crossing (for MMIO and interrupts) is the system's
+/// link + mesh hop + link.
+pub fn pmesh_timing(platform: &Platform, load_hit: Cycle) -> Result<Timing, RunError> {
+    let decl = platform.system("pmesh").map_err(RunError::Config)?;
+    let mut s = platform
+        .build(
+            "pmesh",
+            BuildOptions {
+                seed: 0,
+                trace: TraceMode::Hash,
+                checks: true,
+                tester: None,
+            },
+        )
+        .map_err(RunError::Config)?;
+    let tiles = crate::program_run::role_agents(&s, "l15", "pmesh")?;
+    // Tile 0's accesses, each on a line set up for its kind: 0 a cold
+    // load, 2 a cold store, 1 a load of a line tile 1 holds M, 3 a store
+    // to a line tiles 1 and 2 hold S, 4 a store to a line tile 1 holds M,
+    // 0 again a load hit, 6 a load of a line tile 1 holds E, 7 a store to
+    // a line tile 1 holds E, 8 a load then a store to a line tile 1 held
+    // E (the store invalidates one other sharer, line 3's two).
+    s.agent_mut(tiles[1])
+        .set_program(
+            &[
+                (1, "store"),
+                (3, "load"),
+                (4, "store"),
+                (6, "load"),
+                (7, "load"),
+                (8, "load"),
+            ],
+            1,
+        )
+        .map_err(werr)?;
+    if let Some(&third) = tiles.get(2) {
+        s.agent_mut(third)
+            .set_program(&[(3, "load")], 1)
+            .map_err(werr)?;
+        s.agent_mut(third).start_program_at(5 * US);
+    } else {
+        return Err(werr("system pmesh: the timing probe needs three l15 tiles"));
+    }
+    let ops = [
+        (0, "load"),
+        (2, "store"),
+        (1, "load"),
+        (3, "store"),
+        (4, "store"),
+        (0, "load"),
+        (6, "load"),
+        (7, "store"),
+        (8, "load"),
+        (8, "store"),
+    ];
+    s.agent_mut(tiles[0]).set_program(&ops, 1).map_err(werr)?;
+    // Tile 0's accesses to the lines the others hold wait until they have them.
+    let later = 10 * US;
+    let mut release = vec![later; ops.len()];
+    release[..2].fill(0);
+    s.agent_mut(tiles[0])
+        .set_program_release(release)
+        .map_err(werr)?;
+    s.sim.run();
+    crate::program_run::no_violation(&s)?;
+    let times = s.agent(tiles[0]).program_times().to_vec();
+    if times.iter().any(|&(_, end)| end == 0) {
+        return Err(werr(
+            "system pmesh: an access of the timing probe never completed",
+        ));
+    }
+    let cyc = |i: usize| {
+        ((times[i].1 - times[i].0) as f64 / (CYCLE_NS * 1000.0))
+            .ceil()
+            .max(1.0) as Cycle
+    };
+    let ns = |instance: &str, p: &str| -> Result<f64, RunError> {
+        Ok(platform
+            .component(instance)
+            .map_err(RunError::Config)?
+            .params
+            .float(p))
+    };
+    let link = decl
+        .links
+        .first()
+        .ok_or_else(|| werr("system pmesh: no links"))?;
+    let mesh = decl
+        .components
+        .first()
+        .ok_or_else(|| werr("system pmesh: no mesh"))?;
+    let crossing = 2.0 * ns(&link.instance, "latency_ns")? + ns(&mesh.instance, "hop_ns")?;
+    Ok(Timing {
+        load_hit,
+        l15_hit: cyc(5),
+        load_miss: cyc(0),
+        load_fwd: cyc(2),
+        load_fwd_clean: cyc(6),
+        store_miss: cyc(1),
+        store_inv: cyc(9),
+        store_inv_extra: cyc(3).saturating_sub(cyc(9)),
+        store_fwd: cyc(4),
+        store_fwd_clean: cyc(7),
+        noc_one_way: (crossing / CYCLE_NS).ceil().max(1.0) as Cycle,
+    })
+}
+
+/// What one run gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Cycles from the first instruction to the last result.
+    pub cycles: Cycle,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// The results popped, in order.
+    pub results: Vec<u64>,
+    /// Copies invalidated.
+    pub invalidations: u64,
+    /// The run's counters, by dotted name (see [`soc_stats`]).
+    pub stats: BTreeMap<String, f64>,
+}
+
+/// The SoC's counters: coherence transactions by kind, core 0's
+/// instructions, stalls and MMIO accesses, each engine's endpoints and
+/// MMU, the baseline unit's accesses and transfers.
+pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
+    let mut m = BTreeMap::new();
+    let c = &soc.world.counts;
+    for (k, v) in [
+        ("hits", c.hits),
+        ("load_misses", c.load_misses),
+        ("load_fwds", c.load_fwds),
+        ("store_misses", c.store_misses),
+        ("store_invs", c.store_invs),
+        ("store_fwds", c.store_fwds),
+        ("invalidations", c.invalidations),
+    ] {
+        m.insert(format!("coherence.{k}"), v as f64);
+    }
+    let core = &soc.world.cores[0];
+    m.insert("core0.retired".into(), core.retired as f64);
+    m.insert("core0.load_stall_cycles".into(), core.load_stall as f64);
+    m.insert("core0.mmio".into(), core.mmio as f64);
+    m.insert("core0.accesses".into(), core.accesses as f64);
+    for e in &soc.engines {
+        let p = format!("engine{}", e.id);
+        let st = &e.stats;
+        for (k, v) in [
+            ("consumed", st.consumed),
+            ("produced", st.produced),
+            ("rcm_invalidations", st.invalidations),
+            ("rereads", st.rereads),
+            ("publishes", st.publishes),
+            ("tlb_hits", e.mmu.hits),
+            ("walks", e.mmu.walks),
+            ("page_faults", e.mmu.faults),
+            ("tlb_flushes", e.mmu.flushes),
+            ("accel_blocks", e.accel.blocks),
+        ] {
+            m.insert(format!("{p}.{k}"), v as f64);
+        }
+    }
+    m.insert("maple.accesses".into(), soc.maple.accesses as f64);
+    m.insert("maple.transfers".into(), soc.maple.transfers as f64);
+    m.insert("maple.accel_blocks".into(), soc.maple.accel.blocks as f64);
+    m
+}
+
+/// The benchmark's input: `n` words, a fixed pattern.
+pub fn input_words(n: u64) -> Vec<u64> {
+    (0..n)
+        .map(|i| {
+            let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb)
+        })
+        .collect()
+}
+
+/// The reference results of `words` (RustCrypto through the ratchets).
+pub fn reference(accel: &str, words: &[u64]) -> Vec<u64> {
+    let mut a = make_accel(accel);
+    let mut out = Vec::new();
+    for &w in words {
+        a.push_word(0, w);
+        while let Some(v) = a.pop_word() {
+            out.push(v);
+        }
+    }
+    out
+}
+
+fn make_accel(accel: &str) -> Accelerator {
+    // One tick a cycle: the accelerator's clock is the SoC's.
+    match accel {
+        "aes128" => Accelerator::aes128(AES_KEY, 1e6),
+        _ => Accelerator::sha256(1e6),
+    }
+}
+
+/// The SoC's parameters from the platform.
+#[derive(Debug, Clone)]
+pub struct SocParams {
+    /// Coherence cycles.
+    pub timing: Timing,
+    /// Store-buffer entries.
+    pub store_buffer: usize,
+    /// The engine's loads in flight.
+    pub engine_mshrs: usize,
+    /// The RCM's backoff.
+    pub backoff: Cycle,
+    /// MAPLE's cycles per access.
+    pub maple_mmio: Cycle,
+    /// MAPLE's prefetches in flight.
+    pub maple_mshrs: usize,
+    /// The DMA API's instructions per block.
+    pub dma_api_instructions: u64,
+    /// Bytes per DMA.
+    pub dma_block_bytes: u64,
+    /// The unit's setup of a DMA.
+    pub dma_setup: Cycle,
+}
+
+fn one<'a>(platform: &'a Platform, ty: &str) -> Result<&'a Params, RunError> {
+    platform
+        .instances_of(ty)
+        .first()
+        .map(|(_, c)| &c.params)
+        .ok_or_else(|| werr(format!("platform {}: no {ty} component", platform.name)))
+}
+
+impl SocParams {
+    /// From the platform's components.
+    pub fn from_platform(platform: &Platform) -> Result<SocParams, RunError> {
+        let core = one(platform, "ariane_core")?;
+        let engine = one(platform, "cohort_engine")?;
+        let maple = one(platform, "maple_unit")?;
+        Ok(SocParams {
+            timing: pmesh_timing(platform, core.uint("load_hit_cycles"))?,
+            store_buffer: core.uint("store_buffer_entries") as usize,
+            engine_mshrs: engine.uint("mshrs") as usize,
+            backoff: engine.uint("backoff_cycles"),
+            maple_mmio: maple.uint("mmio_cycles"),
+            maple_mshrs: maple.uint("mshrs") as usize,
+            dma_api_instructions: maple.uint("dma_api_instructions"),
+            dma_block_bytes: maple.uint("dma_block_bytes"),
+            dma_setup: maple.uint("dma_setup_cycles"),
+        })
+    }
+
+    /// A SoC with two cores, one engine and the unit, both hosting `accel`.
+    pub fn soc(&self, accel: &str) -> Soc {
+        let mut maple = Maple::new(0, make_accel(accel), self.maple_mmio, self.maple_mshrs);
+        maple.dma_setup = self.dma_setup;
+        Soc::new(
+            self.timing.clone(),
+            2,
+            self.store_buffer,
+            vec![make_accel(accel)],
+            self.engine_mshrs,
+            maple,
+        )
+    }
+}
+
+/// Runs the Cohort benchmark: `n` words, `batch`.
+pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) -> Outcome {
+    let mut soc = p.soc(accel);
+    let a = make_accel(accel);
+    let (win, wout) = (
+        a.words_per_block() as u64,
+        a.words_per_output_block() as u64,
+    );
+    let n_out = n / win * wout;
+    let mut input = fifo_init(&mut soc, IN_VA, n, batch, padded, &[]);
+    let out_batch = (batch * wout / win).max(1);
+    let mut output = fifo_init(&mut soc, OUT_VA, n_out.max(1), out_batch, padded, &[]);
+    let csr = if accel == "aes128" {
+        soc.map(CSR_VA, 4096);
+        soc.poke(
+            CSR_VA,
+            u64::from_le_bytes(AES_KEY[..8].try_into().expect("8")),
+        );
+        soc.poke(
+            CSR_VA + 8,
+            u64::from_le_bytes(AES_KEY[8..].try_into().expect("8")),
+        );
+        CSR_VA
+    } else {
+        0
+    };
+    let words = input_words(n);
+    let (c, start) = (0, soc.world.cores[0].now);
+    cohort_register(&mut soc, c, 0, &input, &output, csr, p.backoff);
+    let mut results = Vec::with_capacity(n_out as usize);
+    for chunk in words.chunks(batch as usize) {
+        for &w in chunk {
+            push(&mut soc, c, &mut input, w);
+        }
+        publish_write(&mut soc, c, &mut input);
+        let ready = input.pushed / win * wout;
+        while output.popped < ready {
+            results.push(pop(&mut soc, c, &mut output));
+        }
+    }
+    publish_read(&mut soc, c, &mut output);
+    soc.fence(c);
+    let end = soc.world.cores[c].now;
+    cohort_unregister(&mut soc, c, 0);
+    soc.run_to_end();
+    Outcome {
+        cycles: end - start,
+        instructions: soc.world.cores[c].retired,
+        stats: soc_stats(&soc),
+        results,
+        invalidations: soc.world.counts.invalidations,
+    }
+}
+
+/// Runs the MMIO baseline: `n` words.
+pub fn run_mmio(p: &SocParams, accel: &str, n: u64) -> Outcome {
+    let mut soc = p.soc(accel);
+    let a = make_accel(accel);
+    let (win, wout) = (
+        a.words_per_block() as u64,
+        a.words_per_output_block() as u64,
+    );
+    soc.map(OUT_VA, (n * 8).max(4096));
+    let c = 0;
+    if accel == "aes128" {
+        soc.mmio_store(
+            c,
+            Device::Maple,
+            REG_KEY_LO,
+            u64::from_le_bytes(AES_KEY[..8].try_into().expect("8")),
+        );
+        soc.mmio_store(
+            c,
+            Device::Maple,
+            REG_KEY_HI,
+            u64::from_le_bytes(AES_KEY[8..].try_into().expect("8")),
+        );
+    }
+    let words = input_words(n);
+    let mut results = Vec::new();
+    for block in words.chunks(win as usize) {
+        for &w in block {
+            soc.exec(c, PUSH_INSTRUCTIONS);
+            soc.mmio_store(c, Device::Maple, REG_IN, w);
+        }
+        for _ in 0..wout {
+            let v = soc.mmio_load(c, Device::Maple, REG_OUT);
+            soc.store(c, OUT_VA + 8 * results.len() as u64, v);
+            soc.exec(c, POP_INSTRUCTIONS);
+            results.push(v);
+        }
+    }
+    soc.fence(c);
+    let end = soc.world.cores[c].now;
+    soc.run_to_end();
+    Outcome {
+        cycles: end,
+        instructions: soc.world.cores[c].retired,
+        stats: soc_stats(&soc),
+        results,
+        invalidations: soc.world.counts.invalidations,
+    }
+}
+
+/// Runs the coherent-DMA baseline: `n` words.
+pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
+    let mut soc = p.soc(accel);
+    let a = make_accel(accel);
+    let (win, wout) = (
+        a.words_per_block() as u64,
+        a.words_per_output_block() as u64,
+    );
+    soc.map(IN_VA, (n * 8).max(4096));
+    soc.map(OUT_VA, (n * 8).max(4096));
+    let c = 0;
+    if accel == "aes128" {
+        soc.mmio_store(
+            c,
+            Device::Maple,
+            REG_KEY_LO,
+            u64::from_le_bytes(AES_KEY[..8].try_into().expect("8")),
+        );
+        soc.mmio_store(
+            c,
+            Device::Maple,
+            REG_KEY_HI,
+            u64::from_le_bytes(AES_KEY[8..].try_into().expect("8")),
+        );
+    }
+    let words = input_words(n);
+    let per_dma = (p.dma_block_bytes / 8).max(win);
+    let mut results = Vec::new();
+    let mut out_at = 0u64;
+    for (b, chunk) in words.chunks(per_dma as usize).enumerate() {
+        let src = IN_VA + b as u64 * per_dma * 8;
+        for (i, &w) in chunk.iter().enumerate() {
+            soc.store(c, src + 8 * i as u64, w);
+            soc.exec(c, PUSH_INSTRUCTIONS);
+        }
+        // The API call: its software, then the MMIO writes.
+        soc.exec(c, p.dma_api_instructions);
+        let dst = OUT_VA + out_at * 8;
+        soc.mmio_store(c, Device::Maple, REG_DMA_SRC, src);
+        soc.mmio_store(c, Device::Maple, REG_DMA_DST, dst);
+        soc.mmio_store(c, Device::Maple, REG_DMA_LEN, chunk.len() as u64 * 8);
+        soc.mmio_store(c, Device::Maple, REG_DMA_GO, 1);
+        let done = soc.mmio_load(c, Device::Maple, REG_DMA_STATUS);
+        assert_eq!(done, 1, "the DMA status says done");
+        let outs = chunk.len() as u64 / win * wout;
+        for k in 0..outs {
+            results.push(soc.load(c, dst + 8 * k));
+            soc.exec(c, POP_INSTRUCTIONS);
+        }
+        out_at += outs;
+    }
+    let end = soc.world.cores[c].now;
+    soc.run_to_end();
+    Outcome {
+        cycles: end,
+        instructions: soc.world.cores[c].retired,
+        stats: soc_stats(&soc),
+        results,
+        invalidations: soc.world.counts.invalidations,
+    }
+}
+
+fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
+    if point.x_name != "queue_elements" {
+        return Err(werr(format!(
+            "workload cohort_accel sweeps queue_elements, not {:?}",
+            point.x_name
+        )));
+    }
+    let n = whole_number("queue_elements", point.x, 2.0)?;
+    let params = point.params;
+    let accel = params.str("accel");
+    let mode = params.str("mode");
+    let batch = params.uint("batch");
+    let win = make_accel(accel).words_per_block() as u64;
+    if n % win != 0 || n > 1 << 20 {
+        return Err(werr(format!(
+            "queue_elements = {n}: must be a multiple of {win} (the {accel} block in words), at most 2^20"
+        )));
+    }
+    if mode == "cohort" && n % batch != 0 {
+        return Err(werr(format!(
+            "queue_elements = {n}: must be a multiple of batch = {batch}"
+        )));
+    }
+    let p = SocParams::from_platform(point.platform)?;
+    let o = match mode {
+        "mmio" => run_mmio(&p, accel, n),
+        "dma" => run_dma(&p, accel, n),
+        _ => run_cohort(&p, accel, n, batch, params.bool("padded")),
+    };
+    let expected = reference(accel, &input_words(n));
+    if o.results != expected {
+        let i = o
+            .results
+            .iter()
+            .zip(&expected)
+            .position(|(a, b)| a != b)
+            .unwrap_or(o.results.len().min(expected.len()));
+        return Err(RunError::Violation {
+            message: format!(
+                "cohort_accel {mode}: result word {i} of {} differs from RustCrypto's {accel} ({} words came back)",
+                expected.len(),
+                o.results.len()
+            ),
+        });
+    }
+    Ok(point_result(&o))
+}
+
+/// The declaration of `cohort_chain`.
+pub static COHORT_CHAIN: WorkloadInfo = WorkloadInfo {
+    name: "cohort_chain",
+    description: "Cohort §3.3, Fig. 5: x 64-bit words encrypted by AES-128 then hashed by SHA-256, two Cohort engines chained through an SPSC queue in memory (the AES engine's output queue is the SHA engine's input queue) or in sequence through software (the core pops the ciphertext and pushes it to the SHA engine's queue); latency in kilocycles, digests checked against RustCrypto.",
+    params: &[
+        ParamSpec { name: "how", kind: ParamKind::Enum(&["chained", "software"]), default: ParamDefault::Str("chained"), unit: "", range: ParamRange::ANY, from: "Cohort Fig. 5: chaining through a queue", description: "chained: engine to engine through a queue; software: the core moves the ciphertext between the engines' queues." },
+        ParamSpec { name: "batch", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "elements", range: ParamRange::between(8.0, 64.0), from: "Cohort Table 2: batching factor up to 64", description: "Elements between the core's index publications (at least a SHA block)." },
+        ParamSpec { name: "backoff_cycles", kind: ParamKind::Int, default: ParamDefault::Int(-1), unit: "cycles", range: ParamRange::between(-1.0, 100_000.0), from: "the platform's cohort_engine.backoff_cycles (-1)", description: "The engines' RCM backoff (-1: the platform's): the SHA engine's wait after the AES engine's pointer store before it re-reads." },
+    ],
+    check: None,
+    metrics: &[
+        MetricSpec { name: "latency_kcycles", unit: "kcycles", description: "First instruction to last digest, in thousands of cycles." },
+        MetricSpec { name: "ipc", unit: "instructions/cycle", description: "The core's retired instructions over the cycles." },
+        MetricSpec { name: "instructions", unit: "instructions", description: "Instructions the core retired." },
+    ],
+    run: run_chain_point,
+};
+
+const MID_VA: u64 = 0x40_0000_0000;
+const MID2_VA: u64 = 0x50_0000_0000;
+
+/// Runs AES → SHA over `n` words, chained through a queue or through the
+/// core.
+pub fn run_chain(p: &SocParams, n: u64, batch: u64, chained: bool) -> Outcome {
+    let mut maple = Maple::new(0, make_accel("sha256"), p.maple_mmio, p.maple_mshrs);
+    maple.dma_setup = p.dma_setup;
+    let engines = vec![make_accel("aes128"), make_accel("sha256")];
+    let mut soc = Soc::new(
+        p.timing.clone(),
+        2,
+        p.store_buffer,
+        engines,
+        p.engine_mshrs,
+        maple,
+    );
+    let mut input = fifo_init(&mut soc, IN_VA, n, batch, false, &[]);
+    let mut cipher = fifo_init(&mut soc, MID_VA, n, batch, false, &[]);
+    let mut cipher_in = if chained {
+        cipher.clone()
+    } else {
+        fifo_init(&mut soc, MID2_VA, n, batch, false, &[])
+    };
+    let mut output = fifo_init(&mut soc, OUT_VA, n / 2, (batch / 2).max(1), false, &[]);
+    soc.map(CSR_VA, 4096);
+    soc.poke(
+        CSR_VA,
+        u64::from_le_bytes(AES_KEY[..8].try_into().expect("8")),
+    );
+    soc.poke(
+        CSR_VA + 8,
+        u64::from_le_bytes(AES_KEY[8..].try_into().expect("8")),
+    );
+    let c = 0;
+    cohort_register(&mut soc, c, 0, &input, &cipher, CSR_VA, p.backoff);
+    cohort_register(&mut soc, c, 1, &cipher_in, &output, 0, p.backoff);
+    let start = soc.world.cores[c].now;
+    let words = input_words(n);
+    let mut results = Vec::new();
+    for chunk in words.chunks(batch as usize) {
+        for &w in chunk {
+            push(&mut soc, c, &mut input, w);
+        }
+        publish_write(&mut soc, c, &mut input);
+        if !chained {
+            while cipher.popped < input.pushed {
+                let v = pop(&mut soc, c, &mut cipher);
+                push(&mut soc, c, &mut cipher_in, v);
+            }
+            publish_read(&mut soc, c, &mut cipher);
+            publish_write(&mut soc, c, &mut cipher_in);
+        }
+        let ready = input.pushed / 8 * 4;
+        while output.popped < ready {
+            results.push(pop(&mut soc, c, &mut output));
+        }
+    }
+    publish_read(&mut soc, c, &mut output);
+    soc.fence(c);
+    let end = soc.world.cores[c].now;
+    cohort_unregister(&mut soc, c, 0);
+    cohort_unregister(&mut soc, c, 1);
+    soc.run_to_end();
+    Outcome {
+        cycles: end - start,
+        instructions: soc.world.cores[c].retired,
+        stats: soc_stats(&soc),
+        results,
+        invalidations: soc.world.counts.invalidations,
+    }
+}
+
+fn run_chain_point(point: &Point<'_>) -> Result<PointResult, RunError> {
+    if point.x_name != "queue_elements" {
+        return Err(werr(format!(
+            "workload cohort_chain sweeps queue_elements, not {:?}",
+            point.x_name
+        )));
+    }
+    let n = whole_number("queue_elements", point.x, 8.0)?;
+    let batch = point.params.uint("batch");
+    if n % batch != 0 || batch % 8 != 0 || n > 1 << 20 {
+        return Err(werr(format!(
+            "queue_elements = {n}, batch = {batch}: batch must be a multiple of 8 (a SHA block) and divide queue_elements (at most 2^20)"
+        )));
+    }
+    let mut p = SocParams::from_platform(point.platform)?;
+    if let Ok(b) = u64::try_from(point.params.int("backoff_cycles")) {
+        p.backoff = b;
+    }
+    let o = run_chain(&p, n, batch, point.params.str("how") == "chained");
+    let expected = reference("sha256", &reference("aes128", &input_words(n)));
+    if o.results != expected {
+        return Err(RunError::Violation {
+            message: format!("cohort_chain: the digests differ from SHA-256 of RustCrypto's AES-128 ({} of {} words came back)", o.results.len(), expected.len()),
+        });
+    }
+    Ok(point_result(&o))
+}
+
+fn point_result(o: &Outcome) -> PointResult {
+    let mut metrics = BTreeMap::new();
+    metrics.insert("latency_kcycles".to_string(), o.cycles as f64 / 1000.0);
+    metrics.insert(
+        "ipc".to_string(),
+        o.instructions as f64 / o.cycles.max(1) as f64,
+    );
+    metrics.insert("instructions".to_string(), o.instructions as f64);
+    metrics.insert("invalidations".to_string(), o.invalidations as f64);
+    let mut stats = o.stats.clone();
+    stats.insert("core0.cycles".to_string(), o.cycles as f64);
+    // The run is a pure function of its inputs: its counts and the result
+    // words (FNV-1a) identify it.
+    let words = o.results.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
+        (h ^ w).wrapping_mul(0x0100_0000_01b3)
+    });
+    let hash = format!(
+        "{:016x}{:016x}{:016x}{words:016x}",
+        o.cycles, o.instructions, o.invalidations
+    );
+    PointResult {
+        metrics,
+        stats,
+        trace_json: None,
+        trace_events: None,
+        trace_hash: hash,
+    }
+}

@@ -1,0 +1,392 @@
+//! The Cohort engine on the OpenPiton platform: outputs equal RustCrypto's,
+//! the calibration points, the MMU (a queue crossing pages whose frames
+//! are far apart, a page fault resolved through the interrupt path with
+//! either resolution register, a TLB flush honoured), chaining, and bad x.
+
+use ccsim_devices::cohort::core::Device;
+use ccsim_devices::cohort::engine::REG_TLB_FLUSH;
+use ccsim_devices::cohort::mmu::PAGE;
+use ccsim_devices::cohort::queue::{
+    cohort_register, cohort_unregister, fifo_init, pop, publish_write, push,
+};
+use ccsim_devices::cohort::Soc;
+use ccsim_experiments::cohort::{
+    input_words, pmesh_timing, reference, run_chain, run_cohort, run_dma, run_mmio, SocParams,
+    AES_KEY,
+};
+use ccsim_experiments::run_point;
+use ccsim_kernel::component::{ParamValue, Params};
+use ccsim_platform::Platform;
+
+fn platform() -> Platform {
+    Platform::load("openpiton").unwrap()
+}
+
+fn params() -> SocParams {
+    SocParams::from_platform(&platform()).unwrap()
+}
+
+#[test]
+fn the_transaction_costs_come_from_the_verified_pmesh_table() {
+    let t = pmesh_timing(&platform(), 1).unwrap();
+    // 100 MHz cycles (rounded up) of the table's runs: a forward to a
+    // modified owner carries the line back (LOAD_FWDACK_DATA), one to a
+    // clean owner does not, and each further sharer's INV_FWD adds 20 ns.
+    assert_eq!(
+        (t.load_miss, t.load_fwd, t.load_fwd_clean, t.store_miss),
+        (34, 68, 52, 34)
+    );
+    assert_eq!(
+        (
+            t.store_inv,
+            t.store_inv_extra,
+            t.store_fwd,
+            t.store_fwd_clean
+        ),
+        (52, 2, 68, 52)
+    );
+    assert_eq!((t.l15_hit, t.noc_one_way), (1, 3));
+}
+
+#[test]
+fn every_mode_returns_the_reference_digests_and_ciphertext() {
+    let p = platform();
+    for accel in ["sha256", "aes128"] {
+        for mode in ["cohort", "mmio", "dma"] {
+            let kv = Params::new()
+                .with("accel", ParamValue::Str(accel.into()), "test")
+                .with("mode", ParamValue::Str(mode.into()), "test")
+                .with("batch", ParamValue::Int(16), "test");
+            let r = run_point("cohort_accel", &p, "queue_elements", 128.0, &kv, 0, false)
+                .unwrap_or_else(|e| panic!("{accel} {mode}: {e}"));
+            assert!(r.metrics["latency_kcycles"] > 0.0);
+        }
+    }
+    // The references are RustCrypto's: SHA-256's first digest word is the
+    // compression of the first 8 words from the initial hash value.
+    let words = input_words(8);
+    let digest = reference("sha256", &words);
+    assert_eq!(digest.len(), 4);
+    let p = params();
+    assert_eq!(run_cohort(&p, "sha256", 8, 8, false).results, digest);
+}
+
+/// The calibration points (Cohort Table 3, SHA at 1024 elements) within
+/// 5%.
+#[test]
+fn sha_speedups_at_1024_elements_are_the_calibration_points() {
+    let p = params();
+    let cohort = run_cohort(&p, "sha256", 1024, 64, false).cycles as f64;
+    let mmio = run_mmio(&p, "sha256", 1024).cycles as f64;
+    let dma = run_dma(&p, "sha256", 1024).cycles as f64;
+    for (got, want) in [(mmio / cohort, 7.62), (dma / cohort, 10.70)] {
+        assert!(
+            (got / want - 1.0).abs() < 0.05,
+            "speedup {got:.2}, Table 3 {want}"
+        );
+    }
+}
+
+/// A SoC, an AES queue pair registered on engine 0; returns the queues.
+fn aes_setup(
+    soc: &mut Soc,
+    n: u64,
+    lazy_out: &[u64],
+) -> (
+    ccsim_devices::cohort::queue::Fifo,
+    ccsim_devices::cohort::queue::Fifo,
+) {
+    let input = fifo_init(soc, 0x10_0000_0000, n, 16, false, &[]);
+    let output = fifo_init(soc, 0x20_0000_0000, n, 16, false, lazy_out);
+    soc.map(0x30_0000_0000, PAGE);
+    soc.poke(
+        0x30_0000_0000,
+        u64::from_le_bytes(AES_KEY[..8].try_into().unwrap()),
+    );
+    soc.poke(
+        0x30_0000_0008,
+        u64::from_le_bytes(AES_KEY[8..].try_into().unwrap()),
+    );
+    cohort_register(soc, 0, 0, &input, &output, 0x30_0000_0000, 16);
+    (input, output)
+}
+
+fn stream(
+    soc: &mut Soc,
+    input: &mut ccsim_devices::cohort::queue::Fifo,
+    output: &mut ccsim_devices::cohort::queue::Fifo,
+    words: &[u64],
+) -> Vec<u64> {
+    let mut got = Vec::new();
+    for chunk in words.chunks(16) {
+        for &w in chunk {
+            push(soc, 0, input, w);
+        }
+        publish_write(soc, 0, input);
+        while output.popped < input.pushed {
+            got.push(pop(soc, 0, output));
+        }
+    }
+    got
+}
+
+#[test]
+fn a_queue_crossing_pages_on_distant_frames_translates_each_page() {
+    let p = params();
+    let mut soc = p.soc("aes128");
+    let n = 1024; // 8 KiB of elements: two pages
+    let input = fifo_init(&mut soc, 0x10_0000_0000, n, 16, false, &[]);
+    // Move the elements' second page to a frame far from the first.
+    let second = input.base + PAGE;
+    let mut space = soc.aspace.clone();
+    space.map(&mut soc.world.mem, second, 0xF_0000);
+    soc.aspace = space;
+    assert_eq!(
+        soc.aspace.translate(&soc.world.mem, second),
+        Some(0xF_0000 * PAGE)
+    );
+    let output = fifo_init(&mut soc, 0x20_0000_0000, n, 16, false, &[]);
+    soc.map(0x30_0000_0000, PAGE);
+    soc.poke(
+        0x30_0000_0000,
+        u64::from_le_bytes(AES_KEY[..8].try_into().unwrap()),
+    );
+    soc.poke(
+        0x30_0000_0008,
+        u64::from_le_bytes(AES_KEY[8..].try_into().unwrap()),
+    );
+    cohort_register(&mut soc, 0, 0, &input, &output, 0x30_0000_0000, 16);
+    let (mut input, mut output) = (input, output);
+    let words = input_words(n);
+    let got = stream(&mut soc, &mut input, &mut output, &words);
+    assert_eq!(got, reference("aes128", &words));
+    // Pages walked: descriptors, control lines, CSR, and two pages each of
+    // the input and output elements.
+    assert!(
+        soc.engines[0].mmu.walks >= 4,
+        "{}",
+        soc.engines[0].mmu.walks
+    );
+    assert_eq!(soc.engines[0].mmu.faults, 0);
+}
+
+#[test]
+fn a_page_fault_resolves_through_the_interrupt_with_either_register() {
+    for writes_tlb in [false, true] {
+        let p = params();
+        let mut soc = p.soc("aes128");
+        soc.fault_writes_tlb = writes_tlb;
+        let n = 1024;
+        // The output's second page is reserved, not mapped: the producer
+        // endpoint's first store there faults.
+        let (mut input, mut output) = aes_setup(&mut soc, n, &[1]);
+        let words = input_words(n);
+        let got = stream(&mut soc, &mut input, &mut output, &words);
+        assert_eq!(got, reference("aes128", &words), "writes_tlb {writes_tlb}");
+        assert_eq!(soc.faults_handled, 1);
+        assert_eq!(soc.engines[0].mmu.faults, 1);
+        assert!(soc.aspace.lazy.is_empty(), "the handler mapped the page");
+        let handler_instructions = ccsim_devices::cohort::queue::FAULT_HANDLER_INSTRUCTIONS;
+        assert!(soc.world.cores[0].retired > handler_instructions);
+    }
+}
+
+#[test]
+fn a_tlb_flush_is_honoured_and_without_it_the_engine_reads_a_stale_frame() {
+    for flush in [true, false] {
+        let p = params();
+        let mut soc = p.soc("aes128");
+        let n = 64;
+        let (mut input, mut output) = aes_setup(&mut soc, n, &[]);
+        let words = input_words(n);
+        // The first half goes through; the engine's TLB now maps the page.
+        let first = stream(&mut soc, &mut input, &mut output, &words[..32]);
+        assert_eq!(first, reference("aes128", &words[..32]));
+        // The kernel migrates the elements' page to a new frame (copying
+        // it) and, with the MMU notifier, flushes the engine's TLB.
+        let page = input.base;
+        let old = soc.aspace.translate(&soc.world.mem, page).unwrap();
+        let mut space = soc.aspace.clone();
+        let frame = space.alloc_frame();
+        for off in (0..PAGE).step_by(8) {
+            let v = soc.world.mem.read_u64(old + off);
+            soc.world.mem.write_u64(frame * PAGE + off, v);
+        }
+        space.map(&mut soc.world.mem, page, frame);
+        soc.aspace = space;
+        if flush {
+            soc.mmio_store(0, Device::Engine(0), REG_TLB_FLUSH, 1);
+        }
+        let flushes = soc.engines[0].mmu.flushes;
+        let second = stream(&mut soc, &mut input, &mut output, &words[32..]);
+        let want = reference("aes128", &words[32..]);
+        if flush {
+            assert_eq!(flushes, 1);
+            assert_eq!(
+                second, want,
+                "after the flush the engine reads the new frame"
+            );
+        } else {
+            assert_ne!(second, want, "a stale translation reads the old frame");
+        }
+        cohort_unregister(&mut soc, 0, 0);
+    }
+}
+
+/// Chaining through a queue gives the digests of the ciphertext; whether
+/// it beats the core moving the ciphertext depends on the SHA engine's
+/// backoff: the AES engine publishes every 16-byte block, and a short
+/// backoff re-reads (and ping-pongs the pointer line) per block, while a
+/// backoff of about a SHA block's worth of AES output (4 x 41 cycles)
+/// lets the elements gather.
+#[test]
+fn chaining_through_a_queue_gives_the_digests_and_beats_software_with_a_longer_backoff() {
+    let mut p = params();
+    let want = reference("sha256", &reference("aes128", &input_words(512)));
+    let software = run_chain(&p, 512, 64, false);
+    assert_eq!(software.results, want);
+    let short = run_chain(&p, 512, 64, true);
+    assert_eq!(short.results, want);
+    assert!(
+        short.cycles > software.cycles,
+        "backoff {}: {} vs {}",
+        p.backoff,
+        short.cycles,
+        software.cycles
+    );
+    p.backoff = 200;
+    let long = run_chain(&p, 512, 64, true);
+    assert_eq!(long.results, want);
+    assert!(
+        long.cycles < software.cycles,
+        "{} vs {}",
+        long.cycles,
+        software.cycles
+    );
+}
+
+#[test]
+fn bad_queue_sizes_are_named() {
+    let p = platform();
+    let kv = Params::new().with("batch", ParamValue::Int(64), "test");
+    let e = run_point("cohort_accel", &p, "queue_elements", 100.0, &kv, 0, false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "queue_elements = 100: must be a multiple of 8 (the sha256 block in words), at most 2^20"
+    );
+    let e = run_point("cohort_accel", &p, "queue_elements", 72.0, &kv, 0, false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "queue_elements = 72: must be a multiple of batch = 64"
+    );
+    let e = run_point("cohort_accel", &p, "message_bytes", 64.0, &kv, 0, false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "workload cohort_accel sweeps queue_elements, not \"message_bytes\""
+    );
+}
+
+#[test]
+fn the_cohort_experiments_load() {
+    for name in [
+        "cohort-sha",
+        "cohort-aes",
+        "cohort-speedup",
+        "cohort-ipc",
+        "cohort-chain",
+    ] {
+        ccsim_platform::Experiment::load(name, &ccsim_experiments::workload_decls())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// The directory model the Cohort SoC runs on agrees with the verified
+/// P-Mesh table: 400 random loads and stores of three tiles on four lines,
+/// one at a time, run through the table agents of `[systems.pmesh]` and
+/// through `World::coherent` with the measured costs give every tile the
+/// same state after every access (E/M as the owner) and every miss the same
+/// cost in cycles.
+#[test]
+fn the_directory_model_agrees_with_the_verified_pmesh_table() {
+    use ccsim_devices::cohort::{Access, World};
+    use ccsim_kernel::prelude::{TraceMode, US};
+    let platform = platform();
+    let timing = pmesh_timing(&platform, 1).unwrap();
+    // A fixed pseudo-random sequence (xorshift).
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let ops: Vec<(usize, u64, bool)> = (0..400)
+        .map(|_| ((next() % 3) as usize, next() % 4, next() % 2 == 0))
+        .collect();
+    let mut s = platform
+        .build(
+            "pmesh",
+            ccsim_platform::BuildOptions {
+                seed: 0,
+                trace: TraceMode::Hash,
+                checks: true,
+                tester: None,
+            },
+        )
+        .unwrap();
+    let spacing = 10 * US;
+    let mut per_tile: Vec<Vec<(u64, &str)>> = vec![Vec::new(); 3];
+    let mut release: Vec<Vec<u64>> = vec![Vec::new(); 3];
+    let mut index = Vec::new();
+    for (i, &(tile, line, store)) in ops.iter().enumerate() {
+        index.push(per_tile[tile].len());
+        per_tile[tile].push((line, if store { "store" } else { "load" }));
+        release[tile].push(i as u64 * spacing);
+    }
+    for tile in 0..3 {
+        s.agent_mut(tile).set_program(&per_tile[tile], 1).unwrap();
+        s.agent_mut(tile)
+            .set_program_release(release[tile].clone())
+            .unwrap();
+    }
+    // Step the table through each access and compare after it.
+    let mut world = World::new(timing.clone(), 0, 1);
+    for (i, &(tile, line, store)) in ops.iter().enumerate() {
+        s.sim.run_until((i as u64 + 1) * spacing - 1);
+        let (start, end) = s.agent(tile).program_times()[index[i]];
+        assert!(end > 0, "access {i} completed in the table");
+        let at = i as u64 * 1000;
+        let hit_before = match store {
+            true => world.state_of(tile, line * 64) == "EM",
+            false => world.state_of(tile, line * 64) != "I",
+        };
+        let done = world.coherent(
+            tile,
+            line * 64,
+            if store { Access::Write } else { Access::Read },
+            at,
+        );
+        let table_cycles = ((end - start) as f64 / 10_000.0).ceil() as u64;
+        if !hit_before {
+            assert_eq!(done - at, table_cycles, "access {i} {:?}: cost", ops[i]);
+        } else {
+            assert!(
+                table_cycles <= timing.l15_hit,
+                "access {i} {:?}: a hit in both",
+                ops[i]
+            );
+        }
+        for t in 0..3 {
+            let table = match s.agent(t).state_of(line) {
+                "E" | "M" => "EM",
+                other => other,
+            };
+            assert_eq!(
+                world.state_of(t, line * 64),
+                table,
+                "access {i} {:?}: tile {t}'s state",
+                ops[i]
+            );
+        }
+    }
+}
