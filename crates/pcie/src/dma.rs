@@ -274,6 +274,7 @@ struct Channel {
     finished: BTreeSet<u32>,
     completed: u32,
     done_times: Vec<Tick>,
+    doorbell_times: Vec<Tick>,
 }
 
 impl Channel {
@@ -438,6 +439,10 @@ impl XdmaEngine {
     /// Ticks at which each descriptor of channel `ch` completed, in order.
     pub fn done_times(&self, ch: usize) -> &[Tick] {
         &self.channels[ch].done_times
+    }
+    /// Ticks at which each doorbell of channel `ch` arrived, in order.
+    pub fn doorbell_times(&self, ch: usize) -> &[Tick] {
+        &self.channels[ch].doorbell_times
     }
     /// The STATUS register of channel `ch`.
     pub fn status(&self, ch: usize) -> u32 {
@@ -662,6 +667,7 @@ impl XdmaEngine {
             let c = &mut self.channels[ch];
             if covers && c.reg_u32(regs::CONTROL) & regs::CTRL_RUN != 0 && !c.busy {
                 c.busy = true;
+                c.doorbell_times.push(ctx.now());
                 self.doorbells_seen += 1;
                 if self.stuck_after > 0 && self.doorbells_seen > self.stuck_after {
                     // Hung: the channel shows busy and never starts.
