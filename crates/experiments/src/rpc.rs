@@ -60,6 +60,7 @@
 use std::collections::BTreeMap;
 
 use ccsim_devices::rpc::engine::Pipeline;
+use ccsim_devices::rpc::image;
 use ccsim_devices::rpc::layout::{Allocator, Layout, LineOp, LINE};
 use ccsim_devices::rpc::prefetch::{MultiStridePrefetcher, PrefetcherParams};
 use ccsim_devices::rpc::wire::{self, WorkItem};
@@ -271,7 +272,12 @@ fn rpcnic_deserialize(
     pipe: &Pipeline,
 ) -> Result<(Tick, Tick), RunError> {
     let (platform, seed) = (point.platform, point.seed);
-    let decoded = Layout::place(&m.tree, &mut Allocator::new(0)).bytes();
+    // The temp buffer's contents: the decoded objects, laid out in decode
+    // order from the buffer's start (real bytes: checked in host memory
+    // after the DMAs).
+    let arena = Layout::place(&m.tree, &mut Allocator::arena(0));
+    let objects = image::objects(&m.tree, &arena, 0);
+    let decoded = objects.len() as u64;
     let driver = bare_driver(platform)?;
     let layout = layout_for(platform)?;
     let chunks = decoded.div_ceil(TEMP_BUFFER);
@@ -281,7 +287,7 @@ fn rpcnic_deserialize(
         let t = Transfer {
             channel: C2H,
             host: DMA_BUF + k * TEMP_BUFFER,
-            card: 0,
+            card: k * TEMP_BUFFER,
             len,
         };
         // Each transfer's write-back is the ring's head: reset it first.
@@ -293,9 +299,19 @@ fn rpcnic_deserialize(
         program.push(Op::Mark(k as u32));
     }
     let sp = system_params(platform, "rpc_offload")?;
-    let mut sys = PcieSystem::build(&sp, program, seed, TraceMode::Off, |_, _| {})
-        .map_err(model_err(platform))?;
+    let img = objects.clone();
+    let mut sys = PcieSystem::build(&sp, program, seed, TraceMode::Off, move |_, card| {
+        card.data.write(0, &img)
+    })
+    .map_err(model_err(platform))?;
     finish(&mut sys, "rpc_offload")?;
+    if sys.host_memory().data.read(DMA_BUF, objects.len()) != objects {
+        return Err(RunError::Violation {
+            message:
+                "rpc_offload: host memory does not hold the decoded objects after RpcNIC's DMAs"
+                    .into(),
+        });
+    }
     let rings = sys.engine().doorbell_times(C2H).to_vec();
     // Each buffer's DMA: from its start at the engine to its completion
     // write-back seen in host memory (the last one's is the ring's head).
@@ -345,17 +361,12 @@ fn rpcnic_serialize(
     pipe: &Pipeline,
     seed: u64,
 ) -> Result<Tick, RunError> {
-    // The DMA-safe buffer holds every field's value and a 8 B descriptor
-    // of it (assumed: the field number, type and length for the encoder).
+    // The DMA-safe buffer: per field an 8 B descriptor and the value the
+    // copy engine copied ([`image::preserialized`]).
+    let staged = image::preserialized(&m.tree);
     let fields = m.items.len() as u64;
-    let payload: u64 = m
-        .items
-        .iter()
-        .filter(|i| i.kind != bench::FieldKind::Message)
-        .map(|i| i.payload_bytes as u64)
-        .sum();
-    let buffer = payload + 8 * fields;
-    let dsa = DSA_SUBMIT + fields * DSA_PER_DESC + (payload as f64 / DSA_GBPS * 1000.0) as Tick;
+    let buffer = staged.len() as u64;
+    let dsa = DSA_SUBMIT + fields * DSA_PER_DESC + (buffer as f64 / DSA_GBPS * 1000.0) as Tick;
     let driver = bare_driver(platform)?;
     let layout = layout_for(platform)?;
     let t = Transfer {
@@ -367,9 +378,21 @@ fn rpcnic_serialize(
     let mut program = vec![Op::Mark(0), Op::Compute(dsa)];
     program.extend(driver.transfer_registers(&t, &layout, Completion::Poll, 0));
     let sp = system_params(platform, "rpc_offload")?;
-    let mut sys = PcieSystem::build(&sp, program, seed, TraceMode::Off, |_, _| {})
-        .map_err(model_err(platform))?;
+    let buf = staged.clone();
+    let mut sys = PcieSystem::build(&sp, program, seed, TraceMode::Off, move |host, _| {
+        host.data.write(DMA_BUF, &buf)
+    })
+    .map_err(model_err(platform))?;
     finish(&mut sys, "rpc_offload")?;
+    // The serializer encodes what the DMA delivered: it must be the request.
+    let delivered = sys.device_memory().data.read(0, staged.len());
+    if image::encode_preserialized(&delivered).map_err(werr)? != m.bytes {
+        return Err(RunError::Violation {
+            message:
+                "rpc_offload: the buffer RpcNIC's DMA delivered does not encode to the message"
+                    .into(),
+        });
+    }
     let arrived = sys.engine().done_times(H2C)[0] - sys.core().mark(0).expect("mark");
     let encode = *pipe.finish_times(&m.items).last().unwrap_or(&0);
     Ok(arrived + encode)
