@@ -35,8 +35,10 @@
 //!   after the pushes, memory reads after RpcNIC's DMA (assumed: no DDIO,
 //!   as gem5's DMA, which SimCXL extends, writes memory).
 //! * **CXL-NIC, serialization** (steps 4–6), `access`:
-//!   - `cxl_cache`: the serializer reads the objects in host memory line
-//!     by line through the DCOH (RdShared, the verified table), an
+//!   - `cxl_cache`: the CPU has just built the response in host memory
+//!     (a core's stores: the lines sit dirty in its cache); the serializer
+//!     reads the objects line by line through the DCOH (RdShared, the
+//!     verified table: the home recalls each line from the core), an
 //!     object's lines once the parent line with its pointer arrived, a
 //!     string's once the line with its `std::string` arrived;
 //!   - `cxl_cache_prefetch`: the same with the DCOH's multi-stride RPC
@@ -508,7 +510,7 @@ fn cxl_serialize(
     for &(line, dep, _) in &reads {
         ops.push((line / LINE, "load"));
         after.push(dep.map(|d| d + setup));
-        release.push(if local { DEVICE_START } else { 0 });
+        release.push(DEVICE_START);
     }
     let agent = s.agent_mut(agent_id);
     agent
@@ -516,6 +518,16 @@ fn cxl_serialize(
         .map_err(werr)?;
     agent.set_program_release(release).map_err(werr)?;
     agent.set_program_after(after).map_err(werr)?;
+    if !local {
+        // CXL.cache: the CPU has just built the response in host memory,
+        // so its lines sit dirty in the core's cache when the NIC reads
+        // them (each read recalls the line from the core).
+        let core = role_agent(&s, "core", system)?;
+        let stores: Vec<(u64, &str)> = plan.iter().map(|o| (o.line / LINE, "store")).collect();
+        s.agent_mut(core)
+            .set_program(&stores, CORE_WINDOW)
+            .map_err(werr)?;
+    }
     s.sim.run();
     no_violation(&s)?;
     let times = s.agent(agent_id).program_times();
@@ -524,17 +536,18 @@ fn cxl_serialize(
             message: format!("rpc_offload: read {i} never completed"),
         });
     }
-    let start = if local {
-        let setup_end = times[..setup].iter().map(|t| t.1).max().unwrap_or(0);
-        if setup_end > DEVICE_START {
-            return Err(werr(
-                "rpc_offload: the CXL.mem setup ran past the measured reads' start",
-            ));
-        }
-        DEVICE_START
+    let setup_end = if local {
+        times[..setup].iter().map(|t| t.1).max().unwrap_or(0)
     } else {
-        0
+        let core = role_agent(&s, "core", system)?;
+        span(s.agent(core).program_times(), 0, "the CPU's construction")?
     };
+    if setup_end > DEVICE_START {
+        return Err(werr(
+            "rpc_offload: the construction ran past the measured reads' start",
+        ));
+    }
+    let start = DEVICE_START;
     // The encoder takes the fields in order, each once its lines arrived.
     let mut ready = vec![0; m.items.len()];
     for (k, (_, _, items)) in reads.iter().enumerate() {
