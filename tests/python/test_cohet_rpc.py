@@ -34,6 +34,9 @@ def test_quick_runs_the_three_benches_the_text_names(quick):
         assert v[("serialize_cxl_mem", x)] > 1.5
         assert v[("serialize_cxl_cache_prefetch", x)] >= v[("serialize_cxl_cache", x)]
         assert v[("deserialize", x)] > 1.0
+        # Construction through CXL.mem: slower than in host memory, by at
+        # most the text's 8%.
+        assert 1 / 1.08 <= v[("construct_cxl_mem", x)] < 1.0
 
 
 def test_every_reference_is_a_prediction_with_its_error(quick):
@@ -47,7 +50,7 @@ def test_claims_are_as_declared(quick):
     verdicts = [c["verdict"] for c in quick.claims()]
     assert verdicts == [
         "held", "not_held", "held", "not_held", "held",
-        "not_held", "held", "not_held", "not_held",
+        "not_held", "held", "not_held", "held",
     ]
 
 
