@@ -13,9 +13,11 @@
 //!   4 KB temp buffer; each full buffer and the request's last one go to
 //!   host memory in one DMA (the PCIe model's engine, register-programmed,
 //!   real TLPs over the calibrated link), whose completion write-back is
-//!   the ring's head update; time = decoding + for each buffer, the DMA
-//!   from its start at the engine (the doorbell's arrival: the NIC
-//!   triggers its own DMA) to its write-back seen by the polling core.
+//!   the ring's head update; time = decoding + for each full buffer, the
+//!   DMA from its start at the engine (the doorbell's arrival: the NIC
+//!   triggers its own DMA) to its last write sent (the decoder waits for
+//!   its one buffer), and for the last buffer to the write-back seen by
+//!   the polling core.
 //! * **RpcNIC, serialization** (steps 4–7): the CPU pre-serializes with a
 //!   DSA-like copy engine (one descriptor per field: assumed 200 ns to
 //!   submit the batch, 10 ns per descriptor, 30 GB/s), updates the NIC's
@@ -28,8 +30,12 @@
 //!   device does not cache and the host places in its cache hierarchy
 //!   (CXL 2.0 §3.2.4.2, D2H requests: unlike MemWr, which writes memory on
 //!   a miss); then the ring's head line likewise (the ring lives in the
-//!   LLC); time = until the head's push completes. Every push runs the
-//!   verified cxl-cache table of `[systems.cxl]`.
+//!   LLC), once every field's push has its GO: the device's writes are
+//!   not ordered with each other, and a GO is the point from which the
+//!   host orders a write (GO = global observation, CXL 2.0 §3.2), so the
+//!   head may not overtake the fields. Time = until the head's push
+//!   completes. Every push runs the verified cxl-cache table of
+//!   `[systems.cxl]`.
 //! * **The CPU's first access** to every decoded line afterwards
 //!   (`cpu_access_us`, not in the speedup): a host core's loads, LLC hits
 //!   after the pushes, memory reads after RpcNIC's DMA (assumed: no DDIO,
@@ -317,11 +323,18 @@ fn rpcnic_deserialize(
         });
     }
     let rings = sys.engine().doorbell_times(C2H).to_vec();
-    // Each buffer's DMA: from its start at the engine to its completion
-    // write-back seen in host memory (the last one's is the ring's head).
+    let sent = sys.engine().done_log(C2H).to_vec();
+    // A full buffer holds the decoder until the engine has sent it (from
+    // the DMA's start to its last write on the link); the request's last
+    // one ends when the CPU sees the ring's head (the write-back).
     let mut dma = 0;
     for (k, start) in rings.iter().enumerate() {
-        dma += sys.core().mark(k as u32).expect("mark") - start;
+        let end = if k + 1 == rings.len() {
+            sys.core().mark(k as u32).expect("mark")
+        } else {
+            sent[k]
+        };
+        dma += end - start;
     }
     let decode = *pipe.finish_times(&m.items).last().unwrap_or(&0);
     // The CPU's first access to the decoded lines: in memory, where the
@@ -417,22 +430,40 @@ fn cxl_deserialize(
         .collect();
     ops.push((RING_HEAD / LINE, "write_line"));
     release.push(*done.last().unwrap_or(&0));
-    let system = "cxl";
-    let mut s = build_for_program(point.platform, system, point)?;
-    let dcoh = role_agent(&s, "device", system)?;
-    let core = role_agent(&s, "core", system)?;
-    let agent = s.agent_mut(dcoh);
-    agent
-        .set_program(&ops, point.params.uint("window") as usize)
-        .map_err(werr)?;
-    agent.set_program_release(release).map_err(werr)?;
-    // Then the CPU uses the fields where the pushes left them (the LLC).
-    let reads: Vec<(u64, &str)> = plan.iter().map(|o| (o.line / LINE, "load")).collect();
-    let cpu = s.agent_mut(core);
-    cpu.set_program(&reads, CORE_WINDOW).map_err(werr)?;
-    cpu.start_program_at(CPU_START);
-    s.sim.run();
-    no_violation(&s)?;
+    let head = ops.len() - 1;
+    let window = point.params.uint("window") as usize;
+    // D2H writes are unordered (CXL.cache): the head's push waits for the
+    // GO of every field's push. A first run finds the data push that
+    // completes last; the measured run makes the head wait for it.
+    let run = |last: Option<usize>| -> Result<ccsim_platform::BuiltSystem, RunError> {
+        let system = "cxl";
+        let mut s = build_for_program(point.platform, system, point)?;
+        let dcoh = role_agent(&s, "device", system)?;
+        let core = role_agent(&s, "core", system)?;
+        let agent = s.agent_mut(dcoh);
+        agent.set_program(&ops, window).map_err(werr)?;
+        agent.set_program_release(release.clone()).map_err(werr)?;
+        let mut after = vec![None; ops.len()];
+        after[head] = last;
+        agent.set_program_after(after).map_err(werr)?;
+        // Then the CPU uses the fields where the pushes left them (the LLC).
+        let reads: Vec<(u64, &str)> = plan.iter().map(|o| (o.line / LINE, "load")).collect();
+        let cpu = s.agent_mut(core);
+        cpu.set_program(&reads, CORE_WINDOW).map_err(werr)?;
+        cpu.start_program_at(CPU_START);
+        s.sim.run();
+        no_violation(&s)?;
+        Ok(s)
+    };
+    let first = run(None)?;
+    let dcoh = role_agent(&first, "device", "cxl")?;
+    let last = first.agent(dcoh).program_times()[..head]
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, t)| t.1)
+        .map(|(i, _)| i);
+    let s = run(last)?;
+    let core = role_agent(&s, "core", "cxl")?;
     let nic = span(s.agent(dcoh).program_times(), 0, "the NC-P pushes")?;
     if nic > CPU_START {
         return Err(werr("rpc_offload: the pushes ran past the CPU's start"));

@@ -275,6 +275,8 @@ struct Channel {
     completed: u32,
     done_times: Vec<Tick>,
     doorbell_times: Vec<Tick>,
+    /// Every descriptor completion since the start, across runs.
+    done_log: Vec<Tick>,
 }
 
 impl Channel {
@@ -440,6 +442,11 @@ impl XdmaEngine {
     pub fn done_times(&self, ch: usize) -> &[Tick] {
         &self.channels[ch].done_times
     }
+    /// Ticks at which each descriptor of channel `ch` completed, over all
+    /// its runs (where [`XdmaEngine::done_times`] holds the last run's).
+    pub fn done_log(&self, ch: usize) -> &[Tick] {
+        &self.channels[ch].done_log
+    }
     /// Ticks at which each doorbell of channel `ch` arrived, in order.
     pub fn doorbell_times(&self, ch: usize) -> &[Tick] {
         &self.channels[ch].doorbell_times
@@ -588,6 +595,7 @@ impl XdmaEngine {
         while c.finished.remove(&c.completed) {
             c.completed += 1;
             c.done_times.push(ctx.now());
+            c.done_log.push(ctx.now());
             ctx.count(0, 1);
         }
         if c.completed == c.count {
