@@ -27,7 +27,7 @@ EXPERIMENTS = list(_native.list_experiments())
 ENZIAN = ["cckit-clean-invalidate", "cckit-dc-latency", "cckit-dc-throughput", "cckit-rpc", "pio-invocation-eci",
           "pio-invocation-payload", "pio-nic", "pio-pcie"]
 # The CXL experiments of Cohet: each carries its text's claims too.
-COHET_CXL = ["cohet-cxl-latency", "cohet-cxl-bandwidth", "cohet-numa", "cohet-rao"]
+COHET_CXL = ["cohet-cxl-latency", "cohet-cxl-bandwidth", "cohet-numa", "cohet-rao", "cohet-rpc"]
 # The CCIX experiments (N1-SDP with an Alveo U280).
 CCIX = ["ccix-ats", "ccix-latency", "ccix-throughput"]
 # The Cohort experiments (OpenPiton P-Mesh; each under a second).

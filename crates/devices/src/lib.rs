@@ -24,12 +24,16 @@
 //! * [`nic`] — the 100 Gb/s NIC of the PIO paper §6.3 (MAC in loopback,
 //!   packet SRAM, NIC logic) in three designs: PCIe DMA, PCIe PIO and ECI
 //!   PIO.
+//! * [`rpc`] — RPC (de)serialization offload (Cohet §V-B): HyperProtoBench-
+//!   shaped real protobufs, the wire-format walker, the decoded objects'
+//!   layout, the (de)serializer's cycles and the DCOH's RPC prefetcher.
 
 pub mod accel;
 pub mod circustent;
 pub mod cohort;
 pub mod nic;
 pub mod rao;
+pub mod rpc;
 
 use ccsim_kernel::component::ComponentSpec;
 

@@ -89,6 +89,7 @@ pub mod nic;
 mod program_run;
 pub mod random_test;
 pub mod rao;
+pub mod rpc;
 pub mod stream;
 
 use std::collections::BTreeMap;
@@ -361,6 +362,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &PIO_INVOKE,
         &random_test::RANDOM_TEST,
         &rao::RAO,
+        &rpc::RPC_OFFLOAD,
         &TAPASCO_DMA,
         &XDMA_INVOKE,
     ]
@@ -476,7 +478,7 @@ fn with_defaults(info: &WorkloadInfo, params: &Params) -> Result<Params, RunErro
 }
 
 /// The parameters of the platform's only component of `type_name`.
-fn component<'a>(
+pub(crate) fn component<'a>(
     platform: &'a Platform,
     type_name: &str,
     workload: &str,
@@ -528,7 +530,7 @@ pub(crate) fn pattern(len: u64, salt: u64) -> Vec<u8> {
 /// with the program still running) is an error whose first line says what
 /// is stuck and whose next lines are the system's report
 /// ([`PcieSystem::stuck_report`]): never a silent number.
-fn finish(sys: &mut PcieSystem, workload: &str) -> Result<(), RunError> {
+pub(crate) fn finish(sys: &mut PcieSystem, workload: &str) -> Result<(), RunError> {
     let outcome = sys.sim.run_until(TIME_LIMIT);
     let core = sys.core();
     let what = match (&core.timed_out, outcome) {

@@ -274,6 +274,9 @@ struct Channel {
     finished: BTreeSet<u32>,
     completed: u32,
     done_times: Vec<Tick>,
+    doorbell_times: Vec<Tick>,
+    /// Every descriptor completion since the start, across runs.
+    done_log: Vec<Tick>,
 }
 
 impl Channel {
@@ -439,6 +442,15 @@ impl XdmaEngine {
     pub fn done_times(&self, ch: usize) -> &[Tick] {
         &self.channels[ch].done_times
     }
+    /// Ticks at which each descriptor of channel `ch` completed, over all
+    /// its runs (where [`XdmaEngine::done_times`] holds the last run's).
+    pub fn done_log(&self, ch: usize) -> &[Tick] {
+        &self.channels[ch].done_log
+    }
+    /// Ticks at which each doorbell of channel `ch` arrived, in order.
+    pub fn doorbell_times(&self, ch: usize) -> &[Tick] {
+        &self.channels[ch].doorbell_times
+    }
     /// The STATUS register of channel `ch`.
     pub fn status(&self, ch: usize) -> u32 {
         self.channels[ch].status()
@@ -583,6 +595,7 @@ impl XdmaEngine {
         while c.finished.remove(&c.completed) {
             c.completed += 1;
             c.done_times.push(ctx.now());
+            c.done_log.push(ctx.now());
             ctx.count(0, 1);
         }
         if c.completed == c.count {
@@ -662,6 +675,7 @@ impl XdmaEngine {
             let c = &mut self.channels[ch];
             if covers && c.reg_u32(regs::CONTROL) & regs::CTRL_RUN != 0 && !c.busy {
                 c.busy = true;
+                c.doorbell_times.push(ctx.now());
                 self.doorbells_seen += 1;
                 if self.stuck_after > 0 && self.doorbells_seen > self.stuck_after {
                     // Hung: the channel shows busy and never starts.

@@ -239,6 +239,9 @@ struct Program {
     /// Per operation, the earliest time it may issue (empty: from the
     /// start), e.g. when its address translation is known.
     release: Vec<Tick>,
+    /// Per operation, an earlier operation whose completion it waits for
+    /// (empty: none), e.g. the load of the pointer to its line.
+    after: Vec<Option<usize>>,
 }
 
 /// The sets of a program's bounded cache, each in LRU order, and the
@@ -466,6 +469,7 @@ impl TableAgent {
             blocked_on: None,
             cache,
             release: Vec::new(),
+            after: Vec::new(),
         });
         Ok(())
     }
@@ -497,6 +501,38 @@ impl TableAgent {
             ));
         }
         p.release = release;
+        Ok(())
+    }
+
+    /// Makes the program's operations wait for earlier ones: operation `i`
+    /// issues no earlier than the completion of operation `after[i]` (a
+    /// dependent load: its address is in the line the earlier one reads),
+    /// and, the program being in order, neither do the ones after it.
+    /// Errors without a program, with a count that differs from its
+    /// operations', or with an operation that waits for itself or a later
+    /// one.
+    pub fn set_program_after(&mut self, after: Vec<Option<usize>>) -> Result<(), String> {
+        let name = &self.sys.agents[self.id as usize].name;
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!("{name}: dependencies need a program first"));
+        };
+        if after.len() != p.ops.len() {
+            return Err(format!(
+                "{name}: {} dependencies for {} program operations",
+                after.len(),
+                p.ops.len()
+            ));
+        }
+        if let Some((i, j)) = after
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| a.filter(|&j| j >= i).map(|j| (i, j)))
+        {
+            return Err(format!(
+                "{name}: program operation {i} waits for operation {j}, not an earlier one"
+            ));
+        }
+        p.after = after;
         Ok(())
     }
 
@@ -728,7 +764,14 @@ impl TableAgent {
                 return;
             }
             let now = ctx.now();
-            let at = p.next_at.max(p.release.get(p.next).copied().unwrap_or(0));
+            let mut at = p.next_at.max(p.release.get(p.next).copied().unwrap_or(0));
+            if let Some(&Some(j)) = p.after.get(p.next) {
+                match p.times[j].1 {
+                    // Its completion wakes the program.
+                    0 => return,
+                    done => at = at.max(done),
+                }
+            }
             if now < at {
                 self.wake_program(at, ctx);
                 return;

@@ -1,0 +1,82 @@
+//! The (de)serializer pipeline's cycles per field: the part of both NICs
+//! that is the same accelerator (Cohet §V-B: the CXL-NIC reuses RpcNIC's
+//! field-by-field decoder and encoder; only the memory side differs).
+//!
+//! Per field (assumed, a ProtoAcc-like pipeline, Karandikar et al.
+//! MICRO'21 §5, one field per cycle in its steady state): the tag decode
+//! and the schema-table lookup, one cycle each; a scalar value one cycle;
+//! a string or bytes value one cycle per `datapath_bytes` (assumed 16 B);
+//! entering a nested message `nest_cycles` (assumed 2: push the stack and
+//! switch the schema entry).
+
+use super::bench::FieldKind;
+use super::wire::WorkItem;
+
+/// The pipeline's costs.
+#[derive(Debug, Clone, Copy)]
+pub struct Pipeline {
+    /// Clock (MHz).
+    pub clock_mhz: f64,
+    /// Bytes of a string the datapath moves per cycle.
+    pub datapath_bytes: u32,
+    /// Cycles to enter a nested message.
+    pub nest_cycles: u32,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Pipeline {
+            clock_mhz: 400.0,
+            datapath_bytes: 16,
+            nest_cycles: 2,
+        }
+    }
+}
+
+impl Pipeline {
+    /// Cycles of one field.
+    pub fn cycles(&self, item: &WorkItem) -> u64 {
+        let value = match item.kind {
+            FieldKind::Varint | FieldKind::Fixed32 | FieldKind::Fixed64 => 1,
+            FieldKind::Bytes => item.payload_bytes.div_ceil(self.datapath_bytes).max(1),
+            FieldKind::Message => self.nest_cycles,
+        };
+        2 + value as u64
+    }
+
+    /// Picoseconds of one cycle.
+    pub fn cycle_ps(&self) -> u64 {
+        (1e6 / self.clock_mhz).round() as u64
+    }
+
+    /// When each field is done (ps from the start), fields back to back.
+    pub fn finish_times(&self, items: &[WorkItem]) -> Vec<u64> {
+        let mut t = 0;
+        items
+            .iter()
+            .map(|i| {
+                t += self.cycles(i) * self.cycle_ps();
+                t
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::wire::walk;
+    use super::*;
+
+    #[test]
+    fn cycles_follow_the_real_sizes() {
+        // f1 = 300 (varint), f2 = 40 bytes of text.
+        let mut bytes = vec![0x08, 0xac, 0x02, 0x12, 40];
+        bytes.extend(std::iter::repeat_n(b'x', 40));
+        let (items, _) = walk(&bytes).unwrap();
+        let p = Pipeline::default();
+        assert_eq!(p.cycles(&items[0]), 3);
+        assert_eq!(p.cycles(&items[1]), 2 + 3, "40 B at 16 B per cycle");
+        assert_eq!(p.cycle_ps(), 2500);
+        assert_eq!(p.finish_times(&items), vec![7500, 20000]);
+    }
+}

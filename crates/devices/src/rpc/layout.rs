@@ -1,0 +1,355 @@
+//! Where a decoded message lives in memory: C++-style objects and string
+//! buffers placed by a size-class allocator, and the line-level plans the
+//! NIC models issue from them.
+//!
+//! A protobuf C++ object holds a header (vtable pointer and has-bits), one
+//! slot per set field (a scalar in 8 bytes, a `std::string` in 32 with the
+//! characters inline up to 15 bytes and in a heap buffer beyond, a nested
+//! message as a pointer to its own object). Objects and buffers come from a
+//! malloc with size classes (assumed: 64 B classes up to 1 KiB, 4 KiB
+//! classes beyond, each class its own 1 MiB region, bump-allocated), so
+//! objects of one size lie at a regular stride: the streams the RPC
+//! prefetcher can learn (Cohet §V-B2).
+//!
+//! * [`Layout::write_plan`]: the lines deserialization writes, each with
+//!   the field whose decoding completes it (the NIC pushes a line once it
+//!   is complete).
+//! * [`Layout::read_plan`]: the lines serialization reads in the order the
+//!   serializer walks the fields, each with the earlier read it depends on
+//!   (an object's lines need the parent line holding the pointer; a string
+//!   buffer needs the line holding its `std::string`).
+
+use std::collections::BTreeMap;
+
+use super::bench::FieldKind;
+use super::wire::{Decoded, Value, WorkItem};
+
+/// Cache line size (bytes) of the host and the device.
+pub const LINE: u64 = 64;
+const HEADER: u64 = 16;
+const SLOT: u64 = 8;
+const STRING_SLOT: u64 = 32;
+const SSO_MAX: usize = 15;
+const REGION: u64 = 1 << 20;
+
+/// A size-class allocator over `base`, or an arena.
+#[derive(Debug, Clone)]
+pub struct Allocator {
+    base: u64,
+    next: BTreeMap<u64, u64>,
+    /// An arena's next free byte.
+    arena: Option<u64>,
+}
+
+impl Allocator {
+    /// An allocator whose regions start at `base`.
+    pub fn new(base: u64) -> Allocator {
+        Allocator {
+            base,
+            next: BTreeMap::new(),
+            arena: None,
+        }
+    }
+
+    /// An arena from `base`: every block right after the previous one,
+    /// 16-byte aligned (RpcNIC's temp buffer, filled in decode order).
+    pub fn arena(base: u64) -> Allocator {
+        Allocator {
+            base,
+            next: BTreeMap::new(),
+            arena: Some(base),
+        }
+    }
+
+    /// The address of a new block of `bytes`.
+    pub fn alloc(&mut self, bytes: u64) -> u64 {
+        if let Some(at) = self.arena.as_mut() {
+            let addr = *at;
+            *at += bytes.div_ceil(16) * 16;
+            return addr;
+        }
+        let class = if bytes <= 1024 {
+            bytes.div_ceil(64).max(1) * 64
+        } else {
+            bytes.div_ceil(4096) * 4096
+        };
+        let index = if class <= 1024 {
+            class / 64 - 1
+        } else {
+            15 + class / 4096
+        };
+        let region = self.base + index * REGION;
+        let at = self.next.entry(class).or_insert(region);
+        let addr = *at;
+        *at += class;
+        assert!(*at <= region + REGION, "allocator region {index} full");
+        addr
+    }
+}
+
+/// One object of a decoded message.
+#[derive(Debug, Clone)]
+pub struct Object {
+    /// Address.
+    pub addr: u64,
+    /// Bytes.
+    pub bytes: u64,
+    /// Parent object and the offset of the pointer slot in it.
+    pub parent: Option<(usize, u64)>,
+    /// Heap string buffers: (slot offset in this object, address, bytes).
+    pub strings: Vec<(u64, u64, u64)>,
+    /// The fields in wire order: (slot offset, kind, child object index
+    /// for a message, string index for an out-of-line string).
+    pub slots: Vec<(u64, FieldKind, Option<usize>, Option<usize>)>,
+}
+
+/// The objects of one message, root first, in the order the wire walk
+/// starts them.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    /// Objects.
+    pub objects: Vec<Object>,
+}
+
+/// One line a plan touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineOp {
+    /// Line address.
+    pub line: u64,
+    /// Deserialization: the work item whose decoding completes the line.
+    /// Serialization: the earlier read it depends on.
+    pub after: Option<usize>,
+    /// Serialization: the work item (encoder step) that consumes the line.
+    pub item: usize,
+}
+
+fn lines_of(addr: u64, bytes: u64) -> impl Iterator<Item = u64> {
+    let first = addr / LINE;
+    let last = (addr + bytes.max(1) - 1) / LINE;
+    (first..=last).map(|l| l * LINE)
+}
+
+impl Layout {
+    /// Places `d`'s objects and buffers with `alloc`.
+    pub fn place(d: &Decoded, alloc: &mut Allocator) -> Layout {
+        let mut l = Layout::default();
+        l.add(d, None, alloc);
+        l
+    }
+
+    fn add(&mut self, d: &Decoded, parent: Option<(usize, u64)>, alloc: &mut Allocator) -> usize {
+        let bytes = HEADER
+            + d.fields
+                .iter()
+                .map(|(_, v)| match v {
+                    Value::Bytes(_) => STRING_SLOT,
+                    _ => SLOT,
+                })
+                .sum::<u64>();
+        let me = self.objects.len();
+        self.objects.push(Object {
+            addr: alloc.alloc(bytes),
+            bytes,
+            parent,
+            strings: Vec::new(),
+            slots: Vec::new(),
+        });
+        let mut offset = HEADER;
+        for (_, v) in &d.fields {
+            let (kind, child, string, size) = match v {
+                Value::Varint(_) => (FieldKind::Varint, None, None, SLOT),
+                Value::Fixed64(_) => (FieldKind::Fixed64, None, None, SLOT),
+                Value::Fixed32(_) => (FieldKind::Fixed32, None, None, SLOT),
+                Value::Bytes(b) => {
+                    let s = (b.len() > SSO_MAX).then(|| {
+                        let n = b.len() as u64 + 1;
+                        let o = &mut self.objects[me];
+                        o.strings.push((offset, alloc.alloc(n), n));
+                        o.strings.len() - 1
+                    });
+                    (FieldKind::Bytes, None, s, STRING_SLOT)
+                }
+                Value::Message(m) => {
+                    let c = self.add(m, Some((me, offset)), alloc);
+                    (FieldKind::Message, Some(c), None, SLOT)
+                }
+            };
+            self.objects[me].slots.push((offset, kind, child, string));
+            offset += size;
+        }
+        me
+    }
+
+    /// Bytes of every object and buffer.
+    pub fn bytes(&self) -> u64 {
+        self.objects
+            .iter()
+            .map(|o| o.bytes + o.strings.iter().map(|s| s.2).sum::<u64>())
+            .sum()
+    }
+
+    /// The lines deserialization writes: every line of every object and
+    /// buffer, each with the work item (of `items`, the walk of the same
+    /// message) after whose decoding it is complete. A line shared by two
+    /// blocks appears once, with the later item.
+    pub fn write_plan(&self, items: &[WorkItem]) -> Vec<LineOp> {
+        // Per object, the work items of its fields in order.
+        let mut fields: Vec<Vec<usize>> = vec![Vec::new(); self.objects.len()];
+        for (i, it) in items.iter().enumerate() {
+            fields[it.object as usize].push(i);
+        }
+        let mut done: BTreeMap<u64, usize> = BTreeMap::new();
+        let mut order: Vec<u64> = Vec::new();
+        let mut mark = |line: u64, item: usize, order: &mut Vec<u64>| {
+            let e = done.entry(line).or_insert_with(|| {
+                order.push(line);
+                item
+            });
+            *e = (*e).max(item);
+        };
+        for (o, obj) in self.objects.iter().enumerate() {
+            // The object's header line is complete with its first field
+            // (or at once, for an empty object: item 0).
+            let first = fields[o].first().copied().unwrap_or(0);
+            mark(obj.addr / LINE * LINE, first, &mut order);
+            for (k, &(offset, _, _, string)) in obj.slots.iter().enumerate() {
+                let item = fields[o][k];
+                let size = if string.is_some() || obj.slots[k].1 == FieldKind::Bytes {
+                    STRING_SLOT
+                } else {
+                    SLOT
+                };
+                for line in lines_of(obj.addr + offset, size) {
+                    mark(line, item, &mut order);
+                }
+                if let Some(s) = string {
+                    let (_, addr, n) = obj.strings[s];
+                    for line in lines_of(addr, n) {
+                        mark(line, item, &mut order);
+                    }
+                }
+            }
+        }
+        let mut plan: Vec<LineOp> = order
+            .into_iter()
+            .map(|line| LineOp {
+                line,
+                after: Some(done[&line]),
+                item: done[&line],
+            })
+            .collect();
+        plan.sort_by_key(|op| (op.item, op.line));
+        plan
+    }
+
+    /// The lines serialization reads, in the serializer's walk order, each
+    /// with the earlier read (an index into the plan) that yields its
+    /// address, and the work item that consumes it. A line read before is
+    /// not read again.
+    pub fn read_plan(&self, items: &[WorkItem]) -> Vec<LineOp> {
+        let mut fields: Vec<Vec<usize>> = vec![Vec::new(); self.objects.len()];
+        for (i, it) in items.iter().enumerate() {
+            fields[it.object as usize].push(i);
+        }
+        let mut plan: Vec<LineOp> = Vec::new();
+        let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
+        self.read_object(0, None, &fields, &mut plan, &mut seen);
+        plan
+    }
+
+    fn read_object(
+        &self,
+        o: usize,
+        pointer_read: Option<usize>,
+        fields: &[Vec<usize>],
+        plan: &mut Vec<LineOp>,
+        seen: &mut BTreeMap<u64, usize>,
+    ) {
+        let obj = &self.objects[o];
+        let first_item = fields[o].first().copied().unwrap_or(0);
+        fn push(
+            seen: &mut BTreeMap<u64, usize>,
+            plan: &mut Vec<LineOp>,
+            line: u64,
+            after: Option<usize>,
+            item: usize,
+        ) -> usize {
+            *seen.entry(line).or_insert_with(|| {
+                plan.push(LineOp { line, after, item });
+                plan.len() - 1
+            })
+        }
+        // The object's own lines: the serializer knows its size from the
+        // schema once it has the pointer.
+        let mut line_read: BTreeMap<u64, usize> = BTreeMap::new();
+        for line in lines_of(obj.addr, obj.bytes) {
+            let i = push(seen, plan, line, pointer_read, first_item);
+            line_read.insert(line, i);
+        }
+        for (k, &(offset, _, child, string)) in obj.slots.iter().enumerate() {
+            let item = fields[o][k];
+            let slot_read = line_read[&((obj.addr + offset) / LINE * LINE)];
+            if let Some(s) = string {
+                let (_, addr, n) = obj.strings[s];
+                for line in lines_of(addr, n) {
+                    push(seen, plan, line, Some(slot_read), item);
+                }
+            }
+            if let Some(c) = child {
+                self.read_object(c, Some(slot_read), fields, plan, seen);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{bench, wire};
+    use super::*;
+
+    #[test]
+    fn allocator_keeps_size_classes_apart_at_a_stride() {
+        let mut a = Allocator::new(0x1000_0000);
+        let x = a.alloc(40);
+        let y = a.alloc(64);
+        let z = a.alloc(100);
+        assert_eq!(y - x, 64, "40 and 64 B share the 64 B class");
+        assert_eq!(z, 0x1000_0000 + REGION, "128 B class: the next region");
+        assert_eq!(a.alloc(5000) % 4096, 0);
+        let mut arena = Allocator::arena(0x100);
+        assert_eq!(
+            (arena.alloc(40), arena.alloc(1), arena.alloc(8)),
+            (0x100, 0x130, 0x140)
+        );
+    }
+
+    #[test]
+    fn plans_cover_every_line_once_and_depend_on_earlier_reads() {
+        for p in &bench::PROFILES {
+            for r in bench::generate(p, 11, 4) {
+                let (items, tree) = wire::walk(&bench::encode(&r)).unwrap();
+                let layout = Layout::place(&tree, &mut Allocator::new(1 << 32));
+                assert_eq!(layout.objects.len(), bench::object_count(&r));
+                let writes = layout.write_plan(&items);
+                let reads = layout.read_plan(&items);
+                let mut w: Vec<u64> = writes.iter().map(|o| o.line).collect();
+                let mut rd: Vec<u64> = reads.iter().map(|o| o.line).collect();
+                w.sort();
+                rd.sort();
+                assert_eq!(w, rd, "{}: the same lines written and read", p.name);
+                assert!(w.windows(2).all(|x| x[0] < x[1]), "{}: once each", p.name);
+                assert!(layout.bytes() >= w.len() as u64 * LINE / 2);
+                for (i, op) in reads.iter().enumerate() {
+                    assert!(op.after.is_none_or(|j| j < i), "{}", p.name);
+                }
+                assert_eq!(reads[0].after, None);
+                // Every nested object waits for a read.
+                let roots = reads.iter().filter(|o| o.after.is_none()).count();
+                assert_eq!(
+                    roots as u64,
+                    lines_of(layout.objects[0].addr, layout.objects[0].bytes).count() as u64
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The mechanisms under `cohet-rpc` (Cohet §V-B): a table agent's program
+//! operation that waits for an earlier one (the serializer's pointer
+//! chase), and the workload's invariants on real messages.
+
+use ccsim_experiments::run_point;
+use ccsim_kernel::prelude::*;
+use ccsim_platform::{BuildOptions, Platform};
+
+fn cxl_system(p: &Platform) -> ccsim_platform::BuiltSystem {
+    p.build(
+        "cxl",
+        BuildOptions {
+            seed: 0,
+            trace: TraceMode::Off,
+            checks: true,
+            tester: None,
+        },
+    )
+    .unwrap()
+}
+
+fn dcoh(s: &ccsim_platform::BuiltSystem) -> usize {
+    (0..s.protocol.agents.len())
+        .find(|&a| s.protocol.agents[a].name == "dcoh")
+        .unwrap()
+}
+
+#[test]
+fn a_dependent_load_issues_when_the_load_it_waits_for_completes() {
+    let p = Platform::load("cohet").unwrap();
+    let run = |after: Option<Vec<Option<usize>>>| {
+        let mut s = cxl_system(&p);
+        let d = dcoh(&s);
+        s.agent_mut(d)
+            .set_program(&[(100, "load"), (200, "load"), (300, "load")], 8)
+            .unwrap();
+        if let Some(a) = after {
+            s.agent_mut(d).set_program_after(a).unwrap();
+        }
+        s.sim.run();
+        s.agent(d).program_times().to_vec()
+    };
+    let free = run(None);
+    assert!(free[1].0 < free[0].1, "independent loads overlap");
+    let chained = run(Some(vec![None, Some(0), Some(1)]));
+    assert_eq!(
+        chained[1].0, chained[0].1,
+        "issues at its pointer's arrival"
+    );
+    assert_eq!(chained[2].0, chained[1].1);
+    // A chain of three misses takes three latencies.
+    let one = free[0].1 - free[0].0;
+    assert!(chained[2].1 >= 3 * one - 3 * NS, "{chained:?} vs {one}");
+    // Waiting for a later operation, or the wrong count, is an error.
+    let mut s = cxl_system(&p);
+    let d = dcoh(&s);
+    s.agent_mut(d)
+        .set_program(&[(1, "load"), (2, "load")], 1)
+        .unwrap();
+    let e = s
+        .agent_mut(d)
+        .set_program_after(vec![Some(1), None])
+        .unwrap_err();
+    assert!(e.contains("operation 0 waits for operation 1"), "{e}");
+    let e = s.agent_mut(d).set_program_after(vec![None]).unwrap_err();
+    assert!(e.contains("1 dependencies for 2 program operations"), "{e}");
+}
+
+fn rpc(bench: f64, settings: &[(&str, &str)]) -> std::collections::BTreeMap<String, f64> {
+    let p = Platform::load("cohet").unwrap();
+    let mut params = Params::new();
+    for (k, v) in settings {
+        params.set(k, ParamValue::Str((*v).into()), "test");
+    }
+    run_point("rpc_offload", &p, "bench", bench, &params, 0, false)
+        .unwrap()
+        .metrics
+}
+
+#[test]
+fn cxl_mem_serialization_is_the_fastest_variant_on_every_bench() {
+    for b in 0..6 {
+        let x = b as f64;
+        let mem = rpc(x, &[("phase", "serialize"), ("access", "cxl_mem")]);
+        let cache = rpc(x, &[("phase", "serialize"), ("access", "cxl_cache")]);
+        let pf = rpc(
+            x,
+            &[("phase", "serialize"), ("access", "cxl_cache_prefetch")],
+        );
+        assert!(mem["time_us"] < pf["time_us"], "bench{b}: {mem:?} {pf:?}");
+        // The prefetcher never makes CXL.cache slower (within 1%).
+        assert!(
+            pf["time_us"] <= cache["time_us"] * 1.01,
+            "bench{b}: {pf:?} {cache:?}"
+        );
+        assert!(mem["speedup"] > 1.5, "bench{b}: {mem:?}");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_point() {
+    let a = rpc(2.0, &[("phase", "deserialize")]);
+    assert_eq!(a, rpc(2.0, &[("phase", "deserialize")]));
+    // RpcNIC against itself is parity.
+    let r = rpc(2.0, &[("nic", "rpcnic")]);
+    assert_eq!(r["speedup"], 1.0);
+    assert_eq!(r["rpcnic_time_us"], a["rpcnic_time_us"]);
+}
