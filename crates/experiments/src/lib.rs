@@ -47,6 +47,10 @@
 //! * `ccix_ctg` — the CCIX traffic generator (x = request_bytes): reads
 //!   or writes through the U280's System Cache on the N1-SDP, each AXI
 //!   burst translated first (ATC, ATS, SMMU walk): see [`ccix_ctg`].
+//! * `ccix_coherency` — the CTG and 1-3 N1 cores modify random lines of
+//!   one shared buffer of x KiB (CCIX Exp. 4); `ccix_atomic` — CCIX
+//!   atomics from the device (multi-step AXI4-MM) or the host (x =
+//!   operand_bytes): see [`ccix_shared`].
 //! * `tapasco_dma` — a register-programmed (TaPaSCo-style) DMA read or
 //!   write of x bytes with physical addresses.
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
@@ -69,6 +73,7 @@
 pub mod bench;
 pub mod cc_invocation;
 pub mod ccix_ctg;
+pub mod ccix_shared;
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod cxl_expander;
@@ -335,6 +340,8 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
 pub fn workloads() -> Vec<&'static WorkloadInfo> {
     vec![
         &cc_invocation::CC_INVOKE,
+        &ccix_shared::CCIX_ATOMIC,
+        &ccix_shared::CCIX_COHERENCY,
         &ccix_ctg::CCIX_CTG,
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,

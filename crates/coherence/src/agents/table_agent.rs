@@ -43,6 +43,33 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
             description: "A program operation's pipeline from its issue to its use (a load-store unit through the cache and back), added to every operation of a program; it does not hold up the next issue.",
         },
         ParamSpec {
+            name: "hit_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(0.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: none (hits take access_ns)",
+            description: "When positive: a program operation that completes locally (a hit, in the near level if there is one) takes this from its issue in place of access_ns (a cache whose measured hit path is kept apart from a miss's, which access_ns and the links carry).",
+        },
+        ParamSpec {
+            name: "near_lines",
+            kind: ParamKind::Int,
+            default: ParamDefault::Int(0),
+            unit: "lines",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: one level",
+            description: "A smaller, inclusive level in front of the agent's cache (an L1 before the coherent L2): the near_lines lines the program used most recently. A hit among them takes hit_ns; a hit on another line takes access_ns (the far level). 0: every hit takes hit_ns. The near level holds only lines the agent holds (a snooped or evicted line misses), so it needs no protocol of its own.",
+        },
+        ParamSpec {
+            name: "load_data_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(0.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: none",
+            description: "Added to a program's `load` that hits: the read data's way back to the requester (a data-array read and the response beats), which a store's acknowledgement does not wait for.",
+        },
+        ParamSpec {
             name: "issue_ns",
             kind: ParamKind::Float,
             default: ParamDefault::Float(0.0),
@@ -238,6 +265,50 @@ struct Program {
     /// Per operation, the earliest time it may issue (empty: from the
     /// start), e.g. when its address translation is known.
     release: Vec<Tick>,
+    /// The role's `load` event, which pays `load_data_ns` on a hit.
+    load: Option<usize>,
+    /// The near level (`near_lines`): the lines used most recently.
+    near: Option<NearLevel>,
+}
+
+/// An inclusive near level as a recency list: line → its last use, and
+/// use → line, so the least recently used line is the first entry.
+#[derive(Debug)]
+struct NearLevel {
+    capacity: usize,
+    stamp: u64,
+    last_use: HashMap<u64, u64>,
+    by_use: std::collections::BTreeMap<u64, u64>,
+}
+
+impl NearLevel {
+    fn new(capacity: usize) -> NearLevel {
+        NearLevel {
+            capacity,
+            stamp: 0,
+            last_use: HashMap::default(),
+            by_use: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// Whether `line` was among the most recent uses; then marks it the
+    /// most recent (evicting the least recent one when full).
+    fn touch(&mut self, line: u64) -> bool {
+        self.stamp += 1;
+        let held = match self.last_use.insert(line, self.stamp) {
+            Some(old) => {
+                self.by_use.remove(&old);
+                true
+            }
+            None => false,
+        };
+        self.by_use.insert(self.stamp, line);
+        if self.last_use.len() > self.capacity {
+            let (_, victim) = self.by_use.pop_first().expect("a full level");
+            self.last_use.remove(&victim);
+        }
+        held
+    }
 }
 
 /// The sets of a program's bounded cache, each in LRU order, and the
@@ -281,6 +352,10 @@ pub struct TableAgent {
     memory: HashMap<u64, Line>,
     occupancy: Tick,
     access: Tick,
+    /// A hit's time in the near level (or the only one), when positive.
+    hit: Tick,
+    near_lines: u64,
+    load_data: Tick,
     capacity_lines: u64,
     ways: u64,
     issue_interval: Tick,
@@ -341,6 +416,9 @@ impl TableAgent {
             memory: HashMap::default(),
             occupancy: ns_to_ps(params.float("occupancy_ns")),
             access: ns_to_ps(params.float("access_ns")),
+            hit: ns_to_ps(params.float("hit_ns")),
+            near_lines: params.uint("near_lines"),
+            load_data: ns_to_ps(params.float("load_data_ns")),
             capacity_lines: params.uint("capacity_lines"),
             ways: params.uint("ways").max(1),
             issue_interval: ns_to_ps(params.float("issue_ns")),
@@ -411,6 +489,11 @@ impl TableAgent {
             blocked_on: None,
             cache,
             release: Vec::new(),
+            load: role
+                .events
+                .iter()
+                .position(|e| e.name == "load" && !e.message),
+            near: (self.near_lines > 0).then(|| NearLevel::new(self.near_lines as usize)),
         });
         Ok(())
     }
@@ -499,6 +582,13 @@ impl TableAgent {
     /// took no longer completed locally (a hit).
     pub fn access_time(&self) -> Tick {
         self.access
+    }
+
+    /// The longest a program operation that completes locally can take
+    /// (its hit in either level, with a load's data return): an operation
+    /// that took no longer was a hit.
+    pub fn local_time_bound(&self) -> Tick {
+        self.access.max(self.hit) + self.load_data
     }
 
     /// The agent's id.
@@ -703,9 +793,24 @@ impl TableAgent {
                     },
                 ),
             );
+            let near = p.near.as_mut().map(|n| n.touch(line));
             self.run(line, event, None, ctx);
             let p = self.program.as_mut().expect("program");
             let hit = !p.open.contains_key(&line);
+            if hit && p.times[index].1 != 0 {
+                // A local completion: the hit's own time, by level.
+                let level = match near {
+                    Some(false) => self.access,
+                    _ if self.hit > 0 => self.hit,
+                    _ => self.access,
+                };
+                let data = if Some(event) == p.load {
+                    self.load_data
+                } else {
+                    0
+                };
+                p.times[index].1 = now + level + data;
+            }
             p.next_at = now
                 + if hit {
                     self.issue_interval
