@@ -61,3 +61,26 @@ def test_atomics_from_the_api():
     m = ccsim.run_point("ccix-atomics", "device_compare", 8)["metrics"]
     assert 740.0 <= m["latency_ns"] <= 800.0
     assert m["steps"] == 2.0
+
+
+def test_locktable_quick_from_the_cli_and_the_api(tmp_path):
+    r = run_cli("reproduce", "ccix-locktable", "--quick", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    res = ccsim.reproduce("ccix-locktable", quick=True)
+    claims = res.claims_df
+    assert (claims.verdict == claims.expect).all(), claims[["quote", "verdict", "expect", "detail"]]
+    pred = res.df[res.df.role == "prediction"]
+    assert (pred.error_pct.abs() <= 5.0).all(), pred
+    m = ccsim.run_point("ccix-locktable", "host_lock", 4)["metrics"]
+    # The run checked its grants against the sequential reference.
+    assert m["grants"] == m["lock_ops"] == 2000
+
+
+@pytest.mark.slow
+def test_a_million_lock_operations_lose_and_duplicate_no_grant():
+    from ccsim.sweep import run_sweep_point
+
+    r = run_sweep_point("ccix-locktable", "host_lock", "n1sdp", 16.0, 0, {}, {"lock_ops": 1_000_000})
+    assert r["error"] is None, r["error"]
+    m = r["metrics"]
+    assert m["grants"] == m["lock_ops"] == 1_000_000

@@ -15,8 +15,12 @@
 //!   multi-step sequences of AXI4-MM requests": on the device a
 //!   read-exclusive (the System Cache's ReadUnique, which brings the line's
 //!   data unique) and then the write of the result into the now unique
-//!   line (a hit); on the host a local atomic (an LSE CAS in the core's
-//!   L1, with its ordering).
+//!   line (a hit), timed to the write's response; then the line's
+//!   write-back (WriteBackFull): the System Cache keeps no copy of an
+//!   atomic's line, as a CHI far atomic leaves none at its requester
+//!   (assumed: the text says only that the sequence is built on the RA
+//!   side), so every atomic of the device reaches the home. On the host a
+//!   local atomic (an LSE CAS in the core's L1, with its ordering).
 //!
 //! ```
 //! use ccsim_kernel::component::Params;
@@ -88,7 +92,7 @@ pub static CCIX_ATOMIC: WorkloadInfo = WorkloadInfo {
 
 /// The platform's only `ats_switch`'s ATC lookup: what a device access
 /// on a warm huge page pays before its line issues.
-fn atc_lookup(platform: &Platform) -> Result<Tick, RunError> {
+pub(crate) fn atc_lookup(platform: &Platform) -> Result<Tick, RunError> {
     match platform.instances_of("ats_switch").as_slice() {
         [(_, c)] => Ok((c.params.float("lookup_ns") * 1000.0).round() as Tick),
         _ => Err(werr(format!(
@@ -282,14 +286,16 @@ fn run_atomic(point: &Point<'_>) -> Result<PointResult, RunError> {
     let (agent, ops, release, steps): (usize, Vec<(u64, &str)>, Vec<Tick>, usize) = if device_side {
         // Read-exclusive, then the write of the result: two AXI4-MM
         // requests through the System Cache, the second a hit on the
-        // line the first made unique. Both after the ATC lookup.
+        // line the first made unique, both after the ATC lookup; then
+        // the line's write-back, after the atomic's response.
         let mut ops = Vec::new();
         let mut release = Vec::new();
         for (k, &l) in lines.iter().enumerate() {
             let at = k as Tick * SPACING + lookup;
             ops.push((l, "store"));
             ops.push((l, "store"));
-            release.extend([at, at]);
+            ops.push((l, "evict"));
+            release.extend([at, at, at]);
         }
         (device, ops, release, 2)
     } else {
@@ -312,9 +318,10 @@ fn run_atomic(point: &Point<'_>) -> Result<PointResult, RunError> {
     s.sim.run();
     no_violation(&s)?;
     let times = s.agent(agent).program_times().to_vec();
+    let per = if device_side { 3 } else { 2 };
     let mut lat = Vec::with_capacity(n);
     for k in 0..n {
-        let (first, second) = (times[2 * k], times[2 * k + 1]);
+        let (first, second) = (times[per * k], times[per * k + 1]);
         if first.1 == 0 || second.1 == 0 {
             return Err(RunError::Violation {
                 message: format!("atomic {k} never completed"),

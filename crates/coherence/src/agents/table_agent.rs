@@ -169,6 +169,11 @@ const NEXT_OP: u64 = 1;
 /// Wake-up token: the program issues its next operations.
 const PROGRAM_NEXT: u64 = 2;
 
+/// The wake-up token a driver outside the simulation posts
+/// (`Simulation::wake`) after [`TableAgent::append_program`], so that the
+/// program issues what it was given.
+pub const PROGRAM_WAKE: u64 = PROGRAM_NEXT;
+
 /// The random tester of one agent (gem5 Ruby's random tester in spirit):
 /// `ops` local events on random lines among `lines`, one at a time, each
 /// with a fresh random value, `think` apart.
@@ -265,6 +270,11 @@ struct Program {
     /// Per operation, the earliest time it may issue (empty: from the
     /// start), e.g. when its address translation is known.
     release: Vec<Tick>,
+    /// Per operation, when its row made it take effect at this agent (a
+    /// hit at its issue, a miss when the line arrived), 0 until then:
+    /// operations on one line at different agents take effect in the
+    /// line's coherence order.
+    effect: Vec<Tick>,
     /// The role's `load` event, which pays `load_data_ns` on a hit.
     load: Option<usize>,
     /// The near level (`near_lines`): the lines used most recently.
@@ -480,6 +490,7 @@ impl TableAgent {
         };
         self.program = Some(Program {
             times: vec![(0, 0); resolved.len()],
+            effect: vec![0; resolved.len()],
             ops: resolved,
             window: window.max(1),
             next: 0,
@@ -526,6 +537,45 @@ impl TableAgent {
         }
         p.release = release;
         Ok(())
+    }
+
+    /// Appends `ops` to a running program (a driver that decides the next
+    /// operations from the completions so far, as a lock's waiter), none
+    /// issuing before `release`. The driver then posts [`PROGRAM_WAKE`] to
+    /// this agent at `release` or later. Errors without a program or with
+    /// an event the role does not have.
+    pub fn append_program(&mut self, ops: &[(u64, &str)], release: Tick) -> Result<(), String> {
+        let name = self.sys.agents[self.id as usize].name.clone();
+        let role = &self.sys.protocol.ir.roles[self.role];
+        let mut resolved = Vec::with_capacity(ops.len());
+        for &(line, ev) in ops {
+            let Some(e) = role.events.iter().position(|e| e.name == ev && !e.message) else {
+                return Err(format!(
+                    "{name}: role `{}` has no local event `{ev}`",
+                    role.role
+                ));
+            };
+            resolved.push((line, e));
+        }
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!("{name}: appending needs a program first"));
+        };
+        if p.release.is_empty() {
+            p.release = vec![0; p.ops.len()];
+        }
+        for op in resolved {
+            p.ops.push(op);
+            p.times.push((0, 0));
+            p.effect.push(0);
+            p.release.push(release);
+        }
+        Ok(())
+    }
+
+    /// When each program operation took effect at this agent (0: not
+    /// yet): a hit at its issue, a miss when its line arrived.
+    pub fn program_effects(&self) -> &[Tick] {
+        self.program.as_ref().map_or(&[], |p| &p.effect)
     }
 
     /// The program's (issue, completion) times, completion 0 for an
@@ -1108,6 +1158,7 @@ impl TableAgent {
             if let Some((index, o)) = program_open {
                 let p = self.program.as_mut().expect("program");
                 p.open.remove(&line);
+                p.effect[index] = ctx.now();
                 p.times[index].1 = ctx.now() + self.access;
                 ctx.count(ST_OPS, 1);
                 ctx.record(ST_OP_LATENCY, ctx.now() + self.access - o.start);
