@@ -284,3 +284,26 @@ fn data_local_calibration_points_and_the_vck5000_read_prediction() {
     };
     assert!(big("ccix_vck5000") < big("ccix"));
 }
+
+#[test]
+fn extended_speed_mode_shortens_only_the_serialization() {
+    let remote = |system: &str, bytes: f64| {
+        ctg(
+            bytes,
+            &[("system", system), ("op", "read"), ("outstanding", "256")],
+        )["latency_ns"]
+    };
+    // One line: the 25 GT/s link saves a few ns of serialization.
+    let (base, esm) = (
+        remote("ccix_vck5000", 64.0),
+        remote("ccix_vck5000_esm", 64.0),
+    );
+    assert!(esm < base && base - esm < 10.0, "{base} vs {esm}");
+    // With enough lines in flight to fill the link, 16 KiB moves at the
+    // higher rate: the ESM link's share of the time shrinks by 16/25.
+    let (base, esm) = (
+        remote("ccix_vck5000", 16384.0),
+        remote("ccix_vck5000_esm", 16384.0),
+    );
+    assert!(esm < base - 200.0, "{base} vs {esm}");
+}
