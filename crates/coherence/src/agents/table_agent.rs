@@ -1053,6 +1053,7 @@ impl TableAgent {
             let p = self.program.as_mut().expect("program");
             let index = p.times.len();
             p.times.push((now, 0));
+            p.effect.push(0);
             p.open.insert(
                 op.line,
                 (
