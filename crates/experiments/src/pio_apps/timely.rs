@@ -23,7 +23,7 @@
 //!   128 bytes each way (as many exchanges as the longer of the batch and
 //!   the output plus progress), each with the pipeline's time for a line as
 //!   the device's compute time; the point is the median of up to `samples`
-//!   batches under the seeded ECI link jitter (at most 8192 exchanges a
+//!   batches under seeded ECI link jitter (`jitter_ns`, 20 ns; at most 8192 exchanges a
 //!   point; the PCIe paths and the CPU have no random source, so one batch
 //!   is every sample).
 //! * `eci_whatif` — PIO §6.4's what-if: the same ECI exchange, measured,
@@ -64,6 +64,7 @@ pub static PIO_TIMELY: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "cpu_ns_per_byte_operator", kind: ParamKind::Float, default: ParamDefault::Float(0.2806), unit: "ns/B", range: ParamRange::at_least(0.0), from: "calibrated: PIO Table 2 baseline 8.7 ns/B over the 31 operators", description: "CPU time of one filter operator per byte it reads." },
         ParamSpec { name: "fpga_ns_per_byte", kind: ParamKind::Float, default: ParamDefault::Float(3.6), unit: "ns/B", range: ParamRange::at_least(0.0), from: "calibrated: PIO §6.4 'estimate the per-byte cost of FPGA compute at 3.6 ns/B' (DMA's 3.7 ns/B less ~0.1 ns/B of transfer)", description: "The FPGA operator pipeline's time per byte of batch." },
         ParamSpec { name: "samples", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "batches", range: ParamRange::between(1.0, 100_000.0), from: "PIO §6.4: 'Each is the median of 1000 samples'", description: "ECI: batches whose median is the point (at most 8192 line exchanges a point); the other paths have no random source." },
+        ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: as coherent_invoke, a seeded spread for the medians of PIO §6.4", description: "ECI paths: seeded uniform extra delay per ECI message (overrides eci.jitter_ns), so batches differ." },
         ParamSpec { name: "lines_in_flight", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "lines", range: ParamRange::between(1.0, 1024.0), from: "PIO §6.4: 'modifying the protocol to transfer 32 lines at once'", description: "eci_whatif: line exchanges overlapped." },
         ParamSpec { name: "whatif_overhead_ns", kind: ParamKind::Float, default: ParamDefault::Float(500.0), unit: "ns", range: ParamRange::at_least(0.0), from: "PIO §6.4: 'If the relative overhead could be brought below 500ns/batch'", description: "eci_whatif: fixed cost per batch above the scheduler's." },
         COMPLETION,
@@ -193,12 +194,19 @@ fn eci(
     };
     let samples =
         (point.params.int("samples") as usize).min((MAX_ECI_EXCHANGES / exchanges).max(1));
-    let opts = EciOptions::new(point.seed, crate::trace_mode(point.trace)).set(
-        "cpu",
-        "mshrs",
-        ParamValue::Int(1),
-        "pio_timely: the barrier orders the request stores before the load",
-    );
+    let opts = EciOptions::new(point.seed, crate::trace_mode(point.trace))
+        .set(
+            "links",
+            "jitter_ns",
+            ParamValue::Float(point.params.float("jitter_ns")),
+            "pio_timely.jitter_ns",
+        )
+        .set(
+            "cpu",
+            "mshrs",
+            ParamValue::Int(1),
+            "pio_timely: the barrier orders the request stores before the load",
+        );
     let sys = platform
         .coherent_system("invocation", &opts)
         .map_err(RunError::Config)?;
