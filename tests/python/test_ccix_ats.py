@@ -65,8 +65,9 @@ def test_ccix_vs_pcie_dma_latency_quick():
     assert at[("ccix_read", 4096)] > at[("pcie_read", 4096)]
     claims = res.claims_df
     assert (claims.verdict == claims.expect).all(), claims[["quote", "verdict", "expect", "detail"]]
-    # The write penalty of the text is the known gap (see the notes).
-    assert list(claims.verdict).count("not_held") == 2
+    # CCIX writes are slower (WriteUniqueFull's two trips), but not by the
+    # text's ~32%: 1.89x (see the notes).
+    assert list(claims.verdict).count("not_held") == 1
 
 
 def test_ccix_latency_from_the_cli(tmp_path):

@@ -29,12 +29,14 @@ ENZIAN = ["cckit-clean-invalidate", "cckit-dc-latency", "cckit-dc-throughput", "
 # The CXL experiments of Cohet: each carries its text's claims too.
 COHET_CXL = ["cohet-cxl-latency", "cohet-cxl-bandwidth", "cohet-numa", "cohet-rao", "cohet-rpc"]
 # The CCIX experiments (N1-SDP with an Alveo U280).
-CCIX = ["ccix-ats", "ccix-latency", "ccix-throughput"]
+CCIX = ["ccix-ats", "ccix-latency", "ccix-throughput", "ccix-locality", "ccix-contention", "ccix-atomics",
+        "ccix-locktable"]
 # The Cohort experiments (OpenPiton P-Mesh; each under a second).
 COHORT = ["cohort-sha", "cohort-aes", "cohort-speedup", "cohort-ipc"]
 # Cheap experiments whose quick sweep evaluates every claim (a few seconds each).
 QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci", "cckit-dc-latency",
-         "cohet-cxl-latency", "ccix-ats", "ccix-latency", "ccix-throughput", "cohet-rao", "pio-bloom", "pio-timely"] + COHORT
+         "cohet-cxl-latency", "ccix-ats", "ccix-latency", "ccix-throughput", "ccix-locality", "ccix-contention",
+         "ccix-atomics", "ccix-locktable", "cohet-rao", "pio-bloom", "pio-timely"] + COHORT
 # Quick sweeps that leave some claims not evaluated (their x are not run);
 # those evaluated must still match (about 10 s for pio-nic).
 QUICK_PARTIAL = ["pio-pcie", "pio-nic"]

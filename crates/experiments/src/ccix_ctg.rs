@@ -7,8 +7,12 @@
 //!   the verified `protocols/ccix.toml` (the SC as the first `ra`, the
 //!   N1-SDP's home agent with its memory, the CMN, the CCIX link). Every
 //!   64 B line of a request is one program operation of the SC (`load` for
-//!   a read, `store` for a write): ReadShared or ReadUnique to the home and
-//!   the data back, real bytes checked online.
+//!   a read, `write` for a write), real bytes checked online. A read miss
+//!   is a ReadShared and the data back; a write miss does not allocate: a
+//!   WriteUniqueFull, the home's DBIDResp once every other copy is
+//!   invalidated, the data (NonCopyBackWrData), the home's Comp — two
+//!   trips over the link where a read has one ("these writes participate
+//!   in the coherency mechanism", CCIX §IV Exp. 1).
 //! * **Translation before issue.** The CTG's addresses are virtual. A
 //!   request is split into AXI bursts at 4 KiB boundaries (AXI4 bursts may
 //!   not cross one); each burst is translated by the platform's
@@ -80,13 +84,14 @@ const MAX_REQUEST: f64 = (1u64 << 20) as f64;
 /// The declaration of `ccix_ctg`.
 pub static CCIX_CTG: WorkloadInfo = WorkloadInfo {
     name: "ccix_ctg",
-    description: "CCIX §IV-A: the CCIX Traffic Generator sends requests (read or write, a virtual address, x bytes) through the U280's System Cache (the verified ccix table, each 64 B line a ReadShared or ReadUnique to the N1-SDP's home agent); each AXI burst is first translated by the ATS switch (ATC, ATS over PCIe VC0, the SMMU walking AArch64 tables in memory, with pre-translation). Latency from request to the arrival of all data; Eq. 1 beside it. x is the request length (request_bytes, or message_bytes beside the PCIe workloads).",
+    description: "CCIX §IV-A: the CCIX Traffic Generator sends requests (read or write, a virtual address, x bytes) through the U280's System Cache (the verified ccix table, each 64 B line a ReadShared, or a non-allocating WriteUniqueFull with its DBIDResp/data/Comp handshake, to the N1-SDP's home agent); each AXI burst is first translated by the ATS switch (ATC, ATS over PCIe VC0, the SMMU walking AArch64 tables in memory, with pre-translation). Latency from request to the arrival of all data; Eq. 1 beside it. x is the request length (request_bytes, or message_bytes beside the PCIe workloads).",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix]", description: "The platform's system section (ccix agents; the first `ra` is the accelerator's System Cache)." },
-        ParamSpec { name: "op", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: requests of a type", description: "read: a load of every line (ReadShared on a miss); write: a whole-line store of every line (ReadUnique on a miss)." },
+        ParamSpec { name: "op", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: requests of a type", description: "read: a load of every line (ReadShared on a miss); write: a whole-line write of every line, not allocating on a miss (WriteUniqueFull: the home invalidates every copy, grants a data buffer with DBIDResp, takes the data and completes with Comp), a store into a line the cache holds." },
         ParamSpec { name: "atc", kind: ParamKind::Enum(&["warm", "cold"]), default: ParamDefault::Str("warm"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: the translation already in the ATC", description: "warm: each request's pages are in the ATC before it starts (noATS); cold: the ATC starts empty and, with random requests, is invalidated before each (withATS)." },
         ParamSpec { name: "pattern", kind: ParamKind::Enum(&["random", "sequential"]), default: ParamDefault::Str("random"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: randomized addresses to force SC misses", description: "random: each request at a distinct random multiple of its size; sequential: request k at k x length (CCIX Fig. 4)." },
         ParamSpec { name: "page_size", kind: ParamKind::Enum(&["4k", "64k", "2m", "32m", "1g"]), default: ParamDefault::Str("4k"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 2: the Linux PageSize is 4KiB", description: "The buffer's page size (64k and 32m as runs of contiguous descriptors)." },
+        ParamSpec { name: "locality", kind: ParamKind::Enum(&["remote", "local"]), default: ParamDefault::Str("remote"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 3: data-local and data-remote", description: "remote: every line misses in the device's cache(s) (data-remote); local: each request is issued once untimed, then again, so every line of the timed one hits (data-local)." },
         ParamSpec { name: "requests", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "requests", range: ParamRange::between(1.0, 100_000.0), from: "assumed: enough for a stable median", description: "Requests per point, one at a time." },
         ParamSpec { name: "outstanding", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "lines", range: ParamRange::between(1.0, 4096.0), from: "assumed: the System Cache's outstanding CCIX misses", description: "Lines the SC keeps in flight at once." },
     ],
@@ -133,12 +138,18 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let params = point.params;
     let platform = point.platform;
     let system = params.str("system");
+    // A write is the role's non-allocating `write`: WriteUniqueFull on a
+    // miss (invalidate, DBIDResp, the data, Comp), a store on a held line.
     let event = if params.str("op") == "write" {
-        "store"
+        "write"
     } else {
         "load"
     };
+    // The data-local warm-up allocates the line in the state the timed
+    // access hits: a store makes it unique for a write.
+    let warm_event = if event == "write" { "store" } else { "load" };
     let warm = params.str("atc") == "warm";
+    let local = params.str("locality") == "local";
     let random = params.str("pattern") == "random";
     let page = PageSize::parse(params.str("page_size")).expect("an enum value");
     let n = params.uint("requests");
@@ -207,7 +218,32 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let mut round_trips: Vec<f64> = Vec::new();
     let (mut bursts, mut misses) = (0u64, 0u64);
     for (k, &va) in vas.iter().enumerate() {
-        let start = k as Tick * REQUEST_SPACING;
+        // Data-local requests start half a spacing after their warm-up.
+        let start = k as Tick * REQUEST_SPACING + if local { REQUEST_SPACING / 2 } else { 0 };
+        if local {
+            // Data-local: the same request once before, untimed, so that
+            // every line of the timed one is in the cache(s) in the state
+            // it needs (a store's line unique).
+            let warm_up = start - REQUEST_SPACING / 2;
+            if !warm && random {
+                switch.invalidate_atc();
+            }
+            let mut burst = va;
+            while burst < va + len {
+                let burst_end = ((burst / AXI_BOUNDARY + 1) * AXI_BOUNDARY).min(va + len);
+                if warm {
+                    switch.prefill(burst).map_err(werr)?;
+                }
+                let t = switch.translate(burst, warm_up).map_err(werr)?;
+                let mut line_va = burst & !(LINE - 1);
+                while line_va < burst_end {
+                    ops.push((t.translation.apply(line_va) / LINE, warm_event));
+                    release.push(t.ready);
+                    line_va += LINE;
+                }
+                burst = burst_end;
+            }
+        }
         if !warm && random {
             switch.invalidate_atc();
         }
@@ -252,7 +288,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let times = s.agent(sc).program_times();
     let mut latencies = Vec::with_capacity(requests.len());
     let mut local_hits = 0u64;
-    let access = s.agent(sc).access_time();
+    let mut timed_ops = 0u64;
+    let access = s.agent(sc).local_time_bound();
     for (k, r) in requests.iter().enumerate() {
         let mut done = 0;
         for i in r.ops.clone() {
@@ -264,6 +301,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                     ),
                 });
             }
+            timed_ops += 1;
             if end - issue <= access {
                 local_hits += 1;
             }
@@ -298,7 +336,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let p_atc_miss = misses as f64 / bursts as f64;
     metrics.insert("atc_miss_fraction".to_string(), p_atc_miss);
     metrics.insert("translations".to_string(), bursts as f64 / n as f64);
-    let p_cache_hit = local_hits as f64 / ops.len() as f64;
+    let p_cache_hit = local_hits as f64 / timed_ops as f64;
     metrics.insert(
         "eq1_ns".to_string(),
         eq1(
@@ -308,6 +346,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             &smmu_params,
             1.0 - p_atc_miss,
             p_cache_hit,
+            event == "load",
         )?,
     );
     let mut r = sim_result(&s.sim, metrics, trace_mode(point.trace));
@@ -370,6 +409,7 @@ fn eq1(
     smmu: &Params,
     p_atc_hit: f64,
     p_cache_hit: f64,
+    load: bool,
 ) -> Result<f64, RunError> {
     let decl = platform.system(system).map_err(RunError::Config)?;
     let params_of = |instance: &str| -> Result<Params, RunError> {
@@ -418,8 +458,18 @@ fn eq1(
         lookup,
         latency_ats,
         p_cache_hit,
-        ra_p.float("access_ns") + ra_p.float("occupancy_ns"),
+        local_ns(&ra_p, load) + ra_p.float("occupancy_ns"),
         latency_ccix,
         latency_ha,
     ))
+}
+
+/// Eq. 1's Latency_r/w-local: the RA's hit (its near level's when it has
+/// one), and a load's data return.
+fn local_ns(ra: &Params, load: bool) -> f64 {
+    let hit = match ra.float("hit_ns") {
+        h if h > 0.0 => h,
+        _ => ra.float("access_ns"),
+    };
+    hit + if load { ra.float("load_data_ns") } else { 0.0 }
 }

@@ -54,6 +54,13 @@
 //! * `ccix_ctg` — the CCIX traffic generator (x = request_bytes): reads
 //!   or writes through the U280's System Cache on the N1-SDP, each AXI
 //!   burst translated first (ATC, ATS, SMMU walk): see [`ccix_ctg`].
+//! * `ccix_coherency` — the CTG and 1-3 N1 cores modify random lines of
+//!   one shared buffer of x KiB (CCIX Exp. 4); `ccix_atomic` — CCIX
+//!   atomics from the device (multi-step AXI4-MM) or the host (x =
+//!   operand_bytes): see [`ccix_shared`].
+//! * `ccix_locktable` — neoDBMS's shared lock table (CCIX §V) with x hash
+//!   buckets, host and U280 lockers, grants checked against a sequential
+//!   reference: see [`ccix_locktable`].
 //! * `pio_bloom` — PIO §6.5, Fig. 12: Bloom-filter hashing of x bytes on
 //!   the CPU or offloaded by ECI PIO, PCIe PIO or XDMA: see [`pio_apps`].
 //! * `pio_timely` — PIO §6.4, Fig. 11, Table 2: a batch of x bytes through
@@ -81,6 +88,8 @@
 pub mod bench;
 pub mod cc_invocation;
 pub mod ccix_ctg;
+pub mod ccix_locktable;
+pub mod ccix_shared;
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod cohort;
@@ -351,7 +360,10 @@ static LINK_PINGPONG: WorkloadInfo = WorkloadInfo {
 pub fn workloads() -> Vec<&'static WorkloadInfo> {
     vec![
         &cc_invocation::CC_INVOKE,
+        &ccix_shared::CCIX_ATOMIC,
+        &ccix_shared::CCIX_COHERENCY,
         &ccix_ctg::CCIX_CTG,
+        &ccix_locktable::CCIX_LOCKTABLE,
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,

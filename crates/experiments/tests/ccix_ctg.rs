@@ -203,3 +203,107 @@ fn the_tapasco_dma_baseline_moves_the_bytes_both_ways() {
     assert!(ccix(2048.0) < dma("read", 2048.0));
     assert!(ccix(4096.0) > dma("read", 4096.0));
 }
+
+fn program_times_on(system: &str, agent: usize, ops: &[(u64, &str)]) -> Vec<(Tick, Tick)> {
+    let p = Platform::load("n1sdp").unwrap();
+    let mut s = p
+        .build(
+            system,
+            BuildOptions {
+                seed: 0,
+                trace: TraceMode::Off,
+                checks: true,
+                tester: None,
+            },
+        )
+        .unwrap();
+    s.agent_mut(agent).set_program(ops, 1).unwrap();
+    s.sim.run();
+    assert!(s.checker.borrow().violations.is_empty());
+    s.agent(agent).program_times().to_vec()
+}
+
+#[test]
+fn the_vck5000s_l1_is_a_near_level_in_front_of_its_l2() {
+    // 2049 distinct lines overflow the 2048-line L1: line 0 leaves it but
+    // stays in the 16384-line L2; the last line stays in the L1.
+    let mut ops: Vec<(u64, &str)> = (0..=2048u64).map(|l| (l, "load")).collect();
+    ops.push((0, "load"));
+    ops.push((2048, "load"));
+    ops.push((2048, "store")); // a load left it SC or UC: UC hits, SC upgrades
+    let t = program_times_on("ccix_vck5000", 0, &ops);
+    let ns = |i: usize| (t[i].1 - t[i].0) as f64 / 1000.0;
+    let n = ops.len();
+    // L2 hit: access_ns (162) + the read data's 20 ns.
+    assert_eq!(ns(n - 3), 182.0);
+    // L1 hit: hit_ns (142) + 20.
+    assert_eq!(ns(n - 2), 162.0);
+    // A miss pays the L2's lookup and the CCIX round trip.
+    assert!(ns(0) > 800.0, "{}", ns(0));
+}
+
+#[test]
+fn a_store_hit_takes_the_hit_time_without_the_read_data() {
+    let t = program_times_on("ccix", 0, &[(5, "store"), (5, "store"), (5, "load")]);
+    let ns = |i: usize| (t[i].1 - t[i].0) as f64 / 1000.0;
+    assert!(ns(0) > 600.0, "the first store misses: {}", ns(0));
+    assert_eq!(ns(1), 72.0, "u280_sc.hit_ns");
+    assert_eq!(ns(2), 92.0, "hit_ns + load_data_ns");
+}
+
+#[test]
+fn data_local_calibration_points_and_the_vck5000_read_prediction() {
+    let local = |system: &str, op: &str| {
+        ctg(
+            64.0,
+            &[("system", system), ("op", op), ("locality", "local")],
+        )["latency_ns"]
+    };
+    // CCIX §IV Exp. 3: AU280 write ~80, read ~100; VCK5000 write ~150
+    // (calibrations), read ~170 (a prediction).
+    assert!(within(local("ccix", "write"), 80.0, 0.05));
+    assert!(within(local("ccix", "read"), 100.0, 0.05));
+    assert!(within(local("ccix_vck5000", "write"), 150.0, 0.05));
+    assert!(within(local("ccix_vck5000", "read"), 170.0, 0.05));
+    // Every line of a data-local request hits.
+    let r = ctg(
+        4096.0,
+        &[
+            ("system", "ccix_vck5000"),
+            ("op", "read"),
+            ("locality", "local"),
+        ],
+    );
+    assert!(r["latency_ns"] < 400.0, "{}", r["latency_ns"]);
+    // Larger transfers: the two-level hierarchy (2 ns a line) is faster.
+    let big = |system: &str| {
+        ctg(
+            16384.0,
+            &[("system", system), ("op", "read"), ("locality", "local")],
+        )["latency_ns"]
+    };
+    assert!(big("ccix_vck5000") < big("ccix"));
+}
+
+#[test]
+fn extended_speed_mode_shortens_only_the_serialization() {
+    let remote = |system: &str, bytes: f64| {
+        ctg(
+            bytes,
+            &[("system", system), ("op", "read"), ("outstanding", "256")],
+        )["latency_ns"]
+    };
+    // One line: the 25 GT/s link saves a few ns of serialization.
+    let (base, esm) = (
+        remote("ccix_vck5000", 64.0),
+        remote("ccix_vck5000_esm", 64.0),
+    );
+    assert!(esm < base && base - esm < 10.0, "{base} vs {esm}");
+    // With enough lines in flight to fill the link, 16 KiB moves at the
+    // higher rate: the ESM link's share of the time shrinks by 16/25.
+    let (base, esm) = (
+        remote("ccix_vck5000", 16384.0),
+        remote("ccix_vck5000_esm", 16384.0),
+    );
+    assert!(esm < base - 200.0, "{base} vs {esm}");
+}

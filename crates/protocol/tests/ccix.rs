@@ -1,7 +1,7 @@
 //! CCIX (`protocols/ccix.toml`): request agents with I/SC/UC/UD caches and
 //! the blocking home agent with its directory, CHI-like (ReadShared,
-//! ReadUnique, CleanUnique, Evict, WriteBackFull; SnpToS, SnpToI;
-//! CompData, Comp, CompAck).
+//! ReadUnique, CleanUnique, Evict, WriteBackFull, WriteUniqueFull; SnpToS,
+//! SnpToI; CompData, DBIDResp, Comp, CompAck).
 //!
 //! Pinned: reachable states and rules for two, three (the spec's
 //! `[check]`; rumur agrees, `tests/exporters.rs`) and four request agents,
@@ -25,7 +25,7 @@ fn three_request_agents_verify_and_exercise_every_home_row() {
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
-        (33_480, 120_540)
+        (53_104, 211_992)
     );
     assert_eq!(r.machine, "home machine `ha`");
     assert_eq!(r.unexercised, Vec::<String>::new());
@@ -35,12 +35,16 @@ fn three_request_agents_verify_and_exercise_every_home_row() {
 fn two_request_agents_verify() {
     let r = check_with("ccix", ras(2));
     assert!(r.verified, "{}", r.to_text());
-    assert_eq!((r.reachable_states, r.system_transitions), (1_382, 4_032));
+    assert_eq!((r.reachable_states, r.system_transitions), (1_918, 6_296));
     // Collecting more than one snoop response needs two sharers besides
     // the requester.
     assert_eq!(
         r.unexercised,
-        ["RU_S/SnpResp_I [more_acks]", "CU_S/SnpResp_I [more_acks]"]
+        [
+            "RU_S/SnpResp_I [more_acks]",
+            "CU_S/SnpResp_I [more_acks]",
+            "W_S/SnpResp_I [more_acks]"
+        ]
     );
 }
 
@@ -53,7 +57,7 @@ fn four_request_agents_verify() {
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
-        (699_674, 3_011_200)
+        (1_286_250, 6_071_944)
     );
 }
 
@@ -112,8 +116,9 @@ fn a_clean_unique_that_loses_its_copy_to_a_snoop_is_the_golden_sequence() {
 // * SI_C retargeted to UI_C: both wait for Comp and answer SnpToI alike;
 //   they differ only on SnpToS, which a Shared holder never receives.
 // * The home's clear_owner before set_owner (ReadUnique, CleanUnique) is
-//   overwritten at once; after an eviction from the holder the state is I,
-//   where the owner field is not read before the next set_owner.
+//   overwritten at once; after an eviction from the holder, or a
+//   WriteUniqueFull's snoop of it, the state ends in I, where the owner
+//   field is not read before the next set_owner.
 
 #[test]
 fn request_agent_mutants_are_caught() {
@@ -146,6 +151,36 @@ fn home_agent_mutants_are_caught() {
             "drop-action ha: (U, CleanUnique): clear_owner (Survived)",
             "drop-action ha: (U, Evict [from_owner]): clear_owner (Survived)",
             "drop-action ha: (U, WriteBackFull [from_owner]): clear_owner (Survived)",
+            "drop-action ha: (U, WriteUniqueFull): clear_owner (Survived)",
         ]
+    );
+}
+
+/// A non-allocating write of a line another RA holds dirty: the home
+/// takes the dirty copy back with SnpToI, grants the data buffer
+/// (DBIDResp; the write takes effect there, the line blocked at the home),
+/// the data goes to memory and Comp ends it; no one holds the line after.
+#[test]
+fn a_write_unique_invalidates_the_dirty_holder_and_leaves_the_line_in_memory() {
+    let sys = shipped_system("ccix");
+    let end = run_script(
+        &sys,
+        &[
+            "ra1: store(A)",
+            "ra1 -> ha: ReadUnique(A)",
+            "ha -> ra1: CompData_UC(A, data=0, write=1)",
+            "ra1 -> ha: CompAck(A)",
+            "ra0: write(A)",
+            "ra0 -> ha: WriteUniqueFull(A)",
+            "ha -> ra1: SnpToI(A, req=ra0)",
+            "ra1 -> ha: SnpRespData_I(A, req=ra0, data=1)",
+            "ha -> ra0: DBIDResp(A, write=0)",
+            "ra0 -> ha: NonCopyBackWrData(A, data=0)",
+            "ha -> ra0: Comp(A)",
+        ],
+    );
+    assert_eq!(
+        end,
+        "line A: ra0=I ra1=I ra2=I ha=I ra0.copy=0 ra1.copy=0 ra2.copy=0 owner=- sharers=[] mem=0 latest=0; net: []"
     );
 }

@@ -44,6 +44,33 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
             description: "A program operation's pipeline from its issue to its use (a load-store unit through the cache and back), added to every operation of a program; it does not hold up the next issue.",
         },
         ParamSpec {
+            name: "hit_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(0.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: none (hits take access_ns)",
+            description: "When positive: a program operation that completes locally (a hit, in the near level if there is one) takes this from its issue in place of access_ns (a cache whose measured hit path is kept apart from a miss's, which access_ns and the links carry).",
+        },
+        ParamSpec {
+            name: "near_lines",
+            kind: ParamKind::Int,
+            default: ParamDefault::Int(0),
+            unit: "lines",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: one level",
+            description: "A smaller, inclusive level in front of the agent's cache (an L1 before the coherent L2): the near_lines lines the program used most recently. A hit among them takes hit_ns; a hit on another line takes access_ns (the far level). 0: every hit takes hit_ns. The near level holds only lines the agent holds (a snooped or evicted line misses), so it needs no protocol of its own.",
+        },
+        ParamSpec {
+            name: "load_data_ns",
+            kind: ParamKind::Float,
+            default: ParamDefault::Float(0.0),
+            unit: "ns",
+            range: ParamRange::at_least(0.0),
+            from: "assumed: none",
+            description: "Added to a program's `load` that hits: the read data's way back to the requester (a data-array read and the response beats), which a store's acknowledgement does not wait for.",
+        },
+        ParamSpec {
             name: "issue_ns",
             kind: ParamKind::Float,
             default: ParamDefault::Float(0.0),
@@ -142,6 +169,11 @@ const ST_STALLS: usize = 3;
 const NEXT_OP: u64 = 1;
 /// Wake-up token: the program issues its next operations.
 const PROGRAM_NEXT: u64 = 2;
+
+/// The wake-up token a driver outside the simulation posts
+/// (`Simulation::wake`) after [`TableAgent::append_program`], so that the
+/// program issues what it was given.
+pub const PROGRAM_WAKE: u64 = PROGRAM_NEXT;
 
 /// The random tester of one agent (gem5 Ruby's random tester in spirit):
 /// `ops` local events on random lines among `lines`, one at a time, each
@@ -242,6 +274,55 @@ struct Program {
     /// Per operation, an earlier operation whose completion it waits for
     /// (empty: none), e.g. the load of the pointer to its line.
     after: Vec<Option<usize>>,
+    /// Per operation, when its row made it take effect at this agent (a
+    /// hit at its issue, a miss when the line arrived), 0 until then:
+    /// operations on one line at different agents take effect in the
+    /// line's coherence order.
+    effect: Vec<Tick>,
+    /// The role's `load` event, which pays `load_data_ns` on a hit.
+    load: Option<usize>,
+    /// The near level (`near_lines`): the lines used most recently.
+    near: Option<NearLevel>,
+}
+
+/// An inclusive near level as a recency list: line → its last use, and
+/// use → line, so the least recently used line is the first entry.
+#[derive(Debug)]
+struct NearLevel {
+    capacity: usize,
+    stamp: u64,
+    last_use: HashMap<u64, u64>,
+    by_use: std::collections::BTreeMap<u64, u64>,
+}
+
+impl NearLevel {
+    fn new(capacity: usize) -> NearLevel {
+        NearLevel {
+            capacity,
+            stamp: 0,
+            last_use: HashMap::default(),
+            by_use: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// Whether `line` was among the most recent uses; then marks it the
+    /// most recent (evicting the least recent one when full).
+    fn touch(&mut self, line: u64) -> bool {
+        self.stamp += 1;
+        let held = match self.last_use.insert(line, self.stamp) {
+            Some(old) => {
+                self.by_use.remove(&old);
+                true
+            }
+            None => false,
+        };
+        self.by_use.insert(self.stamp, line);
+        if self.last_use.len() > self.capacity {
+            let (_, victim) = self.by_use.pop_first().expect("a full level");
+            self.last_use.remove(&victim);
+        }
+        held
+    }
 }
 
 /// The sets of a program's bounded cache, each in LRU order, and the
@@ -285,6 +366,10 @@ pub struct TableAgent {
     memory: HashMap<u64, Line>,
     occupancy: Tick,
     access: Tick,
+    /// A hit's time in the near level (or the only one), when positive.
+    hit: Tick,
+    near_lines: u64,
+    load_data: Tick,
     capacity_lines: u64,
     ways: u64,
     issue_interval: Tick,
@@ -356,6 +441,9 @@ impl TableAgent {
             memory: HashMap::default(),
             occupancy: ns_to_ps(params.float("occupancy_ns")),
             access: ns_to_ps(params.float("access_ns")),
+            hit: ns_to_ps(params.float("hit_ns")),
+            near_lines: params.uint("near_lines"),
+            load_data: ns_to_ps(params.float("load_data_ns")),
             capacity_lines: params.uint("capacity_lines"),
             ways: params.uint("ways").max(1),
             issue_interval: ns_to_ps(params.float("issue_ns")),
@@ -460,6 +548,7 @@ impl TableAgent {
         };
         self.program = Some(Program {
             times: vec![(0, 0); resolved.len()],
+            effect: vec![0; resolved.len()],
             ops: resolved,
             window: window.max(1),
             next: 0,
@@ -470,6 +559,11 @@ impl TableAgent {
             cache,
             release: Vec::new(),
             after: Vec::new(),
+            load: role
+                .events
+                .iter()
+                .position(|e| e.name == "load" && !e.message),
+            near: (self.near_lines > 0).then(|| NearLevel::new(self.near_lines as usize)),
         });
         Ok(())
     }
@@ -536,6 +630,45 @@ impl TableAgent {
         Ok(())
     }
 
+    /// Appends `ops` to a running program (a driver that decides the next
+    /// operations from the completions so far, as a lock's waiter), none
+    /// issuing before `release`. The driver then posts [`PROGRAM_WAKE`] to
+    /// this agent at `release` or later. Errors without a program or with
+    /// an event the role does not have.
+    pub fn append_program(&mut self, ops: &[(u64, &str)], release: Tick) -> Result<(), String> {
+        let name = self.sys.agents[self.id as usize].name.clone();
+        let role = &self.sys.protocol.ir.roles[self.role];
+        let mut resolved = Vec::with_capacity(ops.len());
+        for &(line, ev) in ops {
+            let Some(e) = role.events.iter().position(|e| e.name == ev && !e.message) else {
+                return Err(format!(
+                    "{name}: role `{}` has no local event `{ev}`",
+                    role.role
+                ));
+            };
+            resolved.push((line, e));
+        }
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!("{name}: appending needs a program first"));
+        };
+        if p.release.is_empty() {
+            p.release = vec![0; p.ops.len()];
+        }
+        for op in resolved {
+            p.ops.push(op);
+            p.times.push((0, 0));
+            p.effect.push(0);
+            p.release.push(release);
+        }
+        Ok(())
+    }
+
+    /// When each program operation took effect at this agent (0: not
+    /// yet): a hit at its issue, a miss when its line arrived.
+    pub fn program_effects(&self) -> &[Tick] {
+        self.program.as_ref().map_or(&[], |p| &p.effect)
+    }
+
     /// The program's (issue, completion) times, completion 0 for an
     /// operation that did not complete.
     pub fn program_times(&self) -> &[(Tick, Tick)] {
@@ -590,6 +723,13 @@ impl TableAgent {
     /// took no longer completed locally (a hit).
     pub fn access_time(&self) -> Tick {
         self.access
+    }
+
+    /// The longest a program operation that completes locally can take
+    /// (its hit in either level, with a load's data return): an operation
+    /// that took no longer was a hit.
+    pub fn local_time_bound(&self) -> Tick {
+        self.access.max(self.hit) + self.load_data
     }
 
     /// The agent's id.
@@ -822,9 +962,24 @@ impl TableAgent {
                     },
                 ),
             );
+            let near = p.near.as_mut().map(|n| n.touch(line));
             self.run(line, event, None, ctx);
             let p = self.program.as_mut().expect("program");
             let hit = !p.open.contains_key(&line);
+            if hit && p.times[index].1 != 0 {
+                // A local completion: the hit's own time, by level.
+                let level = match near {
+                    Some(false) => self.access,
+                    _ if self.hit > 0 => self.hit,
+                    _ => self.access,
+                };
+                let data = if Some(event) == p.load {
+                    self.load_data
+                } else {
+                    0
+                };
+                p.times[index].1 = now + level + data;
+            }
             p.next_at = now
                 + if hit {
                     self.issue_interval
@@ -1244,6 +1399,7 @@ impl TableAgent {
             if let Some((index, o)) = program_open {
                 let p = self.program.as_mut().expect("program");
                 p.open.remove(&line);
+                p.effect[index] = ctx.now();
                 p.times[index].1 = ctx.now() + self.access;
                 ctx.count(ST_OPS, 1);
                 ctx.record(ST_OP_LATENCY, ctx.now() + self.access - o.start);

@@ -1,0 +1,189 @@
+//! Host and device on one buffer of the N1-SDP (CCIX §IV Exps. 4 and 5):
+//! the snoops behind the contention, the text's directions, and the
+//! atomics' multi-step sequence.
+
+use ccsim_experiments::run_point;
+use ccsim_kernel::prelude::*;
+use ccsim_platform::{BuildOptions, Platform};
+
+fn point(
+    workload: &str,
+    x_name: &str,
+    x: f64,
+    settings: &[(&str, &str)],
+) -> std::collections::BTreeMap<String, f64> {
+    let p = Platform::load("n1sdp").unwrap();
+    let mut params = Params::new();
+    for (k, v) in settings {
+        let value = match v.parse::<i64>() {
+            Ok(i) => ParamValue::Int(i),
+            Err(_) => ParamValue::Str((*v).into()),
+        };
+        params.set(k, value, "test");
+    }
+    run_point(workload, &p, x_name, x, &params, 0, false)
+        .unwrap()
+        .metrics
+}
+
+#[test]
+fn a_host_write_to_a_line_the_system_cache_holds_waits_for_a_snoop_over_ccix() {
+    let p = Platform::load("n1sdp").unwrap();
+    let mut s = p
+        .build(
+            "ccix_host",
+            BuildOptions {
+                seed: 0,
+                trace: TraceMode::Off,
+                checks: true,
+                tester: None,
+            },
+        )
+        .unwrap();
+    // agents: u280, core0, core1, core2, ha
+    s.agent_mut(0).set_program(&[(7, "store")], 1).unwrap();
+    s.agent_mut(1)
+        .set_program(&[(7, "store"), (9, "store")], 1)
+        .unwrap();
+    s.agent_mut(1)
+        .set_program_release(vec![5 * US, 10 * US])
+        .unwrap();
+    s.agent_mut(2).set_program(&[(9, "store")], 1).unwrap();
+    s.agent_mut(2).set_program_release(vec![US]).unwrap();
+    s.sim.run();
+    assert!(s.checker.borrow().violations.is_empty());
+    let ns = |a: usize, i: usize| {
+        let (issue, end) = s.agent(a).program_times()[i];
+        (end - issue) as f64 / 1000.0
+    };
+    // The U280's line: the home snoops it over the CCIX link and back.
+    assert!(ns(1, 0) > 550.0, "{}", ns(1, 0));
+    // Another core's line: an on-chip snoop.
+    assert!(ns(1, 1) < 100.0, "{}", ns(1, 1));
+}
+
+#[test]
+fn contention_raises_the_hosts_latency_and_leaves_the_devices_median() {
+    let at = |kib: f64, cores: &str| {
+        point(
+            "ccix_coherency",
+            "buffer_kib",
+            kib,
+            &[("host_cores", cores)],
+        )
+    };
+    let (big, small) = (at(2048.0, "1"), at(32.0, "1"));
+    assert!(small["host_latency_ns"] > 3.0 * big["host_latency_ns"]);
+    let (d_big, d_small) = (big["device_p50_ns"], small["device_p50_ns"]);
+    assert!(
+        (d_small - d_big).abs() <= 0.1 * d_big,
+        "{d_small} vs {d_big}"
+    );
+    // The device is the slower side ("while being longer").
+    assert!(small["device_latency_ns"] > small["host_latency_ns"]);
+    // More hits in the System Cache on the small buffer.
+    assert!(small["device_hit_fraction"] > big["device_hit_fraction"]);
+    // 1 -> 3 cores on 32 KiB: the host's mean falls, the device's rises.
+    let three = at(32.0, "3");
+    assert!(three["host_latency_ns"] < small["host_latency_ns"]);
+    assert!(three["device_latency_ns"] > small["device_latency_ns"]);
+}
+
+#[test]
+fn device_atomics_are_a_read_exclusive_and_a_write_host_atomics_are_local() {
+    let device = point("ccix_atomic", "operand_bytes", 8.0, &[("side", "device")]);
+    // CCIX §IV Exp. 5: 740-800 ns from the accelerator (a prediction:
+    // 8 ns ATC + the 692 ns ReadUnique + the 72 ns write hit).
+    assert!(
+        (740.0..=800.0).contains(&device["latency_ns"]),
+        "{}",
+        device["latency_ns"]
+    );
+    assert_eq!(device["steps"], 2.0);
+    // 50 ns from the host (the calibration).
+    let host = point("ccix_atomic", "operand_bytes", 8.0, &[("side", "host")]);
+    assert!((host["latency_ns"] - 50.0).abs() <= 2.5);
+    // The operand's size does not matter within a line.
+    let wide = point("ccix_atomic", "operand_bytes", 32.0, &[("side", "device")]);
+    assert_eq!(wide["latency_ns"], device["latency_ns"]);
+}
+
+#[test]
+fn bad_sizes_are_errors_that_say_why() {
+    let p = Platform::load("n1sdp").unwrap();
+    let e = run_point(
+        "ccix_atomic",
+        &p,
+        "operand_bytes",
+        3.0,
+        &Params::new(),
+        0,
+        false,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("power of two from 1 to 32"), "{e}");
+    let e = run_point(
+        "ccix_coherency",
+        &p,
+        "buffer_kib",
+        0.5,
+        &Params::new(),
+        0,
+        false,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("whole number of KiB"), "{e}");
+    let mut params = Params::new();
+    params.set("host_cores", ParamValue::Int(4), "test");
+    let e = run_point("ccix_coherency", &p, "buffer_kib", 32.0, &params, 0, false).unwrap_err();
+    assert!(e.to_string().contains("request agents"), "{e}");
+}
+
+fn locktable(buckets: f64, settings: &[(&str, &str)]) -> std::collections::BTreeMap<String, f64> {
+    point("ccix_locktable", "buckets", buckets, settings)
+}
+
+#[test]
+fn the_lock_table_grants_every_lock_once_and_the_accelerator_is_unaffected_by_contention() {
+    // A small run in the default tier: the run itself checks the grants
+    // against the sequential reference (an error otherwise).
+    let calm = locktable(4096.0, &[]);
+    let busy = locktable(4.0, &[]);
+    for r in [&calm, &busy] {
+        assert_eq!(r["grants"], r["lock_ops"]);
+        assert_eq!(r["lock_ops"], 2000.0);
+    }
+    assert!(busy["queued_fraction"] > 0.1, "{}", busy["queued_fraction"]);
+    assert_eq!(calm["queued_fraction"], 0.0);
+    // CCIX §V-B: the accelerator's requests unaffected by contention.
+    let (d0, d1) = (calm["device_lock_ns"], busy["device_lock_ns"]);
+    assert!((d1 - d0).abs() <= 0.1 * d0, "{d0} vs {d1}");
+    // The host's rise under contention, and its ~80 ns uncontended.
+    assert!(busy["host_lock_ns"] > calm["host_lock_ns"]);
+    assert!(
+        (calm["host_lock_ns"] - 80.0).abs() <= 0.05 * 80.0,
+        "{}",
+        calm["host_lock_ns"]
+    );
+    // Three host lockers and no device: still every grant once.
+    let host_only = locktable(
+        1.0,
+        &[
+            ("host_lockers", "3"),
+            ("device_lockers", "0"),
+            ("lock_ops", "3000"),
+        ],
+    );
+    assert_eq!(host_only["grants"], 3000.0);
+    assert_eq!(host_only["device_lock_ns"], 0.0);
+}
+
+#[test]
+#[ignore = "slow tier: 10^6 lock operations, about 5 s in release mode; run with --release -- --ignored"]
+fn a_million_lock_operations_lose_and_duplicate_no_grant() {
+    for buckets in [1.0, 16.0] {
+        let r = locktable(buckets, &[("lock_ops", "1000000")]);
+        assert_eq!(r["lock_ops"], 1_000_000.0);
+        assert_eq!(r["grants"], 1_000_000.0);
+    }
+}

@@ -1,0 +1,86 @@
+"""The rest of the CCIX platform as a user drives it: data-local vs
+data-remote on the AU280 and the VCK5000 (Fig. 5), host and device on one
+shared buffer (Fig. 6), and CCIX atomics (Exp. 5): ``ccsim reproduce
+NAME --quick`` from the CLI, the API's DataFrames, calibration points
+within 5%, every claim's verdict as the experiment declares it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ccsim
+from conftest import run_cli
+
+
+@pytest.mark.parametrize("name", ["ccix-locality", "ccix-contention", "ccix-atomics"])
+def test_quick_reproduce_from_the_cli(tmp_path, name):
+    r = run_cli("reproduce", name, "--quick", "--json", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) is not None
+    report = (tmp_path / name / "report.md").read_text()
+    assert "## Claims of the text" in report
+
+
+def test_locality_calibrations_within_5_percent_and_the_vck5000_read_predicted():
+    res = ccsim.reproduce("ccix-locality", quick=True)
+    df = res.df
+    cal = df[df.role == "calibration"]
+    assert sorted(cal.series) == ["au280_local_read", "au280_local_write", "vck5000_local_write"]
+    assert (cal.error_pct.abs() <= 5.0).all(), cal
+    pred = df[df.role == "prediction"]
+    assert list(pred.series) == ["vck5000_local_read"]
+    assert (pred.error_pct.abs() <= 5.0).all(), pred
+    claims = res.claims_df
+    assert (claims.verdict == claims.expect).all(), claims[["quote", "verdict", "expect", "detail"]]
+    at = {(s, x): v for s, x, v in zip(df.series, df.x, df.sim)}
+    # The two-level hierarchy is slower for small requests, faster for large.
+    assert at[("vck5000_local_read", 64)] > at[("au280_local_read", 64)]
+    assert at[("vck5000_local_read", 16384)] < at[("au280_local_read", 16384)]
+    # A miss costs the CCIX round trip on both boards.
+    assert at[("au280_remote_read", 64)] > 6 * at[("au280_local_read", 64)]
+
+
+def test_contention_directions_of_the_text():
+    res = ccsim.reproduce("ccix-contention", quick=True)
+    claims = res.claims_df
+    assert (claims.verdict == claims.expect).all(), claims[["quote", "verdict", "expect", "detail"]]
+    at = {(s, x): v for s, x, v in zip(res.df.series, res.df.x, res.df.sim)}
+    assert at[("host_1core", 32)] > 3 * at[("host_1core", 2048)]
+    assert at[("host_3cores", 32)] < at[("host_1core", 32)]
+    assert at[("device_3cores", 32)] > at[("device_1core", 32)]
+
+
+def test_atomics_from_the_api():
+    res = ccsim.reproduce("ccix-atomics", quick=True)
+    cal = res.df[res.df.role == "calibration"]
+    assert (cal.error_pct.abs() <= 5.0).all(), cal
+    claims = res.claims_df
+    assert (claims.verdict == "held").all(), claims[["quote", "verdict", "detail"]]
+    m = ccsim.run_point("ccix-atomics", "device_compare", 8)["metrics"]
+    assert 740.0 <= m["latency_ns"] <= 800.0
+    assert m["steps"] == 2.0
+
+
+def test_locktable_quick_from_the_cli_and_the_api(tmp_path):
+    r = run_cli("reproduce", "ccix-locktable", "--quick", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    res = ccsim.reproduce("ccix-locktable", quick=True)
+    claims = res.claims_df
+    assert (claims.verdict == claims.expect).all(), claims[["quote", "verdict", "expect", "detail"]]
+    pred = res.df[res.df.role == "prediction"]
+    assert (pred.error_pct.abs() <= 5.0).all(), pred
+    m = ccsim.run_point("ccix-locktable", "host_lock", 4)["metrics"]
+    # The run checked its grants against the sequential reference.
+    assert m["grants"] == m["lock_ops"] == 2000
+
+
+@pytest.mark.slow
+def test_a_million_lock_operations_lose_and_duplicate_no_grant():
+    from ccsim.sweep import run_sweep_point
+
+    r = run_sweep_point("ccix-locktable", "host_lock", "n1sdp", 16.0, 0, {}, {"lock_ops": 1_000_000})
+    assert r["error"] is None, r["error"]
+    m = r["metrics"]
+    assert m["grants"] == m["lock_ops"] == 1_000_000
