@@ -61,6 +61,11 @@
 //! * `ccix_locktable` — neoDBMS's shared lock table (CCIX §V) with x hash
 //!   buckets, host and U280 lockers, grants checked against a sequential
 //!   reference: see [`ccix_locktable`].
+//! * `pio_bloom` — PIO §6.5, Fig. 12: Bloom-filter hashing of x bytes on
+//!   the CPU or offloaded by ECI PIO, PCIe PIO or XDMA: see [`pio_apps`].
+//! * `pio_timely` — PIO §6.4, Fig. 11, Table 2: a batch of x bytes through
+//!   a 31-filter Timely-shaped graph on the CPU or offloaded by PCIe DMA,
+//!   PCIe PIO or ECI PIO: see [`pio_apps`].
 //! * `tapasco_dma` — a register-programmed (TaPaSCo-style) DMA read or
 //!   write of x bytes with physical addresses.
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
@@ -95,6 +100,7 @@ pub mod cxl_type2_bias;
 pub mod invocation;
 pub mod mutation;
 pub mod nic;
+pub mod pio_apps;
 mod program_run;
 pub mod random_test;
 pub mod rao;
@@ -371,7 +377,9 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &DMA_READ,
         &LINK_PINGPONG,
         &nic::NIC_LOOPBACK,
+        &pio_apps::bloom::PIO_BLOOM,
         &PIO_INVOKE,
+        &pio_apps::timely::PIO_TIMELY,
         &random_test::RANDOM_TEST,
         &rao::RAO,
         &rpc::RPC_OFFLOAD,
@@ -561,7 +569,11 @@ pub(crate) fn finish(sys: &mut PcieSystem, workload: &str) -> Result<(), RunErro
     Err(werr(report.join("\n  ")))
 }
 
-fn result(sys: &PcieSystem, metrics: BTreeMap<String, f64>, trace: TraceMode) -> PointResult {
+pub(crate) fn result(
+    sys: &PcieSystem,
+    metrics: BTreeMap<String, f64>,
+    trace: TraceMode,
+) -> PointResult {
     let mut r = sim_result(&sys.sim, metrics, trace);
     // Only with faults configured: a fault-free point's statistics stay as
     // they were.
