@@ -12,12 +12,19 @@
 //! * **RpcNIC, deserialization** (Fig. 10 steps 1–3): the decoder fills the
 //!   4 KB temp buffer; each full buffer and the request's last one go to
 //!   host memory in one DMA (the PCIe model's engine, register-programmed,
-//!   real TLPs over the calibrated link), whose completion write-back is
-//!   the ring's head update; time = decoding + for each full buffer, the
-//!   DMA from its start at the engine (the doorbell's arrival: the NIC
-//!   triggers its own DMA) to its last write sent (the decoder waits for
-//!   its one buffer), and for the last buffer to the write-back seen by
-//!   the polling core.
+//!   real TLPs over the calibrated link) into RpcNIC's DMA area; then the
+//!   head's increment is a DMA write of its own (step 3: "increments the
+//!   head pointer of a ring buffer in main memory through a DMA write";
+//!   8 B, its bytes checked in host memory). Then, with `rpcnic_copy`
+//!   (default), the CPU copies the decoded objects out of the DMA area
+//!   into the application's objects (Cohet §V-B1 limitation 2, "redundant
+//!   data copies"; §VI-E, the CXL-NIC wins "by eliminating redundant
+//!   copies"): a memcpy on a host core of `[systems.cxl]`, its loads
+//!   missing to memory, its stores reading for ownership, 16 in flight.
+//!   Time = decoding + for each buffer, the DMA from its start at the
+//!   engine (the doorbell's arrival: the NIC triggers its own DMA) to its
+//!   last write sent (the decoder waits for its one buffer) + the head's
+//!   DMA from its start to the polling core seeing it + the copy.
 //! * **RpcNIC, serialization** (steps 4–7): the CPU pre-serializes with a
 //!   DSA-like copy engine (one descriptor per field: assumed 200 ns to
 //!   submit the batch, 10 ns per descriptor, 30 GB/s), updates the NIC's
@@ -38,8 +45,10 @@
 //!   `[systems.cxl]`.
 //! * **The CPU's first access** to every decoded line afterwards
 //!   (`cpu_access_us`, not in the speedup): a host core's loads, LLC hits
-//!   after the pushes, memory reads after RpcNIC's DMA (assumed: no DDIO,
-//!   as gem5's DMA, which SimCXL extends, writes memory).
+//!   after the pushes; after RpcNIC's copy, hits in the core's own cache
+//!   (0 in the table agent's model); without the copy, memory reads of
+//!   the DMA area (assumed: no DDIO, as gem5's DMA, which SimCXL extends,
+//!   writes memory).
 //! * **CXL-NIC, serialization** (steps 4–6), `access`:
 //!   - `cxl_cache`: the CPU has just built the response in host memory
 //!     (a core's stores: the lines sit dirty in its cache); the serializer
@@ -96,6 +105,7 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "nic", kind: ParamKind::Enum(&["rpcnic", "cxl"]), default: ParamDefault::Str("cxl"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B", description: "rpcnic (PCIe, Fig. 10) or cxl (the CXL-NIC, Fig. 11)." },
         ParamSpec { name: "phase", kind: ParamKind::Enum(&["deserialize", "serialize", "construct"]), default: ParamDefault::Str("deserialize"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 18 (a), (b); §VI-E's construction overhead", description: "Deserialization of a request, serialization of a response, or the CPU's construction of a response (in host memory for rpcnic, through CXL.mem on the expander with nic = cxl and access = cxl_mem)." },
         ParamSpec { name: "access", kind: ParamKind::Enum(&["cxl_cache", "cxl_cache_prefetch", "cxl_mem"]), default: ParamDefault::Str("cxl_cache"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B2", description: "The CXL-NIC's serialization variant (ignored otherwise)." },
+        ParamSpec { name: "rpcnic_copy", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "Cohet §V-B1 limitation (2) 'redundant data copies'; §VI-E 'by eliminating redundant copies'", description: "Whether RpcNIC's CPU copies the decoded objects out of the DMA area into the application's objects before the request is usable (false: the application uses the DMA area in place)." },
         ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "messages", range: ParamRange::between(1.0, 1000.0), from: "assumed", description: "Requests per point (the mean is reported)." },
         ParamSpec { name: "window", kind: ParamKind::Int, default: ParamDefault::Int(128), unit: "requests", range: ParamRange::between(1.0, 1024.0), from: "assumed: 128 tags, the Little's-law count in cohet-cxl-bandwidth's notes", description: "Line requests the CXL-NIC keeps in flight." },
     ],
@@ -119,6 +129,11 @@ const HEAP: u64 = 0x4_0000_0000;
 const RING_HEAD: u64 = 0x5_0000_0000;
 /// RpcNIC's DMA target / DMA-safe buffer in host memory.
 const DMA_BUF: u64 = 0x2_0000_0000;
+/// RpcNIC's ring buffer head in host memory (Cohet §V-B1 step 3: "in main
+/// memory").
+const RPCNIC_RING_HEAD: u64 = 0x3_0000_0000;
+/// The head's value after the request (its first slot).
+const HEAD_VALUE: u64 = 1;
 /// The temp buffer (Cohet §V-B1: 4 KB).
 const TEMP_BUFFER: u64 = 4096;
 /// Where the CXL.mem variant's objects live in device memory.
@@ -197,7 +212,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         let base = match phase {
             "serialize" => (rpcnic_serialize(point.platform, m, &pipe, point.seed)?, 0),
             "construct" => (construct(point, m, &host, false)?, 0),
-            _ => rpcnic_deserialize(point, m, &pipe)?,
+            _ => rpcnic_deserialize(point, m, &host, &pipe)?,
         };
         rpcnic.push(base);
         if !cxl {
@@ -284,6 +299,7 @@ fn layout_for(platform: &Platform) -> Result<DriverLayout, RunError> {
 fn rpcnic_deserialize(
     point: &Point<'_>,
     m: &Message,
+    app: &Layout,
     pipe: &Pipeline,
 ) -> Result<(Tick, Tick), RunError> {
     let (platform, seed) = (point.platform, point.seed);
@@ -313,10 +329,28 @@ fn rpcnic_deserialize(
         program.extend(driver.transfer_registers(&t, &layout, Completion::Poll, 0));
         program.push(Op::Mark(k as u32));
     }
+    // Step 3: the head's increment, its own DMA write of the new head
+    // (8 B, from a NIC register's copy in card memory) to the ring in host
+    // memory, issued once the last buffer is sent (PCIe orders posted
+    // writes: the head cannot pass the data).
+    let head_card = chunks * TEMP_BUFFER;
+    let t = Transfer {
+        channel: C2H,
+        host: RPCNIC_RING_HEAD,
+        card: head_card,
+        len: 8,
+    };
+    program.push(Op::Store {
+        addr: WRITEBACK,
+        data: vec![0; 4],
+    });
+    program.extend(driver.transfer_registers(&t, &layout, Completion::Poll, 0));
+    program.push(Op::Mark(chunks as u32));
     let sp = system_params(platform, "rpc_offload")?;
     let img = objects.clone();
     let mut sys = PcieSystem::build(&sp, program, seed, TraceMode::Off, move |_, card| {
-        card.data.write(0, &img)
+        card.data.write(0, &img);
+        card.data.write(head_card, &HEAD_VALUE.to_le_bytes())
     })
     .map_err(model_err(platform))?;
     finish(&mut sys, "rpc_offload")?;
@@ -327,11 +361,19 @@ fn rpcnic_deserialize(
                     .into(),
         });
     }
+    let head = sys.host_memory().data.read(RPCNIC_RING_HEAD, 8);
+    if head != HEAD_VALUE.to_le_bytes() {
+        return Err(RunError::Violation {
+            message: format!(
+                "rpc_offload: RpcNIC's head DMA left {head:?} in the ring's head, not {HEAD_VALUE}"
+            ),
+        });
+    }
     let rings = sys.engine().doorbell_times(C2H).to_vec();
     let sent = sys.engine().done_log(C2H).to_vec();
-    // A full buffer holds the decoder until the engine has sent it (from
-    // the DMA's start to its last write on the link); the request's last
-    // one ends when the CPU sees the ring's head (the write-back).
+    // Each buffer holds the decoder until the engine has sent it (from the
+    // DMA's start to its last write on the link); then the head's own DMA
+    // write (step 3), from its start to the CPU's poll seeing it.
     let mut dma = 0;
     for (k, start) in rings.iter().enumerate() {
         let end = if k + 1 == rings.len() {
@@ -342,28 +384,70 @@ fn rpcnic_deserialize(
         dma += end - start;
     }
     let decode = *pipe.finish_times(&m.items).last().unwrap_or(&0);
-    // The CPU's first access to the decoded lines: in memory, where the
-    // DMA wrote them (assumed: no DDIO, as gem5's DMA, which SimCXL
-    // extends, writes memory).
-    let lines = decoded.div_ceil(LINE);
-    let ops: Vec<(u64, &str)> = (0..lines).map(|i| (DMA_BUF / LINE + i, "load")).collect();
-    let cpu = cpu_time(point, &ops)?;
-    Ok((decode + dma, cpu))
+    // The CPU copies the decoded objects out of the DMA area into the
+    // application's objects (Cohet §V-B1's "redundant data copies"), then
+    // uses them (`cpu_access_us`).
+    let mut dst: Vec<u64> = app.write_plan(&m.items).iter().map(|o| o.line).collect();
+    dst.dedup();
+    if !point.params.bool("rpcnic_copy") {
+        // The objects are used where the DMA left them: the CPU's first
+        // access reads them from memory.
+        let area: Vec<u64> = (0..decoded.div_ceil(LINE))
+            .map(|i| DMA_BUF + i * LINE)
+            .collect();
+        let (_, cpu) = rpcnic_copy_then_access(point, 0, &area)?;
+        return Ok((decode + dma, cpu));
+    }
+    let (copy, cpu) = rpcnic_copy_then_access(point, decoded.div_ceil(LINE), &dst)?;
+    Ok((decode + dma + copy, cpu))
 }
 
-/// The time a host core of `[systems.cxl]` takes for `ops` (its loads and
-/// stores, `CORE_WINDOW` in flight), from its first issue to its last
-/// completion, in a system where nothing else runs.
-fn cpu_time(point: &Point<'_>, ops: &[(u64, &str)]) -> Result<Tick, RunError> {
+/// RpcNIC's copy (Cohet §V-B1 limitation 2, "redundant data copies";
+/// §VI-E: the CXL-NIC wins "by eliminating redundant copies"): the DMA
+/// wrote the decoded objects into its DMA area in host memory, not into
+/// the application's objects, so the CPU copies them line by line (a
+/// memcpy: its loads from the DMA area miss to memory, assumed no DDIO as
+/// gem5's DMA, which SimCXL extends, writes memory; each store misses on
+/// the application's line, a read for ownership) before the request is
+/// usable. The CXL-NIC's pushes go to the designated location itself
+/// (Fig. 11 step 2), so it has no copy. Then the CPU's first access to
+/// the application's objects (`CPU_START` on; in its cache after the
+/// copy). With no source lines, no copy: the access alone, to `dst` where
+/// it lies. Returns (the copy's span, the access's span).
+fn rpcnic_copy_then_access(
+    point: &Point<'_>,
+    lines: u64,
+    dst: &[u64],
+) -> Result<(Tick, Tick), RunError> {
+    let n = dst.len();
+    let mut ops: Vec<(u64, &str)> = (0..lines).map(|i| (DMA_BUF / LINE + i, "load")).collect();
+    let loads = ops.len();
+    let stores = if loads == 0 { 0 } else { n };
+    ops.extend(dst[..stores].iter().map(|&l| (l / LINE, "store")));
+    ops.extend(dst.iter().map(|&l| (l / LINE, "load")));
+    // Each store waits for the load of its source line (the core's loads
+    // run ahead of its stores, as an out-of-order core's memcpy).
+    let mut after: Vec<Option<usize>> = vec![None; loads];
+    after.extend((0..stores).map(|i| Some((i * loads / stores).min(loads - 1))));
+    after.extend(std::iter::repeat_n(None, n));
+    let mut release = vec![0; loads + stores];
+    release.extend(std::iter::repeat_n(CPU_START, n));
     let system = "cxl";
     let mut s = build_for_program(point.platform, system, point)?;
     let core = role_agent(&s, "core", system)?;
-    s.agent_mut(core)
-        .set_program(ops, CORE_WINDOW)
-        .map_err(werr)?;
+    let cpu = s.agent_mut(core);
+    cpu.set_program(&ops, CORE_WINDOW).map_err(werr)?;
+    cpu.set_program_after(after).map_err(werr)?;
+    cpu.set_program_release(release).map_err(werr)?;
     s.sim.run();
     no_violation(&s)?;
-    span(s.agent(core).program_times(), 0, "the CPU's access")
+    let times = s.agent(core).program_times();
+    let copy = span(&times[..loads + stores], 0, "RpcNIC's copy")?;
+    if copy > CPU_START {
+        return Err(werr("rpc_offload: RpcNIC's copy ran past the CPU's start"));
+    }
+    let access = span(&times[loads + stores..], CPU_START, "the CPU's access")?;
+    Ok((copy, access))
 }
 
 /// From `start` to the last completion of `times`; an error if one never
@@ -704,14 +788,24 @@ mod tests {
 
     #[test]
     fn nc_p_pushes_leave_the_fields_in_the_llc() {
-        let d = point(2.0, &[("phase", "deserialize")]).unwrap();
+        let platform = Platform::load("cohet").unwrap();
+        let mut p = Params::new();
+        p.set("messages", ParamValue::Int(4), "test");
+        p.set("rpcnic_copy", ParamValue::Bool(false), "test");
+        let d = crate::run_point("rpc_offload", &platform, "bench", 2.0, &p, 0, false)
+            .unwrap()
+            .metrics;
         // The CPU's first access hits the LLC after the pushes, memory
-        // after RpcNIC's DMA.
+        // after RpcNIC's DMA (used in place, without the copy).
         assert!(
             d["cpu_access_us"] * 2.0 < d["rpcnic_cpu_access_us"],
             "{d:?}"
         );
         assert!(d["fields"] > 100.0, "bench2 is the deeply nested one");
+        // After RpcNIC's copy the CPU's own cache holds the objects.
+        let c = point(2.0, &[("phase", "deserialize")]).unwrap();
+        assert_eq!(c["rpcnic_cpu_access_us"], 0.0, "{c:?}");
+        assert_eq!(c["time_us"], d["time_us"], "the CXL-NIC has no copy");
     }
 
     #[test]
