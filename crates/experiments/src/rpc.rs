@@ -42,7 +42,10 @@
 //!   host orders a write (GO = global observation, CXL 2.0 §3.2), so the
 //!   head may not overtake the fields. Time = until the head's push
 //!   completes. Every push runs the verified cxl-cache table of
-//!   `[systems.cxl]`.
+//!   `[systems.cxl]` and carries the line's bytes of the decoded objects
+//!   ([`ccsim_devices::rpc::image::objects`] at the host layout); the
+//!   CPU's loads afterwards must read exactly those bytes (a violation
+//!   otherwise).
 //! * **The CPU's first access** to every decoded line afterwards
 //!   (`cpu_access_us`, not in the speedup): a host core's loads, LLC hits
 //!   after the pushes; after RpcNIC's copy, hits in the core's own cache
@@ -66,7 +69,9 @@
 //!     the NIC reads them, CXL 2.0 §2.2.1; the flip is not counted).
 //!
 //!   Time = from the notification to the last field encoded (the encoder
-//!   consumes each field once its lines arrived).
+//!   consumes each field once its lines arrived). The CPU's stores (the
+//!   device's, for CXL.mem) carry the objects' bytes, and every line the
+//!   serializer still holds afterwards must be those bytes.
 //! * **Construction** (`phase = "construct"`, Cohet §VI-E's CXL.mem
 //!   overhead): a host core's store misses on every object line (reads
 //!   for ownership), 16 in flight, plus 20 instructions per field
@@ -520,6 +525,13 @@ fn cxl_deserialize(
     ops.push((RING_HEAD / LINE, "write_line"));
     release.push(*done.last().unwrap_or(&0));
     let head = ops.len() - 1;
+    // The pushes carry the decoded objects' bytes (and the head its value).
+    let (base, img) = object_image(m, layout);
+    let mut data: Vec<Option<Vec<u8>>> = plan
+        .iter()
+        .map(|o| Some(line_of(&img, base, o.line)))
+        .collect();
+    data.push(Some(HEAD_VALUE.to_le_bytes().to_vec()));
     let window = point.params.uint("window") as usize;
     // D2H writes are unordered (CXL.cache): the head's push waits for the
     // GO of every field's push. A first run finds the data push that
@@ -535,6 +547,7 @@ fn cxl_deserialize(
         let mut after = vec![None; ops.len()];
         after[head] = last;
         agent.set_program_after(after).map_err(werr)?;
+        agent.set_program_data(data.clone()).map_err(werr)?;
         // Then the CPU uses the fields where the pushes left them (the LLC).
         let reads: Vec<(u64, &str)> = plan.iter().map(|o| (o.line / LINE, "load")).collect();
         let cpu = s.agent_mut(core);
@@ -558,7 +571,47 @@ fn cxl_deserialize(
         return Err(werr("rpc_offload: the pushes ran past the CPU's start"));
     }
     let cpu = span(s.agent(core).program_times(), CPU_START, "the CPU's access")?;
+    // What the CPU read is the decoded objects.
+    for o in &plan {
+        let got = s
+            .agent(core)
+            .copy_of(o.line / LINE)
+            .map(|l| &l[..LINE as usize]);
+        if got != Some(&line_of(&img, base, o.line)[..]) {
+            return Err(RunError::Violation {
+                message: format!(
+                    "rpc_offload: the CPU read line {:#x} of the decoded objects as {got:?}, not the pushed bytes",
+                    o.line
+                ),
+            });
+        }
+    }
     Ok((nic, cpu))
+}
+
+/// The decoded objects of `m` placed by `layout`, as bytes from their
+/// first line: (that line's address, the bytes).
+fn object_image(m: &Message, layout: &Layout) -> (u64, Vec<u8>) {
+    let base = layout
+        .objects
+        .iter()
+        .flat_map(|o| std::iter::once(o.addr).chain(o.strings.iter().map(|s| s.1)))
+        .min()
+        .unwrap_or(0)
+        / LINE
+        * LINE;
+    (base, image::objects(&m.tree, layout, base))
+}
+
+/// The 64 bytes of line `line` in `img` (from `base`), zero past its end.
+fn line_of(img: &[u8], base: u64, line: u64) -> Vec<u8> {
+    let from = (line - base) as usize;
+    let mut l = vec![0u8; LINE as usize];
+    if from < img.len() {
+        let n = (img.len() - from).min(LINE as usize);
+        l[..n].copy_from_slice(&img[from..from + n]);
+    }
+    l
 }
 
 /// The serializer's reads with the prefetcher's lines inserted after the
@@ -629,6 +682,14 @@ fn cxl_serialize(
         }
     }
     let setup = ops.len();
+    // The CPU built the objects: their bytes are what it (or, for CXL.mem,
+    // the device's bias flip standing in for it) writes.
+    let (base, img) = object_image(m, layout);
+    let mut data: Vec<Option<Vec<u8>>> = ops
+        .iter()
+        .map(|&(line, op)| (op == "store").then(|| line_of(&img, base, line * LINE)))
+        .collect();
+    data.resize(setup + reads.len(), None);
     for &(line, dep, _) in &reads {
         ops.push((line / LINE, "load"));
         after.push(dep.map(|d| d + setup));
@@ -640,15 +701,21 @@ fn cxl_serialize(
         .map_err(werr)?;
     agent.set_program_release(release).map_err(werr)?;
     agent.set_program_after(after).map_err(werr)?;
-    if !local {
+    if local {
+        agent.set_program_data(data).map_err(werr)?;
+    } else {
         // CXL.cache: the CPU has just built the response in host memory,
         // so its lines sit dirty in the core's cache when the NIC reads
         // them (each read recalls the line from the core).
         let core = role_agent(&s, "core", system)?;
         let stores: Vec<(u64, &str)> = plan.iter().map(|o| (o.line / LINE, "store")).collect();
-        s.agent_mut(core)
-            .set_program(&stores, CORE_WINDOW)
-            .map_err(werr)?;
+        let bytes = plan
+            .iter()
+            .map(|o| Some(line_of(&img, base, o.line)))
+            .collect();
+        let cpu = s.agent_mut(core);
+        cpu.set_program(&stores, CORE_WINDOW).map_err(werr)?;
+        cpu.set_program_data(bytes).map_err(werr)?;
     }
     s.sim.run();
     no_violation(&s)?;
@@ -667,6 +734,29 @@ fn cxl_serialize(
     if setup_end > DEVICE_START {
         return Err(werr(
             "rpc_offload: the construction ran past the measured reads' start",
+        ));
+    }
+    // The serializer read the bytes the CPU wrote (each line it still
+    // holds; the HMC may have evicted a prefetched one).
+    let nic = s.agent(agent_id);
+    let mut checked = 0;
+    for o in &plan {
+        if let Some(got) = nic.copy_of(o.line / LINE) {
+            if got[..LINE as usize] != line_of(&img, base, o.line)[..] {
+                return Err(RunError::Violation {
+                    message: format!(
+                        "rpc_offload: the serializer read line {:#x} as {:?}, not the bytes the CPU wrote",
+                        o.line,
+                        &got[..LINE as usize]
+                    ),
+                });
+            }
+            checked += 1;
+        }
+    }
+    if checked == 0 && !plan.is_empty() {
+        return Err(werr(
+            "rpc_offload: the serializer holds none of the lines it read",
         ));
     }
     let start = DEVICE_START;
