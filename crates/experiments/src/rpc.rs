@@ -111,6 +111,7 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "phase", kind: ParamKind::Enum(&["deserialize", "serialize", "construct"]), default: ParamDefault::Str("deserialize"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 18 (a), (b); §VI-E's construction overhead", description: "Deserialization of a request, serialization of a response, or the CPU's construction of a response (in host memory for rpcnic, through CXL.mem on the expander with nic = cxl and access = cxl_mem)." },
         ParamSpec { name: "access", kind: ParamKind::Enum(&["cxl_cache", "cxl_cache_prefetch", "cxl_mem"]), default: ParamDefault::Str("cxl_cache"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B2", description: "The CXL-NIC's serialization variant (ignored otherwise)." },
         ParamSpec { name: "rpcnic_copy", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "Cohet §V-B1 limitation (2) 'redundant data copies'; §VI-E 'by eliminating redundant copies'", description: "Whether RpcNIC's CPU copies the decoded objects out of the DMA area into the application's objects before the request is usable (false: the application uses the DMA area in place)." },
+        ParamSpec { name: "heap", kind: ParamKind::Enum(&["size_classes", "arena"]), default: ParamDefault::Str("size_classes"), unit: "", range: ParamRange::ANY, from: "assumed: size_classes, a malloc-like heap (each size class in a region of its own); arena, protobuf's Arena (blocks one after the other in construction order)", description: "How the CPU's (and the CXL-NIC's) objects are placed in memory: it decides which of the serializer's misses form strides for the RPC prefetcher." },
         ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "messages", range: ParamRange::between(1.0, 1000.0), from: "assumed", description: "Requests per point (the mean is reported)." },
         ParamSpec { name: "window", kind: ParamKind::Int, default: ParamDefault::Int(128), unit: "requests", range: ParamRange::between(1.0, 1024.0), from: "assumed: 128 tags, the Little's-law count in cohet-cxl-bandwidth's notes", description: "Line requests the CXL-NIC keeps in flight." },
     ],
@@ -210,8 +211,11 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     // (NIC time, the CPU's first access to the decoded fields) per message.
     let mut rpcnic: Vec<(Tick, Tick)> = Vec::new();
     let mut mine: Vec<(Tick, Tick)> = Vec::new();
-    let mut host_alloc = Allocator::new(HEAP);
-    let mut dev_alloc = Allocator::new(DEVICE_HEAP);
+    let (mut host_alloc, mut dev_alloc) = if params.str("heap") == "arena" {
+        (Allocator::arena(HEAP), Allocator::arena(DEVICE_HEAP))
+    } else {
+        (Allocator::new(HEAP), Allocator::new(DEVICE_HEAP))
+    };
     for m in &msgs {
         let host = Layout::place(&m.tree, &mut host_alloc);
         let base = match phase {
