@@ -44,6 +44,15 @@ def test_quick_runs_the_three_benches_the_text_names(quick):
         assert 1 / 1.08 <= v[("construct_cxl_mem", x)] < 1.0
 
 
+def test_bench2_gains_most_from_the_prefetcher_on_either_heap(quick):
+    # Not the text's ordering (Bench2 the smallest gain): the notes say why.
+    v = at(quick.df)
+    for heap in ["", "_arena"]:
+        gain = {x: v[("serialize_cxl_cache_prefetch" + heap, x)] / v[("serialize_cxl_cache" + heap, x)]
+                for x in [1.0, 2.0, 5.0]}
+        assert max(gain, key=gain.get) == 2.0, (heap, gain)
+
+
 def test_every_reference_is_a_prediction_with_its_error(quick):
     refs = quick.df[quick.df.paper.notna()]
     assert len(refs) == 6
