@@ -12,12 +12,19 @@
 //! * **RpcNIC, deserialization** (Fig. 10 steps 1–3): the decoder fills the
 //!   4 KB temp buffer; each full buffer and the request's last one go to
 //!   host memory in one DMA (the PCIe model's engine, register-programmed,
-//!   real TLPs over the calibrated link), whose completion write-back is
-//!   the ring's head update; time = decoding + for each full buffer, the
-//!   DMA from its start at the engine (the doorbell's arrival: the NIC
-//!   triggers its own DMA) to its last write sent (the decoder waits for
-//!   its one buffer), and for the last buffer to the write-back seen by
-//!   the polling core.
+//!   real TLPs over the calibrated link) into RpcNIC's DMA area; then the
+//!   head's increment is a DMA write of its own (step 3: "increments the
+//!   head pointer of a ring buffer in main memory through a DMA write";
+//!   8 B, its bytes checked in host memory). Then, with `rpcnic_copy`
+//!   (default), the CPU copies the decoded objects out of the DMA area
+//!   into the application's objects (Cohet §V-B1 limitation 2, "redundant
+//!   data copies"; §VI-E, the CXL-NIC wins "by eliminating redundant
+//!   copies"): a memcpy on a host core of `[systems.cxl]`, its loads
+//!   missing to memory, its stores reading for ownership, 16 in flight.
+//!   Time = decoding + for each buffer, the DMA from its start at the
+//!   engine (the doorbell's arrival: the NIC triggers its own DMA) to its
+//!   last write sent (the decoder waits for its one buffer) + the head's
+//!   DMA from its start to the polling core seeing it + the copy.
 //! * **RpcNIC, serialization** (steps 4–7): the CPU pre-serializes with a
 //!   DSA-like copy engine (one descriptor per field: assumed 200 ns to
 //!   submit the batch, 10 ns per descriptor, 30 GB/s), updates the NIC's
@@ -35,11 +42,16 @@
 //!   host orders a write (GO = global observation, CXL 2.0 §3.2), so the
 //!   head may not overtake the fields. Time = until the head's push
 //!   completes. Every push runs the verified cxl-cache table of
-//!   `[systems.cxl]`.
+//!   `[systems.cxl]` and carries the line's bytes of the decoded objects
+//!   ([`ccsim_devices::rpc::image::objects`] at the host layout); the
+//!   CPU's loads afterwards must read exactly those bytes (a violation
+//!   otherwise).
 //! * **The CPU's first access** to every decoded line afterwards
 //!   (`cpu_access_us`, not in the speedup): a host core's loads, LLC hits
-//!   after the pushes, memory reads after RpcNIC's DMA (assumed: no DDIO,
-//!   as gem5's DMA, which SimCXL extends, writes memory).
+//!   after the pushes; after RpcNIC's copy, hits in the core's own cache
+//!   (0 in the table agent's model); without the copy, memory reads of
+//!   the DMA area (assumed: no DDIO, as gem5's DMA, which SimCXL extends,
+//!   writes memory).
 //! * **CXL-NIC, serialization** (steps 4–6), `access`:
 //!   - `cxl_cache`: the CPU has just built the response in host memory
 //!     (a core's stores: the lines sit dirty in its cache); the serializer
@@ -57,7 +69,9 @@
 //!     the NIC reads them, CXL 2.0 §2.2.1; the flip is not counted).
 //!
 //!   Time = from the notification to the last field encoded (the encoder
-//!   consumes each field once its lines arrived).
+//!   consumes each field once its lines arrived). The CPU's stores (the
+//!   device's, for CXL.mem) carry the objects' bytes, and every line the
+//!   serializer still holds afterwards must be those bytes.
 //! * **Construction** (`phase = "construct"`, Cohet §VI-E's CXL.mem
 //!   overhead): a host core's store misses on every object line (reads
 //!   for ownership), 16 in flight, plus 20 instructions per field
@@ -96,6 +110,8 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "nic", kind: ParamKind::Enum(&["rpcnic", "cxl"]), default: ParamDefault::Str("cxl"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B", description: "rpcnic (PCIe, Fig. 10) or cxl (the CXL-NIC, Fig. 11)." },
         ParamSpec { name: "phase", kind: ParamKind::Enum(&["deserialize", "serialize", "construct"]), default: ParamDefault::Str("deserialize"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 18 (a), (b); §VI-E's construction overhead", description: "Deserialization of a request, serialization of a response, or the CPU's construction of a response (in host memory for rpcnic, through CXL.mem on the expander with nic = cxl and access = cxl_mem)." },
         ParamSpec { name: "access", kind: ParamKind::Enum(&["cxl_cache", "cxl_cache_prefetch", "cxl_mem"]), default: ParamDefault::Str("cxl_cache"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B2", description: "The CXL-NIC's serialization variant (ignored otherwise)." },
+        ParamSpec { name: "rpcnic_copy", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "Cohet §V-B1 limitation (2) 'redundant data copies'; §VI-E 'by eliminating redundant copies'", description: "Whether RpcNIC's CPU copies the decoded objects out of the DMA area into the application's objects before the request is usable (false: the application uses the DMA area in place)." },
+        ParamSpec { name: "heap", kind: ParamKind::Enum(&["size_classes", "arena"]), default: ParamDefault::Str("size_classes"), unit: "", range: ParamRange::ANY, from: "assumed: size_classes, a malloc-like heap (each size class in a region of its own); arena, protobuf's Arena (blocks one after the other in construction order)", description: "How the CPU's (and the CXL-NIC's) objects are placed in memory: it decides which of the serializer's misses form strides for the RPC prefetcher." },
         ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "messages", range: ParamRange::between(1.0, 1000.0), from: "assumed", description: "Requests per point (the mean is reported)." },
         ParamSpec { name: "window", kind: ParamKind::Int, default: ParamDefault::Int(128), unit: "requests", range: ParamRange::between(1.0, 1024.0), from: "assumed: 128 tags, the Little's-law count in cohet-cxl-bandwidth's notes", description: "Line requests the CXL-NIC keeps in flight." },
     ],
@@ -119,6 +135,11 @@ const HEAP: u64 = 0x4_0000_0000;
 const RING_HEAD: u64 = 0x5_0000_0000;
 /// RpcNIC's DMA target / DMA-safe buffer in host memory.
 const DMA_BUF: u64 = 0x2_0000_0000;
+/// RpcNIC's ring buffer head in host memory (Cohet §V-B1 step 3: "in main
+/// memory").
+const RPCNIC_RING_HEAD: u64 = 0x3_0000_0000;
+/// The head's value after the request (its first slot).
+const HEAD_VALUE: u64 = 1;
 /// The temp buffer (Cohet §V-B1: 4 KB).
 const TEMP_BUFFER: u64 = 4096;
 /// Where the CXL.mem variant's objects live in device memory.
@@ -190,14 +211,17 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     // (NIC time, the CPU's first access to the decoded fields) per message.
     let mut rpcnic: Vec<(Tick, Tick)> = Vec::new();
     let mut mine: Vec<(Tick, Tick)> = Vec::new();
-    let mut host_alloc = Allocator::new(HEAP);
-    let mut dev_alloc = Allocator::new(DEVICE_HEAP);
+    let (mut host_alloc, mut dev_alloc) = if params.str("heap") == "arena" {
+        (Allocator::arena(HEAP), Allocator::arena(DEVICE_HEAP))
+    } else {
+        (Allocator::new(HEAP), Allocator::new(DEVICE_HEAP))
+    };
     for m in &msgs {
         let host = Layout::place(&m.tree, &mut host_alloc);
         let base = match phase {
             "serialize" => (rpcnic_serialize(point.platform, m, &pipe, point.seed)?, 0),
             "construct" => (construct(point, m, &host, false)?, 0),
-            _ => rpcnic_deserialize(point, m, &pipe)?,
+            _ => rpcnic_deserialize(point, m, &host, &pipe)?,
         };
         rpcnic.push(base);
         if !cxl {
@@ -284,6 +308,7 @@ fn layout_for(platform: &Platform) -> Result<DriverLayout, RunError> {
 fn rpcnic_deserialize(
     point: &Point<'_>,
     m: &Message,
+    app: &Layout,
     pipe: &Pipeline,
 ) -> Result<(Tick, Tick), RunError> {
     let (platform, seed) = (point.platform, point.seed);
@@ -313,10 +338,28 @@ fn rpcnic_deserialize(
         program.extend(driver.transfer_registers(&t, &layout, Completion::Poll, 0));
         program.push(Op::Mark(k as u32));
     }
+    // Step 3: the head's increment, its own DMA write of the new head
+    // (8 B, from a NIC register's copy in card memory) to the ring in host
+    // memory, issued once the last buffer is sent (PCIe orders posted
+    // writes: the head cannot pass the data).
+    let head_card = chunks * TEMP_BUFFER;
+    let t = Transfer {
+        channel: C2H,
+        host: RPCNIC_RING_HEAD,
+        card: head_card,
+        len: 8,
+    };
+    program.push(Op::Store {
+        addr: WRITEBACK,
+        data: vec![0; 4],
+    });
+    program.extend(driver.transfer_registers(&t, &layout, Completion::Poll, 0));
+    program.push(Op::Mark(chunks as u32));
     let sp = system_params(platform, "rpc_offload")?;
     let img = objects.clone();
     let mut sys = PcieSystem::build(&sp, program, seed, TraceMode::Off, move |_, card| {
-        card.data.write(0, &img)
+        card.data.write(0, &img);
+        card.data.write(head_card, &HEAD_VALUE.to_le_bytes())
     })
     .map_err(model_err(platform))?;
     finish(&mut sys, "rpc_offload")?;
@@ -327,11 +370,19 @@ fn rpcnic_deserialize(
                     .into(),
         });
     }
+    let head = sys.host_memory().data.read(RPCNIC_RING_HEAD, 8);
+    if head != HEAD_VALUE.to_le_bytes() {
+        return Err(RunError::Violation {
+            message: format!(
+                "rpc_offload: RpcNIC's head DMA left {head:?} in the ring's head, not {HEAD_VALUE}"
+            ),
+        });
+    }
     let rings = sys.engine().doorbell_times(C2H).to_vec();
     let sent = sys.engine().done_log(C2H).to_vec();
-    // A full buffer holds the decoder until the engine has sent it (from
-    // the DMA's start to its last write on the link); the request's last
-    // one ends when the CPU sees the ring's head (the write-back).
+    // Each buffer holds the decoder until the engine has sent it (from the
+    // DMA's start to its last write on the link); then the head's own DMA
+    // write (step 3), from its start to the CPU's poll seeing it.
     let mut dma = 0;
     for (k, start) in rings.iter().enumerate() {
         let end = if k + 1 == rings.len() {
@@ -342,28 +393,70 @@ fn rpcnic_deserialize(
         dma += end - start;
     }
     let decode = *pipe.finish_times(&m.items).last().unwrap_or(&0);
-    // The CPU's first access to the decoded lines: in memory, where the
-    // DMA wrote them (assumed: no DDIO, as gem5's DMA, which SimCXL
-    // extends, writes memory).
-    let lines = decoded.div_ceil(LINE);
-    let ops: Vec<(u64, &str)> = (0..lines).map(|i| (DMA_BUF / LINE + i, "load")).collect();
-    let cpu = cpu_time(point, &ops)?;
-    Ok((decode + dma, cpu))
+    // The CPU copies the decoded objects out of the DMA area into the
+    // application's objects (Cohet §V-B1's "redundant data copies"), then
+    // uses them (`cpu_access_us`).
+    let mut dst: Vec<u64> = app.write_plan(&m.items).iter().map(|o| o.line).collect();
+    dst.dedup();
+    if !point.params.bool("rpcnic_copy") {
+        // The objects are used where the DMA left them: the CPU's first
+        // access reads them from memory.
+        let area: Vec<u64> = (0..decoded.div_ceil(LINE))
+            .map(|i| DMA_BUF + i * LINE)
+            .collect();
+        let (_, cpu) = rpcnic_copy_then_access(point, 0, &area)?;
+        return Ok((decode + dma, cpu));
+    }
+    let (copy, cpu) = rpcnic_copy_then_access(point, decoded.div_ceil(LINE), &dst)?;
+    Ok((decode + dma + copy, cpu))
 }
 
-/// The time a host core of `[systems.cxl]` takes for `ops` (its loads and
-/// stores, `CORE_WINDOW` in flight), from its first issue to its last
-/// completion, in a system where nothing else runs.
-fn cpu_time(point: &Point<'_>, ops: &[(u64, &str)]) -> Result<Tick, RunError> {
+/// RpcNIC's copy (Cohet §V-B1 limitation 2, "redundant data copies";
+/// §VI-E: the CXL-NIC wins "by eliminating redundant copies"): the DMA
+/// wrote the decoded objects into its DMA area in host memory, not into
+/// the application's objects, so the CPU copies them line by line (a
+/// memcpy: its loads from the DMA area miss to memory, assumed no DDIO as
+/// gem5's DMA, which SimCXL extends, writes memory; each store misses on
+/// the application's line, a read for ownership) before the request is
+/// usable. The CXL-NIC's pushes go to the designated location itself
+/// (Fig. 11 step 2), so it has no copy. Then the CPU's first access to
+/// the application's objects (`CPU_START` on; in its cache after the
+/// copy). With no source lines, no copy: the access alone, to `dst` where
+/// it lies. Returns (the copy's span, the access's span).
+fn rpcnic_copy_then_access(
+    point: &Point<'_>,
+    lines: u64,
+    dst: &[u64],
+) -> Result<(Tick, Tick), RunError> {
+    let n = dst.len();
+    let mut ops: Vec<(u64, &str)> = (0..lines).map(|i| (DMA_BUF / LINE + i, "load")).collect();
+    let loads = ops.len();
+    let stores = if loads == 0 { 0 } else { n };
+    ops.extend(dst[..stores].iter().map(|&l| (l / LINE, "store")));
+    ops.extend(dst.iter().map(|&l| (l / LINE, "load")));
+    // Each store waits for the load of its source line (the core's loads
+    // run ahead of its stores, as an out-of-order core's memcpy).
+    let mut after: Vec<Option<usize>> = vec![None; loads];
+    after.extend((0..stores).map(|i| Some((i * loads / stores).min(loads - 1))));
+    after.extend(std::iter::repeat_n(None, n));
+    let mut release = vec![0; loads + stores];
+    release.extend(std::iter::repeat_n(CPU_START, n));
     let system = "cxl";
     let mut s = build_for_program(point.platform, system, point)?;
     let core = role_agent(&s, "core", system)?;
-    s.agent_mut(core)
-        .set_program(ops, CORE_WINDOW)
-        .map_err(werr)?;
+    let cpu = s.agent_mut(core);
+    cpu.set_program(&ops, CORE_WINDOW).map_err(werr)?;
+    cpu.set_program_after(after).map_err(werr)?;
+    cpu.set_program_release(release).map_err(werr)?;
     s.sim.run();
     no_violation(&s)?;
-    span(s.agent(core).program_times(), 0, "the CPU's access")
+    let times = s.agent(core).program_times();
+    let copy = span(&times[..loads + stores], 0, "RpcNIC's copy")?;
+    if copy > CPU_START {
+        return Err(werr("rpc_offload: RpcNIC's copy ran past the CPU's start"));
+    }
+    let access = span(&times[loads + stores..], CPU_START, "the CPU's access")?;
+    Ok((copy, access))
 }
 
 /// From `start` to the last completion of `times`; an error if one never
@@ -436,6 +529,13 @@ fn cxl_deserialize(
     ops.push((RING_HEAD / LINE, "write_line"));
     release.push(*done.last().unwrap_or(&0));
     let head = ops.len() - 1;
+    // The pushes carry the decoded objects' bytes (and the head its value).
+    let (base, img) = object_image(m, layout);
+    let mut data: Vec<Option<Vec<u8>>> = plan
+        .iter()
+        .map(|o| Some(line_of(&img, base, o.line)))
+        .collect();
+    data.push(Some(HEAD_VALUE.to_le_bytes().to_vec()));
     let window = point.params.uint("window") as usize;
     // D2H writes are unordered (CXL.cache): the head's push waits for the
     // GO of every field's push. A first run finds the data push that
@@ -451,6 +551,7 @@ fn cxl_deserialize(
         let mut after = vec![None; ops.len()];
         after[head] = last;
         agent.set_program_after(after).map_err(werr)?;
+        agent.set_program_data(data.clone()).map_err(werr)?;
         // Then the CPU uses the fields where the pushes left them (the LLC).
         let reads: Vec<(u64, &str)> = plan.iter().map(|o| (o.line / LINE, "load")).collect();
         let cpu = s.agent_mut(core);
@@ -474,7 +575,47 @@ fn cxl_deserialize(
         return Err(werr("rpc_offload: the pushes ran past the CPU's start"));
     }
     let cpu = span(s.agent(core).program_times(), CPU_START, "the CPU's access")?;
+    // What the CPU read is the decoded objects.
+    for o in &plan {
+        let got = s
+            .agent(core)
+            .copy_of(o.line / LINE)
+            .map(|l| &l[..LINE as usize]);
+        if got != Some(&line_of(&img, base, o.line)[..]) {
+            return Err(RunError::Violation {
+                message: format!(
+                    "rpc_offload: the CPU read line {:#x} of the decoded objects as {got:?}, not the pushed bytes",
+                    o.line
+                ),
+            });
+        }
+    }
     Ok((nic, cpu))
+}
+
+/// The decoded objects of `m` placed by `layout`, as bytes from their
+/// first line: (that line's address, the bytes).
+fn object_image(m: &Message, layout: &Layout) -> (u64, Vec<u8>) {
+    let base = layout
+        .objects
+        .iter()
+        .flat_map(|o| std::iter::once(o.addr).chain(o.strings.iter().map(|s| s.1)))
+        .min()
+        .unwrap_or(0)
+        / LINE
+        * LINE;
+    (base, image::objects(&m.tree, layout, base))
+}
+
+/// The 64 bytes of line `line` in `img` (from `base`), zero past its end.
+fn line_of(img: &[u8], base: u64, line: u64) -> Vec<u8> {
+    let from = (line - base) as usize;
+    let mut l = vec![0u8; LINE as usize];
+    if from < img.len() {
+        let n = (img.len() - from).min(LINE as usize);
+        l[..n].copy_from_slice(&img[from..from + n]);
+    }
+    l
 }
 
 /// The serializer's reads with the prefetcher's lines inserted after the
@@ -545,6 +686,14 @@ fn cxl_serialize(
         }
     }
     let setup = ops.len();
+    // The CPU built the objects: their bytes are what it (or, for CXL.mem,
+    // the device's bias flip standing in for it) writes.
+    let (base, img) = object_image(m, layout);
+    let mut data: Vec<Option<Vec<u8>>> = ops
+        .iter()
+        .map(|&(line, op)| (op == "store").then(|| line_of(&img, base, line * LINE)))
+        .collect();
+    data.resize(setup + reads.len(), None);
     for &(line, dep, _) in &reads {
         ops.push((line / LINE, "load"));
         after.push(dep.map(|d| d + setup));
@@ -556,15 +705,21 @@ fn cxl_serialize(
         .map_err(werr)?;
     agent.set_program_release(release).map_err(werr)?;
     agent.set_program_after(after).map_err(werr)?;
-    if !local {
+    if local {
+        agent.set_program_data(data).map_err(werr)?;
+    } else {
         // CXL.cache: the CPU has just built the response in host memory,
         // so its lines sit dirty in the core's cache when the NIC reads
         // them (each read recalls the line from the core).
         let core = role_agent(&s, "core", system)?;
         let stores: Vec<(u64, &str)> = plan.iter().map(|o| (o.line / LINE, "store")).collect();
-        s.agent_mut(core)
-            .set_program(&stores, CORE_WINDOW)
-            .map_err(werr)?;
+        let bytes = plan
+            .iter()
+            .map(|o| Some(line_of(&img, base, o.line)))
+            .collect();
+        let cpu = s.agent_mut(core);
+        cpu.set_program(&stores, CORE_WINDOW).map_err(werr)?;
+        cpu.set_program_data(bytes).map_err(werr)?;
     }
     s.sim.run();
     no_violation(&s)?;
@@ -583,6 +738,29 @@ fn cxl_serialize(
     if setup_end > DEVICE_START {
         return Err(werr(
             "rpc_offload: the construction ran past the measured reads' start",
+        ));
+    }
+    // The serializer read the bytes the CPU wrote (each line it still
+    // holds; the HMC may have evicted a prefetched one).
+    let nic = s.agent(agent_id);
+    let mut checked = 0;
+    for o in &plan {
+        if let Some(got) = nic.copy_of(o.line / LINE) {
+            if got[..LINE as usize] != line_of(&img, base, o.line)[..] {
+                return Err(RunError::Violation {
+                    message: format!(
+                        "rpc_offload: the serializer read line {:#x} as {:?}, not the bytes the CPU wrote",
+                        o.line,
+                        &got[..LINE as usize]
+                    ),
+                });
+            }
+            checked += 1;
+        }
+    }
+    if checked == 0 && !plan.is_empty() {
+        return Err(werr(
+            "rpc_offload: the serializer holds none of the lines it read",
         ));
     }
     let start = DEVICE_START;
@@ -704,14 +882,24 @@ mod tests {
 
     #[test]
     fn nc_p_pushes_leave_the_fields_in_the_llc() {
-        let d = point(2.0, &[("phase", "deserialize")]).unwrap();
+        let platform = Platform::load("cohet").unwrap();
+        let mut p = Params::new();
+        p.set("messages", ParamValue::Int(4), "test");
+        p.set("rpcnic_copy", ParamValue::Bool(false), "test");
+        let d = crate::run_point("rpc_offload", &platform, "bench", 2.0, &p, 0, false)
+            .unwrap()
+            .metrics;
         // The CPU's first access hits the LLC after the pushes, memory
-        // after RpcNIC's DMA.
+        // after RpcNIC's DMA (used in place, without the copy).
         assert!(
             d["cpu_access_us"] * 2.0 < d["rpcnic_cpu_access_us"],
             "{d:?}"
         );
         assert!(d["fields"] > 100.0, "bench2 is the deeply nested one");
+        // After RpcNIC's copy the CPU's own cache holds the objects.
+        let c = point(2.0, &[("phase", "deserialize")]).unwrap();
+        assert_eq!(c["rpcnic_cpu_access_us"], 0.0, "{c:?}");
+        assert_eq!(c["time_us"], d["time_us"], "the CXL-NIC has no copy");
     }
 
     #[test]

@@ -283,6 +283,9 @@ struct Program {
     load: Option<usize>,
     /// The near level (`near_lines`): the lines used most recently.
     near: Option<NearLevel>,
+    /// Per operation, the value it writes (empty or `None`: a fresh random
+    /// one), e.g. the bytes of the objects a device pushes.
+    data: Vec<Option<Line>>,
 }
 
 /// An inclusive near level as a recency list: line → its last use, and
@@ -564,6 +567,7 @@ impl TableAgent {
                 .iter()
                 .position(|e| e.name == "load" && !e.message),
             near: (self.near_lines > 0).then(|| NearLevel::new(self.near_lines as usize)),
+            data: Vec::new(),
         });
         Ok(())
     }
@@ -667,6 +671,46 @@ impl TableAgent {
     /// yet): a hit at its issue, a miss when its line arrived.
     pub fn program_effects(&self) -> &[Tick] {
         self.program.as_ref().map_or(&[], |p| &p.effect)
+    }
+
+    /// Gives the program's operations the values they write: operation
+    /// `i` writes `data[i]` (at most the system's line size, zero-padded)
+    /// instead of a fresh random value (`None`: the random one; an
+    /// operation that writes nothing ignores it). Errors without a
+    /// program, with a count that differs from its operations', or with a
+    /// value longer than a line.
+    pub fn set_program_data(&mut self, data: Vec<Option<Vec<u8>>>) -> Result<(), String> {
+        let name = &self.sys.agents[self.id as usize].name;
+        let line_bytes = self.sys.line_bytes;
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!("{name}: data needs a program first"));
+        };
+        if data.len() != p.ops.len() {
+            return Err(format!(
+                "{name}: {} values for {} program operations",
+                data.len(),
+                p.ops.len()
+            ));
+        }
+        let mut lines = Vec::with_capacity(data.len());
+        for (i, d) in data.into_iter().enumerate() {
+            lines.push(match d {
+                None => None,
+                Some(bytes) if bytes.len() > line_bytes => {
+                    return Err(format!(
+                        "{name}: program operation {i}'s value has {} bytes, a line {line_bytes}",
+                        bytes.len()
+                    ))
+                }
+                Some(bytes) => {
+                    let mut l = [0u8; crate::LINE_BYTES];
+                    l[..bytes.len()].copy_from_slice(&bytes);
+                    Some(l)
+                }
+            });
+        }
+        p.data = lines;
+        Ok(())
     }
 
     /// The program's (issue, completion) times, completion 0 for an
@@ -946,8 +990,13 @@ impl TableAgent {
                 );
                 return;
             }
-            let value = self.fresh(ctx);
+            // A fresh value is drawn even when the program gives one, so
+            // that the run's random stream does not depend on the data.
+            let mut value = self.fresh(ctx);
             let p = self.program.as_mut().expect("program");
+            if let Some(&Some(given)) = p.data.get(p.next) {
+                value = given;
+            }
             let index = p.next;
             p.next += 1;
             p.times[index].0 = now;

@@ -1,4 +1,6 @@
-//! The bytes RpcNIC's DMAs carry (Cohet §V-B1, Fig. 10).
+//! The bytes RpcNIC's DMAs carry (Cohet §V-B1, Fig. 10), and the CXL-NIC's
+//! NC-P pushes and CXL.cache / CXL.mem reads (Fig. 11: [`objects`] at the
+//! objects' host or device addresses).
 //!
 //! * [`objects`]: deserialization's output, the decoded objects as the
 //!   temp buffer holds them and the one-shot DMA writes them to host

@@ -9,7 +9,7 @@
 //!                          write_plan (deserialization's lines)
 //!                          read_plan  (serialization's lines, with their dependencies)
 //!  engine::Pipeline: cycles per field of the (de)serializer      prefetch: the DCOH's RPC prefetcher
-//!  image: the bytes RpcNIC's DMAs carry (decoded objects; the DMA-safe buffer)
+//!  image: the bytes both NICs move (decoded objects; the DMA-safe buffer)
 //! ```
 //!
 //! The interconnect side (RpcNIC's DMA over the PCIe model, the CXL-NIC's
