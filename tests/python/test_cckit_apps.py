@@ -11,27 +11,32 @@ from conftest import run_cli
 
 
 def test_shared_table_quick_reproduce_claims_and_report(tmp_path):
-    # Quick: x = 0, 0.25, 1 on both homes, 65,536 rows, 10 iterations each;
+    # Quick: x = 0 and 1 on both homes, 65,536 rows, 10 iterations each;
     # every run checks every counter against both threads' increments.
     r = run_cli("reproduce", "cckit-shared-table", "--quick", "--no-progress", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     out = tmp_path / "cckit-shared-table"
     summary = json.loads((out / "summary.json").read_text())
     verdicts = [(c["verdict"], c["expect"]) for c in summary["claims"]]
-    assert verdicts == [("held", "held"), ("held", "held"), ("not_held", "not_held")], summary["claims"]
+    # The last two claims are about x the quick sweep does not run.
+    assert verdicts == [("held", "held"), ("held", "held"), ("not_held", "not_held"),
+                        ("not_evaluated", "held"), ("not_evaluated", "not_held")], summary["claims"]
     assert "## Claims of the text" in (out / "report.md").read_text()
     assert (out / "plot.png").stat().st_size > 0
     points = [json.loads(line) for line in (out / "points.jsonl").read_text().splitlines()]
     at = {(p["series"], p["x"]): p for p in points}
-    assert len(at) == 6
+    assert len(at) == 4
     # Warmed LLC, no contention: about one 10 ns LLC hit per row on both.
     for s in ("cpu_fpga", "cpu_cpu"):
         assert 95.0 < at[(s, 0.0)]["metrics"]["mrps"] < 105.0
         # The standard deviation over the 10 seeded iterations is reported.
         assert at[(s, 1.0)]["metrics"]["mrps_std"] >= 0.0
-    # Contention slows both, the DC's line migration more.
-    assert at[("cpu_fpga", 1.0)]["metrics"]["mrps"] < at[("cpu_fpga", 0.25)]["metrics"]["mrps"] < 95.0
-    assert at[("cpu_fpga", 0.25)]["metrics"]["mrps"] < at[("cpu_cpu", 0.25)]["metrics"]["mrps"]
+    # Contention slows both, the DC's line migration more: fully
+    # contended, each row costs about a miss through its home (Table 2:
+    # 454 ns DC+BRAM, 268 ns LLC+DDR) and a wait for the unlock.
+    fpga, cpu = at[("cpu_fpga", 1.0)]["metrics"]["mrps"], at[("cpu_cpu", 1.0)]["metrics"]["mrps"]
+    assert fpga < cpu < 95.0
+    assert 1e3 / fpga > 454.0 and 1e3 / cpu > 268.0
 
 
 def test_shared_table_workload_declares_its_parameters_with_provenance():
