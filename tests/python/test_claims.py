@@ -24,7 +24,7 @@ from conftest import DATA, run_cli
 
 EXPERIMENTS = list(_native.list_experiments())
 # The Enzian experiments: each must carry the checkable statements of its text.
-ENZIAN = ["cckit-clean-invalidate", "cckit-shared-table", "cckit-dc-latency", "cckit-dc-throughput", "cckit-rpc", "pio-invocation-eci",
+ENZIAN = ["cckit-clean-invalidate", "cckit-prefetcher", "cckit-shared-table", "cckit-dc-latency", "cckit-dc-throughput", "cckit-rpc", "pio-invocation-eci",
           "pio-invocation-payload", "pio-nic", "pio-pcie"]
 # The CXL experiments of Cohet: each carries its text's claims too.
 COHET_CXL = ["cohet-cxl-latency", "cohet-cxl-bandwidth", "cohet-numa", "cohet-rao"]

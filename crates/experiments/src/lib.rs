@@ -363,6 +363,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &LINK_PINGPONG,
         &nic::NIC_LOOPBACK,
         &PIO_INVOKE,
+        &cckit_apps::prefetcher::PREFETCH_READ,
         &random_test::RANDOM_TEST,
         &rao::RAO,
         &cckit_apps::shared_table::SHARED_TABLE,

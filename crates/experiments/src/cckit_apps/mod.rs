@@ -8,4 +8,10 @@
 //!   unlock); CPU–FPGA (DC+BRAM over ECI) against CPU–CPU (the native home
 //!   over CCPI), the same `eci-dc` table in both homes.
 
+//! * [`prefetcher`] — `prefetch_read`, CCKit §5.5, Fig. 8: 1–N client
+//!   threads read rows sequentially from FPGA DRAM through the DC, with and
+//!   without the application-specific prefetcher between the DC and DRAM
+//!   ([`ccsim_coherence::prefetch`]).
+
+pub mod prefetcher;
 pub mod shared_table;
