@@ -34,7 +34,7 @@ CCIX = ["ccix-ats", "ccix-latency", "ccix-throughput"]
 COHORT = ["cohort-sha", "cohort-aes", "cohort-speedup", "cohort-ipc"]
 # Cheap experiments whose quick sweep evaluates every claim (a few seconds each).
 QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci", "cckit-dc-latency",
-         "cohet-cxl-latency", "ccix-ats", "ccix-latency", "ccix-throughput", "cohet-rao"] + COHORT
+         "cohet-cxl-latency", "ccix-ats", "ccix-latency", "ccix-throughput", "cohet-rao", "cckit-prefetcher"] + COHORT
 # Quick sweeps that leave some claims not evaluated (their x are not run);
 # those evaluated must still match (about 10 s for pio-nic).
 QUICK_PARTIAL = ["pio-pcie", "pio-nic"]
