@@ -1,7 +1,8 @@
 """Plots of experiment results with the paper's points overlaid.
 
 One panel per ``[[panels]]`` entry of the experiment; each series is a line
-with markers. Paper points are drawn in the series' colour: *calibration*
+with markers (and error bars where the workload reports the metric's
+standard deviation over seeded iterations as ``<metric>_std``). Paper points are drawn in the series' colour: *calibration*
 points as large filled diamonds with a black edge, *prediction* points as
 hollow circles, so a reader sees at once which agreement was fitted and
 which was predicted.
@@ -38,6 +39,13 @@ def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", marker=".", color=color[s["name"]],
                         label=s["label"] if "sim" in s["label"] else f"{s['label']} (sim)")
+                # A workload that averages seeded iterations reports the
+                # spread as metric "<metric>_std": drawn as error bars.
+                std = {p["x"]: p["metrics"].get(s["metric"] + "_std")
+                       for p in getattr(result, "all_points", []) if p["series"] == s["name"]}
+                if any(v is not None for v in std.values()):
+                    ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[std.get(p[0]) or 0.0 for p in pts],
+                                fmt="none", ecolor=color[s["name"]], capsize=3)
             for role, style in (("calibration", dict(marker="D", s=64, edgecolors="black", linewidths=1.0)),
                                 ("prediction", dict(marker="o", s=56, facecolors="none", linewidths=1.5))):
                 refs = [r for r in cfg["references"] if r["series"] == s["name"] and r["role"] == role]

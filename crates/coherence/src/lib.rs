@@ -33,6 +33,7 @@ pub mod line;
 pub mod line_map;
 pub mod memory;
 pub mod parked;
+pub mod prefetch;
 pub mod tables;
 pub mod util;
 pub mod vc;

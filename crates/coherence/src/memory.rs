@@ -472,6 +472,8 @@ pub enum MemTiming {
     Bram(Bram),
     /// DDR behind a controller.
     Ddr(Ddr),
+    /// A prefetcher in front of another model (CCKit §5.5).
+    Prefetched(Box<crate::prefetch::Prefetcher>),
 }
 
 impl MemTiming {
@@ -485,6 +487,7 @@ impl MemTiming {
                 start + b.latency
             }
             MemTiming::Ddr(d) => d.access(now, line, write),
+            MemTiming::Prefetched(p) => p.access(now, line, write),
         }
     }
 }

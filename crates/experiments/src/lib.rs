@@ -34,6 +34,9 @@
 //! * `clean_invalidate` — CCKit Table 3: the FPGA application
 //!   clean-invalidates x MiB the CPU holds Shared (x = region_mib): see
 //!   [`clean_invalidate`].
+//! * `shared_table` — CCKit Fig. 7: a CPU scanner against a contending
+//!   thread on the table's home using the DC's locking clean-invalidate
+//!   (x = contended_fraction): see [`cckit_apps::shared_table`].
 //! * `coherent_stream` — CCKit Fig. 6: read and write throughput over
 //!   1 GiB (x = streamed_mib): see [`stream`].
 //! * `coherent_invoke` — the two-line invocation over ECI (PIO Fig. 6,
@@ -90,6 +93,7 @@ pub mod cc_invocation;
 pub mod ccix_ctg;
 pub mod ccix_locktable;
 pub mod ccix_shared;
+pub mod cckit_apps;
 pub mod clean_invalidate;
 pub mod coherent;
 pub mod cohort;
@@ -367,22 +371,24 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,
+        &stream::COHERENT_STREAM,
         &cohort::COHORT_ACCEL,
         &cohort::COHORT_CHAIN,
         &cxl_expander::CXL_EXPANDER,
         &cxl_io::CXL_IO_MIX,
         &cxl_lsu::CXL_LSU,
         &cxl_type2_bias::CXL_TYPE2_BIAS,
-        &stream::COHERENT_STREAM,
         &DMA_READ,
         &LINK_PINGPONG,
         &nic::NIC_LOOPBACK,
         &pio_apps::bloom::PIO_BLOOM,
         &PIO_INVOKE,
         &pio_apps::timely::PIO_TIMELY,
+        &cckit_apps::prefetcher::PREFETCH_READ,
         &random_test::RANDOM_TEST,
         &rao::RAO,
         &rpc::RPC_OFFLOAD,
+        &cckit_apps::shared_table::SHARED_TABLE,
         &TAPASCO_DMA,
         &XDMA_INVOKE,
     ]

@@ -425,6 +425,12 @@ impl DirectoryController {
         })
     }
 
+    /// The timing model of the memory behind the AXI side, to put device
+    /// logic in front of it (CCKit §5.5's prefetcher) before the run.
+    pub fn timing_mut(&mut self) -> &mut MemTiming {
+        &mut self.timing
+    }
+
     /// Queues application ops, issued one at a time from tick 0.
     pub fn push_app_ops(&mut self, ops: impl IntoIterator<Item = AppOp>) {
         self.app_ops.extend(ops);

@@ -42,7 +42,7 @@ pub const MEMORY_TYPES: [&str; 3] = ["coherent_bram", "ddr_controller", "ddr5_co
 
 /// The workloads that run systems of Enzian agents (for messages).
 pub const WORKLOADS: &str =
-    "coherent_read, coherent_stream, clean_invalidate, coherent_invoke, cc_invoke, nic_loopback, random_test";
+    "coherent_read, coherent_stream, clean_invalidate, shared_table, prefetch_read, coherent_invoke, cc_invoke, nic_loopback, random_test";
 
 /// The Enzian family's rules at load: every ECI link the same `eci_link`
 /// instance (the agents map lines to links by it); each protocol loads as
