@@ -71,6 +71,9 @@
 //!   PCIe PIO or ECI PIO: see [`pio_apps`].
 //! * `tapasco_dma` — a register-programmed (TaPaSCo-style) DMA read or
 //!   write of x bytes with physical addresses.
+//! * `pcie_bench` — pcie-bench's device-issued DMA latency and bandwidth
+//!   benchmarks (LAT_RD, LAT_WRRD, BW_RD, BW_WR, BW_RDWR) of x bytes,
+//!   timed on the device: see [`pcie_bench`].
 //! * `link_pingpong` — x bytes of MWr TLPs through the platform's PCIe link
 //!   to a mirror and back (exact link latency and bandwidth).
 //!
@@ -104,6 +107,7 @@ pub mod cxl_type2_bias;
 pub mod invocation;
 pub mod mutation;
 pub mod nic;
+pub mod pcie_bench;
 pub mod pio_apps;
 mod program_run;
 pub mod random_test;
@@ -379,6 +383,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &cxl_lsu::CXL_LSU,
         &cxl_type2_bias::CXL_TYPE2_BIAS,
         &DMA_READ,
+        &pcie_bench::PCIE_BENCH,
         &LINK_PINGPONG,
         &nic::NIC_LOOPBACK,
         &pio_apps::bloom::PIO_BLOOM,

@@ -18,11 +18,12 @@ use proptest::prelude::*;
 mod fuzz_common;
 use fuzz_common::{config, edits, mutate};
 
-const PLATFORMS: [&str; 6] = [
+const PLATFORMS: [&str; 7] = [
     "cohet",
     "enzian",
     "msi-dma",
     "n1sdp",
+    "nfp6000-e5",
     "openpiton",
     "pc-vcu118",
 ];

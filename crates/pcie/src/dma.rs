@@ -72,6 +72,10 @@ pub mod regs {
     /// (no descriptor fetch): a register-programmed engine such as
     /// TaPaSCo's.
     pub const CTRL_INLINE: u32 = 8;
+    /// With [`CTRL_INLINE`]: repeat the inline descriptor DESC_COUNT times
+    /// at consecutive source and destination addresses (device-issued DMA
+    /// streams, no descriptor fetch).
+    pub const CTRL_REPEAT: u32 = 16;
     /// Send an MSI-X write on completion.
     pub const CTRL_IRQ: u32 = 2;
     /// Write the completed count to `WB_ADDR` on completion.
@@ -641,12 +645,30 @@ impl XdmaEngine {
         c.finished.clear();
         c.done_times.clear();
         if c.reg_u32(regs::CONTROL) & regs::CTRL_INLINE != 0 {
-            // One descriptor, already in the registers: straight to the
-            // descriptor stage.
+            // The descriptor is already in the registers: straight to the
+            // descriptor stage. With CTRL_REPEAT, DESC_COUNT = n repeats it
+            // n times at consecutive addresses (each `len` further on both
+            // sides): a device that issues its own DMA commands back to
+            // back, as pcie-bench's NFP firmware does, with no descriptor in
+            // host memory. Without it, the one transfer of a
+            // register-programmed (TaPaSCo-style) engine.
             let d = c.inline_descriptor();
-            c.count = 1;
-            c.next_fetch = 1;
-            c.fetched.insert(0, d);
+            let repeat = c.reg_u32(regs::CONTROL) & regs::CTRL_REPEAT != 0;
+            let n = if repeat { c.count.max(1) } else { 1 };
+            c.count = n;
+            c.next_fetch = n;
+            let step = d.len as u64;
+            for i in 0..n {
+                let off = i as u64 * step;
+                c.fetched.insert(
+                    i,
+                    Descriptor {
+                        src: d.src + off,
+                        dst: d.dst + off,
+                        ..d
+                    },
+                );
+            }
             self.try_stage(ctx, ch);
             return;
         }
