@@ -1,6 +1,7 @@
 //! `pcie_bench` — the DMA microbenchmarks of pcie-bench (Neugebauer et
-//! al., SIGCOMM'18, §4): the **device** issues DMA reads and writes of x
-//! bytes to a warm host buffer and times them itself.
+//! al., SIGCOMM'18; the firmware is github.com/pcie-bench/pciebench-nfp):
+//! the **device** issues DMA reads and writes of x bytes to a warm host
+//! buffer and times them itself.
 //!
 //! ```text
 //!  host: programs the engine once (INLINE src/dst/len, DESC_COUNT, RUN|INLINE|REPEAT)
@@ -43,14 +44,15 @@ const WR_BUF: u64 = 0x3_0000_0000;
 /// Device-memory offset where reads land (away from the writes' source).
 const READBACK: u64 = 1 << 24;
 
-/// The benchmarks (pcie-bench §4.1 names).
+/// The benchmarks (pcie-bench's names; pciebench-nfp me/pciebench.h has
+/// them as LAT_DMA_RD, LAT_DMA_WRRD, BW_DMA_RD, BW_DMA_WR, BW_DMA_RW).
 const BENCHES: &[&str] = &["LAT_RD", "LAT_WRRD", "BW_RD", "BW_WR", "BW_RDWR"];
 
 pub(crate) static PCIE_BENCH: WorkloadInfo = WorkloadInfo {
     name: "pcie_bench",
-    description: "pcie-bench's device-issued DMA microbenchmarks (Neugebauer et al., SIGCOMM'18 §4): LAT_RD (one read of x bytes), LAT_WRRD (a write then a read of the same x bytes), BW_RD / BW_WR / BW_RDWR (many x-byte DMAs outstanding), timed on the device; x = message_bytes.",
+    description: "pcie-bench's device-issued DMA microbenchmarks (Neugebauer et al., SIGCOMM'18): LAT_RD (one read of x bytes), LAT_WRRD (a write then a read of the same x bytes), BW_RD / BW_WR / BW_RDWR (many x-byte DMAs outstanding), timed on the device; x = message_bytes.",
     params: &[
-        ParamSpec { name: "bench", kind: ParamKind::Enum(BENCHES), default: ParamDefault::Str("LAT_RD"), unit: "", range: ParamRange::ANY, from: "Neugebauer et al. §4.1: the latency and bandwidth benchmarks", description: "LAT_RD, LAT_WRRD: latency of one DMA; BW_RD, BW_WR, BW_RDWR: bandwidth of many." },
+        ParamSpec { name: "bench", kind: ParamKind::Enum(BENCHES), default: ParamDefault::Str("LAT_RD"), unit: "", range: ParamRange::ANY, from: "pcie-bench-nfp me/pciebench.h: the DMA latency and bandwidth tests", description: "LAT_RD, LAT_WRRD: latency of one DMA; BW_RD, BW_WR, BW_RDWR: bandwidth of many." },
         ParamSpec { name: "transfers", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "DMAs", range: ParamRange::at_least(0.0), from: "assumed: enough DMAs to reach steady state (4 MiB worth, 512 to 16384; pcie-bench runs 8 Mi DMAs, me/pciebench.h PCIEBENCH_BW_TRANS)", description: "DMAs per direction in the bandwidth benchmarks (0: 4 MiB worth, between 512 and 16384)." },
     ],
     metrics: &[
