@@ -64,6 +64,9 @@
 //! * `ccix_locktable` — neoDBMS's shared lock table (CCIX §V) with x hash
 //!   buckets, host and U280 lockers, grants checked against a sequential
 //!   reference: see [`ccix_locktable`].
+//! * `ccix_vc_share` — CCIX reads on VC1 beside PCIe-DMA and ATS on VC0
+//!   of one shared PCIe link (x = vc1_credits, VC1's posted header
+//!   credits): see [`ccix_vc`].
 //! * `pio_bloom` — PIO §6.5, Fig. 12: Bloom-filter hashing of x bytes on
 //!   the CPU or offloaded by ECI PIO, PCIe PIO or XDMA: see [`pio_apps`].
 //! * `pio_timely` — PIO §6.4, Fig. 11, Table 2: a batch of x bytes through
@@ -96,6 +99,7 @@ pub mod cc_invocation;
 pub mod ccix_ctg;
 pub mod ccix_locktable;
 pub mod ccix_shared;
+pub mod ccix_vc;
 pub mod cckit_apps;
 pub mod clean_invalidate;
 pub mod coherent;
@@ -372,6 +376,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &ccix_shared::CCIX_COHERENCY,
         &ccix_ctg::CCIX_CTG,
         &ccix_locktable::CCIX_LOCKTABLE,
+        &ccix_vc::CCIX_VC_SHARE,
         &clean_invalidate::CLEAN_INVALIDATE,
         &invocation::COHERENT_INVOKE,
         &coherent::COHERENT_READ,

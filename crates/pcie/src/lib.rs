@@ -29,6 +29,9 @@
 //! * [`smmu`] — AArch64 translation tables as bytes, the walker, the
 //!   host IOMMU's TLB with pre-translation; [`ats`] — the device's ATS
 //!   switch and ATC, the ATS round trip over VC0, CCIX Eq. 1.
+//! * [`vc_link`] — one PCIe link carrying VC0 and VC1 (the CCIX
+//!   attachment): header credits per VC and type, a VC arbiter, both VCs
+//!   serialized on the same lanes.
 //! * [`system`] — wiring all of the above from parameters.
 //!
 //! Every component declares a [`ComponentSpec`]; [`component_types`] lists them,
@@ -74,6 +77,7 @@ pub mod rc;
 pub mod smmu;
 pub mod system;
 pub mod tlp;
+pub mod vc_link;
 
 /// The PCIe system's messages (the envelope's PCIe side).
 pub use ccsim_coherence::envelope as msg;
