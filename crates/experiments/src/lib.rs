@@ -380,6 +380,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &cxl_type2_bias::CXL_TYPE2_BIAS,
         &DMA_READ,
         &LINK_PINGPONG,
+        &cckit_apps::materialized_view::MATERIALIZED_VIEW,
         &nic::NIC_LOOPBACK,
         &pio_apps::bloom::PIO_BLOOM,
         &PIO_INVOKE,
