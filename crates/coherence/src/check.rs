@@ -316,6 +316,21 @@ impl Checker {
         }
     }
 
+    /// The memory holds `data` at `line` before the run (a workload's own
+    /// initial contents instead of [`initial_line`]): both the memory's
+    /// value and the latest write the checks compare against.
+    pub fn preload(&mut self, line: u64, data: &Line) {
+        if !self.enabled {
+            return;
+        }
+        self.ghost.insert(line, Box::new(*data));
+        self.view(line).values = Some(Box::new(Values {
+            copy: None,
+            mem: Some(*data),
+            initial: *data,
+        }));
+    }
+
     /// A `store` action wrote `data` to `line`.
     pub fn store(&mut self, line: u64, data: &Line) {
         if self.enabled {

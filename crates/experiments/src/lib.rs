@@ -389,6 +389,7 @@ pub fn workloads() -> Vec<&'static WorkloadInfo> {
         &cxl_type2_bias::CXL_TYPE2_BIAS,
         &DMA_READ,
         &LINK_PINGPONG,
+        &cckit_apps::materialized_view::MATERIALIZED_VIEW,
         &nic::NIC_LOOPBACK,
         &pcie_bench::PCIE_BENCH,
         &pio_apps::bloom::PIO_BLOOM,
