@@ -40,15 +40,14 @@ use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
 use ccsim_pcie::dma::{C2H, H2C};
 use ccsim_pcie::driver::Transfer;
-use ccsim_pcie::system::PcieSystem;
 use ccsim_platform::{EciOptions, Platform};
 
 use super::hash::{cpu_hashes, result_bytes, FpgaBloomPipeline, ELEMENT_BYTES};
+use super::{run_pcie_offload, PcieOffload};
 use crate::invocation::run::{run_invocation, InvocationConfig};
 use crate::{
-    completion_of, driver_for, driver_layout, engine_bars, finish, model_err, ns, pattern, result,
-    sweeps, system_params, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo,
-    COMPLETION, REQ_BUF,
+    completion_of, driver_for, driver_layout, engine_bars, ns, pattern, sweeps, system_params,
+    werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF,
 };
 
 /// Declaration of `pio_bloom`.
@@ -247,37 +246,17 @@ fn pcie(
         ]);
     }
     program.push(Op::Mark(1));
-    let (d, w) = (data.to_vec(), want.to_vec());
-    // The FPGA's result buffer holds the pipeline's output (its bytes are
-    // checked against the CPU reference above and again when read back).
-    let mut sys = PcieSystem::build(&sp, program, point.seed, trace, move |host, card| {
-        host.data.write(REQ_BUF, &d);
-        card.data.write(RESULTS, &w);
-    })
-    .map_err(model_err(platform))?;
-    finish(&mut sys, "pio_bloom")?;
-    if sys.device_memory().data.read(0, data.len()) != data {
-        return Err(werr(
-            "pio_bloom: the card does not hold the elements the CPU sent",
-        ));
-    }
-    let got = if xdma {
-        sys.host_memory().data.read(HOST_RESULTS, want.len())
-    } else {
-        sys.core()
-            .mmio_loads
-            .first()
-            .map(|(_, d)| d.clone())
-            .unwrap_or_default()
+    let offload = PcieOffload {
+        workload: "pio_bloom",
+        sent: data,
+        sent_what: "the elements the CPU sent",
+        back: want,
+        back_what: "the hashes read back differ from the CPU reference",
+        card_results: RESULTS,
+        host_results: HOST_RESULTS,
+        by_dma: xdma,
     };
-    if got != want {
-        return Err(werr(
-            "pio_bloom: the hashes read back differ from the CPU reference",
-        ));
-    }
-    let c = sys.core();
-    let span = c.mark(1).expect("mark") - c.mark(0).expect("mark");
-    Ok((ns(span), result(&sys, BTreeMap::new(), trace)))
+    run_pcie_offload(platform, &sp, program, point.seed, trace, offload)
 }
 
 #[cfg(test)]

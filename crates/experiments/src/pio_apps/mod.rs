@@ -12,3 +12,76 @@ pub mod bloom;
 pub mod dataflow;
 pub mod hash;
 pub mod timely;
+
+use std::collections::BTreeMap;
+
+use ccsim_kernel::prelude::*;
+use ccsim_pcie::core::Op;
+use ccsim_pcie::system::{PcieSystem, PcieSystemParams};
+use ccsim_platform::Platform;
+
+use crate::{finish, model_err, ns, result, werr, PointResult, RunError, REQ_BUF};
+
+/// One offload over PCIe (PIO or DMA) whose bytes are checked both ways:
+/// what the CPU sends must be on the card afterwards, and what it reads
+/// back must equal the CPU's own computation.
+pub(crate) struct PcieOffload<'a> {
+    /// The workload, for errors.
+    pub workload: &'static str,
+    /// The bytes the CPU sends (from `REQ_BUF`), and what they are.
+    pub sent: &'a [u8],
+    pub sent_what: &'static str,
+    /// The bytes the CPU must read back, and what they are.
+    pub back: &'a [u8],
+    pub back_what: &'static str,
+    /// Where the card's result buffer is, and where a DMA leaves the
+    /// results in host memory.
+    pub card_results: u64,
+    pub host_results: u64,
+    /// Whether the results come back by DMA (else by the core's loads).
+    pub by_dma: bool,
+}
+
+/// Runs `program` (the offload between marks 0 and 1) on the PCIe system,
+/// checks the bytes both ways and returns the span between the marks (ns)
+/// with the point's result.
+pub(crate) fn run_pcie_offload(
+    platform: &Platform,
+    sp: &PcieSystemParams,
+    program: Vec<Op>,
+    seed: u64,
+    trace: TraceMode,
+    o: PcieOffload<'_>,
+) -> Result<(f64, PointResult), RunError> {
+    let (sent, back) = (o.sent.to_vec(), o.back.to_vec());
+    // The card's result buffer holds the FPGA's output (checked against
+    // the CPU's before the run and again when read back).
+    let card_results = o.card_results;
+    let mut sys = PcieSystem::build(sp, program, seed, trace, move |host, card| {
+        host.data.write(REQ_BUF, &sent);
+        card.data.write(card_results, &back);
+    })
+    .map_err(model_err(platform))?;
+    finish(&mut sys, o.workload)?;
+    if sys.device_memory().data.read(0, o.sent.len()) != o.sent {
+        return Err(werr(format!(
+            "{}: the card does not hold {}",
+            o.workload, o.sent_what
+        )));
+    }
+    let got = if o.by_dma {
+        sys.host_memory().data.read(o.host_results, o.back.len())
+    } else {
+        sys.core()
+            .mmio_loads
+            .first()
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default()
+    };
+    if got != o.back {
+        return Err(werr(format!("{}: {}", o.workload, o.back_what)));
+    }
+    let c = sys.core();
+    let span = c.mark(1).expect("mark") - c.mark(0).expect("mark");
+    Ok((ns(span), result(&sys, BTreeMap::new(), trace)))
+}

@@ -41,16 +41,15 @@ use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
 use ccsim_pcie::dma::{C2H, H2C};
 use ccsim_pcie::driver::Transfer;
-use ccsim_pcie::system::PcieSystem;
 use ccsim_platform::{EciOptions, Platform};
 
 use super::dataflow::{record_bytes, FilterGraph, GraphRun, RECORD_BYTES};
+use super::{run_pcie_offload, PcieOffload};
 use crate::invocation::percentile;
 use crate::invocation::run::{run_invocation, InvocationConfig};
 use crate::{
-    completion_of, driver_for, driver_layout, engine_bars, finish, model_err, ns, result, sweeps,
-    system_params, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION,
-    REQ_BUF,
+    completion_of, driver_for, driver_layout, engine_bars, ns, sweeps, system_params, werr,
+    MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF,
 };
 
 /// Declaration of `pio_timely`.
@@ -297,39 +296,19 @@ fn pcie(
         ]);
     }
     program.push(Op::Mark(1));
-    let (b, w) = (batch.to_vec(), back.to_vec());
-    // The card's result buffer holds the FPGA pipeline's output and
-    // progress (checked against the CPU's above and again when read back).
-    let mut sys = PcieSystem::build(&sp, program, point.seed, trace, move |host, card| {
-        host.data.write(REQ_BUF, &b);
-        card.data.write(RESULTS, &w);
-    })
-    .map_err(model_err(platform))?;
-    finish(&mut sys, "pio_timely")?;
-    if sys.device_memory().data.read(0, batch.len()) != batch {
-        return Err(werr(
-            "pio_timely: the card does not hold the batch the CPU sent",
-        ));
-    }
-    let got = if dma {
-        sys.host_memory().data.read(HOST_RESULTS, back.len())
-    } else {
-        sys.core()
-            .mmio_loads
-            .first()
-            .map(|(_, d)| d.clone())
-            .unwrap_or_default()
+    let offload = PcieOffload {
+        workload: "pio_timely",
+        sent: batch,
+        sent_what: "the batch the CPU sent",
+        back,
+        back_what: "the output and progress read back differ from the CPU's schedule",
+        card_results: RESULTS,
+        host_results: HOST_RESULTS,
+        by_dma: dma,
     };
-    if got != back {
-        return Err(werr(
-            "pio_timely: the output and progress read back differ from the CPU's schedule",
-        ));
-    }
-    let c = sys.core();
-    let span = c.mark(1).expect("mark") - c.mark(0).expect("mark");
-    let mut r = result(&sys, BTreeMap::new(), trace);
+    let (span_ns, mut r) = run_pcie_offload(platform, &sp, program, point.seed, trace, offload)?;
     r.stats.insert("timely.samples".into(), 1.0);
-    Ok((ns(span), r))
+    Ok((span_ns, r))
 }
 
 #[cfg(test)]
