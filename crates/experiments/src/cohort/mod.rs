@@ -386,12 +386,30 @@ pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) 
     let end = soc.world.cores[c].now;
     cohort_unregister(&mut soc, c, 0);
     soc.run_to_end();
-    Outcome {
-        cycles: end - start,
-        instructions: soc.world.cores[c].retired,
-        stats: soc_stats(&soc),
-        results,
-        invalidations: soc.world.counts.invalidations,
+    Outcome::of(&soc, c, end - start, results)
+}
+
+impl Outcome {
+    /// The outcome of core `c`'s run that took `cycles`, with its results.
+    fn of(soc: &Soc, c: usize, cycles: Cycle, results: Vec<u64>) -> Outcome {
+        Outcome {
+            cycles,
+            instructions: soc.world.cores[c].retired,
+            stats: soc_stats(soc),
+            results,
+            invalidations: soc.world.counts.invalidations,
+        }
+    }
+}
+
+/// Core `c` gives the MAPLE unit the AES key (two uncached stores), when
+/// the accelerator is AES.
+fn set_maple_key(soc: &mut Soc, c: usize, accel: &str) {
+    if accel == "aes128" {
+        for (reg, half) in [(REG_KEY_LO, &AES_KEY[..8]), (REG_KEY_HI, &AES_KEY[8..])] {
+            let word = u64::from_le_bytes(half.try_into().expect("8 bytes"));
+            soc.mmio_store(c, Device::Maple, reg, word);
+        }
     }
 }
 
@@ -405,20 +423,7 @@ pub fn run_mmio(p: &SocParams, accel: &str, n: u64) -> Outcome {
     );
     soc.map(OUT_VA, (n * 8).max(4096));
     let c = 0;
-    if accel == "aes128" {
-        soc.mmio_store(
-            c,
-            Device::Maple,
-            REG_KEY_LO,
-            u64::from_le_bytes(AES_KEY[..8].try_into().expect("8")),
-        );
-        soc.mmio_store(
-            c,
-            Device::Maple,
-            REG_KEY_HI,
-            u64::from_le_bytes(AES_KEY[8..].try_into().expect("8")),
-        );
-    }
+    set_maple_key(&mut soc, c, accel);
     let words = input_words(n);
     let mut results = Vec::new();
     for block in words.chunks(win as usize) {
@@ -436,13 +441,7 @@ pub fn run_mmio(p: &SocParams, accel: &str, n: u64) -> Outcome {
     soc.fence(c);
     let end = soc.world.cores[c].now;
     soc.run_to_end();
-    Outcome {
-        cycles: end,
-        instructions: soc.world.cores[c].retired,
-        stats: soc_stats(&soc),
-        results,
-        invalidations: soc.world.counts.invalidations,
-    }
+    Outcome::of(&soc, c, end, results)
 }
 
 /// Runs the coherent-DMA baseline: `n` words.
@@ -456,20 +455,7 @@ pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
     soc.map(IN_VA, (n * 8).max(4096));
     soc.map(OUT_VA, (n * 8).max(4096));
     let c = 0;
-    if accel == "aes128" {
-        soc.mmio_store(
-            c,
-            Device::Maple,
-            REG_KEY_LO,
-            u64::from_le_bytes(AES_KEY[..8].try_into().expect("8")),
-        );
-        soc.mmio_store(
-            c,
-            Device::Maple,
-            REG_KEY_HI,
-            u64::from_le_bytes(AES_KEY[8..].try_into().expect("8")),
-        );
-    }
+    set_maple_key(&mut soc, c, accel);
     let words = input_words(n);
     let per_dma = (p.dma_block_bytes / 8).max(win);
     let mut results = Vec::new();
@@ -498,13 +484,7 @@ pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
     }
     let end = soc.world.cores[c].now;
     soc.run_to_end();
-    Outcome {
-        cycles: end,
-        instructions: soc.world.cores[c].retired,
-        stats: soc_stats(&soc),
-        results,
-        invalidations: soc.world.counts.invalidations,
-    }
+    Outcome::of(&soc, c, end, results)
 }
 
 fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
@@ -637,13 +617,7 @@ pub fn run_chain(p: &SocParams, n: u64, batch: u64, chained: bool) -> Outcome {
     cohort_unregister(&mut soc, c, 0);
     cohort_unregister(&mut soc, c, 1);
     soc.run_to_end();
-    Outcome {
-        cycles: end - start,
-        instructions: soc.world.cores[c].retired,
-        stats: soc_stats(&soc),
-        results,
-        invalidations: soc.world.counts.invalidations,
-    }
+    Outcome::of(&soc, c, end - start, results)
 }
 
 fn run_chain_point(point: &Point<'_>) -> Result<PointResult, RunError> {
