@@ -253,6 +253,7 @@ fn every_shipped_platform_builds_and_runs_pio_and_the_link() {
             "enzian",
             "msi-dma",
             "n1sdp",
+            "nfp6000-e5",
             "openpiton",
             "pc-vcu118"
         ]
