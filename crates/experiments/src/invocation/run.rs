@@ -108,6 +108,47 @@ pub struct InvocationConfig {
     /// Line B (the first call's request line). A and B must map to
     /// different DCUs (the held read of one keeps its DCU busy).
     pub line_b: u64,
+    /// Application bytes carried by the calls (the request line filled with
+    /// an argument, a computed result returned); `None`: the two-word
+    /// request and the checksum result.
+    pub payload: Option<Payload>,
+}
+
+/// A device-side computation on a whole request line: the result bytes the
+/// device returns after the sequence number and the checksum (at most
+/// [`RESULT_CAPACITY`] bytes).
+#[derive(Clone, Copy)]
+pub struct DeviceFunction(pub fn(&Line) -> Vec<u8>);
+
+impl std::fmt::Debug for DeviceFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeviceFunction")
+    }
+}
+
+impl PartialEq for DeviceFunction {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+/// Result bytes a [`DeviceFunction`] may return: the line less the
+/// sequence number and the checksum.
+pub const RESULT_CAPACITY: usize = ccsim_coherence::LINE_BYTES - 16;
+
+/// The application bytes of the two-line invocation: call `i` stores all
+/// sixteen words of `requests[i % requests.len()]` into its request line
+/// (word 0 last, so the line is complete when the device reads it), and
+/// the device answers with `function(request)` in bytes 16.. of the result
+/// line, after the sequence number (word 0, the device's own count of the
+/// requests it served: the argument fills the request line) and the
+/// checksum (word 1). The client records every result line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Payload {
+    /// The request lines, in call order (warm-up calls included).
+    pub requests: Vec<Line>,
+    /// What the device computes from a request line.
+    pub function: DeviceFunction,
 }
 
 impl Default for InvocationConfig {
@@ -122,6 +163,7 @@ impl Default for InvocationConfig {
             device_initiated: false,
             line_a: 0,
             line_b: 1,
+            payload: None,
         }
     }
 }
@@ -147,6 +189,9 @@ pub struct ClientLog {
     pub spans: Vec<(Tick, Tick)>,
     /// Wrong results (each a description); empty in a correct run.
     pub errors: Vec<String>,
+    /// The result line of every call, warm-up calls included (with a
+    /// [`Payload`] only).
+    pub results: Vec<Line>,
 }
 
 /// The client program on the core, as a [`ccsim_eci::cpu::Driver`].
@@ -170,6 +215,8 @@ pub struct Client {
     load: usize,
     started: Tick,
     request: Line,
+    /// The application's request lines, if any.
+    payload: Option<Vec<Line>>,
     log: Rc<RefCell<ClientLog>>,
 }
 
@@ -198,6 +245,7 @@ impl Client {
             load: 0,
             started: 0,
             request: [0; ccsim_coherence::LINE_BYTES],
+            payload: cfg.payload.as_ref().map(|p| p.requests.clone()),
             log,
         }
     }
@@ -223,7 +271,15 @@ impl Client {
         let mut ops = Vec::new();
         // Fig. 5b: the first read waits for work with nothing to send.
         let stores = !(self.device_initiated && self.call == 0);
-        if stores && !self.spin {
+        if let Some(requests) = &self.payload {
+            // The whole argument line, word 0 last.
+            let line = &requests[self.call % requests.len()];
+            ops.extend((1..16).chain([0]).map(|w| CpuOp::Store {
+                line: q,
+                word: w,
+                value: word(line, usize::from(w)),
+            }));
+        } else if stores && !self.spin {
             let value = if self.device_initiated {
                 checksum(&self.work)
             } else {
@@ -235,7 +291,7 @@ impl Client {
                 value,
             });
         }
-        if stores {
+        if stores && self.payload.is_none() {
             ops.push(CpuOp::Store {
                 line: q,
                 word: 0,
@@ -251,7 +307,9 @@ impl Client {
         }
         ops.push(CpuOp::Load { line: g });
         self.first_store = self.len;
-        self.last_store = if stores {
+        self.last_store = if self.payload.is_some() {
+            self.len + 15
+        } else if stores {
             self.len + usize::from(!self.spin)
         } else {
             usize::MAX
@@ -299,6 +357,9 @@ impl Client {
             log.verified += 1;
         } else if word(&c.data, 1) == want {
             log.verified += 1;
+            if self.payload.is_some() {
+                log.results.push(c.data);
+            }
         } else {
             log.errors.push(format!(
                 "call {}: result word 1 is {:#x}, the checksum of the request is {want:#x}",
@@ -341,6 +402,10 @@ pub struct InvocationDevice {
     /// The last work item and when it was handed out (Fig. 5b).
     work: (Tick, Line),
     warmup: usize,
+    /// The application's function, if any, and the requests served so far
+    /// (the sequence number of its results).
+    function: Option<DeviceFunction>,
+    served: u64,
     log: Rc<RefCell<ClientLog>>,
 }
 
@@ -425,7 +490,15 @@ impl InvocationDevice {
             "LCL_ACK" if line == self.request => {
                 let req = mem.read(line);
                 let mut result = [0u8; ccsim_coherence::LINE_BYTES];
-                result[..8].copy_from_slice(&req[..8]);
+                self.served += 1;
+                match self.function {
+                    Some(DeviceFunction(f)) => {
+                        result[..8].copy_from_slice(&self.served.to_le_bytes());
+                        let out = f(&req);
+                        result[16..16 + out.len()].copy_from_slice(&out);
+                    }
+                    None => result[..8].copy_from_slice(&req[..8]),
+                }
                 result[8..16].copy_from_slice(&checksum(&req).to_le_bytes());
                 let ready = now + self.compute;
                 let mut ops = vec![AppOp::new("read", line), AppOp::new("release", line)];
@@ -466,6 +539,9 @@ pub struct InvocationRun {
     pub trace_json: Option<String>,
     /// Messages and notes as data, with a full trace.
     pub trace_events: Option<String>,
+    /// The result line of every call, warm-up calls included (with a
+    /// [`Payload`] only; empty otherwise).
+    pub results: Vec<Line>,
 }
 
 /// Runs `cfg.calls` invocations of the device's checksum function on `sys`
@@ -490,6 +566,16 @@ pub fn run_invocation(
     }
     if cfg.device_initiated && (cfg.signal_store || cfg.timeout_ns.is_some()) {
         return Err("invocation: the device-initiated protocol runs with a load signal and without 'not ready yet'".into());
+    }
+    if let Some(p) = &cfg.payload {
+        if cfg.device_initiated || p.requests.is_empty() {
+            return Err("invocation: a payload needs at least one request line and the CPU-initiated protocol".into());
+        }
+        if (p.function.0)(&p.requests[0]).len() > RESULT_CAPACITY {
+            return Err(format!(
+                "invocation: the device function returns more than the {RESULT_CAPACITY} result bytes a line holds"
+            ));
+        }
     }
     if cfg.signal_store && (!cfg.exclusive_return || cfg.timeout_ns.is_some()) {
         return Err("invocation: a store signal (load-exclusive) is answered Exclusive only, without 'not ready yet'".into());
@@ -534,6 +620,8 @@ pub fn run_invocation(
         work_seq: 0,
         work: (0, [0; ccsim_coherence::LINE_BYTES]),
         warmup: cfg.warmup,
+        function: cfg.payload.as_ref().map(|p| p.function),
+        served: 0,
         log: dlog.clone(),
     };
     sys.dc_mut()
@@ -570,13 +658,15 @@ pub fn run_invocation(
         ));
     }
     verified_all("invocation", log.verified, cfg.calls)?;
-    Ok(InvocationRun::of(
+    let mut run = InvocationRun::of(
         &sys,
         log.latencies_ps,
         log.not_ready,
         log.verified,
         log.spans,
-    ))
+    );
+    run.results = log.results;
+    Ok(run)
 }
 
 impl InvocationRun {
@@ -599,6 +689,7 @@ impl InvocationRun {
             trace_hash: sys.sim.trace_hash().unwrap_or_default(),
             trace_json: sys.sim.trace_json(),
             trace_events: sys.sim.trace_events_json(),
+            results: Vec::new(),
         }
     }
 }
@@ -751,6 +842,70 @@ mod tests {
 
     fn eci_dc() -> CoherentSystem {
         system(Tables::eci_dc().unwrap())
+    }
+
+    /// A device function for the payload tests: the request's bytes
+    /// reversed, then their sum.
+    fn reverse_and_sum(line: &Line) -> Vec<u8> {
+        let mut out: Vec<u8> = line.iter().rev().take(64).copied().collect();
+        let sum: u64 = line.iter().map(|&b| u64::from(b)).sum();
+        out.extend(sum.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn a_payload_carries_whole_request_lines_and_the_devices_results() {
+        let requests: Vec<Line> = (0..4)
+            .map(|i| ccsim_coherence::initial_line(100 + i))
+            .collect();
+        let cfg = InvocationConfig {
+            calls: 6,
+            payload: Some(Payload {
+                requests: requests.clone(),
+                function: DeviceFunction(reverse_and_sum),
+            }),
+            ..Default::default()
+        };
+        let r = run_invocation(invocation(), &cfg).unwrap();
+        assert_eq!(r.verified, 6);
+        assert_eq!(r.results.len(), 6);
+        for (i, res) in r.results.iter().enumerate() {
+            let req = &requests[i % 4];
+            assert_eq!(word(res, 0), i as u64 + 1, "the device's sequence number");
+            assert_eq!(
+                word(res, 1),
+                checksum(req),
+                "the checksum of the whole line"
+            );
+            assert_eq!(res[16..16 + 72].to_vec(), reverse_and_sum(req));
+        }
+        // Sixteen stores a call, against two without a payload.
+        let plain = run_invocation(
+            invocation(),
+            &InvocationConfig {
+                calls: 6,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(r.latencies_ps.iter().sum::<Tick>() > plain.latencies_ps.iter().sum::<Tick>());
+    }
+
+    #[test]
+    fn a_device_result_larger_than_a_line_is_refused() {
+        fn too_big(_: &Line) -> Vec<u8> {
+            vec![0; RESULT_CAPACITY + 1]
+        }
+        let cfg = InvocationConfig {
+            calls: 3,
+            payload: Some(Payload {
+                requests: vec![[0; ccsim_coherence::LINE_BYTES]],
+                function: DeviceFunction(too_big),
+            }),
+            ..Default::default()
+        };
+        let e = run_invocation(invocation(), &cfg).unwrap_err();
+        assert!(e.contains("112 result bytes"), "{e}");
     }
 
     #[test]

@@ -15,8 +15,10 @@
 //!   one line exchange per element (the 128-byte element is one request
 //!   line, its 64-byte result fits one response line); the device's compute
 //!   time per exchange is the pipeline's latency (64 cycles at the FPGA
-//!   clock). The ECI invocation's device returns its own checksum result,
-//!   which the client verifies; the hash bytes are the pipeline model's.
+//!   clock). The CPU stores the element's 128 bytes into the request line;
+//!   the device hashes the line it reads and writes the 64 result bytes
+//!   into the result line, which the CPU's load returns and the run checks
+//!   against the CPU reference.
 //! * `pcie_pio` — the `pio_invoke` program: write-combined MMIO stores of
 //!   the batch into BAR1, a barrier, then uncached MMIO loads of the 64-byte
 //!   results. The CPU waits the pipeline's latency before its first load;
@@ -42,13 +44,14 @@ use ccsim_pcie::dma::{C2H, H2C};
 use ccsim_pcie::driver::Transfer;
 use ccsim_platform::{EciOptions, Platform};
 
-use super::hash::{cpu_hashes, result_bytes, FpgaBloomPipeline, ELEMENT_BYTES};
+use super::hash::{cpu_hashes, result_bytes, FpgaBloomPipeline, ELEMENT_BYTES, RESULT_BYTES};
 use super::{run_pcie_offload, PcieOffload};
-use crate::invocation::run::{run_invocation, InvocationConfig};
+use crate::invocation::run::{run_invocation, DeviceFunction, InvocationConfig, Payload};
 use crate::{
     completion_of, driver_for, driver_layout, engine_bars, ns, pattern, sweeps, system_params,
     werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF,
 };
+use ccsim_coherence::Line;
 
 /// Declaration of `pio_bloom`.
 pub static PIO_BLOOM: WorkloadInfo = WorkloadInfo {
@@ -116,7 +119,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             };
             (0.0, r)
         }
-        "eci_pio" => eci(platform, point, n, pipe.stages() * cycle_ps)?,
+        "eci_pio" => eci(platform, point, (&data, &want), pipe.stages() * cycle_ps)?,
         path => pcie(
             platform,
             point,
@@ -147,15 +150,39 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     Ok(r)
 }
 
-/// ECI PIO: `n` one-line exchanges of the calibrated two-line invocation,
+/// The FPGA side of one ECI exchange: the hashes of the element that fills
+/// the request line, as the 64 result bytes.
+fn hash_request_line(line: &Line) -> Vec<u8> {
+    let run = FpgaBloomPipeline::paper()
+        .run(line)
+        .expect("a request line is one whole element");
+    result_bytes(&run.hashes[0])
+}
+
+/// ECI PIO: one exchange of the calibrated two-line invocation per element
+/// of `data` (the element's 128 bytes are the request line; the device
+/// hashes it and returns the 64 result bytes, which must equal `want`),
 /// each with the pipeline's latency as the device's compute time.
 fn eci(
     platform: &Platform,
     point: &Point<'_>,
-    n: usize,
+    (data, want): (&[u8], &[u8]),
     latency_ps: Tick,
 ) -> Result<(f64, PointResult), RunError> {
     const WARMUP: usize = 2;
+    let elements: Vec<Line> = data
+        .chunks(ELEMENT_BYTES)
+        .map(|e| e.try_into().expect("one element is one line"))
+        .collect();
+    let n = elements.len();
+    // The warm-up calls hash the first elements again.
+    let requests: Vec<Line> = elements
+        .iter()
+        .cycle()
+        .take(WARMUP)
+        .chain(&elements)
+        .copied()
+        .collect();
     let opts = EciOptions::new(point.seed, crate::trace_mode(point.trace)).set(
         "cpu",
         "mshrs",
@@ -169,10 +196,23 @@ fn eci(
         calls: n + WARMUP,
         warmup: WARMUP,
         compute_ns: latency_ps as f64 / 1000.0,
+        payload: Some(Payload {
+            requests,
+            function: DeviceFunction(hash_request_line),
+        }),
         ..Default::default()
     };
     let r = run_invocation(sys, &cfg)
         .map_err(|e| werr(format!("platform {}: pio_bloom: {e}", platform.name)))?;
+    let got: Vec<u8> = r.results[WARMUP..]
+        .iter()
+        .flat_map(|l| l[16..16 + RESULT_BYTES].iter().copied())
+        .collect();
+    if got != want {
+        return Err(werr(
+            "pio_bloom: the hashes the CPU read over ECI differ from the CPU reference",
+        ));
+    }
     if r.verified < n + WARMUP {
         return Err(werr(format!(
             "pio_bloom: only {} of {} ECI exchanges returned a verified result",
