@@ -10,7 +10,7 @@
     ccsim platform cohet [--set ...]  # every instance's parameters: value, unit, range, provenance
     ccsim validate FILE.toml ...      # check platform or experiment files
     ccsim bench kernel [--json]
-    ccsim bench coherent [--json] [--reads N] [--memory-lines N]
+    ccsim bench coherent [--json] [--reads N] [--memory-lines N] [--instructions [N]]
     ccsim bench coherent --platform cohet [--json] [--reads N]   # CXL.cache loads, ratio to the loop's ceiling
     ccsim bench sweep [--jobs 2] [--repeat K] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
     ccsim protocol list | generate SPEC | check SPEC [--json] [--trace PATH] | export SPEC --sv|--murphi|--dot|--json
@@ -386,12 +386,62 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def instructions_per_transaction(platform: str, transactions: int) -> Dict[str, Any]:
+    """Executed instructions per simulated transaction of the coherent
+    benchmark's speed run on ``platform`` (enzian or cohet), counted by
+    callgrind: the speed run alone (checks off) at ``transactions`` and at
+    twice as many, each in a fresh interpreter under ``valgrind
+    --tool=callgrind``; the difference of the two counts over
+    ``transactions`` leaves out the interpreter, the set-up and the tables'
+    generation. Needs valgrind (the CI installs it)."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise NotAvailableError("bench coherent --instructions: valgrind is not installed "
+                                "(apt-get install valgrind)")
+    counts = []
+    for n in (transactions, 2 * transactions):
+        with tempfile.TemporaryDirectory() as d:
+            code = f"from ccsim import _native; _native.coherent_speed_run({platform!r}, {n})"
+            run = subprocess.run([valgrind, "--tool=callgrind", f"--callgrind-out-file={d}/callgrind.out",
+                                  sys.executable, "-c", code], capture_output=True, text=True)
+        found = re.search(r"Collected\s*:\s*(\d+)", run.stderr)
+        if run.returncode != 0 or found is None:
+            raise CcsimError(f"bench coherent --instructions: callgrind of {n} transactions failed "
+                             f"(exit {run.returncode}): {run.stderr.strip()[-500:]}")
+        counts.append(int(found.group(1)))
+    return {
+        "instructions_transactions": [transactions, 2 * transactions],
+        "instructions_counted": counts,
+        "instructions_per_transaction": (counts[1] - counts[0]) / transactions,
+    }
+
+
+def _with_instructions(args, report: Dict[str, Any]) -> Dict[str, Any]:
+    if args.instructions is not None:
+        _at_least("bench coherent", "--instructions", args.instructions, 1)
+        report.update(instructions_per_transaction(args.platform, args.instructions))
+    return report
+
+
+def _out_instructions(report: Dict[str, Any]) -> None:
+    if "instructions_per_transaction" in report:
+        n = report["instructions_transactions"]
+        _out(f"  instructions per transaction (callgrind, {n[1]} less {n[0]} transactions): "
+             f"{report['instructions_per_transaction']:,.0f} "
+             f"(goal at most {report['instructions_per_transaction_goal']:,.0f})")
+
+
 def _bench_coherent(args) -> int:
     _at_least("bench coherent", "--reads", args.reads, 1)
     if args.platform == "cohet":
         return _bench_coherent_cxl(args)
     _at_least("bench coherent", "--memory-lines", args.memory_lines, 1)
-    report = json.loads(_native.coherent_bench_json(args.reads, args.memory_lines))
+    report = _with_instructions(args, json.loads(_native.coherent_bench_json(args.reads, args.memory_lines)))
     if args.json:
         _out(json.dumps(report, indent=2))
         return 0
@@ -405,6 +455,8 @@ def _bench_coherent(args) -> int:
     _out(f"  an empty event loop at {report['events_per_transaction']:.1f} events/transaction "
          f"(bare binary heap, {report['bare_loop_events_per_sec'] / 1e6:.1f} M events/s): "
          f"{report['bare_loop_ceiling_per_sec'] / 1e6:.2f} M transactions/s")
+    _out(f"  ratio to that ceiling: {report['ceiling_ratio']:.2f} (goal {report['ceiling_ratio_goal']:.1f})")
+    _out_instructions(report)
     for m in report["memory"]:
         rss = m["rss_delta_bytes"]
         rss_text = "n/a" if rss is None else f"{rss / 2**20:.1f} MiB"
@@ -415,7 +467,7 @@ def _bench_coherent(args) -> int:
 
 
 def _bench_coherent_cxl(args) -> int:
-    report = json.loads(_native.cxl_coherent_bench_json(args.reads))
+    report = _with_instructions(args, json.loads(_native.cxl_coherent_bench_json(args.reads)))
     if args.json:
         _out(json.dumps(report, indent=2))
         return 0
@@ -428,6 +480,7 @@ def _bench_coherent_cxl(args) -> int:
          f"(bare binary heap, {report['bare_loop_events_per_sec'] / 1e6:.1f} M events/s): "
          f"{report['bare_loop_ceiling_per_sec'] / 1e6:.2f} M transactions/s")
     _out(f"  ratio to that ceiling: {report['ceiling_ratio']:.2f} (goal {report['ceiling_ratio_goal']:.1f})")
+    _out_instructions(report)
     return 0
 
 
@@ -675,6 +728,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--platform", default="enzian", choices=["enzian", "cohet"],
                    help="coherent: enzian (reads through the ECI directory controller) or cohet "
                    "(CXL.cache loads of the device's DCOH hitting in the LLC home)")
+    b.add_argument("--instructions", type=int, nargs="?", const=20_000, default=None, metavar="N",
+                   help="coherent: also count instructions per transaction with callgrind (valgrind), "
+                   "from speed runs of N and 2N transactions (default N: 20000)")
     b.add_argument("--jobs", type=int, default=2, help="sweep: workers to compare with one (default: 2)")
     b.add_argument("--repeat", type=int, default=1, help="sweep: alternate 1 and N workers this many times")
     b.add_argument("--spec", default=None, help="sweep: a sweep spec (default: 24 points of the DC's DCUs "

@@ -152,6 +152,46 @@ def test_bench_coherent_json_shape():
     assert doc["bare_loop_events_per_sec"] > 0
     assert doc["bare_loop_ceiling_per_sec"] == pytest.approx(
         doc["bare_loop_events_per_sec"] / doc["events_per_transaction"])
+    assert doc["ceiling_ratio"] == pytest.approx(doc["transactions_per_sec"] / doc["bare_loop_ceiling_per_sec"])
+    assert (doc["ceiling_ratio_goal"], doc["instructions_per_transaction_goal"]) == (0.6, 3000)
+    # Instructions are counted only on request (callgrind).
+    assert "instructions_per_transaction" not in doc
+
+
+@pytest.mark.parametrize("platform", ["enzian", "cohet"])
+def test_bench_coherent_counts_instructions_per_transaction_with_callgrind(platform):
+    # Needs valgrind, which .ci/run installs: fails, not skips, without it.
+    r = run_cli("bench", "coherent", "--platform", platform, "--reads", "300", "--memory-lines", "100",
+                "--instructions", "1000", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["instructions_transactions"] == [1000, 2000]
+    small, big = doc["instructions_counted"]
+    assert doc["instructions_per_transaction"] == pytest.approx((big - small) / 1000)
+    # A transaction is at least its events' handling (several hundred
+    # instructions each), and far from the interpreter's start-up, which the
+    # difference leaves out.
+    assert doc["events_per_transaction"] * 100 < doc["instructions_per_transaction"] < 100_000
+    assert doc["ceiling_ratio"] > 0
+    text = run_cli("bench", "coherent", "--platform", platform, "--reads", "300", "--memory-lines", "100",
+                   "--instructions", "500")
+    assert text.returncode == 0, text.stderr
+    assert "instructions per transaction (callgrind, 1000 less 500 transactions):" in text.stdout
+    assert "(goal at most 3,000)" in text.stdout and "ratio to that ceiling:" in text.stdout
+
+
+def test_bench_coherent_instructions_without_valgrind_is_a_clear_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    # A PATH without valgrind (the interpreter is called by its full path).
+    env = dict(os.environ, PATH=str(tmp_path), MPLBACKEND="Agg")
+    r = subprocess.run([sys.executable, "-m", "ccsim", "bench", "coherent", "--reads", "100",
+                        "--memory-lines", "50", "--instructions", "100"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 2
+    assert "valgrind is not installed" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_bench_coherent_text_states_the_target():

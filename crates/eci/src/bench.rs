@@ -91,6 +91,14 @@ pub struct CoherentBenchReport {
     /// per second at this many events per transaction with models and
     /// kernel free, the ceiling of any event loop on this machine.
     pub bare_loop_ceiling_per_sec: f64,
+    /// `transactions_per_sec / bare_loop_ceiling_per_sec`.
+    pub ceiling_ratio: f64,
+    /// [`ccsim_kernel::bench::CEILING_RATIO_GOAL`], reported with the figure.
+    pub ceiling_ratio_goal: f64,
+    /// [`ccsim_kernel::bench::INSTRUCTIONS_PER_TRANSACTION_GOAL`]: the
+    /// instructions are counted by `ccsim bench coherent --instructions`
+    /// (callgrind), not by this run.
+    pub instructions_per_transaction_goal: f64,
     /// The 64 MiB and the 1 GiB run, in that order.
     pub memory: Vec<MemoryRun>,
     /// `rss_delta_bytes` of the 1 GiB run over that of the 64 MiB run
@@ -217,6 +225,9 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
         speed_target_met: reads as f64 / seconds >= SPEED_TARGET_PER_SEC,
         bare_loop_events_per_sec,
         bare_loop_ceiling_per_sec: bare_loop_events_per_sec / events_per_transaction,
+        ceiling_ratio: reads as f64 / seconds / (bare_loop_events_per_sec / events_per_transaction),
+        ceiling_ratio_goal: ccsim_kernel::bench::CEILING_RATIO_GOAL,
+        instructions_per_transaction_goal: ccsim_kernel::bench::INSTRUCTIONS_PER_TRANSACTION_GOAL,
         memory,
         memory_ratio,
     })

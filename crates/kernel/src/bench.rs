@@ -236,6 +236,15 @@ fn run_bare(events: u64) -> (u64, f64, u64) {
     (processed, secs, checksum)
 }
 
+/// The coherent benchmarks' goal (issues 13 and 14): simulated
+/// transactions per second at least this share of the bare loop's ceiling
+/// at the same events per transaction, measured in the same run.
+pub const CEILING_RATIO_GOAL: f64 = 0.6;
+
+/// Issue 13's goal for the coherent benchmarks: at most this many executed
+/// instructions per simulated transaction (counted by callgrind).
+pub const INSTRUCTIONS_PER_TRANSACTION_GOAL: f64 = 3000.0;
+
 /// Events per second of the bare binary-heap loop alone (warmed up first,
 /// as in [`kernel_bench`]): the speed of an event loop that only orders
 /// events, for benchmarks that compare a model against it.

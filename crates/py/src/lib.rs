@@ -667,6 +667,15 @@ fn shipped_text(kind: &str, name: &str) -> Option<&'static str> {
     ccsim_platform::shipped_text(kind, name)
 }
 
+/// The coherent benchmark's speed run alone (`platform` enzian or cohet,
+/// `transactions` reads, checks off); returns the kernel events. What
+/// `ccsim bench coherent --instructions` counts under callgrind.
+#[pyfunction]
+fn coherent_speed_run(py: Python<'_>, platform: &str, transactions: u64) -> PyResult<u64> {
+    py.allow_threads(|| ccsim_experiments::bench::speed_run(platform, transactions))
+        .map_err(PyValueError::new_err)
+}
+
 /// Runs the kernel benchmark for about `events` events and returns its
 /// report as JSON (see `ccsim_kernel::bench::KernelBenchReport`).
 #[pyfunction]
@@ -754,6 +763,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(coherent_bench_json, m)?)?;
     m.add_function(wrap_pyfunction!(cxl_coherent_bench_json, m)?)?;
+    m.add_function(wrap_pyfunction!(coherent_speed_run, m)?)?;
     m.add_function(wrap_pyfunction!(mutation_coverage_json, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_list, m)?)?;
     m.add_function(wrap_pyfunction!(protocol::protocol_generate, m)?)?;
