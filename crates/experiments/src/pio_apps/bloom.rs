@@ -45,7 +45,7 @@ use ccsim_pcie::driver::Transfer;
 use ccsim_platform::{EciOptions, Platform};
 
 use super::hash::{cpu_hashes, result_bytes, FpgaBloomPipeline, ELEMENT_BYTES, RESULT_BYTES};
-use super::{run_pcie_offload, PcieOffload};
+use super::{run_pcie_offload, whole_units, PcieOffload};
 use crate::invocation::run::{run_invocation, DeviceFunction, InvocationConfig, Payload};
 use crate::{
     completion_of, driver_for, driver_layout, engine_bars, ns, pattern, sweeps, system_params,
@@ -83,16 +83,7 @@ const HOST_RESULTS: u64 = 0x3_0000_0000;
 fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let (platform, params) = (point.platform, point.params);
     sweeps("pio_bloom", "data_bytes", point.x_name)?;
-    let x = point.x;
-    if !(x >= ELEMENT_BYTES as f64
-        && x <= MAX_DATA as f64
-        && x.fract() == 0.0
-        && (x as u64) % ELEMENT_BYTES as u64 == 0)
-    {
-        return Err(werr(format!(
-            "data_bytes = {x}: must be a whole number of {ELEMENT_BYTES}-byte elements from {ELEMENT_BYTES} to {MAX_DATA}"
-        )));
-    }
+    let x = whole_units("data_bytes", point.x, (ELEMENT_BYTES, "elements"), MAX_DATA)? as f64;
     let data = pattern(x as u64, 12);
     let n = data.len() / ELEMENT_BYTES;
     let cpu = cpu_hashes(&data).map_err(werr)?;

@@ -25,6 +25,24 @@ use crate::{finish, model_err, ns, result, werr, PointResult, RunError, REQ_BUF}
 /// One offload over PCIe (PIO or DMA) whose bytes are checked both ways:
 /// what the CPU sends must be on the card afterwards, and what it reads
 /// back must equal the CPU's own computation.
+/// `x` as a byte count that is a whole number of `unit`-byte units from
+/// one unit to `max` bytes; otherwise an error naming the workload's x
+/// (`x_name`) and `what` a unit is.
+pub(crate) fn whole_units(
+    x_name: &str,
+    x: f64,
+    (unit, what): (usize, &str),
+    max: u64,
+) -> Result<u64, RunError> {
+    if x >= unit as f64 && x <= max as f64 && x.fract() == 0.0 && (x as u64) % unit as u64 == 0 {
+        Ok(x as u64)
+    } else {
+        Err(werr(format!(
+            "{x_name} = {x}: must be a whole number of {unit}-byte {what} from {unit} to {max}"
+        )))
+    }
+}
+
 pub(crate) struct PcieOffload<'a> {
     /// The workload, for errors.
     pub workload: &'static str,

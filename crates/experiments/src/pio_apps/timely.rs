@@ -44,7 +44,7 @@ use ccsim_pcie::driver::Transfer;
 use ccsim_platform::{EciOptions, Platform};
 
 use super::dataflow::{record_bytes, FilterGraph, GraphRun, RECORD_BYTES};
-use super::{run_pcie_offload, PcieOffload};
+use super::{run_pcie_offload, whole_units, PcieOffload};
 use crate::invocation::percentile;
 use crate::invocation::run::{run_invocation, InvocationConfig};
 use crate::{
@@ -91,16 +91,7 @@ const WARMUP: usize = 2;
 fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let (platform, params) = (point.platform, point.params);
     sweeps("pio_timely", "batch_bytes", point.x_name)?;
-    let x = point.x;
-    if !(x >= RECORD_BYTES as f64
-        && x <= MAX_BATCH as f64
-        && x.fract() == 0.0
-        && (x as u64) % RECORD_BYTES as u64 == 0)
-    {
-        return Err(werr(format!(
-            "batch_bytes = {x}: must be a whole number of {RECORD_BYTES}-byte records from {RECORD_BYTES} to {MAX_BATCH}"
-        )));
-    }
+    let x = whole_units("batch_bytes", point.x, (RECORD_BYTES, "records"), MAX_BATCH)? as f64;
     let mut rng = SimRng::for_path(point.seed, "pio_timely.records");
     let records: Vec<u64> = (0..x as usize / RECORD_BYTES)
         .map(|_| rng.next_u64())
