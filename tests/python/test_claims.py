@@ -25,7 +25,8 @@ from conftest import DATA, run_cli
 EXPERIMENTS = list(_native.list_experiments())
 # The Enzian experiments: each must carry the checkable statements of its text.
 ENZIAN = ["cckit-clean-invalidate", "cckit-materialized-view", "cckit-prefetcher", "cckit-shared-table", "cckit-dc-latency", "cckit-dc-throughput",
-          "cckit-rpc", "pio-invocation-eci", "pio-bloom", "pio-invocation-payload", "pio-timely", "pio-nic", "pio-pcie"]
+          "cckit-rpc", "pio-invocation-eci", "pio-bloom", "pio-invocation-payload", "pio-timely", "pio-nic", "pio-pcie",
+          "pio-protocol-variants"]
 # The CXL experiments of Cohet: each carries its text's claims too.
 COHET_CXL = ["cohet-cxl-latency", "cohet-cxl-bandwidth", "cohet-numa", "cohet-rao", "cohet-rpc"]
 # The CCIX experiments (N1-SDP with an Alveo U280).
@@ -37,7 +38,7 @@ COHORT = ["cohort-sha", "cohort-aes", "cohort-speedup", "cohort-ipc"]
 QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci", "cckit-dc-latency",
          "cohet-cxl-latency", "ccix-ats", "ccix-latency", "ccix-throughput", "ccix-locality", "ccix-contention",
          "ccix-atomics", "ccix-locktable", "cohet-rao", "pio-bloom", "pio-timely", "cckit-prefetcher",
-         "cckit-materialized-view"] + COHORT
+         "cckit-materialized-view", "pio-protocol-variants"] + COHORT
 # Quick sweeps that leave some claims not evaluated (their x are not run);
 # those evaluated must still match (about 10 s for pio-nic).
 QUICK_PARTIAL = ["pio-pcie", "pio-nic"]
