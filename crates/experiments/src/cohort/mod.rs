@@ -341,6 +341,20 @@ impl SocParams {
     }
 }
 
+/// Maps the AES engine's CSR struct (its key, the only configuration AES
+/// needs: §4.2's CSR pointer) at `CSR_VA`, outside time; returns its
+/// address for `cohort_register`.
+fn map_aes_csr(soc: &mut Soc) -> u64 {
+    soc.map(CSR_VA, 4096);
+    for (off, half) in [(0, &AES_KEY[..8]), (8, &AES_KEY[8..])] {
+        soc.poke(
+            CSR_VA + off,
+            u64::from_le_bytes(half.try_into().expect("8 bytes")),
+        );
+    }
+    CSR_VA
+}
+
 /// Runs the Cohort benchmark: `n` words, `batch`.
 pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) -> Outcome {
     let mut soc = p.soc(accel);
@@ -354,16 +368,7 @@ pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) 
     let out_batch = (batch * wout / win).max(1);
     let mut output = fifo_init(&mut soc, OUT_VA, n_out.max(1), out_batch, padded, &[]);
     let csr = if accel == "aes128" {
-        soc.map(CSR_VA, 4096);
-        soc.poke(
-            CSR_VA,
-            u64::from_le_bytes(AES_KEY[..8].try_into().expect("8")),
-        );
-        soc.poke(
-            CSR_VA + 8,
-            u64::from_le_bytes(AES_KEY[8..].try_into().expect("8")),
-        );
-        CSR_VA
+        map_aes_csr(&mut soc)
     } else {
         0
     };
@@ -578,17 +583,9 @@ pub fn run_chain(p: &SocParams, n: u64, batch: u64, chained: bool) -> Outcome {
         fifo_init(&mut soc, MID2_VA, n, batch, false, &[])
     };
     let mut output = fifo_init(&mut soc, OUT_VA, n / 2, (batch / 2).max(1), false, &[]);
-    soc.map(CSR_VA, 4096);
-    soc.poke(
-        CSR_VA,
-        u64::from_le_bytes(AES_KEY[..8].try_into().expect("8")),
-    );
-    soc.poke(
-        CSR_VA + 8,
-        u64::from_le_bytes(AES_KEY[8..].try_into().expect("8")),
-    );
+    let csr = map_aes_csr(&mut soc);
     let c = 0;
-    cohort_register(&mut soc, c, 0, &input, &cipher, CSR_VA, p.backoff);
+    cohort_register(&mut soc, c, 0, &input, &cipher, csr, p.backoff);
     cohort_register(&mut soc, c, 1, &cipher_in, &output, 0, p.backoff);
     let start = soc.world.cores[c].now;
     let words = input_words(n);
