@@ -615,7 +615,7 @@ fn links(
                 return Err(n.err(
                     "instance",
                     format!(
-                        "`{instance}` is a {}; a link must be a protocol_link, a cxl_flexbus, an eci_link or an eci_wire",
+                        "`{instance}` is a {}; a link must be a protocol_link, a cxl_flexbus, a ccix_vc_link, an eci_link or an eci_wire",
                         c.type_name
                     ),
                 ))
