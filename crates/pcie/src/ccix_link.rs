@@ -63,7 +63,7 @@ pub static CCIX_VC_LINK: ComponentSpec = ComponentSpec {
     type_name: "ccix_vc_link",
     description: "The CCIX attachment as a system component: one PCIe link with VC1 carrying the system's coherent messages as posted VDMs and VC0 carrying regular PCIe TLPs (ATS, DMA); per-VC posted/non-posted/completion header credits, a weighted round-robin VC arbiter, both VCs serialized on the same lanes with exact TLP bytes and ACK/UpdateFC DLLPs.",
     params: &[
-        ParamSpec { name: "generation", kind: ParamKind::Int, default: ParamDefault::Int(3), unit: "", range: ParamRange::one_of(&[1, 2, 3, 4, 5]), from: "assumed", description: "PCIe generation: TLP framing and, unless rate_gts is given, the transfer rate." },
+        ParamSpec { name: "generation", kind: ParamKind::Int, default: ParamDefault::Int(3), unit: "", range: ParamRange::one_of(&[3, 4, 5]), from: "assumed", description: "PCIe generation, 3 or later (128b/130b encoding, which the serialization assumes): TLP framing and, unless rate_gts is given, the transfer rate." },
         ParamSpec { name: "lanes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "lanes", range: ParamRange::one_of(&[1, 2, 4, 8, 12, 16, 32]), from: "assumed", description: "Link width." },
         ParamSpec { name: "rate_gts", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "GT/s", range: ParamRange::at_least(0.0), from: "assumed: 0 = the generation's rate", description: "Transfer rate per lane with 128b/130b encoding (25 for CCIX's Extended Speed Mode); 0 takes the generation's." },
         ParamSpec { name: "latency_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "One way after a TLP's last byte, either VC: PHY, data-link and PCIe transaction layers of both ports and the flight." },
@@ -197,8 +197,8 @@ impl CcixVcLink {
             received: 0,
         };
         Ok(CcixVcLink {
-            // 128b/130b at `rate` GT/s per lane (Gen3 and later; the
-            // attachments here are Gen3 and Gen4).
+            // 128b/130b at `rate` GT/s per lane (Gen3 and later: the
+            // spec's range excludes 8b/10b generations).
             bits_per_ps: rate * 1e-3 * config.lanes as f64 * 128.0 / 130.0,
             config,
             latency: ns_to_ps(p.float("latency_ns")),
