@@ -89,3 +89,25 @@ def test_ccix_vs_pcie_dma_throughput_of_one_transfer_quick():
         assert v == pytest.approx(x / latency[(s, x)], rel=1e-9), (s, x)
     claims = res.claims_df
     assert list(claims.verdict) == ["held"] == list(claims.expect)
+
+
+def test_ats_travels_on_vc0_of_the_systems_ccix_link():
+    """The U280's Gen3 x16 link is one component of [systems.ccix]: the
+    translations' TLPs go on its VC0 beside the CCIX messages on VC1, and
+    starving VC1 of credits slows the CCIX transfer, not the translations."""
+    r = ccsim.run_point("ccix-ats", "read_ats", 8192)
+    stats, m = r["stats"], r["metrics"]
+    link = "system.u280_ccix_pcie"
+    # Two translations per request (one per 4 KiB burst), 32 requests:
+    # 24 B Translation Requests up, 28 B completions down.
+    assert stats[f"{link}.up.vc0_tlp_bytes"] == 64 * 24
+    assert stats[f"{link}.down.vc0_tlp_bytes"] == 64 * 28
+    assert stats[f"{link}.down.vc1_tlp_bytes"] >= 32 * 128 * 104
+    starved = ccsim.run_point(
+        "ccix-ats",
+        "read_ats",
+        8192,
+        overrides={"u280_ccix_pcie.vc1_posted_credits": 1, "u280_ccix_pcie.credit_return_ns": 500.0},
+    )
+    assert starved["metrics"]["latency_ns"] > 10 * m["latency_ns"]
+    assert starved["metrics"]["ats_ns"] <= m["ats_ns"] + 1.0

@@ -13,14 +13,19 @@
 //!   invalidated, the data (NonCopyBackWrData), the home's Comp — two
 //!   trips over the link where a read has one ("these writes participate
 //!   in the coherency mechanism", CCIX §IV Exp. 1).
-//! * **Translation before issue.** The CTG's addresses are virtual. A
-//!   request is split into AXI bursts at 4 KiB boundaries (AXI4 bursts may
-//!   not cross one); each burst is translated by the platform's
-//!   `ats_switch` ([`ccsim_pcie::ats::AtsSwitch`]: ATC, ATS over VC0, the
-//!   `smmu` walking AArch64 tables stored as bytes), in order, and its lines
-//!   may issue only once their physical address is known (the SC program's
-//!   per-operation release times). The lines are the *physical* lines the
-//!   walk returns.
+//! * **Translation during the run, on the shared link.** The CTG's
+//!   addresses are virtual. A request is split into AXI bursts at 4 KiB
+//!   boundaries (AXI4 bursts may not cross one); each burst is a job of
+//!   the platform's `ats_switch`, attached to the VC0 port of the
+//!   system's `ccix_vc_link` ([`ccsim_pcie::ats_port::AtsPort`]: the ATC,
+//!   then on a miss a Translation Request TLP over VC0 to the `smmu`
+//!   on the host side, [`ccsim_pcie::ats_port::SmmuPort`], walking
+//!   AArch64 tables stored as bytes, and its Translation Completion back),
+//!   in order, one miss at a time. The TLPs share the lanes with the CCIX
+//!   messages of the same run (VC1), so a translation waits behind CCIX
+//!   traffic and the other way round (CCIX §II). A burst's lines join the
+//!   SC's program when its translation arrives and issue no earlier; they
+//!   are the *physical* lines the walk returns.
 //! * **Addresses.** The buffer is `BUFFER_BYTES` of virtual memory mapped
 //!   with `page_size` pages onto scattered physical frames (a bijection of
 //!   page numbers), pages mapped as requests first touch them (pinned, as
@@ -52,13 +57,17 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use ccsim_coherence::agents::PROGRAM_WAKE;
+use ccsim_coherence::Msg;
 use ccsim_kernel::prelude::*;
-use ccsim_pcie::ats::{eq1_latency_ns, AtsSwitch};
-use ccsim_pcie::smmu::{PageSize, Smmu, TranslationTables};
-use ccsim_platform::Platform;
+use ccsim_pcie::ats::eq1_latency_ns;
+use ccsim_pcie::ats_port::{AtsJob, AtsPort, SmmuPort};
+use ccsim_pcie::ccix_link::port_wire;
+use ccsim_pcie::smmu::{walk, PageSize, Smmu, Translation, TranslationTables};
+use ccsim_platform::{BuildOptions, Platform};
 
 use crate::invocation::percentile;
-use crate::program_run::{build_for_program, no_violation, role_agent};
+use crate::program_run::{no_violation, role_agent};
 use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// The cache line (CCIX Table I: 64 B lines).
@@ -84,9 +93,9 @@ const MAX_REQUEST: f64 = (1u64 << 20) as f64;
 /// The declaration of `ccix_ctg`.
 pub static CCIX_CTG: WorkloadInfo = WorkloadInfo {
     name: "ccix_ctg",
-    description: "CCIX §IV-A: the CCIX Traffic Generator sends requests (read or write, a virtual address, x bytes) through the U280's System Cache (the verified ccix table, each 64 B line a ReadShared, or a non-allocating WriteUniqueFull with its DBIDResp/data/Comp handshake, to the N1-SDP's home agent); each AXI burst is first translated by the ATS switch (ATC, ATS over PCIe VC0, the SMMU walking AArch64 tables in memory, with pre-translation). Latency from request to the arrival of all data; Eq. 1 beside it. x is the request length (request_bytes, or message_bytes beside the PCIe workloads).",
+    description: "CCIX §IV-A: the CCIX Traffic Generator sends requests (read or write, a virtual address, x bytes) through the U280's System Cache (the verified ccix table, each 64 B line a ReadShared, or a non-allocating WriteUniqueFull with its DBIDResp/data/Comp handshake, to the N1-SDP's home agent); each AXI burst is first translated by the ATS switch (ATC, ATS TLPs over VC0 of the same link as the CCIX messages on VC1, during the run, the SMMU walking AArch64 tables in memory, with pre-translation). Latency from request to the arrival of all data; Eq. 1 beside it. x is the request length (request_bytes, or message_bytes beside the PCIe workloads).",
     params: &[
-        ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix]", description: "The platform's system section (ccix agents; the first `ra` is the accelerator's System Cache)." },
+        ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix]", description: "The platform's system section (ccix agents; the first `ra` is the accelerator's System Cache, linked by a ccix_vc_link whose VC0 carries the ATS traffic)." },
         ParamSpec { name: "op", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: requests of a type", description: "read: a load of every line (ReadShared on a miss); write: a whole-line write of every line, not allocating on a miss (WriteUniqueFull: the home invalidates every copy, grants a data buffer with DBIDResp, takes the data and completes with Comp), a store into a line the cache holds." },
         ParamSpec { name: "atc", kind: ParamKind::Enum(&["warm", "cold"]), default: ParamDefault::Str("warm"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: the translation already in the ATC", description: "warm: each request's pages are in the ATC before it starts (noATS); cold: the ATC starts empty and, with random requests, is invalidated before each (withATS)." },
         ParamSpec { name: "pattern", kind: ParamKind::Enum(&["random", "sequential"]), default: ParamDefault::Str("random"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: randomized addresses to force SC misses", description: "random: each request at a distinct random multiple of its size; sequential: request k at k x length (CCIX Fig. 4)." },
@@ -110,6 +119,15 @@ pub static CCIX_CTG: WorkloadInfo = WorkloadInfo {
     ],
     run,
 };
+
+/// One AXI burst of a request: its virtual range, the event of its lines,
+/// and the timed request it belongs to (`None`: a data-local warm-up).
+struct Burst {
+    va: u64,
+    end: u64,
+    event: &'static str,
+    request: Option<usize>,
+}
 
 /// One CTG request: its start, and its lines' program operations.
 struct Request {
@@ -207,84 +225,167 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             }
         }
     }
-    let smmu = Smmu::new(&smmu_params, tables);
-    let mut switch = AtsSwitch::new(&switch_params, smmu).map_err(werr)?;
+    // A warm ATC holds each burst's translation before it starts: the
+    // walks the prefill stands for, done here on the tables.
+    let prefill_of = |va: u64| -> Result<Option<Translation>, RunError> {
+        if !warm {
+            return Ok(None);
+        }
+        let w = walk(tables.memory(), tables.root(), va).map_err(werr)?;
+        Ok(Some(Translation::of(va, &w)))
+    };
 
-    // Translate every burst in request order; each line issues once its
-    // burst's physical address is known.
-    let mut ops: Vec<(u64, &str)> = Vec::new();
-    let mut release: Vec<Tick> = Vec::new();
+    // Every AXI burst is one translation job of the ATS switch, in request
+    // order (a data-local request's untimed warm-up first); its lines
+    // issue once the switch has the burst's physical address.
+    let mut jobs: Vec<AtsJob> = Vec::new();
+    let mut bursts_of: Vec<Burst> = Vec::new();
     let mut requests = Vec::with_capacity(n as usize);
-    let mut round_trips: Vec<f64> = Vec::new();
-    let (mut bursts, mut misses) = (0u64, 0u64);
     for (k, &va) in vas.iter().enumerate() {
         // Data-local requests start half a spacing after their warm-up.
         let start = k as Tick * REQUEST_SPACING + if local { REQUEST_SPACING / 2 } else { 0 };
+        let mut passes = Vec::new();
         if local {
             // Data-local: the same request once before, untimed, so that
             // every line of the timed one is in the cache(s) in the state
             // it needs (a store's line unique).
-            let warm_up = start - REQUEST_SPACING / 2;
-            if !warm && random {
-                switch.invalidate_atc();
-            }
+            passes.push((start - REQUEST_SPACING / 2, warm_event, None));
+        }
+        passes.push((start, event, Some(k)));
+        for (at, ev, timed) in passes {
             let mut burst = va;
+            let mut first = true;
             while burst < va + len {
                 let burst_end = ((burst / AXI_BOUNDARY + 1) * AXI_BOUNDARY).min(va + len);
-                if warm {
-                    switch.prefill(burst).map_err(werr)?;
-                }
-                let t = switch.translate(burst, warm_up).map_err(werr)?;
-                let mut line_va = burst & !(LINE - 1);
-                while line_va < burst_end {
-                    ops.push((t.translation.apply(line_va) / LINE, warm_event));
-                    release.push(t.ready);
-                    line_va += LINE;
-                }
+                jobs.push(AtsJob {
+                    id: jobs.len() as u64,
+                    va: burst,
+                    at,
+                    // withATS: "we force misses in both the SC and ATC".
+                    invalidate_first: first && !warm && random,
+                    prefill: prefill_of(burst)?,
+                });
+                bursts_of.push(Burst {
+                    va: burst,
+                    end: burst_end,
+                    event: ev,
+                    request: timed,
+                });
+                first = false;
                 burst = burst_end;
             }
         }
-        if !warm && random {
-            switch.invalidate_atc();
-        }
-        let first_op = ops.len();
-        let mut ats = false;
-        let end = va + len;
-        let mut burst = va;
-        while burst < end {
-            let burst_end = ((burst / AXI_BOUNDARY + 1) * AXI_BOUNDARY).min(end);
-            if warm {
-                switch.prefill(burst).map_err(werr)?;
-            }
-            let t = switch.translate(burst, start).map_err(werr)?;
-            bursts += 1;
-            if !t.atc_hit {
-                misses += 1;
-                ats = true;
-                round_trips.push(t.ats_round_trip as f64 / 1000.0);
-            }
-            let mut line_va = burst & !(LINE - 1);
-            while line_va < burst_end {
-                ops.push((t.translation.apply(line_va) / LINE, event));
-                release.push(t.ready);
-                line_va += LINE;
-            }
-            burst = burst_end;
-        }
         requests.push(Request {
             start,
-            ops: first_op..ops.len(),
-            ats,
+            ops: 0..0,
+            ats: false,
         });
     }
 
-    let mut s = build_for_program(platform, system, point)?;
+    // The system with the ATS switch and the SMMU on the VC0 ports of the
+    // accelerator's CCIX link: translations share the lanes with the run's
+    // coherence traffic.
+    let link = ccix_link_of(platform, system)?;
+    let smmu = Smmu::new(&smmu_params, tables);
+    let mut ats_switch = Some(AtsPort::new(&switch_params));
+    let mut smmu_port = Some(SmmuPort::new(smmu));
+    for j in &jobs {
+        ats_switch.as_mut().expect("not yet added").submit(*j);
+    }
+    let (mut ats_id, mut smmu_id) = (None, None);
+    let mut attach = |b: &mut SystemBuilder<Msg>, named: &BTreeMap<String, ComponentId>| {
+        let link_id = *named
+            .get(&link)
+            .ok_or_else(|| format!("the system has no component `{link}`"))?;
+        let a = b.add("ats_switch", ats_switch.take().expect("added once"));
+        let m = b.add("smmu", smmu_port.take().expect("added once"));
+        b.connect(a, "io", link_id, "io_device", port_wire());
+        b.connect(link_id, "io_host", m, "io", port_wire());
+        ats_id = Some(a);
+        smmu_id = Some(m);
+        Ok(())
+    };
+    let mut s = platform
+        .build_attached(
+            system,
+            BuildOptions {
+                seed: point.seed,
+                trace: trace_mode(point.trace),
+                checks: true,
+                tester: None,
+            },
+            &mut attach,
+        )
+        .map_err(RunError::Config)?;
+    let (ats_id, smmu_id) = (ats_id.expect("attached"), smmu_id.expect("attached"));
     let sc = role_agent(&s, "ra", system)?;
+    let sc_id = s.agents[sc];
     let window = params.uint("outstanding") as usize;
-    s.agent_mut(sc).set_program(&ops, window).map_err(werr)?;
-    s.agent_mut(sc).set_program_release(release).map_err(werr)?;
-    s.sim.run();
-    no_violation(&s)?;
+    s.agent_mut(sc).set_program(&[], window).map_err(werr)?;
+
+    // Run; each finished translation stops the run, and its burst's lines
+    // join the System Cache's program, issuing no earlier than its arrival.
+    let mut round_trips: Vec<f64> = Vec::new();
+    let (mut bursts, mut misses) = (0u64, 0u64);
+    let mut next_job = 0usize;
+    loop {
+        let outcome = s.sim.run();
+        no_violation(&s)?;
+        let smmu_port = s.sim.component::<SmmuPort>(smmu_id).expect("the smmu");
+        if let Some(f) = &smmu_port.fault {
+            return Err(werr(f.clone()));
+        }
+        let done = s
+            .sim
+            .component_mut::<AtsPort>(ats_id)
+            .expect("the ats switch")
+            .take_done();
+        for d in done {
+            if d.id as usize != next_job {
+                return Err(werr(format!(
+                    "ccix_ctg: the ATS switch finished burst {} before burst {next_job} (it serves in order)",
+                    d.id
+                )));
+            }
+            next_job += 1;
+            let b = &bursts_of[d.id as usize];
+            let first_op = s.agent(sc).program_times().len();
+            let mut lines = Vec::new();
+            let mut line_va = b.va & !(LINE - 1);
+            while line_va < b.end {
+                lines.push((d.translation.apply(line_va) / LINE, b.event));
+                line_va += LINE;
+            }
+            s.agent_mut(sc)
+                .append_program(&lines, d.ready)
+                .map_err(werr)?;
+            let now = s.sim.now();
+            s.sim.wake(sc_id, d.ready.max(now), PROGRAM_WAKE);
+            if let Some(k) = b.request {
+                let r = &mut requests[k];
+                if r.ops.is_empty() {
+                    r.ops = first_op..first_op;
+                }
+                r.ops.end = first_op + lines.len();
+                bursts += 1;
+                if !d.atc_hit {
+                    misses += 1;
+                    r.ats = true;
+                    round_trips.push(d.ats_round_trip as f64 / 1000.0);
+                }
+            }
+        }
+        if outcome == RunOutcome::Drained {
+            break;
+        }
+    }
+    if next_job != jobs.len() {
+        return Err(werr(format!(
+            "ccix_ctg: {} of {} translations never finished (the run stopped with work open)",
+            jobs.len() - next_job,
+            jobs.len()
+        )));
+    }
     let times = s.agent(sc).program_times();
     let mut latencies = Vec::with_capacity(requests.len());
     let mut local_hits = 0u64;
@@ -350,20 +451,20 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         )?,
     );
     let mut r = sim_result(&s.sim, metrics, trace_mode(point.trace));
+    let atc = &s
+        .sim
+        .component::<AtsPort>(ats_id)
+        .expect("the ats switch")
+        .atc;
+    r.stats.insert("ats.atc_hits".into(), atc.hits as f64);
+    r.stats.insert("ats.atc_misses".into(), atc.misses as f64);
+    let smmu = &s.sim.component::<SmmuPort>(smmu_id).expect("the smmu").smmu;
+    r.stats.insert("smmu.tlb_hits".into(), smmu.tlb.hits as f64);
     r.stats
-        .insert("ats.atc_hits".into(), switch.atc.hits as f64);
+        .insert("smmu.tlb_misses".into(), smmu.tlb.misses as f64);
+    r.stats.insert("smmu.walks".into(), smmu.walks as f64);
     r.stats
-        .insert("ats.atc_misses".into(), switch.atc.misses as f64);
-    r.stats
-        .insert("smmu.tlb_hits".into(), switch.smmu.tlb.hits as f64);
-    r.stats
-        .insert("smmu.tlb_misses".into(), switch.smmu.tlb.misses as f64);
-    r.stats
-        .insert("smmu.walks".into(), switch.smmu.walks as f64);
-    r.stats.insert(
-        "smmu.descriptor_reads".into(),
-        switch.smmu.descriptor_reads as f64,
-    );
+        .insert("smmu.descriptor_reads".into(), smmu.descriptor_reads as f64);
     Ok(r)
 }
 
@@ -373,6 +474,33 @@ fn median_or_zero(sorted: &[f64]) -> f64 {
     } else {
         percentile(sorted, 50.0)
     }
+}
+
+/// The `ccix_vc_link` of `system` whose device end is its first `ra`
+/// (the accelerator's attachment, VC0 beside VC1).
+fn ccix_link_of(platform: &Platform, system: &str) -> Result<String, RunError> {
+    let decl = platform.system(system).map_err(RunError::Config)?;
+    let ra = decl
+        .agents
+        .iter()
+        .find(|a| a.role.as_deref() == Some("ra"))
+        .ok_or_else(|| werr(format!("system {system}: no agent plays `ra`")))?;
+    let link = decl
+        .links
+        .iter()
+        .find(|l| l.a.0 == ra.name)
+        .ok_or_else(|| werr(format!("system {system}: agent {} has no link", ra.name)))?;
+    let kind = &platform
+        .component(&link.instance)
+        .map_err(RunError::Config)?
+        .type_name;
+    if kind != "ccix_vc_link" {
+        return Err(werr(format!(
+            "workload ccix_ctg times ATS on the accelerator's CCIX link, but system {system} links `{}` by `{}`, a {kind}; declare it as a ccix_vc_link (VC1 for CCIX, VC0 for ATS)",
+            ra.name, link.instance
+        )));
+    }
+    Ok(link.instance.clone())
 }
 
 /// The platform's only `ats_switch` and `smmu` instances' parameters.
@@ -429,28 +557,38 @@ fn eq1(
     let ra_p = params_of(&ra.instance)?;
     let ha_p = params_of(&ha.instance)?;
     // One way: the links at the RA and at the HA, and one switch hop
-    // between them (the systems put both on one switch).
-    let link_of = |name: &str| -> Result<f64, RunError> {
+    // between them (the systems put both on one switch). A CCIX message on
+    // a ccix_vc_link spends its CCIX port logic beside the shared layers.
+    let number = |p: &Params, name: &str| match p.get(name).map(|v| &v.0) {
+        Some(ParamValue::Float(x)) => *x,
+        Some(ParamValue::Int(x)) => *x as f64,
+        _ => 0.0,
+    };
+    let link_of = |name: &str| -> Result<(f64, f64), RunError> {
         let l = decl
             .links
             .iter()
             .find(|l| l.a.0 == name || l.b.0 == name)
             .ok_or_else(|| werr(format!("system {system}: agent {name} has no link")))?;
-        Ok(params_of(&l.instance)?.float("latency_ns"))
+        let p = params_of(&l.instance)?;
+        let shared = number(&p, "latency_ns");
+        Ok((shared + number(&p, "ccix_port_ns"), shared))
     };
+    // VC0's one way: the shared layers of the RA's ccix_vc_link.
+    let (ra_one_way, vc0_one_way) = link_of(&ra.name)?;
     let hop = decl
         .components
         .first()
         .map(|c| params_of(&c.instance).map(|p| p.float("hop_ns")))
         .transpose()?
         .unwrap_or(0.0);
-    let one_way = link_of(&ra.name)? + link_of(&ha.name)? + hop;
+    let one_way = ra_one_way + link_of(&ha.name)?.0 + hop;
     let latency_ccix = 2.0 * one_way + 2.0 * ra_p.float("occupancy_ns");
     let latency_ha = ha_p.float("occupancy_ns") + ha_p.float("memory_ns");
     let lookup = ats.float("lookup_ns");
     let latency_ats = lookup
         + ats.float("miss_ns")
-        + 2.0 * ats.float("vc0_one_way_ns")
+        + 2.0 * vc0_one_way
         + smmu.float("tlb_ns")
         + 4.0 * smmu.float("walk_read_ns");
     Ok(eq1_latency_ns(

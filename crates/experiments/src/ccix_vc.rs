@@ -28,18 +28,18 @@
 //! (CCIX messages are posted VDMs). A credit comes back an UpdateFC's
 //! flight after its TLP arrived. VC0's credits are infinite (assumed).
 //!
-//! **What comes from where.** The link's width and generation (the
-//! AU280's; `attachment = vck5000` takes Table I's Gen4 x8, and
-//! `vck5000_esm` runs it at ESM's 25 GT/s, with their `ccix_link_gen4x8*`
-//! latencies), the VC0
-//! one-way (141.85 ns, calibrated on the 617 ns ATS round trip), the ATC's
-//! lookup and miss handling, and the SMMU's TLB and walk times are the
-//! platform's `ats_switch` and `smmu`; the CCIX one-way (292.65 ns,
-//! calibrated on the 700 ns SC-miss read) is the platform's `ccix_link`:
-//! the part of it beyond the shared link (its latency less the VC0
-//! one-way) is taken as the CCIX port logic at the two ends, outside the
-//! shared lanes (an assumed split). The home's occupancy and memory time
-//! are the platform's `home_agent`. Nothing is fitted: **every point is a
+//! **What comes from where.** The link is the `ccix_vc_link` component
+//! the attachment's CCIX system declares (`u280_ccix_pcie`, Gen3 x16;
+//! `attachment = vck5000` takes `vck5000_ccix_pcie`, Table I's Gen4 x8,
+//! and `vck5000_esm` `vck5000_ccix_pcie_esm` at ESM's 25 GT/s): its
+//! width, rate, VC arbiter weights, its shared one way (141.85 ns,
+//! calibrated on the 617 ns ATS round trip) and the CCIX port logic a
+//! VC1 message adds (149.3 ns, calibrated on the 700 ns SC-miss read),
+//! the same parameters `ccix_ctg` runs the systems with. This what-if
+//! keeps its own request chains on [`SharedVcLink`] (the CCIX reads are
+//! not table agents here). The ATC's lookup and miss handling and the
+//! SMMU's TLB and walk times are the platform's `ats_switch` and `smmu`;
+//! the home's occupancy and memory time its `home_agent`. Nothing is fitted: **every point is a
 //! prediction** (the text measures no mixed VC0/VC1 load).
 
 use std::collections::{BTreeMap, VecDeque};
@@ -124,55 +124,51 @@ fn setup(point: &Point<'_>, credits: u32) -> Result<Setup, RunError> {
     let platform = point.platform;
     let ats = one(platform, "ats_switch")?;
     let smmu = one(platform, "smmu")?;
+    // The attachment's shared link: the ccix_vc_link component its CCIX
+    // system declares (the same parameters as the systems' runs).
     let attachment = point.params.str("attachment");
     let link_name = match attachment {
-        "au280" => "ccix_link",
-        "vck5000" => "ccix_link_gen4x8",
-        _ => "ccix_link_gen4x8_esm",
+        "au280" => "u280_ccix_pcie",
+        "vck5000" => "vck5000_ccix_pcie",
+        _ => "vck5000_ccix_pcie_esm",
     };
-    let ccix_link = &platform
-        .component(link_name)
-        .map_err(RunError::Config)?
-        .params;
+    let link_config = platform.component(link_name).map_err(RunError::Config)?;
+    if link_config.type_name != "ccix_vc_link" {
+        return Err(werr(format!(
+            "workload ccix_vc_share needs {link_name} to be a ccix_vc_link, not a {}",
+            link_config.type_name
+        )));
+    }
+    let lp = &link_config.params;
     let home = &platform
         .component("home_agent")
         .map_err(RunError::Config)?
         .params;
-    let (generation, lanes) = if attachment == "au280" {
-        let n = number(ats, "ats_switch", "generation")? as i64;
-        let g = Generation::from_number(n).ok_or_else(|| {
-            werr(format!(
-                "ats_switch.generation = {n}: not a PCIe generation"
-            ))
-        })?;
-        (g, number(ats, "ats_switch", "lanes")? as u32)
-    } else {
-        // CCIX Table I: the VCK5000 on Gen4 x8.
-        (Generation::Gen4, 8)
-    };
-    let config = LinkConfig::new(generation, lanes);
-    let rate = if attachment == "vck5000_esm" {
-        // CCIX §II-A: 25 GT/s, 128 payload bits per transfer (128b/130b).
-        25.0
-    } else {
-        generation.mega_transfers() as f64 / 1000.0
+    let n = number(lp, link_name, "generation")? as i64;
+    let generation = Generation::from_number(n).ok_or_else(|| {
+        werr(format!(
+            "{link_name}.generation = {n}: not a PCIe generation"
+        ))
+    })?;
+    let config = LinkConfig::new(generation, number(lp, link_name, "lanes")? as u32);
+    // CCIX §II-A: ESM's 25 GT/s (128b/130b) where the link gives a rate.
+    let rate = match number(lp, link_name, "rate_gts").unwrap_or(0.0) {
+        r if r > 0.0 => r,
+        _ => generation.mega_transfers() as f64 / 1000.0,
     };
     let ns = |x: f64| (x * 1000.0).round() as Tick;
-    let vc0_one_way = number(ats, "ats_switch", "vc0_one_way_ns")?;
-    let ccix_one_way = number(ccix_link, link_name, "latency_ns")?;
-    if ccix_one_way < vc0_one_way {
-        return Err(werr(format!(
-            "{link_name}.latency_ns = {ccix_one_way} is below ats_switch.vc0_one_way_ns = {vc0_one_way}: the CCIX path contains the shared link"
-        )));
-    }
-    let mut link = VcLinkParams::new(config, rate, ns(vc0_one_way));
+    let mut link = VcLinkParams::new(config, rate, ns(number(lp, link_name, "latency_ns")?));
     link.credits[VC1][POSTED] = Some(credits);
+    link.weights = [
+        number(lp, link_name, "vc0_weight").unwrap_or(1.0) as u32,
+        number(lp, link_name, "vc1_weight").unwrap_or(1.0) as u32,
+    ];
     // The receiver frees the credit as it passes the TLP on; the UpdateFC
     // (8 B) then crosses the link back.
     link.credit_return_ps = link.latency_ps + link.serialization_ps(8);
     Ok(Setup {
         link,
-        ccix_port_ps: ns(ccix_one_way - vc0_one_way),
+        ccix_port_ps: ns(number(lp, link_name, "ccix_port_ns").unwrap_or(0.0)),
         home_ps: ns(
             number(home, "home_agent", "occupancy_ns")? + number(home, "home_agent", "memory_ns")?
         ),

@@ -41,7 +41,7 @@ pub const TRANSLATION_BYTES: u32 = 8;
 /// The declaration of `ats_switch`.
 pub static ATS_SWITCH: ComponentSpec = ComponentSpec {
     type_name: "ats_switch",
-    description: "A CCIX accelerator's ATS switch: an Address Translation Cache (LRU, one entry per page of any size) in front of ATS translation requests over PCIe VC0 to the host IOMMU, serving requests in order, one miss at a time. Read by the ccix_ctg workload; not a component of its own.",
+    description: "A CCIX accelerator's ATS switch: an Address Translation Cache (LRU, one entry per page of any size) in front of ATS translation requests over PCIe VC0 to the host IOMMU, serving requests in order, one miss at a time. In a run (ccix_ctg) it sends its Translation Requests on its io port over the system's ccix_vc_link (VC0); vc0_one_way_ns, generation and lanes then belong to that link and only the analytic paths (Eq. 1, ccix-vc-sharing) read them.",
     params: &[
         ParamSpec { name: "atc_entries", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "entries", range: ParamRange::between(1.0, 1_048_576.0), from: "assumed", description: "ATC entries (fully associative, LRU)." },
         ParamSpec { name: "lookup_ns", kind: ParamKind::Float, default: ParamDefault::Float(8.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "An ATC lookup, hit or miss." },
@@ -50,7 +50,7 @@ pub static ATS_SWITCH: ComponentSpec = ComponentSpec {
         ParamSpec { name: "generation", kind: ParamKind::Int, default: ParamDefault::Int(3), unit: "", range: ParamRange::between(1.0, 6.0), from: "assumed", description: "PCIe generation of the link carrying VC0 (TLP serialization)." },
         ParamSpec { name: "lanes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "lanes", range: ParamRange::between(1.0, 32.0), from: "assumed", description: "Lanes of that link." },
     ],
-    ports: &[],
+    ports: &[PortSpec { name: "io", description: "PCIe VC0 towards the host IOMMU: Translation Requests out, Translation Completions in.", required: false }],
     stats: &[],
     check: None,
 };

@@ -66,6 +66,8 @@
 //! ```
 
 pub mod ats;
+pub mod ats_port;
+pub mod ccix_link;
 pub mod core;
 pub mod dma;
 pub mod driver;
@@ -98,6 +100,7 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
         &dma::XDMA_ENGINE,
         &driver::DMA_DRIVER,
         &flexbus::CXL_FLEXBUS,
+        &ccix_link::CCIX_VC_LINK,
         &ats::ATS_SWITCH,
         &smmu::SMMU,
     ]

@@ -390,14 +390,14 @@ impl TranslationCache {
 /// The declaration of `smmu`.
 pub static SMMU: ComponentSpec = ComponentSpec {
     type_name: "smmu",
-    description: "The host IOMMU answering ATS translation requests (an Arm SMMU on the N1-SDP): a TLB, and a walker reading AArch64 4 KiB-granule translation tables from memory, pre-translating the next pages after a walk. Read by the ccix_ctg workload; not a component of its own.",
+    description: "The host IOMMU answering ATS translation requests (an Arm SMMU on the N1-SDP): a TLB, and a walker reading AArch64 4 KiB-granule translation tables from memory, pre-translating the next pages after a walk. In a run (ccix_ctg) it answers Translation Requests on its io port.",
     params: &[
         ParamSpec { name: "tlb_entries", kind: ParamKind::Int, default: ParamDefault::Int(128), unit: "entries", range: ParamRange::between(1.0, 1_048_576.0), from: "assumed", description: "TLB entries (fully associative, LRU; one per page of any size)." },
         ParamSpec { name: "tlb_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "A TLB lookup, hit or miss." },
         ParamSpec { name: "walk_read_ns", kind: ParamKind::Float, default: ParamDefault::Float(80.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "One descriptor read of a walk, from memory." },
         ParamSpec { name: "prefetch_pages", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "pages", range: ParamRange::between(0.0, 64.0), from: "CCIX §IV Exp. 2: pre-translations by the host IOMMU for sequential accesses", description: "Pages after a walked one that the walker pre-translates into the TLB (0: none)." },
     ],
-    ports: &[],
+    ports: &[PortSpec { name: "io", description: "PCIe VC0 from the device's ATS switch: Translation Requests in, Translation Completions out.", required: false }],
     stats: &[],
     check: None,
 };

@@ -273,7 +273,7 @@ fn bad_enzian_system_sections_name_their_path() {
         ("value = 128", "value = 64", "systems.dc_bram.line_bytes", "Enzian agents hold 128-byte lines, got 64"),
         (r#"line_bytes = { value = 128, from = "CCKit §4" }"#, "line_bytes = { value = 128, from = \"CCKit §4\" }\nheader_bytes = { value = 16, from = \"x\" }", "systems.dc_bram.header_bytes", "ECI's 8-byte header, got 16"),
         (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "ccpi""#, "systems.dc_bram.links[1].instance", "differs from the first eci_link's `eci`"),
-        (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "dc_bram""#, "systems.dc_bram.links[1].instance", "a link must be a protocol_link, a cxl_flexbus, an eci_link or an eci_wire"),
+        (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "dc_bram""#, "systems.dc_bram.links[1].instance", "a link must be a protocol_link, a cxl_flexbus, a ccix_vc_link, an eci_link or an eci_wire"),
         (r#"b = "dc.eci1", instance = "eci""#, r#"b = "dc.eci1", instance = "net""#, "systems.dc_bram.links[1].instance", "`net` is a protocol_link, but agents[0] makes this a system of Enzian agents"),
         (r#"role = "cpu" }"#, r#"role = "cpu", protocol = "nope" }"#, "systems.dc_bram.agents[0].protocol", "nope"),
         (r#"role = "cpu" }"#, r#"role = "cpu", protocol = "eci-cc" }"#, "systems.dc_bram.agents[0].instance", "a coherent_cpu serves FPGA-homed lines; protocol eci-cc is CPU-homed"),

@@ -20,10 +20,12 @@
 //! Every `instance` names a component of the platform (`[components.cache]`,
 //! type `table_agent`), whose parameters (with their provenance) the
 //! built component takes; a link's instance is of type `protocol_link`, or
-//! `cxl_flexbus` for the CXL link of a device that also speaks CXL.io
+//! `cxl_flexbus` for the CXL link of a device that also speaks CXL.io, or
+//! `ccix_vc_link` for a CCIX attachment whose VC0 carries regular PCIe
 //! (then `a` is the device's end and `b` the host's; the link is a
 //! component of the system, named after its instance, whose `io_host` and
-//! `io_device` ports a workload wires to a root complex and a DMA engine
+//! `io_device` ports a workload wires to a root complex and a DMA engine,
+//! or an ATS switch and an SMMU,
 //! with [`Platform::build_attached`](crate::Platform::build_attached)).
 //! Everything is checked when the platform loads: instances and their
 //! types, roles against the protocol, endpoints against the types' ports,
@@ -150,7 +152,13 @@ struct Family {
 }
 
 /// Every type a link may have (which of them fits is the family's).
-const LINK_TYPES: [&str; 4] = ["protocol_link", "cxl_flexbus", "eci_link", "eci_wire"];
+const LINK_TYPES: [&str; 5] = [
+    "protocol_link",
+    "cxl_flexbus",
+    "ccix_vc_link",
+    "eci_link",
+    "eci_wire",
+];
 
 /// The family of table agents (`eci` false) or of Enzian agents.
 fn family(eci: bool) -> Family {
@@ -164,7 +172,7 @@ fn family(eci: bool) -> Family {
     } else {
         Family {
             agents: "table agents",
-            links: &["protocol_link", "cxl_flexbus"],
+            links: &["protocol_link", "cxl_flexbus", "ccix_vc_link"],
             components: &["protocol_switch"],
         }
     }
@@ -607,7 +615,7 @@ fn links(
                 return Err(n.err(
                     "instance",
                     format!(
-                        "`{instance}` is a {}; a link must be a protocol_link, a cxl_flexbus, an eci_link or an eci_wire",
+                        "`{instance}` is a {}; a link must be a protocol_link, a cxl_flexbus, a ccix_vc_link, an eci_link or an eci_wire",
                         c.type_name
                     ),
                 ))

@@ -15,6 +15,7 @@ use ccsim_coherence::agents::{
 };
 use ccsim_coherence::Msg;
 use ccsim_kernel::prelude::*;
+use ccsim_pcie::ccix_link::{self, CcixVcLink};
 use ccsim_pcie::flexbus::{cachemem_wire, FlexBus};
 use ccsim_pcie::tlp::{Generation, LinkConfig};
 
@@ -51,23 +52,25 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
         ));
     }
     let is_agent = |c: &str| agents.iter().any(|a| a.name == c);
-    // A CXL flexbus is a component of its own (named after its instance):
-    // one link per instance, its `a` end an agent (the device).
-    let is_flexbus = |l: &SystemLink| {
+    // A CXL flexbus or a CCIX VC link is a component of its own (named
+    // after its instance): one link per instance, its `a` end an agent
+    // (the device).
+    let is_component_link = |l: &SystemLink| {
         d.components
             .get(&l.instance)
-            .is_some_and(|c| c.type_name == FLEXBUS)
+            .is_some_and(|c| COMPONENT_LINKS.contains(&c.type_name.as_str()))
     };
     for (i, l) in d.links.iter().enumerate() {
-        if !is_flexbus(l) {
+        if !is_component_link(l) {
             continue;
         }
+        let kind = &d.components[&l.instance].type_name;
         if let Some(j) = d.links[..i].iter().position(|o| o.instance == l.instance) {
             return Err(ConfigError::new(
                 file,
                 format!("{path}.links[{i}].instance"),
                 format!(
-                    "`{}` is a cxl_flexbus, one link, already used by links[{j}]",
+                    "`{}` is a {kind}, one link, already used by links[{j}]",
                     l.instance
                 ),
             ));
@@ -77,7 +80,7 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
                 file,
                 format!("{path}.links[{i}].a"),
                 format!(
-                    "a cxl_flexbus link's `a` end is the device's agent, but `{}` is not an agent",
+                    "a {kind} link's `a` end is the device's agent, but `{}` is not an agent",
                     l.a.0
                 ),
             ));
@@ -88,7 +91,7 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
             return Err(ConfigError::new(
                 file,
                 format!("{path}.links[{i}].instance"),
-                format!("the cxl_flexbus is named after its instance, `{}`, which names another component of the system", l.instance),
+                format!("the {kind} is named after its instance, `{}`, which names another component of the system", l.instance),
             ));
         }
     }
@@ -163,6 +166,11 @@ pub(super) fn check(d: &Declared<'_>, sizes: (usize, u32)) -> Result<SystemRef> 
 
 /// The type of a CXL link that is a component (see [`build_with`]).
 const FLEXBUS: &str = "cxl_flexbus";
+/// The type of a CCIX attachment that is a component: VC1 carries the
+/// system's messages, VC0 regular PCIe (ATS, DMA).
+const CCIX_VC_LINK: &str = "ccix_vc_link";
+/// Link types that are components of the system.
+const COMPONENT_LINKS: [&str; 2] = [FLEXBUS, CCIX_VC_LINK];
 
 /// What a workload adds to a system before it is built: more components,
 /// wired to the system's named components (the flexbus's `io_*` ports).
@@ -194,7 +202,8 @@ pub struct BuiltSystem {
     pub agents: Vec<ComponentId>,
     /// The online checker and the read/write log.
     pub checker: Rc<RefCell<InvariantChecker>>,
-    /// Every named component (agents, switches, CXL flexbus links).
+    /// Every named component (agents, switches, CXL flexbus and CCIX VC
+    /// links).
     pub components: BTreeMap<String, ComponentId>,
 }
 
@@ -313,6 +322,19 @@ pub(crate) fn build_with(
             let id = b.add(&l.instance, bus);
             b.connect(a, &l.a.1, id, "cachemem_device", cachemem_wire());
             b.connect(id, "cachemem_host", b_end, &l.b.1, cachemem_wire());
+            ids.insert(&l.instance, id);
+            continue;
+        }
+        if link_instance.type_name == CCIX_VC_LINK {
+            // The CCIX attachment: the coherent messages on VC1 between the
+            // device's agent and the host side; its VC0 (`io_*`) ports are
+            // the workload's to wire (ATS, DMA).
+            let mut link = CcixVcLink::from_params(&link_instance.params)
+                .map_err(|e| format!("{}: {e}", l.instance))?;
+            link.set_protocol(sys.clone());
+            let id = b.add(&l.instance, link);
+            b.connect(a, &l.a.1, id, "ccix_device", ccix_link::port_wire());
+            b.connect(id, "ccix_host", b_end, &l.b.1, ccix_link::port_wire());
             ids.insert(&l.instance, id);
             continue;
         }
