@@ -259,3 +259,25 @@ fn pipelined_payload_refuses_what_it_does_not_model() {
         "{e}"
     );
 }
+
+#[test]
+fn the_serial_payload_keeps_the_points_of_the_replicated_exchange() {
+    // pio-invocation-payload's eci series (20 calls, seed 0): unchanged by
+    // the pipelined variant.
+    let enzian = Platform::load("enzian").unwrap();
+    let p = Params::new().with("calls", ParamValue::Int(20), "test");
+    for (bytes, want) in [(256.0, 1785.808), (4096.0, 28532.819)] {
+        let r = run_point(
+            "coherent_invoke",
+            &enzian,
+            "message_bytes",
+            bytes,
+            &p,
+            0,
+            false,
+        )
+        .unwrap();
+        let got = r.metrics["latency_ns"];
+        assert!((got - want).abs() < 1e-3, "{bytes}: {got}");
+    }
+}

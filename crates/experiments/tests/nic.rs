@@ -238,3 +238,31 @@ fn one_line_frames_transmit_in_two_round_trips_either_way() {
     assert!((550.0..700.0).contains(&p), "{p}");
     assert!((700.0..850.0).contains(&s), "{s}");
 }
+
+#[test]
+fn the_serial_eci_transmit_keeps_the_points_of_the_unpipelined_model() {
+    // pio-nic's tx_eci_serial_p50 (100 frames, seed 0): the values the
+    // one-line-per-exchange transmit gave before the pipelined one existed.
+    let enzian = Platform::load("enzian").unwrap();
+    let p = Params::new()
+        .with("design", ParamValue::Str("eci_pio".into()), "test")
+        .with("eci_tx", ParamValue::Str("serial".into()), "test")
+        .with("packets", ParamValue::Int(100), "test");
+    for (bytes, want) in [(64.0, 796.489), (1536.0, 11822.846)] {
+        let r = run_point(
+            "nic_loopback",
+            &enzian,
+            "message_bytes",
+            bytes,
+            &p,
+            0,
+            false,
+        )
+        .unwrap();
+        assert!(
+            (m(&r, "tx_p50_ns") - want).abs() < 1e-3,
+            "{bytes}: {}",
+            m(&r, "tx_p50_ns")
+        );
+    }
+}
