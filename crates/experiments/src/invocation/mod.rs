@@ -10,7 +10,9 @@
 //! of the per-call latency distribution (x = 50: the median), so one series
 //! gives a CDF. With x = **message_bytes** the metric is the median latency
 //! of calls with an x-byte request and response, each `ceil(x / 128)`
-//! one-line exchanges back to back (PIO Fig. 7). Seeded link jitter (`jitter_ns`, a uniform extra delay per
+//! one-line exchanges back to back (PIO Fig. 7). With `payload = pipelined`
+//! the x-byte call moves its lines in parallel instead (the what-if of PIO
+//! §6.2, [`pipelined`]). Seeded link jitter (`jitter_ns`, a uniform extra delay per
 //! message) spreads the distribution.
 //!
 //! ```
