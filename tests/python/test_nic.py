@@ -46,5 +46,10 @@ def test_reproduce_pio_nic_quick_through_the_cli(tmp_path):
     # Transmit: both PIO designs beat DMA for small packets; ECI is slightly
     # slower than PCIe PIO there (two ECI round trips per 128 bytes).
     assert sim[("tx_pio_p50", 64)] < sim[("tx_eci_p50", 64)] < sim[("tx_dma_p50", 64)]
+    # ... and at every size: the pipelined ECI transmit overlaps the frame's
+    # lines (the serial exchange, one line per two round trips, does not).
+    for x in (1536, 9600):
+        assert sim[("tx_eci_p50", x)] < sim[("tx_dma_p50", x)]
+        assert sim[("tx_eci_serial_p50", x)] > 10 * sim[("tx_eci_p50", x)]
     report = (out / "report.md").read_text()
     assert "rx_pio_p50" in report

@@ -193,3 +193,91 @@ fn device_initiated_variant_matches_the_cpu_initiated_cycle() {
         assert_eq!(r.stats["invoke.verified"], 99.0);
     }
 }
+
+fn payload_point(bytes: f64, payload: &str) -> Result<PointResult, RunError> {
+    let enzian = Platform::load("enzian").unwrap();
+    let p = Params::new()
+        .with("calls", ParamValue::Int(6), "test")
+        .with("payload", s(payload), "test");
+    run_point(
+        "coherent_invoke",
+        &enzian,
+        "message_bytes",
+        bytes,
+        &p,
+        7,
+        false,
+    )
+}
+
+#[test]
+fn pipelined_payload_overlaps_lines_and_checks_every_byte() {
+    // PIO §6.2: the measured exchange replicates the one-line call; the
+    // pipelined what-if fetches and loads lines in parallel.
+    let serial = payload_point(4096.0, "serial").unwrap();
+    let piped = payload_point(4096.0, "pipelined").unwrap();
+    let (ls, lp) = (serial.metrics["latency_ns"], piped.metrics["latency_ns"]);
+    // Serial: 32 exchanges of ~890 ns.
+    assert!((ls / 32.0 - 890.0).abs() < 890.0 * 0.05, "{ls}");
+    assert!(lp * 5.0 < ls, "pipelined {lp} vs serial {ls}");
+    // 6 measured calls + 2 warm-up, 32 lines of 128 B each.
+    assert_eq!(piped.stats["invoke.verified"], 6.0);
+    assert_eq!(piped.stats["invoke.bytes_checked"], 8.0 * 4096.0);
+    assert_eq!(piped.stats["invoke.max_fetches_in_flight"], 32.0);
+    assert_eq!(piped.stats["invoke.max_loads_in_flight"], 8.0);
+    // One line: the same two round trips as the serial call, within the
+    // write buffer's and barrier's few nanoseconds.
+    let one = payload_point(128.0, "pipelined").unwrap().metrics["latency_ns"];
+    let one_serial = payload_point(128.0, "serial").unwrap().metrics["latency_ns"];
+    assert!(
+        (one - one_serial).abs() < 0.02 * one_serial,
+        "{one} vs {one_serial}"
+    );
+}
+
+#[test]
+fn pipelined_payload_refuses_what_it_does_not_model() {
+    let enzian = Platform::load("enzian").unwrap();
+    let p = Params::new().with("payload", s("pipelined"), "test").with(
+        "initiator",
+        s("device"),
+        "test",
+    );
+    let e = run_point(
+        "coherent_invoke",
+        &enzian,
+        "message_bytes",
+        256.0,
+        &p,
+        1,
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("initiator") && e.contains("payload = pipelined"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_serial_payload_keeps_the_points_of_the_replicated_exchange() {
+    // pio-invocation-payload's eci series (20 calls, seed 0): unchanged by
+    // the pipelined variant.
+    let enzian = Platform::load("enzian").unwrap();
+    let p = Params::new().with("calls", ParamValue::Int(20), "test");
+    for (bytes, want) in [(256.0, 1785.808), (4096.0, 28532.819)] {
+        let r = run_point(
+            "coherent_invoke",
+            &enzian,
+            "message_bytes",
+            bytes,
+            &p,
+            0,
+            false,
+        )
+        .unwrap();
+        let got = r.metrics["latency_ns"];
+        assert!((got - want).abs() < 1e-3, "{bytes}: {got}");
+    }
+}

@@ -88,6 +88,11 @@ pub struct NicDevice {
     port_free: Tick,
     /// Extra return delay per frame (an echo peer).
     echo: Vec<Tick>,
+    /// Pipelined TX ([`NicDevice::set_tx_lines`]): the lines that carry a
+    /// frame's lines 1.. (line 0 goes in Q); empty: one line per exchange.
+    tx_lines: Vec<u64>,
+    /// Pipelined TX: the frame's lines fetched so far, by index.
+    tx_fetched: Vec<Option<Line>>,
     /// What G last carried, whose checksum the CPU's next ack holds.
     last_sent: Line,
     /// Frames completed (sent and received).
@@ -118,6 +123,8 @@ impl NicDevice {
             rx_last: 0,
             port_free: 0,
             echo: Vec::new(),
+            tx_lines: Vec::new(),
+            tx_fetched: Vec::new(),
             last_sent: [0; LINE_BYTES],
             frame: 0,
             sent: Vec::new(),
@@ -132,6 +139,38 @@ impl NicDevice {
     /// of the paper (as [`super::PacketBuffer::set_echo_delays`]).
     pub fn set_echo_delays(&mut self, delays: Vec<Tick>) {
         self.echo = delays;
+    }
+
+    /// Pipelined TX: the CPU writes a frame's line 0 into Q and its lines
+    /// 1.. into `lines` (one per further line of the frame, on DCUs that
+    /// neither A nor B uses), then signals once by loading G; the device
+    /// then fetches Q and all of `lines` at once (the DC's application port
+    /// keeps them in flight, one issued per DC clock) and sends the frame
+    /// when the last one is in. Each further line costs the two round trips
+    /// PIO §6.3 names (the core's write-allocate fetch of the line,
+    /// answered Exclusive at once; the device's clean-invalidate), but the
+    /// lines overlap on both sides. Empty (the default): every TX line is
+    /// an exchange of its own.
+    pub fn set_tx_lines(&mut self, lines: Vec<u64>) -> Result<(), String> {
+        if !lines.is_empty() && lines.len() + 1 != self.lines {
+            return Err(format!(
+                "eci nic: a {}-byte frame has {} lines, so pipelined TX needs {} lines besides Q, got {}",
+                self.frame_bytes,
+                self.lines,
+                self.lines - 1,
+                lines.len()
+            ));
+        }
+        if let Some(l) = lines
+            .iter()
+            .find(|l| [self.signal, self.request].contains(l))
+        {
+            return Err(format!(
+                "eci nic: TX line {l} is one of the exchange lines A and B"
+            ));
+        }
+        self.tx_lines = lines;
+        Ok(())
     }
 
     /// Installs the device as `dc`'s application-interface [`Device`];
@@ -181,6 +220,29 @@ impl NicDevice {
         ]
     }
 
+    /// The whole frame is in the NIC's SRAM (`tx_buf`): puts it on the
+    /// wire, turns to receiving, and acks the CPU's held read of G.
+    fn send_frame(&mut self, now: Tick) -> Vec<AppOp> {
+        let n = self.frame_bytes as usize;
+        let frame = self.tx_buf[..n].to_vec();
+        self.tx_buf.clear();
+        let last = self
+            .mac
+            .egress(now + self.mac.sram, self.port_free, self.frame_bytes);
+        self.port_free = last;
+        let echo = self.echo.get(self.frame).copied().unwrap_or(0);
+        self.rx_last = last + self.mac.loopback + echo;
+        self.tx_last_beat.push(last);
+        self.rx_last_beat.push(self.rx_last);
+        // The loopback brings the same bytes back into RX.
+        self.sent.push(frame);
+        self.rx = true;
+        self.k = 0;
+        let mut ack = [0u8; LINE_BYTES];
+        ack[..8].copy_from_slice(&self.x.to_le_bytes());
+        self.answer(now, ack)
+    }
+
     /// The [`Device`] hook: reacts to a message of the DC's device-local
     /// machine at `now` on `line`, reading the DC's memory `mem`.
     pub fn on_message(&mut self, now: Tick, msg: &str, line: u64, mem: &LineStore) -> Vec<AppOp> {
@@ -189,10 +251,39 @@ impl NicDevice {
             "LCL_RDREQ" if line == self.signal && self.x == 0 => {
                 self.answer(now, [0u8; LINE_BYTES])
             }
+            // Pipelined TX: the held read of G signals a whole frame;
+            // fetch Q and every other line of it at once.
+            "LCL_RDREQ" if line == self.signal && !self.rx && !self.tx_lines.is_empty() => {
+                self.tx_fetched = vec![None; self.lines];
+                std::iter::once(self.request)
+                    .chain(self.tx_lines.iter().copied())
+                    .map(|l| AppOp::new("clinv", l))
+                    .collect()
+            }
             // The CPU's held read of G: first fetch what it stored into Q.
             "LCL_RDREQ" if line == self.signal => vec![AppOp::new("clinv", self.request)],
             // Any other read is the CPU's first exclusive fetch of Q.
             "LCL_RDREQ" => vec![AppOp::new("grant_e", line)],
+            "LCL_ACK" if !self.rx && !self.tx_lines.is_empty() => {
+                let k = if line == self.request {
+                    0
+                } else if let Some(j) = self.tx_lines.iter().position(|&l| l == line) {
+                    j + 1
+                } else {
+                    return Vec::new();
+                };
+                self.tx_fetched[k] = Some(mem.read(line));
+                let mut ops = vec![AppOp::new("read", line), AppOp::new("release", line)];
+                if self.tx_fetched.iter().all(Option::is_some) {
+                    self.tx_buf = self
+                        .tx_fetched
+                        .iter()
+                        .flat_map(|l| l.expect("fetched"))
+                        .collect();
+                    ops.extend(self.send_frame(now));
+                }
+                ops
+            }
             "LCL_ACK" if line == self.request => {
                 let q = mem.read(line);
                 let mut ops = vec![AppOp::new("read", line), AppOp::new("release", line)];
@@ -203,23 +294,10 @@ impl NicDevice {
                     let mut ack = [0u8; LINE_BYTES];
                     ack[..8].copy_from_slice(&self.x.to_le_bytes());
                     if self.k == self.lines {
-                        // The whole frame is in the NIC's SRAM: send it.
-                        let frame = self.tx_buf[..n].to_vec();
-                        self.tx_buf.clear();
-                        let last =
-                            self.mac
-                                .egress(now + self.mac.sram, self.port_free, self.frame_bytes);
-                        self.port_free = last;
-                        let echo = self.echo.get(self.frame).copied().unwrap_or(0);
-                        self.rx_last = last + self.mac.loopback + echo;
-                        self.tx_last_beat.push(last);
-                        self.rx_last_beat.push(self.rx_last);
-                        // The loopback brings the same bytes back into RX.
-                        self.sent.push(frame);
-                        self.rx = true;
-                        self.k = 0;
+                        ops.extend(self.send_frame(now));
+                    } else {
+                        ops.extend(self.answer(now, ack));
                     }
-                    ops.extend(self.answer(now, ack));
                 } else {
                     if word(&q, 0) != self.x || word(&q, 1) != checksum(&self.last_sent) {
                         self.errors.push((
@@ -303,6 +381,43 @@ mod tests {
         let ops = nic.on_message(50, "LCL_ACK", 1, &mem);
         assert_eq!(ops[2].data.as_deref(), Some(&frame_line(&frame, 0)));
         assert!(ops[2].not_before >= nic.rx_last_beat()[0]);
+        assert!(nic.errors().is_empty());
+    }
+
+    #[test]
+    fn pipelined_tx_fetches_every_line_at_once_and_sends_the_frame() {
+        let mac = MacTiming::from_params(&Params::new()).unwrap();
+        let mut nic = NicDevice::new(&mac, 300, 0, 1);
+        // Three lines: Q and two TX lines, none of them A or B.
+        assert!(nic.set_tx_lines(vec![4]).is_err());
+        assert!(nic.set_tx_lines(vec![4, 1]).is_err());
+        nic.set_tx_lines(vec![4, 5]).unwrap();
+        let mut mem = LineStore::default();
+        nic.on_message(0, "LCL_RDREQ", 0, &mem);
+        // The core's write-allocate fetches of the TX lines: granted at once.
+        assert_eq!(
+            events(&nic.on_message(5, "LCL_RDREQ", 4, &mem)),
+            [("grant_e", 4)]
+        );
+        // The signal (held read of B) fetches Q = A and both TX lines.
+        assert_eq!(
+            events(&nic.on_message(20, "LCL_RDREQ", 1, &mem)),
+            [("clinv", 0), ("clinv", 4), ("clinv", 5)]
+        );
+        let frame: Vec<u8> = (0..300u32).map(|b| (b * 3) as u8).collect();
+        for (k, l) in [0u64, 4, 5].into_iter().enumerate() {
+            mem.write(l, &frame_line(&frame, k));
+        }
+        // Out of order: the frame goes out with the last line in.
+        assert_eq!(events(&nic.on_message(30, "LCL_ACK", 5, &mem)).len(), 2);
+        assert_eq!(events(&nic.on_message(31, "LCL_ACK", 0, &mem)).len(), 2);
+        assert!(nic.sent().is_empty());
+        let ops = nic.on_message(32, "LCL_ACK", 4, &mem);
+        assert_eq!(
+            events(&ops),
+            [("read", 4), ("release", 4), ("write", 1), ("grant_e", 1)]
+        );
+        assert_eq!(nic.sent(), std::slice::from_ref(&frame));
         assert!(nic.errors().is_empty());
     }
 }

@@ -468,6 +468,18 @@ impl DirectoryController {
         self.state_device = Some(d);
     }
 
+    /// The DCU that serves `line` (slice `line % 2`, then `(line / 2) %
+    /// dcus_per_slice` within it; odd-slice DCUs follow the even ones), so
+    /// that device logic can place lines on distinct DCUs.
+    pub fn dcu_of_line(&self, line: u64) -> usize {
+        self.dcu_of(line)
+    }
+
+    /// DCUs in both slices.
+    pub fn dcus(&self) -> usize {
+        self.dcus.len()
+    }
+
     /// The DC state name of a line.
     pub fn line_state(&self, line: u64) -> &str {
         self.tables.state_name(GENERATED, self.st(line))

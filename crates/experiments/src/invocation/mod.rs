@@ -10,7 +10,9 @@
 //! of the per-call latency distribution (x = 50: the median), so one series
 //! gives a CDF. With x = **message_bytes** the metric is the median latency
 //! of calls with an x-byte request and response, each `ceil(x / 128)`
-//! one-line exchanges back to back (PIO Fig. 7). Seeded link jitter (`jitter_ns`, a uniform extra delay per
+//! one-line exchanges back to back (PIO Fig. 7). With `payload = pipelined`
+//! the x-byte call moves its lines in parallel instead (the what-if of PIO
+//! §6.2, [`pipelined`]). Seeded link jitter (`jitter_ns`, a uniform extra delay per
 //! message) spreads the distribution.
 //!
 //! ```
@@ -26,10 +28,12 @@
 use std::collections::BTreeMap;
 
 use ccsim_coherence::LINE_BYTES;
+pub mod pipelined;
 pub mod run;
 
 use ccsim_kernel::prelude::*;
 use ccsim_platform::EciOptions;
+use pipelined::{run_pipelined_invocation, PayloadConfig};
 use run::{run_fastforward, run_invocation, InvocationConfig};
 
 use crate::{werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
@@ -46,6 +50,7 @@ pub static COHERENT_INVOKE: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "calls", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "calls", range: ParamRange::between(1.0, 1_000_000.0), from: "assumed: enough calls for stable percentiles", description: "Measured invocations (two one-line calls more warm up); with x = message_bytes, each is ceil(x / 128) line exchanges." },
         ParamSpec { name: "compute_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: a null call", description: "Device time from request to result (0: null call)." },
         ParamSpec { name: "timeout_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: never answer 'not ready yet'", description: "Answer 'not ready yet' when the result is not ready this long after the read arrived (0: never; only with initiator = cpu and signal = load)." },
+        ParamSpec { name: "payload", kind: ParamKind::Enum(&["serial", "pipelined"]), default: ParamDefault::Str("serial"), unit: "", range: ParamRange::ANY, from: "PIO paper §6.2: 'the protocol simply replicates each cache line exchange'", description: "How a multi-line call (x = message_bytes above 128) moves: serial, ceil(x / 128) one-line exchanges back to back (PIO Fig. 7 as measured); pipelined, a prediction of the pipelining PIO §6.2 leaves unexplored: all request lines fetched at once by the DC (one per DC clock, on DCUs apart from the signal lines'), the response lines loaded with the ThunderX-1 core's misses in flight (thunderx_cpu's mshrs and write buffer), every byte checked. Pipelined needs mechanism = two_line, initiator = cpu, signal = load, return_state = exclusive and no timeout." },
         ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: spreads the latency distribution", description: "Seeded uniform extra delay per ECI message (overrides eci.jitter_ns), for the distribution." },
     ],
     metrics: &[
@@ -91,6 +96,32 @@ fn check(p: &Params) -> Result<(), ParamProblem> {
                     format!("must be 0 with mechanism = fastforward, got {}", p.float(n)),
                 ));
             }
+        }
+    }
+    if p.str("payload") == "pipelined" {
+        let fixed = [
+            ("mechanism", "two_line"),
+            ("initiator", "cpu"),
+            ("signal", "load"),
+            ("return_state", "exclusive"),
+        ];
+        for (name, want) in fixed {
+            let got = p.str(name);
+            if got != want {
+                return Err(ParamProblem::new(
+                    name,
+                    format!("must be {want} with payload = pipelined, got {got:?}"),
+                ));
+            }
+        }
+        if p.float("timeout_ns") > 0.0 {
+            return Err(ParamProblem::new(
+                "timeout_ns",
+                format!(
+                    "must be 0 with payload = pipelined (the device always answers), got {}",
+                    p.float("timeout_ns")
+                ),
+            ));
         }
     }
     if store && device {
@@ -152,6 +183,9 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         }
     };
     let calls = params.int("calls");
+    if params.str("payload") == "pipelined" {
+        return run_payload(point, pct, lines_per_call, calls as usize);
+    }
     let f = |n: &str| params.float(n);
     let (compute, timeout, jitter) = (f("compute_ns"), f("timeout_ns"), f("jitter_ns"));
     let fastforward = params.str("mechanism") == "fastforward";
@@ -219,6 +253,85 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     stats.insert("invoke.p50_ns".to_string(), percentile(&lat, 50.0));
     stats.insert("invoke.p99_ns".to_string(), percentile(&lat, 99.0));
     stats.insert("invoke.not_ready".to_string(), r.not_ready as f64);
+    Ok(PointResult {
+        metrics,
+        stats,
+        trace_json: r.trace_json,
+        trace_events: r.trace_events,
+        trace_hash: r.trace_hash,
+    })
+}
+
+/// A parameter of the platform's whole-CPU instance `thunderx_cpu` (the
+/// core's misses in flight and its write buffer, with their provenance
+/// there), for the pipelined payload.
+fn thunderx_core(platform: &ccsim_platform::Platform, key: &str) -> Result<ParamValue, RunError> {
+    let c = platform.component("thunderx_cpu").map_err(|e| {
+        werr(format!(
+            "platform {}: coherent_invoke with payload = pipelined takes the core's {key} from component thunderx_cpu: {e}",
+            platform.name
+        ))
+    })?;
+    Ok(ParamValue::Int(c.params.int(key)))
+}
+
+/// One point of the pipelined payload (`payload = pipelined`): `calls`
+/// calls of `lines` lines each; the `pct`-th percentile of their latency.
+fn run_payload(
+    point: &Point<'_>,
+    pct: f64,
+    lines: usize,
+    calls: usize,
+) -> Result<PointResult, RunError> {
+    let (platform, params) = (point.platform, point.params);
+    let why = "coherent_invoke (payload = pipelined): the ThunderX-1 core of thunderx_cpu";
+    let opts = EciOptions::new(point.seed, crate::trace_mode(point.trace))
+        .set(
+            "links",
+            "jitter_ns",
+            ParamValue::Float(params.float("jitter_ns")),
+            "coherent_invoke.jitter_ns",
+        )
+        .set("cpu", "mshrs", thunderx_core(platform, "mshrs")?, why)
+        .set(
+            "cpu",
+            "write_buffer_bytes",
+            thunderx_core(platform, "write_buffer_bytes")?,
+            why,
+        );
+    let sys = platform
+        .coherent_system("invocation", &opts)
+        .map_err(RunError::Config)?;
+    let cfg = PayloadConfig {
+        lines,
+        calls: calls + WARMUP,
+        warmup: WARMUP,
+        compute_ns: params.float("compute_ns"),
+    };
+    let r = run_pipelined_invocation(sys, &cfg)
+        .map_err(|e| werr(format!("platform {}: coherent_invoke: {e}", platform.name)))?;
+    let mut lat: Vec<f64> = r.latencies_ps.iter().map(|t| *t as f64 / 1000.0).collect();
+    lat.sort_by(f64::total_cmp);
+    let mut metrics = BTreeMap::new();
+    metrics.insert("latency_ns".to_string(), percentile(&lat, pct));
+    metrics.insert("not_ready".to_string(), 0.0);
+    let mut stats = r.stats;
+    stats.insert("sim.events".to_string(), r.events as f64);
+    stats.insert(
+        "invoke.verified".to_string(),
+        r.verified.saturating_sub(WARMUP) as f64,
+    );
+    stats.insert("invoke.bytes_checked".to_string(), r.bytes_checked as f64);
+    stats.insert(
+        "invoke.max_loads_in_flight".to_string(),
+        r.max_loads_in_flight as f64,
+    );
+    stats.insert(
+        "invoke.max_fetches_in_flight".to_string(),
+        r.max_fetches_in_flight as f64,
+    );
+    stats.insert("invoke.p50_ns".to_string(), percentile(&lat, 50.0));
+    stats.insert("invoke.p99_ns".to_string(), percentile(&lat, 99.0));
     Ok(PointResult {
         metrics,
         stats,

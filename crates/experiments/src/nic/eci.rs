@@ -19,7 +19,13 @@
 //!   core. Per frame it waits its think time, stores the frame line by line
 //!   into Q and loads G (the load is the signal; one MSHR orders it after
 //!   the stores), then acks and loads each received line, and compares the
-//!   received frame with the one it sent. It records when each frame's
+//!   received frame with the one it sent. With **pipelined TX**
+//!   ([`EciNicConfig::pipelined_tx`]) the core is the ThunderX-1's (misses
+//!   in flight, write buffer): before the frame it makes its TX lines
+//!   writable (prefetch-exclusive: the write-allocate round trip, off the
+//!   frame's path), then stores line 0 into Q and the others into the TX
+//!   lines, a DMB, and one load of G; the device fetches all of them at once.
+//!   A DMB orders every exchange's stores before its load. It records when each frame's
 //!   first store issued and when its last RX line arrived.
 //! * **Run** ([`run_eci_nic`]): builds the coherent system on the
 //!   `invocation` tables, attaches both, runs it, verifies the frames the
@@ -39,8 +45,11 @@ use ccsim_coherence::{Line, LINE_BYTES};
 use ccsim_devices::nic::eci::{frame_line, NicDevice};
 use ccsim_devices::nic::MacTiming;
 use ccsim_eci::cpu::{Completed, CpuOp};
+use ccsim_eci::dc::DcEvent;
 use ccsim_eci::invocation::checksum;
 use ccsim_eci::system::CoherentSystem;
+
+use crate::invocation::pipelined::{max_overlap, payload_lines};
 
 fn word(l: &Line, w: usize) -> u64 {
     u64::from_le_bytes(l[w * 8..w * 8 + 8].try_into().expect("8 bytes"))
@@ -63,6 +72,12 @@ struct ClientLog {
 struct Client {
     a: u64,
     b: u64,
+    /// Pipelined TX: where a frame's lines 1.. go (empty: one line per
+    /// exchange).
+    tx_lines: Vec<u64>,
+    /// A barrier (DMB) before each signal load: needed once the core keeps
+    /// more than one access in flight (PIO §5).
+    fence: bool,
     frames: Vec<Vec<u8>>,
     think: Vec<Tick>,
     lines: usize,
@@ -97,22 +112,50 @@ impl Client {
         let mut ops = Vec::new();
         self.first_store = usize::MAX;
         if self.x > 0 && !self.rx {
-            if self.k == 0 && self.think[self.frame] > 0 {
+            if self.k == 0 {
+                // Pipelined TX: the driver holds its TX lines writable
+                // before the frame is in its registers (PRFM PSTL1KEEP,
+                // each the core's write-allocate round trip), as it holds
+                // Q between exchanges; the frame's stores then hit.
+                ops.extend(
+                    self.tx_lines
+                        .iter()
+                        .map(|&line| CpuOp::PrefetchExclusive { line }),
+                );
+            }
+            if self.k == 0 && (self.think[self.frame] > 0 || !self.tx_lines.is_empty()) {
                 ops.push(CpuOp::Wait {
                     ps: self.think[self.frame],
                 });
+                if self.fence {
+                    // With more than one access in flight the stores would
+                    // issue during the think time: the frame is in the
+                    // registers (and the TX lines writable) only after it.
+                    ops.push(CpuOp::Fence);
+                }
             }
             if self.k == 0 {
                 // TX latency starts at the frame's first store.
                 self.first_store = self.len + ops.len();
             }
-            let l = frame_line(&self.frames[self.frame], self.k);
-            for w in 0..LINE_BYTES / 8 {
-                ops.push(CpuOp::Store {
-                    line: q,
-                    word: w as u8,
-                    value: word(&l, w),
-                });
+            // Pipelined: the whole frame, line 0 into Q and the others
+            // into the TX lines; else line k into Q.
+            let targets: Vec<(usize, u64)> = if self.tx_lines.is_empty() {
+                vec![(self.k, q)]
+            } else {
+                std::iter::once((0, q))
+                    .chain(self.tx_lines.iter().enumerate().map(|(j, &t)| (j + 1, t)))
+                    .collect()
+            };
+            for (k, line) in targets {
+                let l = frame_line(&self.frames[self.frame], k);
+                for w in 0..LINE_BYTES / 8 {
+                    ops.push(CpuOp::Store {
+                        line,
+                        word: w as u8,
+                        value: word(&l, w),
+                    });
+                }
             }
         } else if self.x > 0 {
             ops.push(CpuOp::Store {
@@ -125,6 +168,9 @@ impl Client {
                 word: 0,
                 value: self.x,
             });
+        }
+        if self.fence && ops.iter().any(|o| matches!(o, CpuOp::Store { .. })) {
+            ops.push(CpuOp::Fence);
         }
         ops.push(CpuOp::Load { line: g });
         self.load = self.len + ops.len() - 1;
@@ -147,7 +193,12 @@ impl Client {
                     format!("exchange {}: TX ack holds {}", self.x, word(&c.data, 0)),
                 ));
             }
-            self.k += 1;
+            // One exchange per line, or one for the whole frame.
+            self.k += if self.tx_lines.is_empty() {
+                1
+            } else {
+                self.lines
+            };
             if self.k == self.lines {
                 self.rx = true;
                 self.k = 0;
@@ -181,6 +232,19 @@ impl Client {
     }
 }
 
+/// How the CPU side moves a frame ([`run_eci_nic`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EciNicConfig {
+    /// Pipelined TX: the whole frame is stored (line 0 into Q, the others
+    /// into TX lines on DCUs apart from A's and B's) and signalled with one
+    /// load, and the device fetches its lines at once
+    /// ([`NicDevice::set_tx_lines`]); false: one exchange per line.
+    pub pipelined_tx: bool,
+    /// A barrier (DMB) orders each exchange's stores before its load: set
+    /// it when the core keeps more than one access in flight.
+    pub fence: bool,
+}
+
 /// Result of [`run_eci_nic`].
 #[derive(Debug)]
 pub struct EciNicRun {
@@ -198,6 +262,9 @@ pub struct EciNicRun {
     pub events: u64,
     /// Trace hash.
     pub trace_hash: String,
+    /// The most clean-invalidates (the device's fetches of lines the CPU
+    /// wrote) in flight at once.
+    pub max_fetches_in_flight: usize,
 }
 
 /// Sends and receives every frame of `frames` (all the same length) through
@@ -211,8 +278,8 @@ pub fn run_eci_nic(
     mut sys: CoherentSystem,
     mac: &MacTiming,
     frames: &[Vec<u8>],
-    think: &[Tick],
-    echo: &[Tick],
+    (think, echo): (&[Tick], &[Tick]),
+    cfg: EciNicConfig,
 ) -> Result<EciNicRun, String> {
     let protocol = sys.protocol();
     if protocol != "invocation" {
@@ -228,10 +295,19 @@ pub fn run_eci_nic(
     // Lines A = 0 and B = 1: one even and one odd line, on different DC
     // slices (the held read of one must not block the fetch of the other).
     let (a, b) = (0, 1);
+    let tx_lines = if cfg.pipelined_tx && lines > 1 {
+        // The DC's set 0 of a payload: lines on DCUs neither A nor B uses
+        // (the held read of G keeps its DCU while Q and these are fetched).
+        payload_lines(sys.dc(), lines)?[0][1..].to_vec()
+    } else {
+        Vec::new()
+    };
     let log = Rc::new(RefCell::new(ClientLog::default()));
     let mut client = Client {
         a,
         b,
+        tx_lines: tx_lines.clone(),
+        fence: cfg.fence,
         frames: frames.to_vec(),
         think: think.to_vec(),
         lines,
@@ -252,6 +328,25 @@ pub fn run_eci_nic(
         .set_driver(Box::new(move |c: &Completed| client.on_done(c)));
     let mut device = NicDevice::new(mac, n, a, b);
     device.set_echo_delays(echo.to_vec());
+    device.set_tx_lines(tx_lines)?;
+    let fetches = Rc::new(RefCell::new(Vec::new()));
+    let seen = fetches.clone();
+    let dc = sys.dc_mut();
+    if cfg.pipelined_tx {
+        // The NIC keeps as many fetches in flight as the DC has DCUs.
+        let window = dc.dcus();
+        dc.set_app_window(window);
+    }
+    dc.set_observer(Box::new(move |now, e| {
+        if let DcEvent::AppDone {
+            event, latency_ps, ..
+        } = e
+        {
+            if event == "clinv" {
+                seen.borrow_mut().push((now - latency_ps, now));
+            }
+        }
+    }));
     let nic = device.attach(sys.dc_mut());
     sys.run()?;
     let log = log.borrow().clone();
@@ -284,6 +379,7 @@ pub fn run_eci_nic(
             log.rx_done.len()
         ));
     }
+    let max_fetches_in_flight = max_overlap(&fetches.borrow());
     Ok(EciNicRun {
         tx_ps: (0..k).map(|i| tx_last_beat[i] - log.tx_start[i]).collect(),
         rx_ps: (0..k).map(|i| log.rx_done[i] - rx_last_beat[i]).collect(),
@@ -292,6 +388,7 @@ pub fn run_eci_nic(
         stats: sys.sim.stats().flatten(),
         events: sys.sim.events_processed(),
         trace_hash: sys.sim.trace_hash().unwrap_or_default(),
+        max_fetches_in_flight,
     })
 }
 
@@ -313,7 +410,14 @@ mod tests {
         let sys =
             CoherentSystem::build_with(&p, HomeMemory::Bram, vec![], vec![], 1, TraceMode::Hash)
                 .unwrap();
-        let r = run_eci_nic(sys, &mac, &frames, &[0, 1000, 0], &[]).unwrap();
+        let r = run_eci_nic(
+            sys,
+            &mac,
+            &frames,
+            (&[0, 1000, 0], &[]),
+            EciNicConfig::default(),
+        )
+        .unwrap();
         assert_eq!((r.rx_verified, r.tx_verified), (3, 3));
         // Two lines each way: at least one exchange after the last beat.
         assert!(r.rx_ps.iter().all(|t| *t > 0));

@@ -18,8 +18,11 @@
 //!   the FPGA SRAM, a fence, and the header store as the doorbell; RX polls
 //!   the RX status register with uncached MMIO reads (one non-posted round
 //!   trip each) and then loads the frame with uncached 16-byte MMIO reads.
-//! * `eci_pio` (Fig. 8c): the two-line protocol of Fig. 5b, one 128-byte
-//!   line per exchange, over the simulated DC: the CPU-side software and
+//! * `eci_pio` (Fig. 8c): the two-line protocol of Fig. 5b over the
+//!   simulated DC. RX is one 128-byte line per exchange; TX (`eci_tx =
+//!   pipelined`, the default) stores the whole frame into lines the driver
+//!   holds writable, signals once, and the NIC fetches every line at once
+//!   (`eci_tx = serial`: one line per exchange). The CPU-side software and
 //!   the run in [`eci`], the NIC logic on the DC's application interface in
 //!   [`ccsim_devices::nic::eci`].
 //!
@@ -61,7 +64,7 @@ use crate::{
     completion_of, component, driver_for, model_err, pattern, sweeps, system_params, trace_mode,
     werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, RING, WRITEBACK,
 };
-use eci::run_eci_nic;
+use eci::{run_eci_nic, EciNicConfig};
 
 const PCT_METRICS: [(&str, f64); 4] =
     [("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p100", 100.0)];
@@ -76,6 +79,7 @@ pub static NIC_LOOPBACK: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "think_ns", kind: ParamKind::Float, default: ParamDefault::Float(2000.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: a few microseconds of software between frames", description: "Bound of the seeded uniform software think time before each frame (sets each ping's clock and polling phase)." },
         ParamSpec { name: "echo_delay_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "PIO §6.3: near-end loopback, no echo peer", description: "Bound of a seeded uniform extra delay before each frame comes back: 0 is the paper's near-end loopback; above 0 a remote echo peer, which moves each arrival's phase against the receive path (polling loops, DMA descriptor posting)." },
         COMPLETION,
+        ParamSpec { name: "eci_tx", kind: ParamKind::Enum(&["pipelined", "serial"]), default: ParamDefault::Str("pipelined"), unit: "", range: ParamRange::ANY, from: "PIO §6.3: ECI TX needs '2 round-trips over ECI for each 128 bytes' yet 'PCIe PIO competes well with ECI across all packet sizes'", description: "eci_pio TX: pipelined, the core stores the whole frame (its write-allocate fetches overlapping in the ThunderX-1 write buffer and misses of thunderx_cpu), signals once, and the NIC fetches every line at once through the DC; serial, one two-round-trip exchange per 128-byte line. RX is one exchange per line either way." },
     ],
     metrics: &[
         MetricSpec { name: "rx_p50_ns", unit: "ns", description: "Median RX latency: last ingress beat at the MAC to the whole frame in the software's hands." },
@@ -126,18 +130,48 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let mode = trace_mode(trace);
     let (tx, rx, mut stats, trace_json, trace_hash) = match params.str("design") {
         "eci_pio" => {
-            let opts = EciOptions::new(seed, mode).set(
-                "cpu",
-                "mshrs",
-                ParamValue::Int(1),
-                "nic_loopback: a barrier orders each exchange's stores before its load",
-            );
+            let pipelined_tx = params.str("eci_tx") == "pipelined";
+            let mut opts = EciOptions::new(seed, mode);
+            if pipelined_tx {
+                // The ThunderX-1 core of thunderx_cpu: its misses in flight
+                // and its write buffer overlap the frame's lines.
+                let core = platform.component("thunderx_cpu").map_err(|e| {
+                    werr(format!(
+                        "platform {}: nic_loopback with eci_tx = pipelined takes the core from component thunderx_cpu: {e}",
+                        platform.name
+                    ))
+                })?;
+                for key in ["mshrs", "write_buffer_bytes"] {
+                    let v = ParamValue::Int(core.params.int(key));
+                    opts = opts.set(
+                        "cpu",
+                        key,
+                        v,
+                        "nic_loopback (eci_tx = pipelined): the ThunderX-1 core of thunderx_cpu",
+                    );
+                }
+            } else {
+                opts = opts.set(
+                    "cpu",
+                    "mshrs",
+                    ParamValue::Int(1),
+                    "nic_loopback: one access at a time orders each exchange's stores before its load",
+                );
+            }
             let sys = platform
                 .coherent_system("invocation", &opts)
                 .map_err(RunError::Config)?;
-            let r = run_eci_nic(sys, &mac, &frames, &think, &echo)
+            let cfg = EciNicConfig {
+                pipelined_tx,
+                fence: pipelined_tx,
+            };
+            let r = run_eci_nic(sys, &mac, &frames, (&think, &echo), cfg)
                 .map_err(|e| werr(format!("platform {}: nic_loopback: {e}", platform.name)))?;
             let mut stats = r.stats;
+            stats.insert(
+                "nic.max_fetches_in_flight".into(),
+                r.max_fetches_in_flight as f64,
+            );
             stats.insert("sim.events".into(), r.events as f64);
             stats.insert("nic.rx_verified".into(), r.rx_verified as f64);
             stats.insert("nic.tx_verified".into(), r.tx_verified as f64);
