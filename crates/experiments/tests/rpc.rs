@@ -129,9 +129,13 @@ fn rpcnic_pays_its_head_dma_and_its_copy() {
         let copy = with["time_us"] - without["time_us"];
         assert!(copy > 0.3, "bench{b}: the copy costs {copy} us");
         // Without the copy the CPU reads the DMA area from memory; with it
-        // the objects are in its own cache.
+        // the objects are in its own L1 and L2.
         assert!(without["rpcnic_cpu_access_us"] > 0.3, "{without:?}");
-        assert_eq!(with["rpcnic_cpu_access_us"], 0.0, "{with:?}");
+        assert!(with["rpcnic_cpu_access_us"] > 0.0, "{with:?}");
+        assert!(
+            with["rpcnic_cpu_access_us"] * 4.0 < without["rpcnic_cpu_access_us"],
+            "{with:?} {without:?}"
+        );
         extra.push(copy);
     }
     // Bench5's long strings make the largest copy, bench2's small objects
