@@ -19,8 +19,13 @@
 //!   (default), the CPU copies the decoded objects out of the DMA area
 //!   into the application's objects (Cohet §V-B1 limitation 2, "redundant
 //!   data copies"; §VI-E, the CXL-NIC wins "by eliminating redundant
-//!   copies"): a memcpy on a host core of `[systems.cxl]`, its loads
-//!   missing to memory, its stores reading for ownership, 16 in flight.
+//!   copies"): the application's message copied from the DMA area's one
+//!   field by field (protobuf's `CopyFrom`: each set field's value, each
+//!   sub-message and string allocated anew, its pointer rewritten), so
+//!   [`FIELD_INSTRUCTIONS`] per field, as construction (limitation 3,
+//!   "non-trivial CPU control overhead"; §VI-E "software overhead"), and
+//!   the lines on a host core of `[systems.cxl]`: its loads missing to
+//!   memory, its stores reading for ownership, 16 in flight.
 //!   Time = decoding + for each buffer, the DMA from its start at the
 //!   engine (the doorbell's arrival: the NIC triggers its own DMA) to its
 //!   last write sent (the decoder waits for its one buffer) + the head's
@@ -468,7 +473,10 @@ fn rpcnic_deserialize(
         return Ok((decode + dma, cpu));
     }
     let (copy, cpu) = rpcnic_copy_then_access(point, decoded.div_ceil(LINE), &dst)?;
-    Ok((decode + dma + copy, cpu))
+    // The copy is the message's `CopyFrom`: per field its instructions, as
+    // construction's, besides the lines it moves.
+    let instructions = m.items.len() as Tick * FIELD_INSTRUCTIONS * CORE_CYCLE;
+    Ok((decode + dma + instructions + copy, cpu))
 }
 
 /// RpcNIC's copy (Cohet §V-B1 limitation 2, "redundant data copies";
