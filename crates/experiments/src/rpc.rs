@@ -619,9 +619,10 @@ fn lines_in(addr: u64, bytes: u64) -> impl Iterator<Item = u64> {
 /// 2. from `DSA_START` it writes, per field, the field's 8 B header into
 ///    the DMA-safe buffer and a 64 B descriptor (source, destination,
 ///    length) into the descriptor array, and the batch descriptor
-///    ([`FIELD_INSTRUCTIONS`] per field, as construction, and a store
-///    miss on every line), then submits the batch to the engine's portal
-///    ([`DSA_PORTAL`]);
+///    ([`FIELD_INSTRUCTIONS`] per field, as construction; its stores hit,
+///    as the buffer, the descriptor array and the completion record are
+///    reused from request to request), then submits the batch to the
+///    engine's portal ([`DSA_PORTAL`]);
 /// 3. the engine (the system's second core agent standing in for DSA: a
 ///    coherent agent on the mesh reading and writing lines, up to
 ///    [`DSA_WINDOW`] in flight, in order) reads the batch descriptor, then
@@ -631,7 +632,8 @@ fn lines_in(addr: u64, bytes: u64) -> impl Iterator<Item = u64> {
 ///    writes each field's value into the DMA-safe buffer once its source
 ///    arrived (a partial line: a read for ownership, the header's line
 ///    taken from the CPU's cache), then the completion record once its
-///    last write did;
+///    last write did; a line several descriptors read (the scalars of one
+///    object) or write (adjacent small values) is read or written once;
 /// 4. the CPU's poll reads the completion record.
 ///
 /// The engine's writes carry the buffer's bytes, checked after the run.
