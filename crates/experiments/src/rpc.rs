@@ -123,6 +123,8 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "rpcnic_copy", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "Cohet §V-B1 limitation (2) 'redundant data copies'; §VI-E 'by eliminating redundant copies'", description: "Whether RpcNIC's CPU copies the decoded objects out of the DMA area into the application's objects before the request is usable (false: the application uses the DMA area in place)." },
         ParamSpec { name: "heap", kind: ParamKind::Enum(&["size_classes", "arena"]), default: ParamDefault::Str("size_classes"), unit: "", range: ParamRange::ANY, from: "assumed: size_classes, a malloc-like heap (each size class in a region of its own); arena, protobuf's Arena (blocks one after the other in construction order)", description: "How the CPU's (and the CXL-NIC's) objects are placed in memory: it decides which of the serializer's misses form strides for the RPC prefetcher." },
         ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "messages", range: ParamRange::between(1.0, 1000.0), from: "assumed", description: "Requests per point (the mean is reported)." },
+        ParamSpec { name: "prefetch_confirm", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "repeats", range: ParamRange::between(1.0, 8.0), from: "assumed: one repeat of a stride (ccsim_devices::rpc::prefetch)", description: "The RPC prefetcher's confirmations: repeats of a stream's stride before it prefetches (more: a nested sub-message off the stride costs the stream more misses to retrain)." },
+        ParamSpec { name: "prefetch_streams", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "streams", range: ParamRange::between(1.0, 64.0), from: "assumed: 16 (ccsim_devices::rpc::prefetch)", description: "Streams the RPC prefetcher tracks, least recently used replaced (fewer: the objects of nested messages in other regions thrash them)." },
         ParamSpec { name: "window", kind: ParamKind::Int, default: ParamDefault::Int(128), unit: "requests", range: ParamRange::between(1.0, 1024.0), from: "assumed: 128 tags, the Little's-law count in cohet-cxl-bandwidth's notes", description: "Line requests the CXL-NIC keeps in flight." },
     ],
     check: None,
@@ -942,8 +944,11 @@ fn line_of(img: &[u8], base: u64, line: u64) -> Vec<u8> {
 /// read of a line a prefetch already requested issues nothing: it merges
 /// with the prefetch (an MSHR hit, or an HMC hit once the line is in), and
 /// its items consume the prefetch's line.
-fn with_prefetches(plan: &[LineOp]) -> Vec<(u64, Option<usize>, Vec<usize>)> {
-    let mut pf = MultiStridePrefetcher::new(PrefetcherParams::default());
+fn with_prefetches(
+    plan: &[LineOp],
+    params: PrefetcherParams,
+) -> Vec<(u64, Option<usize>, Vec<usize>)> {
+    let mut pf = MultiStridePrefetcher::new(params);
     let mut requested: BTreeMap<u64, usize> = BTreeMap::new();
     let mut index_of: Vec<usize> = Vec::with_capacity(plan.len());
     let mut out: Vec<(u64, Option<usize>, Vec<usize>)> = Vec::new();
@@ -976,7 +981,14 @@ fn cxl_serialize(
 ) -> Result<Tick, RunError> {
     let plan = layout.read_plan(&m.items);
     let reads: Vec<(u64, Option<usize>, Vec<usize>)> = if access == "cxl_cache_prefetch" {
-        with_prefetches(&plan)
+        with_prefetches(
+            &plan,
+            PrefetcherParams {
+                confirm: point.params.uint("prefetch_confirm") as u32,
+                entries: point.params.uint("prefetch_streams") as usize,
+                ..PrefetcherParams::default()
+            },
+        )
     } else {
         plan.iter()
             .map(|o| (o.line, o.after, vec![o.item]))
@@ -1165,7 +1177,7 @@ mod tests {
                 item: 2,
             },
         ];
-        let r = with_prefetches(&plan);
+        let r = with_prefetches(&plan, PrefetcherParams::default());
         // The third miss confirms the stride: four lines ahead, 0x10c0 first.
         // The demand of 0x10c0 merges with its prefetch, which its item
         // consumes.
