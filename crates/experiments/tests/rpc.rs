@@ -129,14 +129,22 @@ fn rpcnic_pays_its_head_dma_and_its_copy() {
         let copy = with["time_us"] - without["time_us"];
         assert!(copy > 0.3, "bench{b}: the copy costs {copy} us");
         // Without the copy the CPU reads the DMA area from memory; with it
-        // the objects are in its own cache.
+        // the objects are in its own L1 and L2.
         assert!(without["rpcnic_cpu_access_us"] > 0.3, "{without:?}");
-        assert_eq!(with["rpcnic_cpu_access_us"], 0.0, "{with:?}");
+        assert!(with["rpcnic_cpu_access_us"] > 0.0, "{with:?}");
+        assert!(
+            with["rpcnic_cpu_access_us"] * 4.0 < without["rpcnic_cpu_access_us"],
+            "{with:?} {without:?}"
+        );
         extra.push(copy);
     }
-    // Bench5's long strings make the largest copy, bench2's small objects
-    // the smallest.
-    assert!(extra[2] > extra[0] && extra[0] > extra[1], "{extra:?}");
+    // Bench5's long strings make the largest copy; bench2's is the
+    // CPU's work per field more than its lines: its ~400 fields at 20
+    // instructions each (8.3 ns at 2.4 GHz) are 3.3 us of its 5 us, more
+    // than bench1's ~50-field copy of longer strings.
+    assert!(extra[2] > extra[1] && extra[1] > extra[0], "{extra:?}");
+    let fields2 = run(2.0, true)["fields"];
+    assert!(extra[1] > fields2 * 20.0 * 0.417e-3, "{extra:?} {fields2}");
     // With the copy the CXL-NIC deserializes faster on every bench (the
     // claim the mechanism makes hold).
     for b in [1.0, 2.0, 5.0] {
@@ -211,5 +219,37 @@ fn the_cxl_nic_moves_the_objects_bytes() {
         for access in ["cxl_cache", "cxl_cache_prefetch", "cxl_mem"] {
             rpc(b, &[("phase", "serialize"), ("access", access)]);
         }
+    }
+}
+
+/// How nesting could limit a stride prefetcher (Cohet §VI-E: Bench2's
+/// "deeply nested messages limiting prefetch effectiveness"): a stream
+/// that needs more confirmations before it prefetches pays more misses
+/// each time a nested object leaves its stride, and a small stream table
+/// is thrashed by the regions the nested objects lie in. Neither gives the
+/// text's ordering here: with 2 or 3 confirmations, or a single stream,
+/// Bench2 still gains the most, since its many small objects of one size
+/// class lie at one stride whatever the nesting.
+#[test]
+fn bench2_gains_most_from_the_prefetcher_whatever_its_confirmations_or_streams() {
+    let p = Platform::load("cohet").unwrap();
+    let gain = |bench: f64, confirm: i64, streams: i64| {
+        let run = |access: &str| {
+            let mut params = Params::new();
+            params.set("phase", ParamValue::Str("serialize".into()), "test");
+            params.set("access", ParamValue::Str(access.into()), "test");
+            params.set("prefetch_confirm", ParamValue::Int(confirm), "test");
+            params.set("prefetch_streams", ParamValue::Int(streams), "test");
+            run_point("rpc_offload", &p, "bench", bench, &params, 0, false)
+                .unwrap()
+                .metrics["time_us"]
+        };
+        run("cxl_cache") / run("cxl_cache_prefetch")
+    };
+    for (confirm, streams) in [(1, 16), (2, 16), (3, 16), (1, 1)] {
+        let g: Vec<f64> = (0..6).map(|b| gain(b as f64, confirm, streams)).collect();
+        let best = (0..6).max_by(|&a, &b| g[a].total_cmp(&g[b])).unwrap();
+        assert_eq!(best, 2, "confirm {confirm}, {streams} streams: {g:?}");
+        assert!(g[2] > 1.3, "confirm {confirm}, {streams} streams: {g:?}");
     }
 }
