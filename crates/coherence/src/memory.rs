@@ -202,13 +202,20 @@ fn check_ddr5(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
 /// 64 B line.
 pub const DDR5_LINE_BYTES: usize = 64;
 
-/// A row holds whole lines.
+/// A row holds whole lines; the MIG's bank groups split the banks evenly.
 fn check_ddr(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
     let row = p.int("row_bytes");
     if row % LINE_BYTES as i64 != 0 {
         return Err(ParamProblem::new(
             "row_bytes",
             format!("must be a multiple of the {LINE_BYTES} B line, got {row}"),
+        ));
+    }
+    let (banks, groups) = (p.int("banks"), p.int("bank_groups"));
+    if p.str("scheduler") == "mig" && (groups <= 0 || banks % groups != 0) {
+        return Err(ParamProblem::new(
+            "bank_groups",
+            format!("must divide banks ({banks}) for the MIG's Group FSMs, got {groups}"),
         ));
     }
     Ok(())
@@ -339,14 +346,6 @@ impl Ddr {
             t_refi: f("t_refi_ns"),
             t_rfc: f("t_rfc_ns"),
         });
-        if let Some(m) = mig {
-            if banks as u64 % m.bank_groups != 0 {
-                return Err(format!(
-                    "ddr_controller: banks ({banks}) must be a whole number of bank_groups ({})",
-                    m.bank_groups
-                ));
-            }
-        }
         let groups = mig.map_or(0, |m| m.bank_groups as usize);
         Ok(Ddr {
             controller: f("controller_ns"),
