@@ -10,6 +10,16 @@
 //! an 8 KiB row) while random lines almost always conflict. A closed-page
 //! controller (auto-precharge) always pays `tRCD + tCL`.
 //!
+//! With `scheduler = "mig"` the DDR4 model is the Xilinx MIG behind
+//! CCKit's DC+DDR (PG150): a ROW_COLUMN_BANK address map, one in-order
+//! Group FSM per bank group (a row miss at its head holds the hits behind
+//! it), activate spacing (tRRD, tFAW), writes with CWL, write recovery and
+//! read/write turnarounds (tWR, tWTR, tRTW), and all-bank refresh (tREFI,
+//! tRFC) issued in idle gaps, up to 8 postponed (JESD79-4), closing every
+//! row. So serialized reads find their bank closed by a refresh and pay an
+//! activate whatever the pattern, while loaded streams pay row conflicts,
+//! activate spacing and forced refreshes (`tests/mig.rs`).
+//!
 //! ```
 //! use ccsim_coherence::memory::{Ddr, MemTiming};
 //! use ccsim_kernel::prelude::*;
@@ -128,6 +138,17 @@ pub static DDR_CONTROLLER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "row_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8192), unit: "bytes", range: ParamRange::at_least(128.0), from: "assumed: 1 KiB page x 8 chips", description: "Row (page) size across the rank, in whole 128 B lines." },
         ParamSpec { name: "channels", kind: ParamKind::Int, default: ParamDefault::Int(2), unit: "channels", range: ParamRange::at_least(1.0), from: "CCKit §5.1: each DCS connects to one DIMM through its own MIG", description: "Channels; line l uses channel l % channels (one DIMM per DC slice, CCKit §5.1)." },
         ParamSpec { name: "page_policy", kind: ParamKind::Enum(&["open", "closed"]), default: ParamDefault::Str("open"), unit: "", range: ParamRange::ANY, from: "assumed: MIG default open-page", description: "open: rows stay open (hits are cheap, conflicts pay tRP); closed: auto-precharge after every access." },
+        ParamSpec { name: "scheduler", kind: ParamKind::Enum(&["simple", "mig"]), default: ParamDefault::Str("simple"), unit: "", range: ParamRange::ANY, from: "assumed: the plain bank model unless a platform names the MIG", description: "simple: banks with open rows and a shared data bus only; mig: the Xilinx DDR4 MIG (PG150) as well: a ROW_COLUMN_BANK address map, in-order Group FSMs (one per bank group), bank-group column spacing (tCCD_L), activate spacing (tRRD, tFAW), writes with CWL, write recovery (tWR) and read/write bus turnarounds (tWTR, tRTW), and all-bank refresh (tREFI, tRFC); the mig_* and t_*_ns keys below apply only here." },
+        ParamSpec { name: "bank_groups", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "groups", range: ParamRange::at_least(1.0), from: "JESD79-4 §2.7: DDR4 x4/x8 devices have 4 bank groups of 4 banks", description: "mig: bank groups per channel; the MIG has one Group FSM per bank group (PG353 'Native Interface': transactions map to an mcGroup by bank group and bank bits)." },
+        ParamSpec { name: "cwl_ns", kind: ParamKind::Float, default: ParamDefault::Float(10.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4 speed bins: DDR4-2400 CWL 12 tCK of 0.833 ns", description: "mig: CAS write latency, write command to first data." },
+        ParamSpec { name: "t_ccd_l_ns", kind: ParamKind::Float, default: ParamDefault::Float(5.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4 timing table: tCCD_L = max(5 nCK, 5 ns) at DDR4-2400 (6 tCK)", description: "mig: column command to column command in the same bank group (to another group it is the burst, tCCD_S)." },
+        ParamSpec { name: "t_rrd_ns", kind: ParamKind::Float, default: ParamDefault::Float(4.9), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4 timing table: tRRD_L = max(4 nCK, 4.9 ns) for a 1 KB page at DDR4-2400 (tRRD_S 3.3 ns; the longer one is used)", description: "mig: activate to activate on the channel." },
+        ParamSpec { name: "t_faw_ns", kind: ParamKind::Float, default: ParamDefault::Float(21.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4 timing table: tFAW = max(20 nCK, 21 ns) for a 1 KB page at DDR4-2400", description: "mig: at most four activates in any window this long." },
+        ParamSpec { name: "t_wr_ns", kind: ParamKind::Float, default: ParamDefault::Float(15.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4 timing table: tWR 15 ns", description: "mig: end of write data to a precharge of that bank (write recovery)." },
+        ParamSpec { name: "t_wtr_ns", kind: ParamKind::Float, default: ParamDefault::Float(7.5), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4 timing table: tWTR_L = max(4 nCK, 7.5 ns)", description: "mig: end of write data to the next read command on the channel (write-to-read turnaround)." },
+        ParamSpec { name: "t_rtw_ns", kind: ParamKind::Float, default: ParamDefault::Float(1.67), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4 §4.x read-to-write: RL + BL/2 + 2 - WL tCK between the commands, i.e. 2 tCK of idle bus (1.67 ns at DDR4-2400) between read data and write data", description: "mig: idle data bus between the end of read data and the start of write data (read-to-write turnaround)." },
+        ParamSpec { name: "t_refi_ns", kind: ParamKind::Float, default: ParamDefault::Float(7800.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4: tREFI 7.8 us (normal temperature range)", description: "mig: interval between all-bank refreshes of a channel (0: no refresh)." },
+        ParamSpec { name: "t_rfc_ns", kind: ParamKind::Float, default: ParamDefault::Float(350.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4: tRFC1 350 ns for an 8 Gb device (a 16 GiB DIMM of 8 Gb x8 chips, CCKit §4)", description: "mig: an all-bank refresh blocks the channel this long and closes every row." },
     ],
     ports: &[],
     stats: &[],
@@ -181,13 +202,20 @@ fn check_ddr5(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
 /// 64 B line.
 pub const DDR5_LINE_BYTES: usize = 64;
 
-/// A row holds whole lines.
+/// A row holds whole lines; the MIG's bank groups split the banks evenly.
 fn check_ddr(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
     let row = p.int("row_bytes");
     if row % LINE_BYTES as i64 != 0 {
         return Err(ParamProblem::new(
             "row_bytes",
             format!("must be a multiple of the {LINE_BYTES} B line, got {row}"),
+        ));
+    }
+    let (banks, groups) = (p.int("banks"), p.int("bank_groups"));
+    if p.str("scheduler") == "mig" && (groups <= 0 || banks % groups != 0) {
+        return Err(ParamProblem::new(
+            "bank_groups",
+            format!("must divide banks ({banks}) for the MIG's Group FSMs, got {groups}"),
         ));
     }
     Ok(())
@@ -217,6 +245,9 @@ impl Bram {
 struct Bank {
     open_row: Option<u64>,
     ready_at: Tick,
+    /// MIG: end of the last write's data into this bank (tWR before a
+    /// precharge).
+    write_end: Tick,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -231,6 +262,14 @@ struct Channel {
     refreshes: u64,
     /// Posted writes not yet drained to the DRAM: their lines.
     queued_writes: Vec<u64>,
+    /// MIG: per Group FSM, the column command of its last transaction (the
+    /// FSM works through its queue in order, and tCCD_L spaces its columns).
+    fsm_column: Vec<Tick>,
+    /// MIG: the last four activates (tFAW), oldest at `act_next`.
+    activates: [Tick; 4],
+    act_next: usize,
+    /// MIG: end of the last read's data (read-to-write turnaround).
+    read_end: Tick,
 }
 
 /// DDR5's additions to the DDR4 timing: bank groups, write latency and
@@ -246,6 +285,28 @@ struct Ddr5Timing {
     write_queue: usize,
 }
 
+/// The Xilinx DDR4 MIG's additions to the plain bank model (PG150; the
+/// same controller is documented in PG353 and PG252): in-order Group
+/// FSMs, bank-group and activate spacing, write timing and turnarounds,
+/// refresh.
+#[derive(Debug, Clone, Copy)]
+struct MigTiming {
+    bank_groups: u64,
+    t_cwl: Tick,
+    t_ccd_l: Tick,
+    t_rrd: Tick,
+    t_faw: Tick,
+    t_wr: Tick,
+    t_wtr: Tick,
+    t_rtw: Tick,
+    t_refi: Tick,
+    t_rfc: Tick,
+}
+
+/// Refreshes a DDR4 controller may owe before it must issue one
+/// (JESD79-4: up to 8 REF commands postponed).
+const MAX_POSTPONED_REFRESHES: u64 = 8;
+
 /// DDR timing with per-bank open rows.
 #[derive(Debug, Clone)]
 pub struct Ddr {
@@ -258,6 +319,8 @@ pub struct Ddr {
     open_page: bool,
     channels: Vec<Channel>,
     ddr5: Option<Ddr5Timing>,
+    /// Boxed: most DDR models are not MIGs, and `MemTiming` stays small.
+    mig: Option<Box<MigTiming>>,
     /// Row hits, idle-bank activations and row conflicts so far.
     pub outcomes: [u64; 3],
     /// All-bank refreshes that delayed or closed rows under an access.
@@ -271,6 +334,19 @@ impl Ddr {
         let f = |n: &str| ns_to_ps(p.float(n));
         let banks = p.uint("banks") as usize;
         let channels = p.uint("channels") as usize;
+        let mig = (p.str("scheduler") == "mig").then(|| MigTiming {
+            bank_groups: p.uint("bank_groups"),
+            t_cwl: f("cwl_ns"),
+            t_ccd_l: f("t_ccd_l_ns"),
+            t_rrd: f("t_rrd_ns"),
+            t_faw: f("t_faw_ns"),
+            t_wr: f("t_wr_ns"),
+            t_wtr: f("t_wtr_ns"),
+            t_rtw: f("t_rtw_ns"),
+            t_refi: f("t_refi_ns"),
+            t_rfc: f("t_rfc_ns"),
+        });
+        let groups = mig.map_or(0, |m| m.bank_groups as usize);
         Ok(Ddr {
             controller: f("controller_ns"),
             t_cl: f("t_cl_ns"),
@@ -282,11 +358,13 @@ impl Ddr {
             channels: vec![
                 Channel {
                     banks: vec![Bank::default(); banks],
+                    fsm_column: vec![0; groups],
                     ..Channel::default()
                 };
                 channels
             ],
             ddr5: None,
+            mig: mig.map(Box::new),
             outcomes: [0; 3],
             refreshes: 0,
         })
@@ -336,6 +414,7 @@ impl Ddr {
                 t_rfc: ns_to_ps(p.float("t_rfc_ns")),
                 write_queue: p.uint("write_queue") as usize,
             }),
+            mig: None,
             outcomes: [0; 3],
             refreshes: 0,
         })
@@ -344,6 +423,9 @@ impl Ddr {
     /// Issues a read or write of `line` at `now`; returns when its data
     /// burst ends (data available for a read, written for a write).
     pub fn access(&mut self, now: Tick, line: u64, write: bool) -> Tick {
+        if let Some(m) = self.mig.as_deref().copied() {
+            return self.access_mig(now, line, write, m);
+        }
         match self.ddr5 {
             None => self.access_ddr4(now, line),
             Some(t) if write && t.write_queue > 0 => self.post_write(now, line, t),
@@ -424,6 +506,96 @@ impl Ddr {
         ch.group_ready[group as usize] = column + t.t_ccd_l;
         bank.open_row = if self.open_page { Some(row) } else { None };
         // The bank takes its next column command one burst later (tCCD_S).
+        bank.ready_at = column + self.burst;
+        done
+    }
+
+    /// The DDR4 MIG (PG150). Address map ROW_COLUMN_BANK, the one PG353
+    /// recommends for sequential streams: bank-group bits lowest, then
+    /// bank, then column, then row, so consecutive lines of a channel go
+    /// to different bank groups and banks and a row spans lines a whole
+    /// bank set apart. Each bank group has a Group FSM that works through
+    /// its transactions in order: a row miss at its head (precharge,
+    /// activate) holds the row hits queued behind it. The page stays open
+    /// until a miss or a refresh (PG353 'Autoprecharge').
+    fn access_mig(&mut self, now: Tick, line: u64, write: bool, t: MigTiming) -> Tick {
+        let nch = self.channels.len() as u64;
+        let (local, ch_i) = div_mod(line, nch);
+        let ch = &mut self.channels[ch_i as usize];
+        let nb = ch.banks.len() as u64;
+        let (by_bank, bank_i) = div_mod(local, nb);
+        let row = div_mod(by_bank, self.lines_per_row).0;
+        let group = div_mod(bank_i, t.bank_groups).1 as usize;
+        let mut start = (now + self.controller).max(ch.fsm_column[group]);
+        // All-bank refresh, one due every tREFI. JESD79-4 lets a controller
+        // postpone up to 8 of them, so it issues owed refreshes in idle
+        // gaps of the channel (from its last data, or from the first owed
+        // refresh's due time, to this access) and makes an access wait only
+        // for those beyond 8. A refresh leaves every row closed.
+        if let Some(due) = start.checked_div(t.t_refi) {
+            let owed = due.saturating_sub(ch.refreshes);
+            if owed > 0 {
+                let gap_from = ch.bus_free.max((ch.refreshes + 1) * t.t_refi);
+                let fit = start.saturating_sub(gap_from) / t.t_rfc.max(1);
+                let forced = owed
+                    .saturating_sub(fit)
+                    .saturating_sub(MAX_POSTPONED_REFRESHES);
+                let done = fit.min(owed) + forced;
+                if done > 0 {
+                    ch.refreshes += done;
+                    self.refreshes += done;
+                    for b in &mut ch.banks {
+                        b.open_row = None;
+                    }
+                }
+                if forced > 0 {
+                    start = start.max(ch.bus_free) + forced * t.t_rfc;
+                }
+            }
+        }
+        let bank = &mut ch.banks[bank_i as usize];
+        start = start.max(bank.ready_at);
+        let (activate, kind) = match bank.open_row {
+            Some(r) if r == row && self.open_page => (None, 0),
+            None => (Some(start), 1),
+            // Precharge once write recovery allows, activate tRP later.
+            Some(_) => (Some(start.max(bank.write_end + t.t_wr) + self.t_rp), 2),
+        };
+        self.outcomes[kind] += 1;
+        let mut column = start;
+        if let Some(at) = activate {
+            // tRRD after the channel's last activate, and no more than four
+            // in a tFAW window.
+            let last = ch.activates[(ch.act_next + 3) % 4];
+            let at = at
+                .max(last + t.t_rrd)
+                .max(ch.activates[ch.act_next] + t.t_faw);
+            ch.activates[ch.act_next] = at;
+            ch.act_next = (ch.act_next + 1) % 4;
+            column = at + self.t_rcd;
+        }
+        // tCCD_L after the group's last column command.
+        column = column.max(ch.fsm_column[group] + t.t_ccd_l);
+        let latency = if write { t.t_cwl } else { self.t_cl };
+        if write {
+            // Read-to-write: the bus idles t_rtw between read and write data.
+            column = column.max((ch.read_end + t.t_rtw).saturating_sub(latency));
+        } else {
+            // Write-to-read: tWTR after the last write's data.
+            column = column.max(ch.write_end + t.t_wtr);
+        }
+        column = column.max(ch.bus_free.saturating_sub(latency));
+        let data_start = column + latency;
+        let done = data_start + self.burst;
+        ch.bus_free = done;
+        if write {
+            ch.write_end = done;
+            bank.write_end = done;
+        } else {
+            ch.read_end = done;
+        }
+        ch.fsm_column[group] = column;
+        bank.open_row = if self.open_page { Some(row) } else { None };
         bank.ready_at = column + self.burst;
         done
     }

@@ -40,10 +40,14 @@ fn table2_calibration_and_predictions() {
 }
 
 #[test]
-fn random_ddr_is_slower_than_sequential_and_runs_are_deterministic() {
+fn serialized_ddr_reads_pay_an_activate_either_way_and_runs_are_deterministic() {
+    // One read at a time: the MIG refreshes in the idle gaps, which closes
+    // every row, so sequential reads activate as random ones do; random
+    // ones add a row conflict only when their bank was opened since the
+    // last refresh (CCKit Table 2: 591 vs 601 ns).
     let seq = point("dc_ddr", "seq", 256.0);
     let rnd = point("dc_ddr", "rand", 256.0);
-    assert!(rnd > seq + 10.0, "seq {seq} rand {rnd}");
+    assert!(rnd > seq && rnd < seq * 1.02, "seq {seq} rand {rnd}");
     assert_eq!(point("dc_ddr", "rand", 256.0), rnd);
 }
 

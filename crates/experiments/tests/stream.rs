@@ -42,6 +42,29 @@ fn ddr_behind_the_dc_loses_on_random_reads_and_on_writes() {
 }
 
 #[test]
+fn the_mig_costs_sequential_reads_through_refresh_and_activates() {
+    // DC+BRAM is link-bound; behind the MIG every line's loaded latency
+    // grows by activates and forced refreshes, and the read stream (its
+    // prefetch window over that latency) slows down. Without refresh the
+    // loss shrinks, and random reads lose far more (row conflicts, tFAW).
+    let bram = gibps("dc_bram", "seq", "read", 4.0);
+    let ddr = gibps("dc_ddr", "seq", "read", 4.0);
+    let no_refresh = Platform::load("enzian")
+        .unwrap()
+        .with_overrides(&[("dc_ddr.t_refi_ns".to_string(), ParamValue::Float(0.0))])
+        .unwrap();
+    let ddr_no_refresh = gibps_on(&no_refresh, "dc_ddr", "seq", "read", 4.0);
+    let ddr_rand = gibps("dc_ddr", "rand", "read", 4.0);
+    eprintln!("bram {bram} ddr {ddr} no refresh {ddr_no_refresh} rand {ddr_rand}");
+    assert!(ddr < bram * 0.98, "DDR {ddr} vs BRAM {bram}");
+    assert!(ddr_no_refresh > ddr, "{ddr_no_refresh} vs {ddr}");
+    assert!(
+        ddr_rand < ddr * 0.8,
+        "random {ddr_rand} vs sequential {ddr}"
+    );
+}
+
+#[test]
 fn writes_past_the_llc_write_back_and_are_slower_than_reads() {
     // A 2 MiB LLC (16-way) and 4 MiB of stores: the second half evicts a
     // dirty line per store (the shipped 16 MiB LLC needs 32 MiB: the
