@@ -64,7 +64,7 @@ def test_table1_tails_from_10000_frames_through_the_api():
     tail = lambda r: r["metrics"]["rx_p99_ns"] / r["metrics"]["rx_p50_ns"]  # noqa: E731
     assert tail(dma) > 1.01 > tail(pio)
     assert dma["stats"]["system.host_memory.refresh_stalls"] > 0
-    assert pio["stats"]["system.host_memory.refresh_stalls"] == 0
+    assert "system.host_memory.refresh_stalls" not in pio["stats"]  # no host DRAM access at all
     stock = ccsim.run_point("pio-nic-tail", "rx_dma_p100_stock", 64)
     assert stock["stats"]["system.core.timer_ticks"] > 0
     assert stock["metrics"]["rx_p100_ns"] > dma["metrics"]["rx_p100_ns"]

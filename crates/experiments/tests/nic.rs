@@ -223,8 +223,9 @@ fn the_dma_drivers_misses_are_counted_and_only_dma_has_a_refresh_tail() {
     assert!(dma.stats["system.host_memory.dma_invalidations"] >= 2.0 * 1000.0);
     assert!(dma.stats["system.host_memory.refresh_stalls"] > 0.0);
     let pio = point_with("pcie_pio", 64.0, 1000, 7, "tickless");
-    assert_eq!(pio.stats["system.host_memory.refresh_stalls"], 0.0);
-    assert_eq!(pio.stats["system.host_memory.cpu_misses"], 0.0);
+    // PIO never touches host memory: no DRAM access, so no counters at all.
+    assert!(!pio.stats.contains_key("system.host_memory.cpu_misses"));
+    assert!(!pio.stats.contains_key("system.host_memory.refresh_stalls"));
     let eci = point_with("eci_pio", 64.0, 1000, 7, "tickless");
     for dir in ["rx", "tx"] {
         assert!(tail(&dma, dir) > 1.01, "DMA {dir}: {}", tail(&dma, dir));

@@ -257,6 +257,8 @@ pub struct Memory {
     pub refresh_stalls: u64,
     /// Total time accesses waited for refreshes (ps).
     pub refresh_stall_ps: Tick,
+    /// Requests served on any port.
+    served: u64,
 }
 
 impl Memory {
@@ -288,6 +290,7 @@ impl Memory {
             dma_invalidations: 0,
             refresh_stalls: 0,
             refresh_stall_ps: 0,
+            served: 0,
         })
     }
 
@@ -335,10 +338,15 @@ impl Memory {
     }
 
     /// The cache and refresh counters as statistics named under `name`
-    /// (`{name}.cpu_misses`, ...), empty when neither mechanism is on (so
-    /// the statistics of a platform without them stay as they were).
+    /// (`{name}.cpu_misses`, ...), empty when neither mechanism is on or
+    /// the memory served no request (so the statistics of a platform
+    /// without them, or of a run that never touched host memory, stay as
+    /// they were).
     pub fn cache_stats(&self, name: &str) -> Vec<(String, f64)> {
         let mut out = Vec::new();
+        if self.served == 0 {
+            return out;
+        }
         if self.line > 0 {
             out.push((format!("{name}.cpu_hits"), self.cpu_hits as f64));
             out.push((format!("{name}.cpu_misses"), self.cpu_misses as f64));
@@ -406,6 +414,7 @@ impl Component<Msg> for Memory {
                 (data.len() as u64, MemResp::Ack { id })
             }
         };
+        self.served += 1;
         let now = ctx.now();
         let at = if self.line == 0 {
             self.dram_access(now, bytes)
