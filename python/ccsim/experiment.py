@@ -195,6 +195,26 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
             log.append(point)
         bar.update(1)
 
+    # Series that differ only in the metric they plot (P50 and P99 of one
+    # run, say) share one simulation: the first runs, the others copy it.
+    same_run = {s["name"]: json.dumps([s["platform"], s["workload"], canonical(s["params"])], sort_keys=True)
+                for s in cfg["series"]}
+    first_of: Dict[Tuple[str, str], str] = {}
+    copies: List[Tuple[str, str, float]] = []
+    unique = []
+    for series, platform, x in pending:
+        key = (same_run[series], x_key(x))
+        if key in first_of and not trace:
+            copies.append((series, first_of[key], x))
+        else:
+            first_of.setdefault(key, series)
+            unique.append((series, platform, x))
+    pending = unique
+
+    def finish_copies() -> None:
+        for series, source, x in copies:
+            finish({**results[(source, x_key(x))], "series": series})
+
     try:
         if jobs == 1 or len(pending) <= 1:
             for series, platform, x in pending:
@@ -205,6 +225,7 @@ def run_points(experiment: _native.Experiment, *, quick: bool = False, seed: int
                                        _plain(text_overrides), trace) for s, p, x in pending]
                 for fut in futures:  # submission order keeps the log deterministic
                     finish(fut.result())
+        finish_copies()
     finally:
         if own_bar:
             bar.close()

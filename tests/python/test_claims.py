@@ -25,7 +25,7 @@ from conftest import DATA, run_cli
 EXPERIMENTS = list(_native.list_experiments())
 # The Enzian experiments: each must carry the checkable statements of its text.
 ENZIAN = ["cckit-clean-invalidate", "cckit-materialized-view", "cckit-prefetcher", "cckit-shared-table", "cckit-dc-latency", "cckit-dc-throughput",
-          "cckit-rpc", "pio-invocation-eci", "pio-bloom", "pio-invocation-payload", "pio-timely", "pio-nic", "pio-pcie",
+          "cckit-rpc", "pio-invocation-eci", "pio-bloom", "pio-invocation-payload", "pio-timely", "pio-nic", "pio-nic-tail", "pio-pcie",
           "pio-protocol-variants"]
 # The CXL experiments of Cohet: each carries its text's claims too.
 COHET_CXL = ["cohet-cxl-latency", "cohet-cxl-bandwidth", "cohet-numa", "cohet-rao", "cohet-rpc"]
@@ -41,7 +41,7 @@ QUICK = ["pio-invocation-payload", "cckit-clean-invalidate", "pio-invocation-eci
          "cckit-materialized-view", "pio-protocol-variants"] + COHORT
 # Quick sweeps that leave some claims not evaluated (their x are not run);
 # those evaluated must still match (about 10 s for pio-nic).
-QUICK_PARTIAL = ["pio-pcie", "pio-nic"]
+QUICK_PARTIAL = ["pio-pcie", "pio-nic", "pio-nic-tail"]
 
 
 def config(name):

@@ -29,19 +29,33 @@ fn main() {
             continue;
         }
         let e = Experiment::load(name, &decls).unwrap_or_else(|err| panic!("{name}: {err}"));
+        let mut runs: std::collections::HashMap<String, Result<_, String>> =
+            std::collections::HashMap::new();
         let xs = if quick { &e.quick } else { &e.sweep };
         for s in &e.series {
             let platform = e.platform(&s.platform).expect("loaded with the experiment");
             for &x in xs {
-                let r = ccsim_experiments::run_point(
-                    &s.workload,
-                    platform,
-                    &e.x.name,
-                    x,
-                    &s.params,
-                    0,
-                    false,
-                );
+                // Series that differ only in their metric share one run
+                // (the simulation is deterministic, so the output is the
+                // same as running each).
+                let key = format!("{}|{}|{:?}|{x}", s.platform, s.workload, s.params);
+                let r = match runs.get(&key) {
+                    Some(r) => r.clone(),
+                    None => {
+                        let r = ccsim_experiments::run_point(
+                            &s.workload,
+                            platform,
+                            &e.x.name,
+                            x,
+                            &s.params,
+                            0,
+                            false,
+                        )
+                        .map_err(|err| err.to_string());
+                        runs.insert(key, r.clone());
+                        r
+                    }
+                };
                 let r = r.map(|mut p| {
                     if no_event_stats {
                         p.stats.remove("sim.events");
@@ -57,7 +71,7 @@ fn main() {
                             o["stats"] = serde_json::json!(p.stats);
                             o["trace_hash"] = serde_json::json!(p.trace_hash);
                         }
-                        Err(err) => o["error"] = serde_json::json!(err.to_string()),
+                        Err(err) => o["error"] = serde_json::json!(err),
                     }
                     println!("{o}");
                     continue;

@@ -595,6 +595,10 @@ pub(crate) fn result(
     // Only with faults configured: a fault-free point's statistics stay as
     // they were.
     r.stats.extend(sys.fault_stats());
+    // Likewise only with the CPU cache state, DRAM refresh or a timer.
+    r.stats
+        .extend(sys.host_memory().cache_stats("system.host_memory"));
+    r.stats.extend(sys.core().tick_stats("system.core"));
     r
 }
 

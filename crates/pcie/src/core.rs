@@ -23,6 +23,18 @@
 //! [`Op::Compute`] delays; [`Op::Instructions`] converts an instruction count
 //! with the core's `ipc`, so one driver description serves fast and slow
 //! cores. [`Op::Mark`] records a timestamp for the workload to measure.
+//!
+//! **The periodic timer interrupt** (`timer_hz` > 0; off by default, the
+//! tickless kernel). A stock Linux kernel interrupts every core `timer_hz`
+//! times a second (CONFIG_HZ=250 on Ubuntu's generic arm64 kernel; PIO
+//! paper §6.3: "the only disturbance from Linux would be the 250 Hz timer
+//! interrupt present on all cores"), and each tick runs its handler for
+//! `tick_ns`. The ticks' phase is drawn from the run's seed. A tick that
+//! falls inside a software operation delays it by the handler's time; a
+//! tick that falls while the core waits (a non-posted read, a poll, an
+//! interrupt) delays the next operation only if the handler is still
+//! running when the wait ends. [`Core::ticks`] counts the ticks that cost
+//! time.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -125,6 +137,8 @@ pub static CORE: ComponentSpec = ComponentSpec {
         ParamSpec { name: "store_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "bytes", range: ParamRange::at_least(1.0), from: "assumed: 64-bit stores (PIO paper §4: vector stores bring no benefit)", description: "Width of one store instruction in an MMIO copy." },
         ParamSpec { name: "uncached_read_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", range: ParamRange::at_least(1.0), from: "PIO paper §4: the ThunderX-1 peripheral read bus is 128 bits wide", description: "Largest uncached (device) load; wider reads are split." },
         ParamSpec { name: "max_mmio_reads", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "reads", range: ParamRange::at_least(1.0), from: "PIO paper §4: non-posted reads must finish before the next can start", description: "Non-posted MMIO reads in flight at once." },
+        ParamSpec { name: "timer_hz", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "Hz", range: ParamRange::at_least(0.0), from: "assumed: a tickless kernel (no periodic timer interrupt)", description: "Rate of the kernel's periodic timer interrupt on this core (0 = tickless)." },
+        ParamSpec { name: "tick_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "Time the timer interrupt's handler takes the core away from its program." },
     ],
     ports: &[
         PortSpec { name: "mem", description: "Loads and stores to memory (or a cache).", required: true },
@@ -219,6 +233,16 @@ pub struct Core {
     pub mmio_loads: Vec<(u64, Vec<u8>)>,
     /// Data of finished loads: `(addr, bytes)`, in completion order.
     pub loads: Vec<(u64, Vec<u8>)>,
+    /// Timer period and handler time (0: tickless).
+    tick_period: Tick,
+    tick_cost: Tick,
+    /// When the next timer tick fires.
+    next_tick: Tick,
+    /// Timer ticks that took the core away from its program, and the time
+    /// they cost it in total (ps).
+    pub ticks: u64,
+    /// Time the ticks delayed the program by (ps).
+    pub tick_delay_ps: Tick,
 }
 
 impl Core {
@@ -227,6 +251,12 @@ impl Core {
         let p = complete(&CORE, params)?;
         let clock = Clock::from_mhz(p.float("clock_ghz") * 1000.0);
         let wc_bytes = p.uint("wc_bytes") as u32;
+        let hz = p.float("timer_hz");
+        let tick_period = if hz > 0.0 {
+            (1e12 / hz).round() as Tick
+        } else {
+            0
+        };
         Ok(Core {
             clock,
             ipc: p.float("ipc"),
@@ -258,7 +288,53 @@ impl Core {
             marks: Vec::new(),
             mmio_loads: Vec::new(),
             loads: Vec::new(),
+            tick_period,
+            tick_cost: (p.float("tick_ns") * 1000.0).round() as Tick,
+            next_tick: 0,
+            ticks: 0,
+            tick_delay_ps: 0,
         })
+    }
+
+    /// The time an operation started at `now` and taking `cost` ends, with
+    /// the timer ticks up to then: a tick inside the operation delays it by
+    /// the handler; a tick during the wait before `now` delays it only by
+    /// what is left of its handler.
+    fn with_ticks(&mut self, now: Tick, cost: Tick) -> Tick {
+        let mut end = now + cost;
+        if self.tick_period == 0 {
+            return end;
+        }
+        while self.next_tick <= end {
+            let t = self.next_tick;
+            let before = end;
+            end = if t >= now {
+                end + self.tick_cost
+            } else {
+                end.max(t + self.tick_cost)
+            };
+            if end > before {
+                self.ticks += 1;
+                self.tick_delay_ps += end - before;
+            }
+            self.next_tick += self.tick_period;
+        }
+        end
+    }
+
+    /// The timer ticks as statistics named under `name`, empty for a
+    /// tickless core (so its statistics stay as they were).
+    pub fn tick_stats(&self, name: &str) -> Vec<(String, f64)> {
+        if self.tick_period == 0 {
+            return Vec::new();
+        }
+        vec![
+            (format!("{name}.timer_ticks"), self.ticks as f64),
+            (
+                format!("{name}.timer_delay_ns"),
+                self.tick_delay_ps as f64 / 1000.0,
+            ),
+        ]
     }
 
     /// Whether the program ran to its end.
@@ -416,7 +492,9 @@ impl Core {
         ctx.count(0, 1);
         self.pc += 1;
         self.state = State::Busy;
-        ctx.wake_after(cost, WAKE_NEXT);
+        let now = ctx.now();
+        let end = self.with_ticks(now, cost);
+        ctx.wake_after(end - now, WAKE_NEXT);
     }
 
     /// Executes the op at `pc`.
@@ -532,6 +610,10 @@ impl Component<Msg> for Core {
         &CORE
     }
     fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
+        // Only a ticking core draws from its stream.
+        if self.tick_period > 0 {
+            self.next_tick = ctx.rng().below(self.tick_period);
+        }
         ctx.wake_after(0, WAKE_NEXT);
     }
     fn on_message(&mut self, _port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
@@ -550,7 +632,9 @@ impl Component<Msg> for Core {
                     self.retire(ctx, self.issue);
                 } else {
                     let t = self.instructions_time(loop_instructions);
-                    ctx.wake_after(t, WAKE_POLL);
+                    let now = ctx.now();
+                    let end = self.with_ticks(now, t);
+                    ctx.wake_after(end - now, WAKE_POLL);
                 }
             }
             Msg::MemResp(resp) => {
@@ -580,7 +664,9 @@ impl Component<Msg> for Core {
                     self.retire(ctx, self.issue);
                 } else {
                     let t = self.instructions_time(loop_instructions);
-                    ctx.wake_after(t, WAKE_POLL);
+                    let now = ctx.now();
+                    let end = self.with_ticks(now, t);
+                    ctx.wake_after(end - now, WAKE_POLL);
                 }
             }
             Msg::MmioData { id, data } => {

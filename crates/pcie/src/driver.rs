@@ -8,15 +8,28 @@
 //!
 //! 1. system call entry and exit (`syscall_instructions`);
 //! 2. pin and map the user buffer, per 4 KiB page (`pin_page_instructions`);
-//! 3. build one 32-byte descriptor per chunk of at most `max_desc_bytes`
-//!    (`desc_instructions` each) and **store it to host memory**;
+//! 3. set up the per-transfer software structures (the request, the
+//!    transfer and its scatter list: `meta_lines` cache lines stored in the
+//!    driver's page after the write-back word, the sk_buff-like allocation
+//!    of a network driver), then build one 32-byte descriptor per chunk of
+//!    at most `max_desc_bytes` (`desc_instructions` each) and **store it to
+//!    host memory** (the ring refill);
 //! 4. a write barrier, then program the channel over uncached MMIO
 //!    (descriptor address, write-back address, MSI data, count + control
-//!    with RUN: the doorbell);
+//!    with RUN: the doorbell), then `register_reads` non-posted reads of
+//!    the channel's STATUS (the Xilinx driver's `engine_start` reads STATUS
+//!    once "to flush all previous writes" and once more to record it);
 //! 5. wait: spin on the status write-back in host memory (`poll`) or sleep
 //!    until the MSI-X interrupt and run the handler (`irq_instructions`);
 //! 6. optionally read the channel STATUS register (a non-posted MMIO read),
 //!    then tear down (`completion_instructions`).
+//!
+//! Every structure the driver touches is real bytes in host memory, so
+//! when the host memory models the CPU's cache state
+//! ([`crate::memory`]'s `cpu_line_bytes`) the driver's accesses hit or
+//! miss for a reason: the structures it alone writes stay cached, while
+//! the write-back word and the buffers the engine wrote were invalidated by
+//! the engine's DMA writes and miss, each miss a DRAM access.
 //!
 //! [`Core`]: crate::core::Core
 
@@ -41,6 +54,8 @@ pub static DMA_DRIVER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "max_desc_bytes", kind: ParamKind::Int, default: ParamDefault::Int(4096), unit: "bytes", range: ParamRange::at_least(1.0), from: "PIO paper §3: latency is flat up to the 4 KiB transfer size limit (one descriptor per page)", description: "Largest chunk one descriptor covers (4 KiB: one per pinned user page)." },
         ParamSpec { name: "read_status", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: the XDMA driver reads the channel status register on completion", description: "Whether the completion path reads the channel STATUS register over MMIO." },
         ParamSpec { name: "timeout_us", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "us", range: ParamRange::between(0.0, 1e9), from: "assumed: no timeout (the run's time limit bounds a hung wait)", description: "The driver gives up waiting for a transfer after this long and the run stops with a report of the stuck transfer (0 = wait without a timeout)." },
+        ParamSpec { name: "register_reads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "reads", range: ParamRange::at_least(0.0), from: "assumed: none", description: "Non-posted reads of the channel STATUS register right after the doorbell (the Xilinx XDMA driver's engine_start reads it to flush its posted writes and to record the status)." },
+        ParamSpec { name: "meta_lines", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "lines", range: ParamRange::at_least(0.0), from: "assumed: none", description: "Cache lines of per-transfer software structures (request, transfer, scatter list) the driver initializes in host memory before building descriptors." },
         ParamSpec { name: "pin_pages", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: the XDMA driver pins user pages per transfer", description: "Whether each transfer pins/maps user pages (false: buffers are pre-pinned)." },
     ],
     ports: &[],
@@ -82,8 +97,16 @@ pub struct DmaDriver {
     max_desc_bytes: u64,
     read_status: bool,
     pin_pages: bool,
+    register_reads: u64,
+    meta_lines: u64,
     timeout: Tick,
 }
+
+/// Where the driver's per-transfer structures live: the page after the
+/// status write-back word (both are the driver's own coherent allocation).
+pub const META_OFFSET: u64 = 0x1000;
+/// Bytes of one line of the driver's per-transfer structures.
+pub const META_LINE: u64 = 64;
 
 /// One transfer: channel, host buffer, card address, length.
 #[derive(Debug, Clone, Copy)]
@@ -113,6 +136,8 @@ impl DmaDriver {
             max_desc_bytes: p.uint("max_desc_bytes"),
             read_status: p.bool("read_status"),
             pin_pages: p.bool("pin_pages"),
+            register_reads: p.uint("register_reads"),
+            meta_lines: p.uint("meta_lines"),
             timeout: (p.float("timeout_us") * 1e6).round() as Tick,
         })
     }
@@ -175,6 +200,12 @@ impl DmaDriver {
                 .sum();
             ops.push(Op::Instructions(self.pin_page * pages));
         }
+        for i in 0..self.meta_lines {
+            ops.push(Op::Store {
+                addr: layout.writeback + META_OFFSET + i * META_LINE,
+                data: (i as u32 + 1).to_le_bytes().to_vec(),
+            });
+        }
         for (i, d) in descs.iter().enumerate() {
             ops.push(Op::Instructions(self.desc));
             ops.push(Op::Store {
@@ -216,6 +247,12 @@ impl DmaDriver {
             });
         }
         ops.push(mmio(regs::DESC_COUNT, count_ctrl));
+        for _ in 0..self.register_reads {
+            ops.push(Op::MmioRead {
+                addr: base + regs::STATUS,
+                len: 4,
+            });
+        }
         self.wait_done(
             completion,
             layout,

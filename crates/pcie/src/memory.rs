@@ -7,8 +7,31 @@
 //! later. Reads observe every earlier write (reads and writes take effect in
 //! arrival order), which is the ordering PCIe relies on when a status
 //! write-back follows the data it reports.
+//!
+//! Two mechanisms of a host's memory system can be switched on per
+//! platform (both are off by default, which keeps every access a plain
+//! DRAM access as above):
+//!
+//! * **CPU cache state** (`cpu_line_bytes` > 0). The memory remembers which
+//!   lines the CPU's caches hold. A CPU access to a held line is a cache hit
+//!   (`cpu_hit_ns`, no DRAM occupancy); any other line is a miss that costs a
+//!   DRAM access and is then held. A DMA write from the `io` port
+//!   **invalidates** the lines it touches (the coherent root complex's snoop
+//!   removes them from the CPU's caches), so the driver's next access to a
+//!   buffer, a status write-back or a descriptor the device wrote misses:
+//!   the "cache misses manipulating DMA data structures in main memory" of
+//!   PIO paper §6.3. The caches are not capacity-limited here: lines only
+//!   leave by invalidation, so every miss counted is a cold miss or a
+//!   coherence miss caused by the device ([`Memory::cache_stats`]).
+//! * **DRAM refresh** (`refresh_interval_ns` > 0). Every tREFI the DRAM is
+//!   unavailable for tRFC (JEDEC JESD79-4 DDR4, refresh command timing: tREFI
+//!   = 7.8 us at normal temperature; tRFC = 260/350/550 ns for 4/8/16 Gb
+//!   devices). An access that would start inside a refresh window starts at
+//!   its end. The windows' phase is drawn from the run's seed, so which
+//!   accesses stall is seeded and repeatable; all ranks refresh together
+//!   (a simplification: per-rank staggering would spread the same stall).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use ccsim_kernel::prelude::*;
 
@@ -87,6 +110,42 @@ const MEMORY_PARAMS: &[ParamSpec] = &[
         from: "assumed",
         description: "Bytes per second the memory serves, shared by reads and writes (0 = unlimited).",
     },
+    ParamSpec {
+        name: "cpu_line_bytes",
+        kind: ParamKind::Int,
+        default: ParamDefault::Int(0),
+        unit: "bytes",
+        range: ParamRange::at_least(0.0),
+        from: "assumed: off (the CPU's cache state is not modelled)",
+        description: "Cache-line size of the CPU's caches in front of this memory: CPU accesses to held lines hit, DMA writes invalidate the lines they touch (0 = off: every CPU access is a DRAM access).",
+    },
+    ParamSpec {
+        name: "cpu_hit_ns",
+        kind: ParamKind::Float,
+        default: ParamDefault::Float(0.0),
+        unit: "ns",
+        range: ParamRange::at_least(0.0),
+        from: "assumed",
+        description: "Latency of a CPU access whose lines the CPU's caches hold (with cpu_line_bytes > 0).",
+    },
+    ParamSpec {
+        name: "refresh_interval_ns",
+        kind: ParamKind::Float,
+        default: ParamDefault::Float(0.0),
+        unit: "ns",
+        range: ParamRange::at_least(0.0),
+        from: "assumed: off (no refresh modelled)",
+        description: "DRAM refresh interval tREFI: every this long the DRAM stops serving for refresh_ns (0 = no refresh).",
+    },
+    ParamSpec {
+        name: "refresh_ns",
+        kind: ParamKind::Float,
+        default: ParamDefault::Float(0.0),
+        unit: "ns",
+        range: ParamRange::at_least(0.0),
+        from: "assumed: off",
+        description: "DRAM refresh cycle time tRFC: how long each refresh blocks every access.",
+    },
 ];
 const MEMORY_STATS: &[StatSpec] = &[
     StatSpec {
@@ -133,8 +192,27 @@ pub static HOST_MEMORY: ComponentSpec = ComponentSpec {
         },
     ],
     stats: MEMORY_STATS,
-    check: None,
+    check: Some(check_memory),
 };
+
+/// A refresh must fit in its interval, and a line size is a power of two.
+fn check_memory(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
+    let line = p.int("cpu_line_bytes");
+    if line != 0 && !(line as u64).is_power_of_two() {
+        return Err(ParamProblem::new(
+            "cpu_line_bytes",
+            format!("must be 0 (off) or a power of two, got {line}"),
+        ));
+    }
+    let (interval, trfc) = (p.float("refresh_interval_ns"), p.float("refresh_ns"));
+    if interval > 0.0 && trfc >= interval {
+        return Err(ParamProblem::new(
+            "refresh_ns",
+            format!("{trfc} ns must be shorter than refresh_interval_ns ({interval} ns)"),
+        ));
+    }
+    Ok(())
+}
 
 /// Declaration of `device_memory`.
 pub static DEVICE_MEMORY: ComponentSpec = ComponentSpec {
@@ -148,7 +226,7 @@ pub static DEVICE_MEMORY: ComponentSpec = ComponentSpec {
         required: true,
     }],
     stats: MEMORY_STATS,
-    check: None,
+    check: Some(check_memory),
 };
 
 /// A memory component serving [`MemReq`]s on any of its ports.
@@ -158,8 +236,29 @@ pub struct Memory {
     bandwidth_gbps: f64,
     busy_until: Tick,
     out: DelayLine,
+    /// CPU cache-line size (0: the cache state is not modelled).
+    line: u64,
+    hit: Tick,
+    /// Lines the CPU's caches hold (line addresses).
+    cached: BTreeSet<u64>,
+    refresh_interval: Tick,
+    refresh: Tick,
+    /// Start of the first refresh window (seeded at init).
+    refresh_phase: Tick,
     /// The stored bytes (inspect after a run; preload before one).
     pub data: SparseMemory,
+    /// CPU line accesses that hit (with the cache state modelled).
+    pub cpu_hits: u64,
+    /// CPU line accesses that missed and went to DRAM.
+    pub cpu_misses: u64,
+    /// CPU-held lines invalidated by DMA writes.
+    pub dma_invalidations: u64,
+    /// DRAM accesses delayed by a refresh, and the total delay (ps).
+    pub refresh_stalls: u64,
+    /// Total time accesses waited for refreshes (ps).
+    pub refresh_stall_ps: Tick,
+    /// Requests served on any port.
+    served: u64,
 }
 
 impl Memory {
@@ -179,8 +278,104 @@ impl Memory {
             bandwidth_gbps: p.float("bandwidth_gbps"),
             busy_until: 0,
             out: DelayLine::new(0),
+            line: p.uint("cpu_line_bytes"),
+            hit: ns_to_ps(p.float("cpu_hit_ns")),
+            cached: BTreeSet::new(),
+            refresh_interval: ns_to_ps(p.float("refresh_interval_ns")),
+            refresh: ns_to_ps(p.float("refresh_ns")),
+            refresh_phase: 0,
             data: SparseMemory::new(),
+            cpu_hits: 0,
+            cpu_misses: 0,
+            dma_invalidations: 0,
+            refresh_stalls: 0,
+            refresh_stall_ps: 0,
+            served: 0,
         })
+    }
+
+    /// Marks the lines of `[addr, addr + len)` as held by the CPU's caches
+    /// (a preloaded, warm structure), when the cache state is modelled.
+    pub fn warm(&mut self, addr: u64, len: u64) {
+        if self.line > 0 {
+            for l in self.lines(addr, len) {
+                self.cached.insert(l);
+            }
+        }
+    }
+
+    /// Whether the CPU's caches hold the line of `addr`.
+    pub fn cpu_holds(&self, addr: u64) -> bool {
+        self.line > 0 && self.cached.contains(&(addr / self.line * self.line))
+    }
+
+    /// The line addresses `[addr, addr + len)` touches.
+    fn lines(&self, addr: u64, len: u64) -> impl Iterator<Item = u64> {
+        let line = self.line;
+        let first = addr / line * line;
+        let end = addr + len.max(1);
+        (0..)
+            .map(move |i| first + i * line)
+            .take_while(move |a| *a < end)
+    }
+
+    /// Start of the first refresh window (drawn from the run's seed at init).
+    pub fn refresh_phase(&self) -> Tick {
+        self.refresh_phase
+    }
+
+    /// The earliest start at or after `at` outside every refresh window.
+    pub fn after_refresh(&self, at: Tick) -> Tick {
+        if self.refresh_interval == 0 || at < self.refresh_phase {
+            return at;
+        }
+        let since = (at - self.refresh_phase) % self.refresh_interval;
+        if since < self.refresh {
+            at + (self.refresh - since)
+        } else {
+            at
+        }
+    }
+
+    /// The cache and refresh counters as statistics named under `name`
+    /// (`{name}.cpu_misses`, ...), empty when neither mechanism is on or
+    /// the memory served no request (so the statistics of a platform
+    /// without them, or of a run that never touched host memory, stay as
+    /// they were).
+    pub fn cache_stats(&self, name: &str) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        if self.served == 0 {
+            return out;
+        }
+        if self.line > 0 {
+            out.push((format!("{name}.cpu_hits"), self.cpu_hits as f64));
+            out.push((format!("{name}.cpu_misses"), self.cpu_misses as f64));
+            out.push((
+                format!("{name}.dma_invalidations"),
+                self.dma_invalidations as f64,
+            ));
+        }
+        if self.refresh_interval > 0 {
+            out.push((format!("{name}.refresh_stalls"), self.refresh_stalls as f64));
+            out.push((
+                format!("{name}.refresh_stall_ns"),
+                self.refresh_stall_ps as f64 / 1000.0,
+            ));
+        }
+        out
+    }
+
+    /// Starts a DRAM access of `bytes` arriving at `now`: queues behind the
+    /// previous one and any refresh window; returns when it is answered.
+    fn dram_access(&mut self, now: Tick, bytes: u64) -> Tick {
+        let queued = now.max(self.busy_until);
+        let start = self.after_refresh(queued);
+        if start > queued {
+            self.refresh_stalls += 1;
+            self.refresh_stall_ps += start - queued;
+        }
+        self.busy_until = start + transfer_ps(bytes, self.bandwidth_gbps);
+        self.busy_until + self.latency
     }
 }
 
@@ -188,10 +383,22 @@ impl Component<Msg> for Memory {
     fn spec(&self) -> &'static ComponentSpec {
         self.spec
     }
+    fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
+        // Only a refreshing memory draws from its stream, so a platform
+        // without refresh keeps its random numbers as they were.
+        if self.refresh_interval > 0 {
+            self.refresh_phase = ctx.rng().below(self.refresh_interval);
+        }
+    }
     fn on_message(&mut self, port: PortId, msg: Msg, ctx: &mut Ctx<'_, Msg>) {
         let Msg::MemReq(req) = msg else {
             debug_assert!(false, "memory got a non-memory message");
             return;
+        };
+        let from_cpu = port == 0 && self.spec.type_name == "host_memory";
+        let (addr, len, is_write) = match &*req {
+            MemReq::Read { addr, len, .. } => (*addr, *len as u64, false),
+            MemReq::Write { addr, data, .. } => (*addr, data.len() as u64, true),
         };
         let (bytes, resp) = match *req {
             MemReq::Read { id, addr, len } => {
@@ -207,9 +414,38 @@ impl Component<Msg> for Memory {
                 (data.len() as u64, MemResp::Ack { id })
             }
         };
-        let start = ctx.now().max(self.busy_until);
-        self.busy_until = start + transfer_ps(bytes, self.bandwidth_gbps);
-        let at = self.busy_until + self.latency;
+        self.served += 1;
+        let now = ctx.now();
+        let at = if self.line == 0 {
+            self.dram_access(now, bytes)
+        } else if from_cpu {
+            // Hits are served by the caches; the missed lines are fetched
+            // from DRAM (a store's too: write-allocate) and then held.
+            let lines: Vec<u64> = self.lines(addr, len).collect();
+            let missed: Vec<u64> = lines
+                .iter()
+                .copied()
+                .filter(|l| !self.cached.contains(l))
+                .collect();
+            self.cpu_hits += (lines.len() - missed.len()) as u64;
+            self.cpu_misses += missed.len() as u64;
+            self.cached.extend(missed.iter().copied());
+            if missed.is_empty() {
+                now + self.hit
+            } else {
+                self.dram_access(now, missed.len() as u64 * self.line)
+            }
+        } else {
+            if is_write {
+                // The device's write snoops the line out of the CPU's caches.
+                for l in self.lines(addr, len).collect::<Vec<_>>() {
+                    if self.cached.remove(&l) {
+                        self.dma_invalidations += 1;
+                    }
+                }
+            }
+            self.dram_access(now, bytes)
+        };
         self.out.push(ctx, at, port, Msg::MemResp(resp));
     }
     fn on_wake(&mut self, _token: u64, ctx: &mut Ctx<'_, Msg>) {

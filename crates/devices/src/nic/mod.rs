@@ -395,6 +395,12 @@ impl NicPcieSystem {
     pub fn core(&self) -> &Core {
         self.sim.component::<Core>(self.core).expect("core")
     }
+    /// Host memory.
+    pub fn host_memory(&self) -> &Memory {
+        self.sim
+            .component::<Memory>(self.host_memory)
+            .expect("host memory")
+    }
     /// The NIC.
     pub fn nic(&self) -> &PacketBuffer {
         self.sim.component::<PacketBuffer>(self.nic).expect("nic")
