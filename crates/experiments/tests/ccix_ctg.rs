@@ -182,6 +182,48 @@ fn writes_take_ownership_and_bad_lengths_are_errors() {
     assert!(e.contains("sweeps request_bytes"), "{e}");
 }
 
+/// A CCIX write miss (WriteUniqueFull) is two trips over the CCIX link
+/// (the request and its DBIDResp, the data and its Comp) and, unlike a
+/// read, waits for no memory read at the home: it needs none of the old
+/// line (AMBA CHI IHI0050). With the home reading memory for every request
+/// the write pays exactly the memory's 80 ns more, and the read nothing.
+#[test]
+fn a_ccix_write_is_two_link_round_trips_without_a_memory_read() {
+    let base = Platform::load("n1sdp").unwrap();
+    let read_everything = base
+        .with_overrides(&[(
+            "home_agent.memory_read_for_data_only".into(),
+            ParamValue::Bool(false),
+        )])
+        .unwrap();
+    let at = |p: &Platform, op: &str| {
+        let mut params = Params::new();
+        params.set("op", ParamValue::Str(op.into()), "test");
+        run_point("ccix_ctg", p, "request_bytes", 64.0, &params, 0, false)
+            .unwrap()
+            .metrics["latency_ns"]
+    };
+    let memory_ns = 80.0; // n1sdp home_agent.memory_ns
+    let (read, write) = (at(&base, "read"), at(&base, "write"));
+    assert!((at(&read_everything, "read") - read).abs() < 1e-6);
+    let write_with_memory = at(&read_everything, "write");
+    assert!(
+        (write_with_memory - write - memory_ns).abs() < 0.5,
+        "{write_with_memory} vs {write}"
+    );
+    // The read: ATC lookup, one CCIX round trip and the memory read. The
+    // write: one more CCIX round trip (two one-way traversals of 292.65 ns,
+    // ccix_link.latency_ns as u280_ccix_pcie's shared layers plus its port
+    // logic) and no memory read; the data message's 64 B serialization on
+    // Gen3 x16 and the System Cache's write response make up the rest.
+    let one_way = 292.65;
+    let extra = write - read;
+    assert!(
+        extra > 2.0 * one_way - memory_ns && extra < 2.0 * one_way - memory_ns + 40.0,
+        "write {write} - read {read} = {extra}"
+    );
+}
+
 #[test]
 fn the_tapasco_dma_baseline_moves_the_bytes_both_ways() {
     let p = Platform::load("n1sdp").unwrap();

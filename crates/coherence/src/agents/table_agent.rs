@@ -107,6 +107,15 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
             description: "At a home: whether a line read from memory stays in its cache, so later requests skip the memory (false: a memory controller with no cache in front, where every request reaches the memory).",
         },
         ParamSpec {
+            name: "memory_read_for_data_only",
+            kind: ParamKind::Bool,
+            default: ParamDefault::Bool(false),
+            unit: "",
+            range: ParamRange::ANY,
+            from: "assumed: every request to an uncached line reads memory",
+            description: "At a home: whether a request waits for the memory only if the home's table may answer it with the line's data from memory (a send of memory data in some state's row for its event). A request whose rows never send memory data (a whole-line write that needs no old data, a CleanUnique, an Evict, a write-back whose write is posted) then skips the memory read. false: every request to a line the home's cache does not hold waits for the memory.",
+        },
+        ParamSpec {
             name: "cache_lines",
             kind: ParamKind::Int,
             default: ParamDefault::Int(0),
@@ -149,6 +158,39 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
 };
 
 /// The cache's sets hold whole ways.
+/// By catalogue message: whether some row of the home's `table` for the
+/// message's event (in any state, either branch of a guard) sends the
+/// line's data from memory. Only such a request needs the memory's copy
+/// before the home can answer it (AMBA CHI IHI0050 §2.3.1: a
+/// WriteUniqueFull's home asks for the data with DBIDResp and completes it
+/// with Comp; nothing of the old line is read). Messages without an event
+/// at the home are `false`.
+fn requests_answered_with_memory_data<D>(table: &CompiledTable<D>, n_msgs: usize) -> Vec<bool> {
+    fn sends_memory_data<D>(cell: &Cell<D>) -> bool {
+        match cell {
+            Cell::Go(row) => row
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::Send(x) if x.data && x.source == DataSource::Memory)),
+            Cell::Guarded(g) => sends_memory_data(&g.yes) || sends_memory_data(&g.no),
+            Cell::Unspecified | Cell::Stall => false,
+        }
+    }
+    let n_states = table.stable.len();
+    (0..n_msgs)
+        .map(|msg| {
+            table
+                .msg_event
+                .get(msg)
+                .copied()
+                .flatten()
+                .is_some_and(|event| {
+                    (0..n_states).any(|state| sends_memory_data(table.cell(state, event).1))
+                })
+        })
+        .collect()
+}
+
 fn check_table_agent(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
     let (capacity, ways) = (p.int("capacity_lines"), p.int("ways"));
     if capacity % ways != 0 {
@@ -380,6 +422,10 @@ pub struct TableAgent {
     memory_latency: Tick,
     /// Whether a home keeps the lines it read from memory cached.
     memory_fills_cache: bool,
+    /// By catalogue message: whether a home's request waits for the memory
+    /// (`memory_read_for_data_only`: only the requests some row of the
+    /// home's table answers with memory data; otherwise every request).
+    request_reads_memory: Vec<bool>,
     /// A home's cached lines (with `memory_ns` or a timing model), marked
     /// [`CACHED`]: the others wait for memory.
     cached: DenseLineMap<u8>,
@@ -422,6 +468,11 @@ impl TableAgent {
         let role = sys.agents[id as usize].role;
         let p = &sys.protocol;
         let table = CompiledTable::new(p, role, |_, _| ());
+        let request_reads_memory = if params.bool("memory_read_for_data_only") {
+            requests_answered_with_memory_data(&table, p.msgs.len())
+        } else {
+            vec![true; p.msgs.len()]
+        };
         let received: Vec<usize> = p.msg_event[role].iter().flatten().copied().collect();
         let events: Vec<usize> = (0..table.n_events)
             .filter(|e| !received.contains(e))
@@ -453,6 +504,7 @@ impl TableAgent {
             miss_issue_interval: ns_to_ps(params.float("miss_issue_ns")),
             memory_latency: ns_to_ps(params.float("memory_ns")),
             memory_fills_cache: params.bool("memory_fills_cache"),
+            request_reads_memory,
             cached: DenseLineMap::new(DENSE_MIN_LINES, DENSE_SLOTS_PER_LINE * 64),
             home_cache: match params.uint("cache_lines") {
                 0 => None,
@@ -1770,6 +1822,7 @@ impl Component<Msg> for TableAgent {
             && class == MsgClass::Request
             && (self.timing.is_some() || self.memory_latency > 0)
             && self.cached.get(m.line).is_none()
+            && self.request_reads_memory[m.msg as usize]
         {
             // A home's request for a line its cache does not hold waits for
             // the memory first: the timing model's access, or `memory_ns`.
@@ -1838,5 +1891,32 @@ mod tests {
         let va: Vec<_> = (0..100).filter_map(|l| a.admit(l)).collect();
         let vb: Vec<_> = (0..100).filter_map(|l| b.admit(l)).collect();
         assert_eq!(va, vb);
+    }
+}
+
+#[cfg(test)]
+mod memory_read_tests {
+    use super::requests_answered_with_memory_data;
+    use ccsim_protocol::engine::{CompiledTable, Protocol};
+
+    /// CCIX's home (AMBA CHI's flows): only the requests it answers with
+    /// the line (CompData) need memory's copy; a whole-line write, an
+    /// ownership upgrade and the evictions complete without it.
+    #[test]
+    fn a_ccix_home_reads_memory_only_for_the_requests_it_answers_with_data() {
+        let spec = ccsim_protocol::load_spec("ccix").unwrap();
+        let (ir, _) = ccsim_protocol::generate(&spec).unwrap();
+        let p = Protocol::new(ir).unwrap();
+        let table = CompiledTable::new(&p, p.home, |_, _| ());
+        let reads = requests_answered_with_memory_data(&table, p.msgs.len());
+        let reads_for = |name: &str| reads[p.msg(name).unwrap() as usize];
+        for name in ["ReadShared", "ReadUnique"] {
+            assert!(reads_for(name), "{name} is answered with memory data");
+        }
+        for name in ["WriteUniqueFull", "CleanUnique", "Evict", "WriteBackFull"] {
+            assert!(!reads_for(name), "{name} needs no old data");
+        }
+        // Responses have no request row that sends memory data either.
+        assert!(!reads_for("CompAck"));
     }
 }
