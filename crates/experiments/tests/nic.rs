@@ -5,11 +5,21 @@ use ccsim_experiments::{run_point, PointResult};
 use ccsim_kernel::prelude::*;
 use ccsim_platform::Platform;
 
-fn point(design: &str, bytes: f64, packets: i64, seed: u64) -> PointResult {
+/// One nic_loopback point on Enzian: `design`, `packets` frames of
+/// `bytes`, and any further workload parameters.
+fn nic_point(
+    design: &str,
+    bytes: f64,
+    (packets, seed): (i64, u64),
+    more: &[(&str, &str)],
+) -> PointResult {
     let enzian = Platform::load("enzian").unwrap();
-    let p = Params::new()
+    let mut p = Params::new()
         .with("design", ParamValue::Str(design.into()), "test")
         .with("packets", ParamValue::Int(packets), "test");
+    for (k, v) in more {
+        p = p.with(k, ParamValue::Str((*v).into()), "test");
+    }
     run_point(
         "nic_loopback",
         &enzian,
@@ -20,6 +30,10 @@ fn point(design: &str, bytes: f64, packets: i64, seed: u64) -> PointResult {
         false,
     )
     .unwrap()
+}
+
+fn point(design: &str, bytes: f64, packets: i64, seed: u64) -> PointResult {
+    nic_point(design, bytes, (packets, seed), &[])
 }
 
 fn m(r: &PointResult, k: &str) -> f64 {
@@ -190,39 +204,11 @@ fn dma_interrupt_completion_costs_little() {
 }
 
 fn eci_tx(mode: &str, bytes: f64) -> PointResult {
-    let enzian = Platform::load("enzian").unwrap();
-    let p = Params::new()
-        .with("design", ParamValue::Str("eci_pio".into()), "test")
-        .with("eci_tx", ParamValue::Str(mode.into()), "test")
-        .with("packets", ParamValue::Int(4), "test");
-    run_point(
-        "nic_loopback",
-        &enzian,
-        "message_bytes",
-        bytes,
-        &p,
-        1,
-        false,
-    )
-    .unwrap()
+    nic_point("eci_pio", bytes, (4, 1), &[("eci_tx", mode)])
 }
 
 fn point_with(design: &str, bytes: f64, packets: i64, seed: u64, kernel: &str) -> PointResult {
-    let enzian = Platform::load("enzian").unwrap();
-    let p = Params::new()
-        .with("design", ParamValue::Str(design.into()), "test")
-        .with("packets", ParamValue::Int(packets), "test")
-        .with("kernel", ParamValue::Str(kernel.into()), "test");
-    run_point(
-        "nic_loopback",
-        &enzian,
-        "message_bytes",
-        bytes,
-        &p,
-        seed,
-        false,
-    )
-    .unwrap()
+    nic_point(design, bytes, (packets, seed), &[("kernel", kernel)])
 }
 
 #[test]
@@ -265,22 +251,8 @@ fn one_line_frames_transmit_in_two_round_trips_either_way() {
 fn the_serial_eci_transmit_keeps_the_points_of_the_unpipelined_model() {
     // pio-nic's tx_eci_serial_p50 (100 frames, seed 0): the values the
     // one-line-per-exchange transmit gave before the pipelined one existed.
-    let enzian = Platform::load("enzian").unwrap();
-    let p = Params::new()
-        .with("design", ParamValue::Str("eci_pio".into()), "test")
-        .with("eci_tx", ParamValue::Str("serial".into()), "test")
-        .with("packets", ParamValue::Int(100), "test");
     for (bytes, want) in [(64.0, 796.489), (1536.0, 11822.846)] {
-        let r = run_point(
-            "nic_loopback",
-            &enzian,
-            "message_bytes",
-            bytes,
-            &p,
-            0,
-            false,
-        )
-        .unwrap();
+        let r = nic_point("eci_pio", bytes, (100, 0), &[("eci_tx", "serial")]);
         assert!(
             (m(&r, "tx_p50_ns") - want).abs() < 1e-3,
             "{bytes}: {}",
