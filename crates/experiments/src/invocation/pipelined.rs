@@ -401,18 +401,7 @@ pub fn run_pipelined_invocation(
     mut sys: CoherentSystem,
     cfg: &PayloadConfig,
 ) -> Result<PayloadRun, String> {
-    let protocol = sys.protocol();
-    if protocol != "invocation" {
-        return Err(format!(
-            "payload: the system runs {protocol}; the invocation runs on the invocation protocol"
-        ));
-    }
-    if cfg.calls == 0 || cfg.warmup >= cfg.calls {
-        return Err(format!(
-            "payload: calls ({}) must exceed warmup ({})",
-            cfg.calls, cfg.warmup
-        ));
-    }
+    super::run::check_run("payload", &sys, cfg.calls, cfg.warmup)?;
     if !(cfg.compute_ns.is_finite() && cfg.compute_ns >= 0.0) {
         return Err(format!(
             "payload.compute_ns: must be a non-negative number, got {}",

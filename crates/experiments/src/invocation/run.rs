@@ -544,6 +544,28 @@ pub struct InvocationRun {
     pub results: Vec<Line>,
 }
 
+/// Fails unless `sys` runs the invocation protocol and `calls` exceed
+/// `warmup` (`what` names the run in the message).
+pub(super) fn check_run(
+    what: &str,
+    sys: &CoherentSystem,
+    calls: usize,
+    warmup: usize,
+) -> Result<(), String> {
+    let protocol = sys.protocol();
+    if protocol != "invocation" {
+        return Err(format!(
+            "{what}: the system runs {protocol}; the invocation runs on the invocation protocol"
+        ));
+    }
+    if calls == 0 || warmup >= calls {
+        return Err(format!(
+            "{what}: calls ({calls}) must exceed warmup ({warmup})"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `cfg.calls` invocations of the device's checksum function on `sys`
 /// (as built, no program yet), whose agents run the `invocation` protocol
 /// (system `invocation` of platforms/enzian.toml); fails with a report on
@@ -552,18 +574,7 @@ pub fn run_invocation(
     mut sys: CoherentSystem,
     cfg: &InvocationConfig,
 ) -> Result<InvocationRun, String> {
-    let protocol = sys.protocol();
-    if protocol != "invocation" {
-        return Err(format!(
-            "invocation: the system runs {protocol}; the invocation runs on the invocation protocol"
-        ));
-    }
-    if cfg.calls == 0 || cfg.warmup >= cfg.calls {
-        return Err(format!(
-            "invocation: calls ({}) must exceed warmup ({})",
-            cfg.calls, cfg.warmup
-        ));
-    }
+    check_run("invocation", &sys, cfg.calls, cfg.warmup)?;
     if cfg.device_initiated && (cfg.signal_store || cfg.timeout_ns.is_some()) {
         return Err("invocation: the device-initiated protocol runs with a load signal and without 'not ready yet'".into());
     }
