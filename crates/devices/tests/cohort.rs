@@ -128,3 +128,36 @@ fn two_cores_move_the_exact_sequence_through_a_wrapping_queue() {
     // Both sides' pointer traffic went through coherence.
     assert!(s.world.counts.invalidations > 2 * n / 8);
 }
+
+/// A poll loop (`ld`, `bne`, `j`) on a line the core holds: with the
+/// Ariane/CVA6 L1D's 3-cycle hit, each turn takes 3 + 3 - 1 = 5 cycles
+/// and retires 3 instructions, so a spinning core's IPC is 0.6, not 1.
+/// Core 1's store then invalidates the line and the next turn's load
+/// misses (forwarded to core 1) and returns the new value.
+#[test]
+fn a_poll_turn_on_a_held_line_retires_three_instructions_in_five_cycles() {
+    let maple = Maple::new(0, Accelerator::sha256(1e6), 10, 8);
+    let t = Timing {
+        load_hit: 3,
+        ..timing()
+    };
+    let mut s = Soc::new(t, 2, 8, vec![Accelerator::sha256(1e6)], 4, maple);
+    s.map(VA, 4096);
+    s.load(0, VA); // a miss: core 0 now holds the line
+    let (t0, r0) = (s.world.cores[0].now, s.world.cores[0].retired);
+    // Core 1 stores at cycle 1000; its store drains by a miss forwarded
+    // to core 0's copy.
+    s.world.cores[1].now = 1000;
+    s.store(1, VA, 42);
+    let seen = s.spin_while_equal(0, VA, 0, 3, |_, _, _| {});
+    assert_eq!(seen, 42);
+    let cycles = s.world.cores[0].now - t0;
+    let retired = s.world.cores[0].retired - r0;
+    // 195 turns of 3 instructions: 194 hits of 5 cycles (34 + 970 =
+    // 1004), then a load that waits for core 1's store to the line (52
+    // cycles from 1000, forwarded to core 0's copy) and misses, forwarded
+    // to core 1 (68): 1052 + 68 + 2 = 1122.
+    assert_eq!(retired, 195 * 3);
+    assert_eq!(t0 + cycles, 1122);
+    assert_eq!(s.world.counts.invalidations, 1);
+}

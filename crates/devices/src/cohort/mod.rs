@@ -496,7 +496,7 @@ pub static ARIANE_CORE: ComponentSpec = ComponentSpec {
     description: "An Ariane-like in-order core on a P-Mesh tile (Cohort §5): one instruction a cycle, loads stall until their data, stores drain in order from a store buffer, fence drains it, MMIO is a non-speculative round trip.",
     params: &[
         ParamSpec { name: "store_buffer_entries", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "stores", range: ParamRange::between(1.0, 64.0), from: "assumed: Ariane's speculative plus commit store buffer, 8 entries", description: "Stores the buffer holds before the core stalls." },
-        ParamSpec { name: "load_hit_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", range: ParamRange::between(1.0, 100.0), from: "assumed: a load hitting the write-through L1D is used in the next cycle", description: "A load hit's cost to the pipeline." },
+        ParamSpec { name: "load_hit_cycles", kind: ParamKind::Int, default: ParamDefault::Int(3), unit: "cycles", range: ParamRange::between(1.0, 100.0), from: "CVA6 design doc (docs/03_cva6_design/intro.rst): an L1 data-cache hit takes 3 cycles", description: "A load hit's cost to the pipeline." },
     ],
     ports: &[],
     stats: &[],
