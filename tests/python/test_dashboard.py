@@ -53,8 +53,10 @@ def _get(d, dotted):
 def test_summary_ranks_by_prediction_error_and_matches_the_runs(results, page):
     _, doc = page
     rows = doc["experiments"]
-    # cohet-dma's CXL.io series add four predictions within 1%, which rank it last.
-    assert [r["experiment"] for r in rows] == ["pio-invocation-eci", "pio-pcie", "cckit-dc-latency", "cohet-dma"]
+    # By mean prediction error: pio-invocation-eci 14.7%, pio-pcie 5.1%, cohet-dma 1.8% (its CXL.io
+    # series add predictions within 1%), cckit-dc-latency 1.5% (DC+DDR random within 1.3% since the
+    # DDR behind the DC runs the MIG model).
+    assert [r["experiment"] for r in rows] == ["pio-invocation-eci", "pio-pcie", "cohet-dma", "cckit-dc-latency"]
     assert [r["rank"] for r in rows] == [1, 2, 3, 4]
     mapes = [r["prediction"]["mape_pct"] for r in rows]
     assert mapes == sorted(mapes, reverse=True)
