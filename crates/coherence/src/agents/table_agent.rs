@@ -157,7 +157,6 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
     check: Some(check_table_agent),
 };
 
-/// The cache's sets hold whole ways.
 /// By catalogue message: whether some row of the home's `table` for the
 /// message's event (in any state, either branch of a guard) sends the
 /// line's data from memory. Only such a request needs the memory's copy
@@ -191,6 +190,7 @@ fn requests_answered_with_memory_data<D>(table: &CompiledTable<D>, n_msgs: usize
         .collect()
 }
 
+/// The cache's sets hold whole ways.
 fn check_table_agent(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
     let (capacity, ways) = (p.int("capacity_lines"), p.int("ways"));
     if capacity % ways != 0 {
