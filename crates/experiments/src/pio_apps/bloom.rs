@@ -40,16 +40,14 @@ use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
-use ccsim_pcie::dma::{C2H, H2C};
-use ccsim_pcie::driver::Transfer;
 use ccsim_platform::{EciOptions, Platform};
 
 use super::hash::{cpu_hashes, result_bytes, FpgaBloomPipeline, ELEMENT_BYTES, RESULT_BYTES};
-use super::{run_pcie_offload, whole_units, PcieOffload};
+use super::{run_pcie_offload, whole_units, xdma_offload_ops, PcieOffload};
 use crate::invocation::run::{run_invocation, DeviceFunction, InvocationConfig, Payload};
 use crate::{
-    completion_of, driver_for, driver_layout, engine_bars, ns, pattern, sweeps, system_params,
-    werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF,
+    engine_bars, ns, pattern, sweeps, system_params, werr, MetricSpec, Point, PointResult,
+    RunError, WorkloadInfo, COMPLETION,
 };
 use ccsim_coherence::Line;
 
@@ -239,25 +237,14 @@ fn pcie(
     let (n_in, n_out) = (data.len() as u64, want.len() as u64);
     let mut program = vec![Op::Mark(0)];
     if xdma {
-        let driver = driver_for(platform, "pio_bloom")?;
-        let layout = driver_layout(platform, "pio_bloom")?;
-        let completion = completion_of(point.params);
-        let h2c = Transfer {
-            channel: H2C,
-            host: REQ_BUF,
-            card: 0,
-            len: n_in,
-        };
-        let c2h = Transfer {
-            channel: C2H,
-            host: HOST_RESULTS,
-            card: RESULTS,
-            len: n_out,
-        };
-        program.extend(driver.transfer(&[h2c], &layout, completion, 0));
         // The whole batch through the pipeline before the results go back.
-        program.push(Op::Compute(batch_ps));
-        program.extend(driver.transfer(&[c2h], &layout, completion, 1));
+        program.extend(xdma_offload_ops(
+            "pio_bloom",
+            point,
+            (n_in, n_out),
+            (RESULTS, HOST_RESULTS),
+            batch_ps,
+        )?);
     } else {
         let bar1 = engine_bars(platform, "pio_bloom")?.1;
         program.extend([

@@ -20,11 +20,11 @@ use ccsim_pcie::core::Op;
 use ccsim_pcie::system::{PcieSystem, PcieSystemParams};
 use ccsim_platform::Platform;
 
-use crate::{finish, model_err, ns, result, werr, PointResult, RunError, REQ_BUF};
+use crate::{
+    completion_of, driver_for, driver_layout, finish, model_err, ns, result, werr, Point,
+    PointResult, RunError, REQ_BUF,
+};
 
-/// One offload over PCIe (PIO or DMA) whose bytes are checked both ways:
-/// what the CPU sends must be on the card afterwards, and what it reads
-/// back must equal the CPU's own computation.
 /// `x` as a byte count that is a whole number of `unit`-byte units from
 /// one unit to `max` bytes; otherwise an error naming the workload's x
 /// (`x_name`) and `what` a unit is.
@@ -43,6 +43,43 @@ pub(crate) fn whole_units(
     }
 }
 
+/// The XDMA driver calls of an offload: `n_in` bytes from the request
+/// buffer to card address 0 (H2C), the card's `compute_ps` over them, then
+/// `n_out` result bytes from card address `card_results` to host address
+/// `host_results` (C2H).
+pub(crate) fn xdma_offload_ops(
+    workload: &str,
+    point: &Point<'_>,
+    (n_in, n_out): (u64, u64),
+    (card_results, host_results): (u64, u64),
+    compute_ps: Tick,
+) -> Result<Vec<Op>, RunError> {
+    use ccsim_pcie::dma::{C2H, H2C};
+    use ccsim_pcie::driver::Transfer;
+    let driver = driver_for(point.platform, workload)?;
+    let layout = driver_layout(point.platform, workload)?;
+    let completion = completion_of(point.params);
+    let h2c = Transfer {
+        channel: H2C,
+        host: REQ_BUF,
+        card: 0,
+        len: n_in,
+    };
+    let c2h = Transfer {
+        channel: C2H,
+        host: host_results,
+        card: card_results,
+        len: n_out,
+    };
+    let mut ops = driver.transfer(&[h2c], &layout, completion, 0);
+    ops.push(Op::Compute(compute_ps));
+    ops.extend(driver.transfer(&[c2h], &layout, completion, 1));
+    Ok(ops)
+}
+
+/// One offload over PCIe (PIO or DMA) whose bytes are checked both ways:
+/// what the CPU sends must be on the card afterwards, and what it reads
+/// back must equal the CPU's own computation.
 pub(crate) struct PcieOffload<'a> {
     /// The workload, for errors.
     pub workload: &'static str,

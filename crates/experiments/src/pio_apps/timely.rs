@@ -39,17 +39,15 @@ use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
-use ccsim_pcie::dma::{C2H, H2C};
-use ccsim_pcie::driver::Transfer;
 use ccsim_platform::{EciOptions, Platform};
 
 use super::dataflow::{record_bytes, FilterGraph, GraphRun, RECORD_BYTES};
-use super::{run_pcie_offload, whole_units, PcieOffload};
+use super::{run_pcie_offload, whole_units, xdma_offload_ops, PcieOffload};
 use crate::invocation::percentile;
 use crate::invocation::run::{run_invocation, InvocationConfig};
 use crate::{
-    completion_of, driver_for, driver_layout, engine_bars, ns, sweeps, system_params, werr,
-    MetricSpec, Point, PointResult, RunError, WorkloadInfo, COMPLETION, REQ_BUF,
+    engine_bars, ns, sweeps, system_params, werr, MetricSpec, Point, PointResult, RunError,
+    WorkloadInfo, COMPLETION,
 };
 
 /// Declaration of `pio_timely`.
@@ -252,24 +250,13 @@ fn pcie(
     let trace = crate::trace_mode(point.trace);
     let mut program = vec![Op::Mark(0)];
     if dma {
-        let driver = driver_for(platform, "pio_timely")?;
-        let layout = driver_layout(platform, "pio_timely")?;
-        let completion = completion_of(point.params);
-        let h2c = Transfer {
-            channel: H2C,
-            host: REQ_BUF,
-            card: 0,
-            len: batch.len() as u64,
-        };
-        let c2h = Transfer {
-            channel: C2H,
-            host: HOST_RESULTS,
-            card: RESULTS,
-            len: back.len() as u64,
-        };
-        program.extend(driver.transfer(&[h2c], &layout, completion, 0));
-        program.push(Op::Compute(pipeline_ps));
-        program.extend(driver.transfer(&[c2h], &layout, completion, 1));
+        program.extend(xdma_offload_ops(
+            "pio_timely",
+            point,
+            (batch.len() as u64, back.len() as u64),
+            (RESULTS, HOST_RESULTS),
+            pipeline_ps,
+        )?);
     } else {
         let bar1 = engine_bars(platform, "pio_timely")?.1;
         program.extend([
