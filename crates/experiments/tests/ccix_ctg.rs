@@ -2,20 +2,15 @@
 //! translation before issue, the calibration points of Exp. 2, and the
 //! text's statements about ATS that the mechanisms should reproduce.
 
+mod ccix_common;
+use ccix_common::{build, params_of};
 use ccsim_experiments::run_point;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, Platform};
 
 fn ctg(bytes: f64, settings: &[(&str, &str)]) -> std::collections::BTreeMap<String, f64> {
     let p = Platform::load("n1sdp").unwrap();
-    let mut params = Params::new();
-    for (k, v) in settings {
-        let value = match v.parse::<i64>() {
-            Ok(i) => ParamValue::Int(i),
-            Err(_) => ParamValue::Str((*v).into()),
-        };
-        params.set(k, value, "test");
-    }
+    let params = params_of(settings);
     run_point("ccix_ctg", &p, "request_bytes", bytes, &params, 0, false)
         .unwrap()
         .metrics
@@ -29,17 +24,7 @@ fn within(value: f64, target: f64, tol: f64) -> bool {
 fn a_program_operation_waits_for_its_release_time() {
     let p = Platform::load("n1sdp").unwrap();
     let run = |release: Option<Vec<Tick>>| {
-        let mut s = p
-            .build(
-                "ccix",
-                BuildOptions {
-                    seed: 0,
-                    trace: TraceMode::Off,
-                    checks: true,
-                    tester: None,
-                },
-            )
-            .unwrap();
+        let mut s = build(&p, "ccix");
         let sc = 0; // the u280, the system's first agent
         s.agent_mut(sc)
             .set_program(&[(10, "load"), (11, "load")], 2)
@@ -58,17 +43,7 @@ fn a_program_operation_waits_for_its_release_time() {
     // Alone on the link, it takes what the first took.
     assert_eq!(held[1].1 - held[1].0, held[0].1 - held[0].0);
     // A count that does not match is an error naming both.
-    let mut s = p
-        .build(
-            "ccix",
-            BuildOptions {
-                seed: 0,
-                trace: TraceMode::Off,
-                checks: true,
-                tester: None,
-            },
-        )
-        .unwrap();
+    let mut s = build(&p, "ccix");
     s.agent_mut(0).set_program(&[(1, "load")], 1).unwrap();
     let e = s.agent_mut(0).set_program_release(vec![0, 0]).unwrap_err();
     assert!(

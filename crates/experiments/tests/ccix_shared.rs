@@ -2,9 +2,11 @@
 //! the snoops behind the contention, the text's directions, and the
 //! atomics' multi-step sequence.
 
+mod ccix_common;
+use ccix_common::{build, params_of};
 use ccsim_experiments::run_point;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::{BuildOptions, Platform};
+use ccsim_platform::Platform;
 
 fn point(
     workload: &str,
@@ -13,14 +15,7 @@ fn point(
     settings: &[(&str, &str)],
 ) -> std::collections::BTreeMap<String, f64> {
     let p = Platform::load("n1sdp").unwrap();
-    let mut params = Params::new();
-    for (k, v) in settings {
-        let value = match v.parse::<i64>() {
-            Ok(i) => ParamValue::Int(i),
-            Err(_) => ParamValue::Str((*v).into()),
-        };
-        params.set(k, value, "test");
-    }
+    let params = params_of(settings);
     run_point(workload, &p, x_name, x, &params, 0, false)
         .unwrap()
         .metrics
@@ -29,17 +24,7 @@ fn point(
 #[test]
 fn a_host_write_to_a_line_the_system_cache_holds_waits_for_a_snoop_over_ccix() {
     let p = Platform::load("n1sdp").unwrap();
-    let mut s = p
-        .build(
-            "ccix_host",
-            BuildOptions {
-                seed: 0,
-                trace: TraceMode::Off,
-                checks: true,
-                tester: None,
-            },
-        )
-        .unwrap();
+    let mut s = build(&p, "ccix_host");
     // agents: u280, core0, core1, core2, ha
     s.agent_mut(0).set_program(&[(7, "store")], 1).unwrap();
     s.agent_mut(1)

@@ -3,13 +3,15 @@
 //! and in `ccix_ctg`, where ATS translations travel on VC0 of the same
 //! link during the coherence run.
 
+mod ccix_common;
+use ccix_common::{build, params_of};
 use std::collections::BTreeMap;
 
 use ccsim_experiments::run_point;
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::ccix_link::CcixVcLink;
 use ccsim_pcie::vc_link::{DOWN, UP, VC0, VC1};
-use ccsim_platform::{BuildOptions, Platform};
+use ccsim_platform::Platform;
 
 fn n1sdp_with(overrides: &[(&str, ParamValue)]) -> Platform {
     let o: Vec<(String, ParamValue)> = overrides
@@ -24,14 +26,7 @@ fn ctg_on(
     bytes: f64,
     settings: &[(&str, &str)],
 ) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
-    let mut params = Params::new();
-    for (k, v) in settings {
-        let value = match v.parse::<i64>() {
-            Ok(i) => ParamValue::Int(i),
-            Err(_) => ParamValue::Str((*v).into()),
-        };
-        params.set(k, value, "test");
-    }
+    let params = params_of(settings);
     let r = run_point("ccix_ctg", p, "request_bytes", bytes, &params, 0, false).unwrap();
     (r.metrics, r.stats)
 }
@@ -39,17 +34,7 @@ fn ctg_on(
 #[test]
 fn both_vcs_bytes_add_up_on_the_wire_of_a_system_run() {
     let p = Platform::load("n1sdp").unwrap();
-    let mut s = p
-        .build(
-            "ccix",
-            BuildOptions {
-                seed: 0,
-                trace: TraceMode::Off,
-                checks: true,
-                tester: None,
-            },
-        )
-        .unwrap();
+    let mut s = build(&p, "ccix");
     // 32 loads of distinct lines by the System Cache: a ReadShared up and
     // the line back in CompData per load.
     let ops: Vec<(u64, &str)> = (0..32).map(|l| (l, "load")).collect();
