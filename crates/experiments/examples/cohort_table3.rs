@@ -2,7 +2,8 @@
 //! given queue sizes (the calibration aid for `platforms/openpiton.toml`):
 //! `cargo run --release -p ccsim-experiments --example cohort_table3 -- 1024 [key=value ...]`
 //! where a key is `backoff`, `mmio` or `setup` (overriding the platform's),
-//! or `check=cached` (the queue library's index checks; default every call).
+//! or `check=every_call` (the queue library's index checks; default cached,
+//! as the workload's).
 
 use ccsim_devices::cohort::queue::IndexCheck;
 use ccsim_experiments::cohort::{run_cohort_with, run_dma, run_mmio, SocParams};
@@ -12,13 +13,13 @@ fn main() {
     let mut p = SocParams::from_platform(&platform).expect("params");
     eprintln!("{:?}", p.timing);
     let mut sizes = Vec::new();
-    let mut check = IndexCheck::EveryCall;
+    let mut check = IndexCheck::Cached;
     for a in std::env::args().skip(1) {
         match a.split_once('=') {
             Some(("backoff", v)) => p.backoff = v.parse().expect("number"),
             Some(("mmio", v)) => p.maple_mmio = v.parse().expect("number"),
             Some(("setup", v)) => p.dma_setup = v.parse().expect("number"),
-            Some(("check", "cached")) => check = IndexCheck::Cached,
+            Some(("check", "every_call")) => check = IndexCheck::EveryCall,
             _ => sizes.push(a.parse::<u64>().expect("a queue size")),
         }
     }
