@@ -7,7 +7,10 @@
 use ccsim_devices::accel::Accelerator;
 use ccsim_devices::cohort::core::Device;
 use ccsim_devices::cohort::maple::{Maple, REG_DMA_LEN};
-use ccsim_devices::cohort::queue::{fifo_init, publish_read, publish_write, try_pop, try_push};
+use ccsim_devices::cohort::queue::{
+    fifo_init, pop, publish_read, publish_write, push, try_pop, try_push, IndexCheck,
+    CHECK_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
+};
 use ccsim_devices::cohort::{Soc, Timing};
 
 fn timing() -> Timing {
@@ -160,4 +163,82 @@ fn a_poll_turn_on_a_held_line_retires_three_instructions_in_five_cycles() {
     assert_eq!(retired, 195 * 3);
     assert_eq!(t0 + cycles, 1122);
     assert_eq!(s.world.counts.invalidations, 1);
+}
+
+/// What each queue operation retires (the IPC's numerator), both index
+/// disciplines: a push is its store and 5 more, a pop its load and 5 more,
+/// a publication a `fence` and the index store; an every-call check adds
+/// the index load, a compare and a branch to each push and pop.
+#[test]
+fn each_queue_operation_retires_its_instructions() {
+    assert_eq!(
+        (PUSH_INSTRUCTIONS, POP_INSTRUCTIONS, CHECK_INSTRUCTIONS),
+        (5, 5, 3)
+    );
+    for (check, extra) in [(IndexCheck::Cached, 0), (IndexCheck::EveryCall, 3)] {
+        let mut s = soc();
+        let mut q = fifo_init(&mut s, VA, 64, 8, false, &[]).with_check(check);
+        let mut consumer = q.clone();
+        let r0 = s.world.cores[0].retired;
+        push(&mut s, 0, &mut q, 7);
+        assert_eq!(s.world.cores[0].retired - r0, 6 + extra, "{check:?} push");
+        for v in 1..8 {
+            push(&mut s, 0, &mut q, v);
+        }
+        // The 8th push published: fence and index store.
+        assert_eq!(
+            s.world.cores[0].retired - r0,
+            8 * (6 + extra) + 2,
+            "{check:?} batch"
+        );
+        s.fence(0);
+        s.world.cores[1].now = s.world.cores[0].now;
+        let r1 = s.world.cores[1].retired;
+        assert_eq!(pop(&mut s, 1, &mut consumer), 7);
+        // Cached: the first pop finds its copy empty and polls once
+        // (one 3-instruction turn that misses and sees 8).
+        let first = if check == IndexCheck::Cached { 3 } else { 0 };
+        assert_eq!(
+            s.world.cores[1].retired - r1,
+            first + 6 + extra,
+            "{check:?} pop"
+        );
+        let r1 = s.world.cores[1].retired;
+        pop(&mut s, 1, &mut consumer);
+        assert_eq!(
+            s.world.cores[1].retired - r1,
+            6 + extra,
+            "{check:?} second pop"
+        );
+        // Every-call loads the write index on each pop: both loads counted,
+        // the first missed (the producer held the line modified).
+        let (loads, misses) = (consumer.index_loads, consumer.index_misses);
+        match check {
+            IndexCheck::Cached => assert_eq!((loads, misses), (1, 1)),
+            IndexCheck::EveryCall => assert_eq!((loads, misses), (2, 1)),
+        }
+    }
+}
+
+/// The pointer ping-pong: the producer publishes after every element and
+/// the consumer checks every call, so each publication finds the line at
+/// the consumer (an invalidation) and each check after it misses.
+#[test]
+fn every_call_checks_and_per_element_publications_ping_pong_the_control_line() {
+    let mut s = soc();
+    let mut q = fifo_init(&mut s, VA, 64, 1, false, &[]).with_check(IndexCheck::EveryCall);
+    let mut consumer = q.clone();
+    for v in 0..16u64 {
+        push(&mut s, 0, &mut q, v);
+        s.fence(0);
+        s.world.cores[1].now = s.world.cores[1].now.max(s.world.cores[0].now);
+        assert_eq!(pop(&mut s, 1, &mut consumer), v);
+        s.fence(1); // the read index's store performed
+        s.world.cores[0].now = s.world.cores[0].now.max(s.world.cores[1].now);
+    }
+    // Each pop's check missed: the producer's store had taken the line.
+    assert_eq!((consumer.index_loads, consumer.index_misses), (16, 16));
+    // Each push's check missed too after the first: the consumer's read
+    // index store (batch 1) had taken it back.
+    assert_eq!((q.index_loads, q.index_misses), (16, 16));
 }

@@ -1,20 +1,25 @@
 //! Prints the Cohort benchmark's latencies and Table 3's ratios at the
 //! given queue sizes (the calibration aid for `platforms/openpiton.toml`):
 //! `cargo run --release -p ccsim-experiments --example cohort_table3 -- 1024 [key=value ...]`
-//! where a key is `backoff`, `mmio` or `setup` (overriding the platform's).
+//! where a key is `backoff`, `mmio` or `setup` (overriding the platform's),
+//! or `check=every_call` (the queue library's index checks; default cached,
+//! as the workload's).
 
-use ccsim_experiments::cohort::{run_cohort, run_dma, run_mmio, SocParams};
+use ccsim_devices::cohort::queue::IndexCheck;
+use ccsim_experiments::cohort::{run_cohort_with, run_dma, run_mmio, SocParams};
 
 fn main() {
     let platform = ccsim_platform::Platform::load("openpiton").expect("platform");
     let mut p = SocParams::from_platform(&platform).expect("params");
     eprintln!("{:?}", p.timing);
     let mut sizes = Vec::new();
+    let mut check = IndexCheck::Cached;
     for a in std::env::args().skip(1) {
         match a.split_once('=') {
             Some(("backoff", v)) => p.backoff = v.parse().expect("number"),
             Some(("mmio", v)) => p.maple_mmio = v.parse().expect("number"),
             Some(("setup", v)) => p.dma_setup = v.parse().expect("number"),
+            Some(("check", "every_call")) => check = IndexCheck::EveryCall,
             _ => sizes.push(a.parse::<u64>().expect("a queue size")),
         }
     }
@@ -31,8 +36,8 @@ fn main() {
     for accel in ["sha256", "aes128"] {
         let small = if accel == "sha256" { 8 } else { 2 };
         for &n in &sizes {
-            let c64 = run_cohort(&p, accel, n, 64.min(n), false);
-            let cs = run_cohort(&p, accel, n, small, false);
+            let c64 = run_cohort_with(&p, accel, n, 64.min(n), false, check);
+            let cs = run_cohort_with(&p, accel, n, small, false, check);
             let m = run_mmio(&p, accel, n);
             let d = run_dma(&p, accel, n);
             let ipc =
@@ -42,6 +47,14 @@ fn main() {
                 c64.cycles, cs.cycles, m.cycles, d.cycles,
                 m.cycles as f64 / c64.cycles as f64, d.cycles as f64 / c64.cycles as f64, cs.cycles as f64 / c64.cycles as f64,
                 ipc(&c64) / ipc(&m), ipc(&c64) / ipc(&d)
+            );
+            let st = |k: &str| c64.stats.get(k).copied().unwrap_or(0.0);
+            println!(
+                "  batch 64: out-queue index loads {} misses {} | WCM publishes {} missed {} | read-index stores missed {} | ipc {:.3} mmio {:.3} dma {:.3} | retired {} (spin {}) mmio {} dma {}",
+                st("core0.out_queue.index_loads"), st("core0.out_queue.index_misses"),
+                st("engine0.publishes"), st("engine0.publish_misses"), st("engine0.read_index_misses"),
+                ipc(&c64), ipc(&m), ipc(&d),
+                c64.instructions, st("core0.spin_retired"), m.instructions, d.instructions
             );
         }
     }

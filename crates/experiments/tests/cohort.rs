@@ -11,8 +11,8 @@ use ccsim_devices::cohort::queue::{
 };
 use ccsim_devices::cohort::Soc;
 use ccsim_experiments::cohort::{
-    input_words, pmesh_timing, reference, run_chain, run_cohort, run_dma, run_mmio, SocParams,
-    AES_KEY,
+    input_words, pmesh_timing, reference, run_chain, run_cohort, run_cohort_with, run_dma,
+    run_mmio, SocParams, AES_KEY,
 };
 use ccsim_experiments::run_point;
 use ccsim_kernel::component::{ParamValue, Params};
@@ -393,14 +393,11 @@ fn the_directory_model_agrees_with_the_verified_pmesh_table() {
 
 /// The pointer lines' coherence traffic at batch 64 over 1024 words, the
 /// quantity §6.1 blames for AES's lower speedup ("false sharing on the
-/// read and write pointers ... as it waits to acquire the output data").
-/// The model's AES run invalidates 160 copies for 512 blocks (0.31 a
-/// block), SHA's 96 for 128 (0.75 a block): the core is mostly pushing
-/// while the engine publishes, so the engine's per-block write-index
-/// stores rarely find the line at the core. A ping-pong on every AES
-/// block (2 transfers of 68 cycles x 512 blocks: ~70 kcycles more) would
-/// bring the AES speedup vs MMIO to about 2.3x (Table 3: 1.83-2.07x);
-/// this count pins what the model does so that a change to it is seen.
+/// read and write pointers ... as it waits to acquire the output data"),
+/// with the cached library: the model's AES run invalidates 160 copies for
+/// 512 blocks, SHA's 96 for 128; the per-block ping-pong needs every-call
+/// index checks (the next test). This count pins what the model does so
+/// that a change to it is seen.
 #[test]
 fn pointer_line_invalidations_at_batch_64() {
     let p = params();
@@ -415,4 +412,72 @@ fn pointer_line_invalidations_at_batch_64() {
         "{}",
         aes_padded.invalidations
     );
+}
+
+/// The pointer ping-pong §6.1 names, in the engine's and the core's
+/// counters (AES and SHA, 1024 words, batch 64). With the cached
+/// (FastForward) library the core re-reads the output write index only
+/// when its copy runs out, and it lags the engine (each pop's data line
+/// is also being written by the WCM), so few of the WCM's per-block
+/// write-index stores find the line at the core: 80 of AES's 512. With
+/// every-call checks each pop loads the write index, and 400 of the 512
+/// publications must take the line back from the core, whose next check
+/// misses in turn (401 misses): the line bounces about once per block.
+/// SHA's blocks give 4 results each, so the bounce is per 4 pops there.
+#[test]
+fn the_output_control_line_ping_pongs_with_every_call_checks() {
+    use ccsim_devices::cohort::queue::IndexCheck;
+    let p = params();
+    let st = |o: &ccsim_experiments::cohort::Outcome, k: &str| o.stats[k] as u64;
+    let mut got = Vec::new();
+    for accel in ["aes128", "sha256"] {
+        for check in [IndexCheck::Cached, IndexCheck::EveryCall] {
+            let o = run_cohort_with(&p, accel, 1024, 64, false, check);
+            assert_eq!(o.results, reference(accel, &input_words(1024)));
+            got.push((
+                accel,
+                check,
+                st(&o, "engine0.publishes"),
+                st(&o, "engine0.publish_misses"),
+                st(&o, "core0.out_queue.index_loads"),
+                st(&o, "core0.out_queue.index_misses"),
+            ));
+        }
+    }
+    use IndexCheck::{Cached, EveryCall};
+    assert_eq!(
+        got,
+        vec![
+            ("aes128", Cached, 512, 80, 80, 80),
+            ("aes128", EveryCall, 512, 400, 1040, 401),
+            ("sha256", Cached, 128, 48, 48, 48),
+            ("sha256", EveryCall, 128, 112, 528, 113),
+        ]
+    );
+}
+
+/// What the baselines' cores retire, per operation (SHA, 64 words: eight
+/// blocks of 8 words in, 4 out). MMIO: each input word a load from the
+/// plaintext array, the push's 5 instructions and the uncached store (7);
+/// each result the uncached load, the store into the results array and 5
+/// (7); a final fence: 64·7 + 32·7 + 1 = 673. The core retires nothing
+/// while an MMIO access is in flight. DMA (two 256 B transfers): per word
+/// the load, the copy's store and 5 (7), per transfer the API's 100 and
+/// its four MMIO stores, per result the load, the store and 5 (7), and 3
+/// per turn of the status-polling loop: 2·(224 + 104 + 112) + 3·polls.
+#[test]
+fn the_baselines_retire_their_loops_and_the_dma_driver_polls() {
+    let p = params();
+    let m = run_mmio(&p, "sha256", 64);
+    assert_eq!(m.instructions, 673);
+    assert_eq!(m.stats["core0.mmio"] as u64, 64 + 32);
+    let d = run_dma(&p, "sha256", 64);
+    let polls = d.stats["core0.mmio"] as u64 - 2 * 4;
+    assert_eq!(d.instructions, 2 * (224 + 104 + 112) + 3 * polls);
+    // Each poll is a round trip (NoC both ways and the unit's handling);
+    // the core polls through the unit's set-up and the transfer.
+    let round_trip = 2 * p.timing.noc_one_way + p.maple_mmio;
+    assert!(polls * round_trip >= 2 * p.dma_setup, "{polls} polls");
+    assert!(polls <= 2 * (p.dma_setup / round_trip + 3), "{polls} polls");
+    assert_eq!(d.results, reference("sha256", &input_words(64)));
 }

@@ -54,6 +54,10 @@ pub struct CoreState {
     pub retired: u64,
     /// Cycles the pipeline stood still waiting for a load.
     pub load_stall: Cycle,
+    /// Instructions retired by poll turns (of [`retired`](Self::retired)):
+    /// a spinning core retires its loop, unlike a core stalled on an MMIO
+    /// load, which retires nothing until the answer.
+    pub spin_retired: u64,
     /// Uncached accesses made.
     pub mmio: u64,
     /// Loads and stores made (cacheable).
@@ -72,6 +76,7 @@ impl CoreState {
             agent,
             now: 0,
             retired: 0,
+            spin_retired: 0,
             load_stall: 0,
             mmio: 0,
             accesses: 0,
@@ -293,6 +298,7 @@ impl Soc {
             }
             let v = self.load(c, va);
             self.exec(c, per_iteration.saturating_sub(1));
+            self.world.cores[c].spin_retired += per_iteration.max(1);
             if v != seen {
                 return v;
             }
@@ -310,6 +316,7 @@ impl Soc {
                     let core = &mut self.world.cores[c];
                     core.now += turns * turn;
                     core.retired += turns * per_iteration;
+                    core.spin_retired += turns * per_iteration;
                     core.accesses += turns;
                 }
             }

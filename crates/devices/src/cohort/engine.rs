@@ -122,6 +122,13 @@ pub struct EngineStats {
     pub rereads: u64,
     /// Write-index stores.
     pub publishes: u64,
+    /// Write-index stores of the WCM that missed: the output queue's
+    /// control line had been taken (by the core's loads of the write
+    /// index, or its read-index store), one half of the pointer ping-pong.
+    pub publish_misses: u64,
+    /// Read-index stores of the consumer that missed: the input queue's
+    /// control line had been taken by the core.
+    pub read_index_misses: u64,
 }
 
 /// One Cohort engine with its accelerator.
@@ -438,10 +445,14 @@ impl CohortEngine {
                 self.stats.consumed += 1;
                 if self.consumed % per_block == 0 {
                     // The read index moves by the block (§4.3).
+                    let missed_stores = world.counts.missed_stores();
                     if let Some((rpa, _)) =
                         self.access(world, q.read_index, Access::Write, delivered, false)
                     {
                         world.mem.write_u64(rpa, self.consumed);
+                        if world.counts.missed_stores() > missed_stores {
+                            self.stats.read_index_misses += 1;
+                        }
                     }
                 }
             }
@@ -499,10 +510,14 @@ impl CohortEngine {
         self.produced += out_words;
         self.stats.produced += out_words;
         // The WCM: the pointer only after the data.
+        let missed_stores = world.counts.missed_stores();
         let Some((_, done)) = self.access(world, q.write_index, Access::Write, data_done, true)
         else {
             return;
         };
+        if world.counts.missed_stores() > missed_stores {
+            self.stats.publish_misses += 1;
+        }
         self.producing = true;
         world.schedule(done, Event::Engine(self.id, T_PUBLISHED));
     }

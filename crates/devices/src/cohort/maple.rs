@@ -17,7 +17,12 @@
 //!   (the core's copies invalidated), not in the unit. The core reads a
 //!   status register, answered when the block's results are stored.
 //!   Addresses are virtual: MAPLE translates them with a RISC-V MMU (§5.1;
-//!   assumed: its TLB hits).
+//!   assumed: its TLB hits). The core learns the transfer's end by polling
+//!   the status register: each read is answered at once, 0 while the
+//!   transfer runs and 1 once its results are stored (the driver's polling
+//!   loop: a spinning core that retires a turn per MMIO round trip; the
+//!   MMIO result register, by contrast, holds its answer until the word
+//!   exists, as MAPLE's consume does, and the core retires nothing).
 //!
 //! Every access costs the unit `mmio_cycles` to handle, and a DMA waits
 //! `dma_setup` cycles after its start command before its first prefetch
@@ -43,7 +48,8 @@ pub const REG_DMA_DST: u64 = 5;
 pub const REG_DMA_LEN: u64 = 6;
 /// Register: start the DMA.
 pub const REG_DMA_GO: u64 = 7;
-/// Register (read): 1 once the DMA's results are stored.
+/// Register (read): 1 once the DMA's results are stored, 0 before (each
+/// read answered at once: the driver polls it).
 pub const REG_DMA_STATUS: u64 = 8;
 
 /// The MAPLE-like unit with its accelerator.
@@ -124,7 +130,7 @@ impl Maple {
         let base = at + self.mmio_cycles;
         match reg {
             REG_OUT => self.accel.output_ready_at().map(|t| t.max(base)),
-            REG_DMA_STATUS => self.dma_done.map(|t| t.max(base)),
+            REG_DMA_STATUS => Some(base),
             _ => Some(base),
         }
     }
@@ -134,7 +140,13 @@ impl Maple {
         self.accesses += 1;
         match reg {
             REG_OUT => (self.accel.pop_word().expect("MAPLE: a result word"), at),
-            REG_DMA_STATUS => (u64::from(self.dma_done.take().is_some()), at),
+            REG_DMA_STATUS => match self.dma_done {
+                Some(done) if done <= at => {
+                    self.dma_done = None;
+                    (1, at)
+                }
+                _ => (0, at),
+            },
             _ => (0, at),
         }
     }

@@ -193,6 +193,14 @@ pub struct CoherenceCounts {
     pub invalidations: u64,
 }
 
+impl CoherenceCounts {
+    /// Stores that did not hit (to a line nobody held, invalidating
+    /// sharers, or forwarded to an owner).
+    pub fn missed_stores(&self) -> u64 {
+        self.store_misses + self.store_invs + self.store_fwds
+    }
+}
+
 /// Everything the agents share: memory, the directory, the event queue,
 /// the cores' state (their store buffers drain as events) and the lines
 /// the engines' Reader Coherency Managers watch.

@@ -20,6 +20,19 @@
 //! other side's index only when its cached copy says full (producer) or
 //! empty (consumer).
 //!
+//! **Index checks** ([`IndexCheck`]). A queue library learns the other
+//! side's index one of two ways: FastForward-style libraries keep a
+//! private copy and re-read the shared index only when the copy says full
+//! or empty ([`IndexCheck::Cached`]); simple libraries read it on every
+//! call ([`IndexCheck::EveryCall`]: `is_empty()` loads both indices before
+//! each pop, `is_full()` before each push). With every-call checks and the
+//! two indices on one line, each pop's load of the write index pulls the
+//! line from the engine that just published it, and the engine's next
+//! publication takes it back: the ping-pong §6.1 blames for AES ("false
+//! sharing on the read and write pointers with the Ariane core as it waits
+//! to acquire the output data"). Each queue counts its index loads and
+//! the ones that missed ([`Fifo::index_loads`], [`Fifo::index_misses`]).
+//!
 //! **Instructions per loop** (for IPC), as a RISC-V compiler emits the
 //! loops (assumed counts): a push is 6 instructions (slot address: `and`,
 //! `slli`, `add`; the store; the index increment; the batch test branch),
@@ -40,10 +53,24 @@ pub const PUSH_INSTRUCTIONS: u64 = 5;
 pub const POP_INSTRUCTIONS: u64 = 5;
 /// Instructions of a poll turn (its load included).
 pub const POLL_INSTRUCTIONS: u64 = 3;
+/// Instructions of an every-call index check (`ld`, compare, branch; its
+/// load included; assumed as the poll turn).
+pub const CHECK_INSTRUCTIONS: u64 = 3;
 /// Instructions of the page-fault handler beside its stores and MMIO
 /// (assumed: trap entry, the driver's handler, the lookup of the VMA and
 /// the allocation, `sret`).
 pub const FAULT_HANDLER_INSTRUCTIONS: u64 = 200;
+
+/// How push and pop learn the other side's index (module doc).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IndexCheck {
+    /// Re-read the shared index only when the private copy says full
+    /// (push) or empty (pop).
+    #[default]
+    Cached,
+    /// Read the shared index on every push and pop.
+    EveryCall,
+}
 
 /// A queue as the software holds it: its addresses and each side's private
 /// copies of the indices.
@@ -71,6 +98,38 @@ pub struct Fifo {
     pub popped: u64,
     published_read: u64,
     cached_write: u64,
+    /// How the other side's index is checked.
+    pub check: IndexCheck,
+    /// Loads of the other side's index: every-call checks, and one per
+    /// spin (its turns on a held line hit, are not counted; the turn that
+    /// ends it is).
+    pub index_loads: u64,
+    /// Of those, the loads that missed: the line had been taken away by
+    /// the other side's index store (or was never held).
+    pub index_misses: u64,
+}
+
+impl Fifo {
+    /// The same queue with index checks `check`.
+    pub fn with_check(mut self, check: IndexCheck) -> Fifo {
+        self.check = check;
+        self
+    }
+}
+
+/// Core `c` loads the other side's index at `va` for queue `q`, counting
+/// the load and whether it missed (was not a hit in the core's caches).
+fn load_index(soc: &mut Soc, c: usize, q: &mut Fifo, va: u64) -> u64 {
+    let pa = soc
+        .aspace
+        .translate(&soc.world.mem, va)
+        .expect("a queue index is mapped");
+    let agent = soc.world.cores[c].agent;
+    q.index_loads += 1;
+    if !soc.world.holds(agent, pa) {
+        q.index_misses += 1;
+    }
+    soc.load(c, va)
 }
 
 /// `fifo_init`: a queue of `length` 8-byte elements at `va` (page-aligned),
@@ -120,10 +179,14 @@ pub fn fifo_init(
 /// Pushes `v` from core `c` (the producer), publishing the write index at
 /// each batch's end; spins while the queue is full.
 pub fn push(soc: &mut Soc, c: usize, q: &mut Fifo, v: u64) {
+    if q.check == IndexCheck::EveryCall {
+        // is_full(): the consumer's index, loaded (then compared, branched).
+        q.cached_read = load_index(soc, c, q, q.read_index);
+        soc.exec(c, CHECK_INSTRUCTIONS - 1);
+    }
     while q.pushed - q.cached_read >= q.length {
         let seen = q.cached_read;
-        q.cached_read =
-            soc.spin_while_equal(c, q.read_index, seen, POLL_INSTRUCTIONS, handle_page_fault);
+        q.cached_read = spin_on_index(soc, c, q, q.read_index, seen);
     }
     soc.store(c, q.base + (q.pushed % q.length) * 8, v);
     soc.exec(c, PUSH_INSTRUCTIONS);
@@ -147,10 +210,14 @@ pub fn publish_write(soc: &mut Soc, c: usize, q: &mut Fifo) {
 /// empty (taking page-fault interrupts meanwhile), publishing the read
 /// index at each batch's end.
 pub fn pop(soc: &mut Soc, c: usize, q: &mut Fifo) -> u64 {
+    if q.check == IndexCheck::EveryCall {
+        // is_empty(): the producer's index, loaded (then compared, branched).
+        q.cached_write = load_index(soc, c, q, q.write_index);
+        soc.exec(c, CHECK_INSTRUCTIONS - 1);
+    }
     while q.popped >= q.cached_write {
         let seen = q.cached_write;
-        q.cached_write =
-            soc.spin_while_equal(c, q.write_index, seen, POLL_INSTRUCTIONS, handle_page_fault);
+        q.cached_write = spin_on_index(soc, c, q, q.write_index, seen);
     }
     let v = soc.load(c, q.base + (q.popped % q.length) * 8);
     soc.exec(c, POP_INSTRUCTIONS);
@@ -158,6 +225,16 @@ pub fn pop(soc: &mut Soc, c: usize, q: &mut Fifo) -> u64 {
     if q.popped - q.published_read >= q.batch {
         publish_read(soc, c, q);
     }
+    v
+}
+
+/// Core `c` spins on queue `q`'s index at `va` until it differs from
+/// `seen`. The turn that sees the new value always misses: the value
+/// changed only because the other side's store took the line away.
+fn spin_on_index(soc: &mut Soc, c: usize, q: &mut Fifo, va: u64, seen: u64) -> u64 {
+    let v = soc.spin_while_equal(c, va, seen, POLL_INSTRUCTIONS, handle_page_fault);
+    q.index_loads += 1;
+    q.index_misses += 1;
     v
 }
 

@@ -11,16 +11,26 @@
 //!   the L2 answers, one it forwards to the owner, a store to a line nobody
 //!   holds, one that invalidates a sharer, one forwarded to the owner).
 //!   Cycles are 10 ns (Cohort §5: 100 MHz).
+//! * **The benchmark's own work**, the same in every mode: each input word
+//!   is loaded from a plaintext array in memory and each result is stored
+//!   into a results array (the core's loads and stores, in time; IPC counts
+//!   them as the paper's counters count the whole benchmark, §5.1, §6.2).
 //! * **Cohort** (§5.3: "Benchmarks in Cohort initialise the SPSC queues then
 //!   push and pop the data in sequence"): `cohort_register`, then per batch
 //!   the core pushes `batch` words (publishing the write index at the
-//!   batch's end) and pops every result the pushed blocks give (publishing
-//!   the read index every `batch` results), then `cohort_unregister`.
+//!   batch's end) and pops every result the pushed blocks give as it comes
+//!   (each pop whose copy of the write index says empty re-reads the
+//!   output queue's control line, which the engine's WCM keeps taking back;
+//!   publishing the read index every `batch` results), then
+//!   `cohort_unregister`. The queue library's index checks are cached
+//!   (FastForward) or every call (`index_check`; see `queue`).
 //! * **MMIO**: per block, each input word an MMIO store, then each result
-//!   word an MMIO load (answered when it exists) stored to a result array.
-//! * **DMA**: per 256 B, the core stores the words into the source buffer,
-//!   calls the API (its instructions and four MMIO stores), reads the
-//!   status register, then loads the results the TRI stores left at the L2.
+//!   word an MMIO load (answered when it exists; the core retires nothing
+//!   while it waits).
+//! * **DMA**: per 256 B, the core copies the words into the source buffer,
+//!   calls the API (its instructions and four MMIO stores), polls the
+//!   status register (a turn per MMIO round trip, retiring its loop), then
+//!   loads the results the TRI stores left at the L2.
 //! * **Checked**: every digest or ciphertext equals RustCrypto's reference
 //!   on the same blocks (the point fails otherwise).
 
@@ -34,7 +44,7 @@ use ccsim_devices::cohort::maple::{
 };
 use ccsim_devices::cohort::queue::{
     cohort_register, cohort_unregister, fifo_init, pop, publish_read, publish_write, push,
-    POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
+    IndexCheck, POLL_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
 };
 use ccsim_devices::cohort::{Cycle, Soc, Timing};
 use ccsim_kernel::prelude::*;
@@ -50,6 +60,9 @@ pub const AES_KEY: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
 const IN_VA: u64 = 0x10_0000_0000;
 const OUT_VA: u64 = 0x20_0000_0000;
 const CSR_VA: u64 = 0x30_0000_0000;
+/// The benchmark's plaintext array and results array (every mode).
+const PLAIN_VA: u64 = 0x60_0000_0000;
+const RESULTS_VA: u64 = 0x70_0000_0000;
 
 /// The declaration of `cohort_accel`.
 pub static COHORT_ACCEL: WorkloadInfo = WorkloadInfo {
@@ -59,6 +72,7 @@ pub static COHORT_ACCEL: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "accel", kind: ParamKind::Enum(&["sha256", "aes128"]), default: ParamDefault::Str("sha256"), unit: "", range: ParamRange::ANY, from: "Cohort §5.2: the SHA-256 and AES-128 accelerators", description: "The accelerator." },
         ParamSpec { name: "mode", kind: ParamKind::Enum(&["cohort", "mmio", "dma"]), default: ParamDefault::Str("cohort"), unit: "", range: ParamRange::ANY, from: "Cohort Table 2: communication modes Cohort, MMIO, DMA", description: "How the core reaches the accelerator." },
         ParamSpec { name: "batch", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "elements", range: ParamRange::between(2.0, 64.0), from: "Cohort Table 2: batching factor 2 to 64", description: "Cohort: elements between index publications." },
+        ParamSpec { name: "index_check", kind: ParamKind::Enum(&["cached", "every_call"]), default: ParamDefault::Str("cached"), unit: "", range: ParamRange::ANY, from: "assumed: the paper's hand-rolled C queue (§4.1.2) is not public; cached is the FastForward discipline, every_call what the Cohort project's public Rust queue (CohortFifo: is_empty/is_full read both indices) does", description: "Cohort: cached: each side re-reads the other's index only when its copy says empty or full; every_call: each push and pop loads it." },
         ParamSpec { name: "padded", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Cohort §6.1: false sharing on the read and write pointers (one line)", description: "Whether each queue's read index has a line of its own." },
     ],
     check: None,
@@ -217,6 +231,7 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
     }
     let core = &soc.world.cores[0];
     m.insert("core0.retired".into(), core.retired as f64);
+    m.insert("core0.spin_retired".into(), core.spin_retired as f64);
     m.insert("core0.load_stall_cycles".into(), core.load_stall as f64);
     m.insert("core0.mmio".into(), core.mmio as f64);
     m.insert("core0.accesses".into(), core.accesses as f64);
@@ -229,6 +244,8 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
             ("rcm_invalidations", st.invalidations),
             ("rereads", st.rereads),
             ("publishes", st.publishes),
+            ("publish_misses", st.publish_misses),
+            ("read_index_misses", st.read_index_misses),
             ("tlb_hits", e.mmu.hits),
             ("walks", e.mmu.walks),
             ("page_faults", e.mmu.faults),
@@ -355,8 +372,45 @@ fn map_aes_csr(soc: &mut Soc) -> u64 {
     CSR_VA
 }
 
-/// Runs the Cohort benchmark: `n` words, `batch`.
+/// The benchmark's own data, the same in every mode: the plaintext array
+/// the core reads each input word from (written with the kernel's hands,
+/// before timing starts) and the results array it keeps each result in
+/// (assumed: the paper's benchmarks are not public; a benchmark reads its
+/// input from memory and keeps its output, Cohort §5.3). Mapped here; the
+/// loads and stores are the core's, in time.
+fn map_benchmark_data(soc: &mut Soc, words: &[u64], n_out: u64) {
+    soc.map(PLAIN_VA, (words.len() as u64 * 8).max(4096));
+    soc.map(RESULTS_VA, (n_out * 8).max(4096));
+    for (i, &w) in words.iter().enumerate() {
+        soc.poke(PLAIN_VA + 8 * i as u64, w);
+    }
+}
+
+/// Core `c` reads input word `i` from the plaintext array (one load).
+fn read_input(soc: &mut Soc, c: usize, i: usize) -> u64 {
+    soc.load(c, PLAIN_VA + 8 * i as u64)
+}
+
+/// Core `c` keeps result `k` in the results array (one store).
+fn keep_result(soc: &mut Soc, c: usize, k: usize, v: u64) {
+    soc.store(c, RESULTS_VA + 8 * k as u64, v);
+}
+
+/// Runs the Cohort benchmark: `n` words, `batch`, with the queue library's
+/// cached index checks (the workload's default).
 pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) -> Outcome {
+    run_cohort_with(p, accel, n, batch, padded, IndexCheck::Cached)
+}
+
+/// Runs the Cohort benchmark: `n` words, `batch`, index checks `check`.
+pub fn run_cohort_with(
+    p: &SocParams,
+    accel: &str,
+    n: u64,
+    batch: u64,
+    padded: bool,
+    check: IndexCheck,
+) -> Outcome {
     let mut soc = p.soc(accel);
     let a = make_accel(accel);
     let (win, wout) = (
@@ -364,26 +418,31 @@ pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) 
         a.words_per_output_block() as u64,
     );
     let n_out = n / win * wout;
-    let mut input = fifo_init(&mut soc, IN_VA, n, batch, padded, &[]);
+    let mut input = fifo_init(&mut soc, IN_VA, n, batch, padded, &[]).with_check(check);
     let out_batch = (batch * wout / win).max(1);
-    let mut output = fifo_init(&mut soc, OUT_VA, n_out.max(1), out_batch, padded, &[]);
+    let mut output =
+        fifo_init(&mut soc, OUT_VA, n_out.max(1), out_batch, padded, &[]).with_check(check);
     let csr = if accel == "aes128" {
         map_aes_csr(&mut soc)
     } else {
         0
     };
     let words = input_words(n);
+    map_benchmark_data(&mut soc, &words, n_out);
     let (c, start) = (0, soc.world.cores[0].now);
     cohort_register(&mut soc, c, 0, &input, &output, csr, p.backoff);
     let mut results = Vec::with_capacity(n_out as usize);
-    for chunk in words.chunks(batch as usize) {
-        for &w in chunk {
+    for _ in 0..n / batch {
+        for _ in 0..batch {
+            let w = read_input(&mut soc, c, input.pushed as usize);
             push(&mut soc, c, &mut input, w);
         }
         publish_write(&mut soc, c, &mut input);
         let ready = input.pushed / win * wout;
         while output.popped < ready {
-            results.push(pop(&mut soc, c, &mut output));
+            let v = pop(&mut soc, c, &mut output);
+            keep_result(&mut soc, c, results.len(), v);
+            results.push(v);
         }
     }
     publish_read(&mut soc, c, &mut output);
@@ -391,7 +450,14 @@ pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) 
     let end = soc.world.cores[c].now;
     cohort_unregister(&mut soc, c, 0);
     soc.run_to_end();
-    Outcome::of(&soc, c, end - start, results)
+    let mut o = Outcome::of(&soc, c, end - start, results);
+    for (name, q) in [("in_queue", &input), ("out_queue", &output)] {
+        o.stats
+            .insert(format!("core0.{name}.index_loads"), q.index_loads as f64);
+        o.stats
+            .insert(format!("core0.{name}.index_misses"), q.index_misses as f64);
+    }
+    o
 }
 
 impl Outcome {
@@ -426,19 +492,20 @@ pub fn run_mmio(p: &SocParams, accel: &str, n: u64) -> Outcome {
         a.words_per_block() as u64,
         a.words_per_output_block() as u64,
     );
-    soc.map(OUT_VA, (n * 8).max(4096));
     let c = 0;
     set_maple_key(&mut soc, c, accel);
     let words = input_words(n);
+    map_benchmark_data(&mut soc, &words, n / win * wout);
     let mut results = Vec::new();
-    for block in words.chunks(win as usize) {
-        for &w in block {
+    for b in 0..n / win {
+        for i in b * win..(b + 1) * win {
+            let w = read_input(&mut soc, c, i as usize);
             soc.exec(c, PUSH_INSTRUCTIONS);
             soc.mmio_store(c, Device::Maple, REG_IN, w);
         }
         for _ in 0..wout {
             let v = soc.mmio_load(c, Device::Maple, REG_OUT);
-            soc.store(c, OUT_VA + 8 * results.len() as u64, v);
+            keep_result(&mut soc, c, results.len(), v);
             soc.exec(c, POP_INSTRUCTIONS);
             results.push(v);
         }
@@ -462,12 +529,14 @@ pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
     let c = 0;
     set_maple_key(&mut soc, c, accel);
     let words = input_words(n);
+    map_benchmark_data(&mut soc, &words, n / win * wout);
     let per_dma = (p.dma_block_bytes / 8).max(win);
     let mut results = Vec::new();
     let mut out_at = 0u64;
     for (b, chunk) in words.chunks(per_dma as usize).enumerate() {
         let src = IN_VA + b as u64 * per_dma * 8;
-        for (i, &w) in chunk.iter().enumerate() {
+        for i in 0..chunk.len() {
+            let w = read_input(&mut soc, c, b * per_dma as usize + i);
             soc.store(c, src + 8 * i as u64, w);
             soc.exec(c, PUSH_INSTRUCTIONS);
         }
@@ -478,12 +547,21 @@ pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
         soc.mmio_store(c, Device::Maple, REG_DMA_DST, dst);
         soc.mmio_store(c, Device::Maple, REG_DMA_LEN, chunk.len() as u64 * 8);
         soc.mmio_store(c, Device::Maple, REG_DMA_GO, 1);
-        let done = soc.mmio_load(c, Device::Maple, REG_DMA_STATUS);
-        assert_eq!(done, 1, "the DMA status says done");
+        // The driver's polling loop (`ld` of the status register, `beqz`,
+        // `j`): one MMIO round trip a turn until the transfer is done.
+        let mut polls = 0u64;
+        while soc.mmio_load(c, Device::Maple, REG_DMA_STATUS) == 0 {
+            soc.exec(c, POLL_INSTRUCTIONS - 1);
+            polls += 1;
+            assert!(polls < 1 << 24, "the DMA never completes");
+        }
+        soc.exec(c, POLL_INSTRUCTIONS - 1);
         let outs = chunk.len() as u64 / win * wout;
         for k in 0..outs {
-            results.push(soc.load(c, dst + 8 * k));
+            let v = soc.load(c, dst + 8 * k);
+            keep_result(&mut soc, c, results.len(), v);
             soc.exec(c, POP_INSTRUCTIONS);
+            results.push(v);
         }
         out_at += outs;
     }
@@ -519,7 +597,13 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let o = match mode {
         "mmio" => run_mmio(&p, accel, n),
         "dma" => run_dma(&p, accel, n),
-        _ => run_cohort(&p, accel, n, batch, params.bool("padded")),
+        _ => {
+            let check = match params.str("index_check") {
+                "every_call" => IndexCheck::EveryCall,
+                _ => IndexCheck::Cached,
+            };
+            run_cohort_with(&p, accel, n, batch, params.bool("padded"), check)
+        }
     };
     let expected = reference(accel, &input_words(n));
     if o.results != expected {
