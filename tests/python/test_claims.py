@@ -231,11 +231,23 @@ def test_partial_quick_sweeps_report_unrun_claims_as_not_evaluated(name):
 
 
 def test_the_report_marks_known_gaps_not_held():
+    # Table 2's DMA overhead per batch is twice the simulated one, so DMA
+    # passes the CPU too early: a known gap, marked in the report.
+    r = ccsim.reproduce("pio-timely", quick=True)
+    crossing = [c for c in r.claims() if c["kind"] == "crossing" and c["series"] == "cpu vs pcie_dma"]
+    assert [c["verdict"] for c in crossing] == [NOT_HELD]
+    row = [line for line in r.report().splitlines() if "first outperforms the baseline at a batch size of 32KiB" in line]
+    assert len(row) == 1 and "**not held**" in row[0] and "| not held |" in row[0]
+
+
+def test_the_xdma_completion_hand_off_closes_the_8_kib_crossing():
+    # Fig. 7: "It is only at 8KiB that ECI invocation latency exceeds that
+    # of XDMA": held since the driver's completion hand-off is modelled.
     r = ccsim.reproduce("pio-invocation-payload", quick=True)
     crossing = [c for c in r.claims() if c["kind"] == "crossing"]
-    assert [c["verdict"] for c in crossing] == [NOT_HELD]
+    assert [c["verdict"] for c in crossing] == [HELD]
     row = [line for line in r.report().splitlines() if "It is only at 8KiB" in line]
-    assert len(row) == 1 and "**not held**" in row[0] and "| not held |" in row[0]
+    assert len(row) == 1 and "| held | held |" in row[0]
 
 
 @pytest.mark.slow

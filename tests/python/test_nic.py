@@ -67,7 +67,10 @@ def test_table1_tails_from_10000_frames_through_the_api():
     pio = ccsim.run_point("pio-nic-tail", "rx_pio_p50", 64)
     assert dma["stats"]["nic.batches"] == 11 and dma["stats"]["nic.rx_verified"] == 10000
     tail = lambda r: r["metrics"]["rx_p99_ns"] / r["metrics"]["rx_p50_ns"]  # noqa: E731
-    assert tail(dma) > 1.01 > tail(pio)
+    # A refresh (tRFC 350 ns) shows in DMA's P99 (~40 us at P50); PIO's
+    # spread is clock phases only.
+    assert dma["metrics"]["rx_p99_ns"] - dma["metrics"]["rx_p50_ns"] > 150.0
+    assert tail(dma) > tail(pio) and tail(pio) < 1.01
     assert dma["stats"]["system.host_memory.refresh_stalls"] > 0
     assert "system.host_memory.refresh_stalls" not in pio["stats"]  # no host DRAM access at all
     stock = ccsim.run_point("pio-nic-tail", "rx_dma_p100_stock", 64)

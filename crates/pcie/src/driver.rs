@@ -24,6 +24,42 @@
 //! 6. optionally read the channel STATUS register (a non-posted MMIO read),
 //!    then tear down (`completion_instructions`).
 //!
+//! **The completion hand-off** (`handoff`, off by default). The Xilinx
+//! driver's submitting thread never waits for its own transfer: in
+//! `xdma_xfer_submit` (libxdma.c) it sleeps on the transfer's wait queue
+//! in *both* completion modes and another kernel context wakes it.
+//!
+//! ```text
+//!  poll:      submitter ─wake─► cmpl_status_th ─switch─► [kthread polls the
+//!             write-back] ─wake─► submitter ─switch─► submitter runs again
+//!  interrupt: submitter ─switch─► idle … MSI-X ─► ISR (channel_int_request)
+//!             ─schedule_work─► kworker ─switch─► [engine_service: status_rc,
+//!             completed_desc_count] ─wake─► submitter ─switch─► runs again
+//! ```
+//!
+//! Poll mode wakes the driver's completion-status kernel thread
+//! (`xdma_kthread_wakeup`, xdma_thread.c), which polls the write-back and
+//! then wakes the submitter; interrupt mode takes the MSI-X in `xdma_isr`,
+//! which reads the channel interrupt request register and defers to a
+//! kworker (`engine_service_work`) that reads the status (`status_rc`) and
+//! the completed descriptor count over MMIO before waking the submitter.
+//! Each wake-up is `wakeup_instructions` (try_to_wake_up and enqueue) and
+//! each context switch `context_switch_instructions` (schedule, the switch
+//! of register state and address space, finish_task_switch), so the
+//! hand-off costs two wake-ups and two switches in poll mode (the first
+//! pair overlaps the engine's work) and, in interrupt mode, the
+//! submitter's switch to idle (overlapping the engine's work) and, after
+//! the handler, two wake-ups (kworker, submitter) and two switches, all at
+//! the core's speed; the interrupt path's `irq_register_reads` non-posted
+//! reads go through the root complex. A core that idled while its thread
+//! slept takes `idle_exit_ns` to resume when woken (the exit latency of
+//! its idle state: C1's 2 us on a Kaby Lake, next to nothing for the WFI
+//! of a ThunderX-1): the poll thread's core and then the submitter's in
+//! poll mode, the core that takes the interrupt in interrupt mode. In poll mode the write-back carries
+//! the completed count and the driver reads no register on completion
+//! (engine_service skips it "to reduce latency"), so `read_status` should
+//! be off where `handoff` is on.
+//!
 //! Every structure the driver touches is real bytes in host memory, so
 //! when the host memory models the CPU's cache state
 //! ([`crate::memory`]'s `cpu_line_bytes`) the driver's accesses hit or
@@ -57,6 +93,11 @@ pub static DMA_DRIVER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "register_reads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "reads", range: ParamRange::at_least(0.0), from: "assumed: none", description: "Non-posted reads of the channel STATUS register right after the doorbell (the Xilinx XDMA driver's engine_start reads it to flush its posted writes and to record the status)." },
         ParamSpec { name: "meta_lines", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "lines", range: ParamRange::at_least(0.0), from: "assumed: none", description: "Cache lines of per-transfer software structures (request, transfer, scatter list) the driver initializes in host memory before building descriptors." },
         ParamSpec { name: "pin_pages", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: the XDMA driver pins user pages per transfer", description: "Whether each transfer pins/maps user pages (false: buffers are pre-pinned)." },
+        ParamSpec { name: "handoff", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "assumed: off (the submitting thread waits for its own completion)", description: "Whether the submitting thread sleeps and another kernel context (the poll thread, or the interrupt handler's kworker) completes the transfer and wakes it: wake-ups and context switches per transfer (see the module docs)." },
+        ParamSpec { name: "wakeup_instructions", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed: none", description: "One wake-up of a sleeping thread (try_to_wake_up, enqueue on a run queue) in the completion hand-off." },
+        ParamSpec { name: "context_switch_instructions", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed: none", description: "One context switch (schedule, switching register state and address space, finish_task_switch) in the completion hand-off." },
+        ParamSpec { name: "idle_exit_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::between(0.0, 1e6), from: "assumed: none", description: "Time for a core that went idle while the hand-off's thread slept to resume when woken (the exit latency of the idle state it sleeps in): twice per transfer in poll mode (the poll thread's core, then the submitter's), once in interrupt mode (the core that takes the interrupt)." },
+        ParamSpec { name: "irq_register_reads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "reads", range: ParamRange::at_least(0.0), from: "assumed: none", description: "Non-posted reads of the engine's registers on the interrupt completion path (the Xilinx driver: channel_int_request in xdma_isr, status_rc and completed_desc_count in engine_service), besides `read_status`." },
     ],
     ports: &[],
     stats: &[],
@@ -100,6 +141,29 @@ pub struct DmaDriver {
     register_reads: u64,
     meta_lines: u64,
     timeout: Tick,
+    handoff: bool,
+    wakeup: u64,
+    context_switch: u64,
+    irq_register_reads: u64,
+    idle_exit: Tick,
+}
+
+/// The host's side of completing one transfer ([`DmaDriver::completion_path`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompletionPath {
+    /// Threads woken (the poll thread or kworker, then the submitter).
+    pub wakeups: u64,
+    /// Context switches (the submitter out, the completing context in and
+    /// out, or the idle task's in interrupt mode).
+    pub context_switches: u64,
+    /// Cores leaving their idle state on the way (see `idle_exit_ns`).
+    pub idle_exits: u64,
+    /// Their time (ns).
+    pub idle_exit_ns: f64,
+    /// Non-posted reads of the engine's registers.
+    pub register_reads: u64,
+    /// Instructions of the wake-ups, switches and interrupt handler.
+    pub instructions: u64,
 }
 
 /// Where the driver's per-transfer structures live: the page after the
@@ -139,6 +203,11 @@ impl DmaDriver {
             register_reads: p.uint("register_reads"),
             meta_lines: p.uint("meta_lines"),
             timeout: (p.float("timeout_us") * 1e6).round() as Tick,
+            handoff: p.bool("handoff"),
+            wakeup: p.uint("wakeup_instructions"),
+            context_switch: p.uint("context_switch_instructions"),
+            irq_register_reads: p.uint("irq_register_reads"),
+            idle_exit: (p.float("idle_exit_ns") * 1000.0).round() as Tick,
         })
     }
 
@@ -280,22 +349,91 @@ impl DmaDriver {
         base: u64,
         ops: &mut Vec<Op>,
     ) {
+        let status = || Op::MmioRead {
+            addr: base + regs::STATUS,
+            len: 4,
+        };
         match completion {
-            Completion::Poll => ops.push(Op::PollU32 {
-                addr: layout.writeback,
-                value: done,
-                loop_instructions: self.poll_loop,
-            }),
+            Completion::Poll => {
+                if self.handoff {
+                    // xdma_kthread_wakeup; the poll thread's core leaves its
+                    // idle state and switches to it (beside the engine's
+                    // work, while the submitter's core goes idle).
+                    ops.push(Op::Instructions(self.wakeup));
+                    ops.push(Op::Compute(self.idle_exit));
+                    ops.push(Op::Instructions(self.context_switch));
+                }
+                ops.push(Op::PollU32 {
+                    addr: layout.writeback,
+                    value: done,
+                    loop_instructions: self.poll_loop,
+                });
+            }
             Completion::Interrupt => {
+                if self.handoff {
+                    // The submitter sleeps; its core goes idle.
+                    ops.push(Op::Instructions(self.context_switch));
+                }
                 ops.push(Op::WaitInterrupt(msi_vector));
+                if self.handoff {
+                    // The interrupt finds the core idle.
+                    ops.push(Op::Compute(self.idle_exit));
+                }
                 ops.push(Op::Instructions(self.irq));
+                for _ in 0..self.irq_register_reads {
+                    ops.push(status());
+                }
+                if self.handoff {
+                    // schedule_work wakes the kworker, which runs
+                    // engine_service.
+                    ops.push(Op::Instructions(self.wakeup + self.context_switch));
+                }
             }
         }
+        if self.handoff {
+            // The completing context wakes the submitter, whose core (idle
+            // since it slept, in poll mode) resumes and switches to it.
+            ops.push(Op::Instructions(self.wakeup));
+            if completion == Completion::Poll {
+                ops.push(Op::Compute(self.idle_exit));
+            }
+            ops.push(Op::Instructions(self.context_switch));
+        }
         if self.read_status {
-            ops.push(Op::MmioRead {
-                addr: base + regs::STATUS,
-                len: 4,
-            });
+            ops.push(status());
+        }
+    }
+
+    /// What completing one transfer costs the host in `completion` mode,
+    /// by named parts: the hand-off's wake-ups and context switches, the
+    /// interrupt handler, and the non-posted register reads (the interrupt
+    /// path's and `read_status`'s). [`DmaDriver::transfer`] emits exactly
+    /// these.
+    pub fn completion_path(&self, completion: Completion) -> CompletionPath {
+        let (mut wakeups, mut context_switches, mut register_reads) = (0, 0, 0);
+        let mut idle_exits = 0;
+        let mut handler_instructions = 0;
+        if self.handoff {
+            wakeups = 2;
+            (context_switches, idle_exits) = match completion {
+                Completion::Poll => (2, 2),
+                Completion::Interrupt => (3, 1),
+            };
+        }
+        if completion == Completion::Interrupt {
+            handler_instructions = self.irq;
+            register_reads += self.irq_register_reads;
+        }
+        register_reads += u64::from(self.read_status);
+        CompletionPath {
+            wakeups,
+            context_switches,
+            idle_exits,
+            idle_exit_ns: idle_exits as f64 * self.idle_exit as f64 / 1000.0,
+            register_reads,
+            instructions: wakeups * self.wakeup
+                + context_switches * self.context_switch
+                + handler_instructions,
         }
     }
 
