@@ -195,6 +195,51 @@ fn a_merged_younger_store_waits_for_an_older_load_of_its_line() {
     assert_eq!(log, [1, 2]);
 }
 
+/// Stores to four lines the core already holds writable, then a fence:
+/// when each entry reached the LLC and when the fence completed.
+fn drain_times(drain_ns: f64) -> (Vec<Tick>, Tick) {
+    let p = cpu(&[
+        ("write_buffer_bytes", int(3 * 1024)),
+        ("mshrs", int(8)),
+        ("wb_drain_ns", ParamValue::Float(drain_ns)),
+    ]);
+    let lines = [0u64, 2, 4, 6];
+    let mut prog: Vec<CpuOp> = lines
+        .iter()
+        .map(|&line| CpuOp::PrefetchExclusive { line })
+        .collect();
+    prog.push(CpuOp::Fence);
+    prog.extend(lines.iter().map(|&line| CpuOp::Store {
+        line,
+        word: 0,
+        value: line + 1,
+    }));
+    prog.push(CpuOp::Fence);
+    let fence = prog.len() - 1;
+    let sys = run(&p, vec![prog]);
+    let times = sys.cpu().store_log.iter().map(|s| s.0).collect();
+    (times, done_at(&op(&sys, 0, fence)))
+}
+
+#[test]
+fn the_write_buffer_drains_one_entry_per_wb_drain_ns() {
+    // Without a drain time every entry reaches the LLC as it commits.
+    let (at_once, fence_at_once) = drain_times(0.0);
+    // 4 ns per entry: the entries leave 4 ns apart, and the fence after the
+    // last store completes only when the last entry has drained.
+    let (paced, fence_paced) = drain_times(4.0);
+    let gaps: Vec<Tick> = paced.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(gaps, [4_000, 4_000, 4_000], "{paced:?}");
+    let gaps0: Vec<Tick> = at_once.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(gaps0, [500, 500, 500], "{at_once:?}");
+    assert_eq!(paced[0], at_once[0]);
+    assert_eq!(fence_paced, paced[3]);
+    assert!(
+        fence_at_once < fence_paced - 8_000,
+        "{fence_at_once} {fence_paced}"
+    );
+}
+
 #[test]
 fn a_full_write_buffer_stalls_the_core() {
     // Two entries; stores to three lines: the third waits for a drain.

@@ -35,14 +35,17 @@ fn e_return_median_near_pio_fig6() {
 }
 
 #[test]
-fn s_return_is_slower_by_the_upgrade_round_trip() {
+fn s_return_is_slower_by_two_round_trips() {
     let e = point(50.0, &[]).metrics["latency_ns"];
     let r = point(50.0, &[("return_state", s("shared"))]);
     let sh = r.metrics["latency_ns"];
-    // The next call must upgrade the Shared result line before storing the
-    // request into it: one more ECI round trip (> 230 ns) per call.
-    assert!(sh - e > 300.0 && sh - e < 600.0, "E {e} S {sh}");
-    // Two misses per call (upgrade + signal read) instead of one.
+    // The next call's request store fetches the request line (one ECI round
+    // trip, > 230 ns) and the device invalidates the Shared result line
+    // before granting it (a second, nested one): PIO Fig. 6's ~700 ns gap
+    // (1600 vs 900 ns), a prediction.
+    assert!(sh - e > 700.0 && sh - e < 1000.0, "E {e} S {sh}");
+    assert!((sh - 1600.0).abs() < 0.1 * 1600.0, "S-return median {sh}");
+    // Two misses per call (request fetch + signal read) instead of one.
     assert!(r.stats["system.cpu.misses"] > 1.9 * 100.0);
 }
 

@@ -1,8 +1,12 @@
 //! The messages behind PIO Fig. 6's E-return vs S-return gap, counted in
-//! the simulator's trace: returning the result Shared costs each call one
-//! more ECI exchange (the next request's store upgrades the Shared line,
-//! `RC2D_S`, answered with data), which Exclusive return avoids (PIO §6.1:
-//! "further round trips over ECI").
+//! the simulator's trace: returning the result Shared leaves the roles of
+//! the two lines as they were (PIO §5), so each later call must restore the
+//! start state: the request store misses on the request line the device
+//! took (`RLDX`), and before granting it the device invalidates the Shared
+//! result line (`SINV`, answered `HAKI`) so that the next load signals
+//! (PIO §6.1: "further round trips over ECI to (unnecessarily) invalidate
+//! the line ... before sending the next message"). Exclusive return needs
+//! neither.
 
 use ccsim_experiments::invocation::run::{run_invocation, InvocationConfig};
 use ccsim_kernel::prelude::*;
@@ -29,18 +33,23 @@ fn count(trace: &str, name: &str) -> usize {
 }
 
 #[test]
-fn s_return_adds_one_upgrade_exchange_per_call() {
+fn s_return_adds_a_request_fetch_and_an_invalidation_per_call() {
     let calls = 8;
     let (e, s) = (trace_of(true, calls), trace_of(false, calls));
     // E-return: the result comes back Exclusive (PEMD) and the next request
-    // store needs no message; S-return: Shared (PSHA), then every later
-    // call's first store upgrades it.
-    assert_eq!(count(&e, "RC2D_S"), 0);
+    // store needs no message: one RLDX only, the first call's registration.
+    assert_eq!(count(&e, "RLDX"), 1);
+    assert_eq!(count(&e, "SINV"), 0);
+    // S-return: Shared (PSHA); every later call's first store fetches the
+    // request line again (RLDX) and the device first invalidates the
+    // Shared result line (SINV answered HAKI); nothing is upgraded.
+    assert_eq!(count(&s, "RLDX"), calls, "a request fetch per call");
     assert_eq!(
-        count(&s, "RC2D_S"),
+        count(&s, "SINV"),
         calls - 1,
-        "one upgrade per call after the first"
+        "an invalidation per later call"
     );
+    assert_eq!(count(&s, "RC2D_S"), 0);
     assert!(count(&s, "PSHA") >= calls);
     assert!(count(&e, "PEMD") >= calls);
 }

@@ -144,13 +144,20 @@ impl NicDevice {
     /// Pipelined TX: the CPU writes a frame's line 0 into Q and its lines
     /// 1.. into `lines` (one per further line of the frame, on DCUs that
     /// neither A nor B uses), then signals once by loading G; the device
-    /// then fetches Q and all of `lines` at once (the DC's application port
-    /// keeps them in flight, one issued per DC clock) and sends the frame
-    /// when the last one is in. Each further line costs the two round trips
-    /// PIO §6.3 names (the core's write-allocate fetch of the line,
-    /// answered Exclusive at once; the device's clean-invalidate), but the
-    /// lines overlap on both sides. Empty (the default): every TX line is
-    /// an exchange of its own.
+    /// then fetches Q, the control line, and once Q is in (its contents
+    /// give the frame's length, so the number of further lines) all of
+    /// `lines` at once (the DC's application port keeps them in flight,
+    /// one issued per DC clock), and sends the frame when the last one is
+    /// in. The order is the public Enzian NIC's (enzian-pio-nic,
+    /// `EciDecoupledRxTxProtocol.scala`: its TX machine clean-invalidates
+    /// the control line "first to know how many overflows do we need to
+    /// invalidate", then issues the overflow lines' clean-invalidates back
+    /// to back), so a frame of more than one line costs one clean-invalidate
+    /// round trip more than a one-line frame. Each further line costs the
+    /// two round trips PIO §6.3 names (the core's write-allocate fetch of
+    /// the line, answered Exclusive at once; the device's clean-invalidate),
+    /// but the lines overlap on both sides. Empty (the default): every TX
+    /// line is an exchange of its own.
     pub fn set_tx_lines(&mut self, lines: Vec<u64>) -> Result<(), String> {
         if !lines.is_empty() && lines.len() + 1 != self.lines {
             return Err(format!(
@@ -251,14 +258,12 @@ impl NicDevice {
             "LCL_RDREQ" if line == self.signal && self.x == 0 => {
                 self.answer(now, [0u8; LINE_BYTES])
             }
-            // Pipelined TX: the held read of G signals a whole frame;
-            // fetch Q and every other line of it at once.
+            // Pipelined TX: the held read of G signals a whole frame. The
+            // control line Q comes first: it says how long the frame is,
+            // so how many further lines to fetch (see `set_tx_lines`).
             "LCL_RDREQ" if line == self.signal && !self.rx && !self.tx_lines.is_empty() => {
                 self.tx_fetched = vec![None; self.lines];
-                std::iter::once(self.request)
-                    .chain(self.tx_lines.iter().copied())
-                    .map(|l| AppOp::new("clinv", l))
-                    .collect()
+                vec![AppOp::new("clinv", self.request)]
             }
             // The CPU's held read of G: first fetch what it stored into Q.
             "LCL_RDREQ" if line == self.signal => vec![AppOp::new("clinv", self.request)],
@@ -274,6 +279,11 @@ impl NicDevice {
                 };
                 self.tx_fetched[k] = Some(mem.read(line));
                 let mut ops = vec![AppOp::new("read", line), AppOp::new("release", line)];
+                if k == 0 {
+                    // The control line is in: now the frame's length is
+                    // known, fetch every further line at once.
+                    ops.extend(self.tx_lines.iter().map(|&l| AppOp::new("clinv", l)));
+                }
                 if self.tx_fetched.iter().all(Option::is_some) {
                     self.tx_buf = self
                         .tx_fetched
@@ -399,20 +409,24 @@ mod tests {
             events(&nic.on_message(5, "LCL_RDREQ", 4, &mem)),
             [("grant_e", 4)]
         );
-        // The signal (held read of B) fetches Q = A and both TX lines.
+        // The signal (held read of B) fetches the control line Q = A first.
         assert_eq!(
             events(&nic.on_message(20, "LCL_RDREQ", 1, &mem)),
-            [("clinv", 0), ("clinv", 4), ("clinv", 5)]
+            [("clinv", 0)]
         );
         let frame: Vec<u8> = (0..300u32).map(|b| (b * 3) as u8).collect();
         for (k, l) in [0u64, 4, 5].into_iter().enumerate() {
             mem.write(l, &frame_line(&frame, k));
         }
+        // Q in: the frame's length is known, both TX lines are fetched.
+        assert_eq!(
+            events(&nic.on_message(31, "LCL_ACK", 0, &mem)),
+            [("read", 0), ("release", 0), ("clinv", 4), ("clinv", 5)]
+        );
         // Out of order: the frame goes out with the last line in.
-        assert_eq!(events(&nic.on_message(30, "LCL_ACK", 5, &mem)).len(), 2);
-        assert_eq!(events(&nic.on_message(31, "LCL_ACK", 0, &mem)).len(), 2);
+        assert_eq!(events(&nic.on_message(32, "LCL_ACK", 5, &mem)).len(), 2);
         assert!(nic.sent().is_empty());
-        let ops = nic.on_message(32, "LCL_ACK", 4, &mem);
+        let ops = nic.on_message(33, "LCL_ACK", 4, &mem);
         assert_eq!(
             events(&ops),
             [("read", 4), ("release", 4), ("write", 1), ("grant_e", 1)]

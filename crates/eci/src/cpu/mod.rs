@@ -36,8 +36,11 @@
 //!   The buffer drains oldest entry first into the LLC, obtaining write
 //!   access by the table's `getx` row and then running its `store` row once
 //!   per buffered store; while the head waits, the other entries' lines are
-//!   asked for too (ARMv8 is weakly ordered), so their round trips overlap. A store that finds the buffer full stalls the core
-//!   until an entry drains. Loads see the core's own older buffered stores
+//!   asked for too (ARMv8 is weakly ordered), so their round trips overlap.
+//!   Draining takes time (`wb_drain_ns` per entry: the core's store path
+//!   into the L2 carries a line in that time), so a burst of stores longer
+//!   than the buffer drains at that rate. A store that finds the buffer
+//!   full stalls the core until an entry drains. Loads see the core's own older buffered stores
 //!   (store-to-load forwarding, overlaid on the line they return).
 //! * **Atomics** (CAS, fetch-add, swap; ThunderX-1 is ARMv8.0, so these are
 //!   LDXR/STXR loops, modelled as one read-modify-write at the LLC while it
@@ -130,6 +133,7 @@ pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
         ParamSpec { name: "l1_ways", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "ways", range: ParamRange::at_least(1.0), from: "PIO paper §3: 32-way associative L1", description: "L1 associativity (set = line % sets, LRU)." },
         ParamSpec { name: "l1_hit_ns", kind: ParamKind::Float, default: ParamDefault::Float(1.5), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: L1 load-to-use about 3 cycles at 2 GHz", description: "Load-to-use latency of an L1 hit; also the time a store takes to commit into the write buffer." },
         ParamSpec { name: "write_buffer_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "bytes", range: ParamRange::at_least(0.0), from: "assumed: no write buffer unless a platform adds one", description: "Per-core write buffer, in whole lines (0: none; a store completes once performed at the LLC)." },
+        ParamSpec { name: "wb_drain_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: no drain time unless a platform sets the core's store path", description: "Time one write-buffer entry (a whole line) takes to drain into the LLC once the line is writable: the core's store bandwidth into the L2 (128 B / bytes per ns). The next entry drains no earlier; 0: entries drain at once." },
         ParamSpec { name: "tads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "TADs", range: ParamRange::at_least(0.0), from: "assumed: no TAD limit unless a platform sets one", description: "LLC tag-and-data units, each with its own transaction limit (0: no limit); a power of two with the scrambler." },
         ParamSpec { name: "tad_transactions", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "transactions", range: ParamRange::at_least(1.0), from: "PIO paper §5: each TAD handles up to 16 simultaneous cache transactions", description: "Outstanding transactions (lines in a transient state) per TAD." },
         ParamSpec { name: "scrambler", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "assumed: off", description: "XOR-fold the line index to choose TAD and set (needs powers of two)." },
@@ -217,6 +221,9 @@ const ST_TAD_WAIT: usize = 6;
 const TOK_ISSUE: u64 = 1;
 const TOK_DONE: u64 = 2;
 const TOK_WATCHDOG: u64 = 3;
+/// The store path into the LLC is free for core `token >> 8`'s next
+/// write-buffer entry.
+const TOK_DRAIN: u64 = 5;
 // Local-message tokens (`Ctx::schedule_local`): the fixed-latency paths of
 // messages, each item a kernel event of its own.
 /// From the LLC's send to the link.
@@ -312,6 +319,9 @@ enum DrainState {
     Running,
     /// Waiting for the head entry's line or a TAD slot.
     Waiting,
+    /// The store path into the LLC is busy with the previous entry until
+    /// [`Core::drain_ready`] (a `TOK_DRAIN` wake resumes it).
+    Paced,
     /// The head entry holds a store younger than a load of the core to the
     /// same line that has not read it yet: applying it now would let the
     /// load see a later store. Resumes when such a load reads.
@@ -329,6 +339,9 @@ struct Core {
     l1: Option<PresenceCache>,
     wb: VecDeque<WbEntry>,
     drain: DrainState,
+    /// When the store path into the LLC takes the next entry
+    /// (`wb_drain_ns` after the previous one drained).
+    drain_ready: Tick,
     /// A store waiting for a free write-buffer entry (stalls issue).
     stalled_store: Option<usize>,
     /// A fence or atomic that later ops may not pass.
@@ -405,6 +418,8 @@ pub struct CoherentCpu {
     l1_hit: Tick,
     mshrs: usize,
     wb_entries: usize,
+    /// Time the store path into the LLC takes per write-buffer entry.
+    wb_drain: Tick,
     ways: usize,
     sets: u64,
     scrambler: bool,
@@ -508,6 +523,7 @@ impl CoherentCpu {
                 l1: l1.map(|(sets, ways)| PresenceCache::new(sets, ways)),
                 wb: VecDeque::new(),
                 drain: DrainState::Idle,
+                drain_ready: 0,
                 stalled_store: None,
                 blocking: None,
                 wb_waiters: Vec::new(),
@@ -532,6 +548,7 @@ impl CoherentCpu {
             l1_hit: f("l1_hit_ns"),
             mshrs: p.uint("mshrs") as usize,
             wb_entries: p.uint("write_buffer_bytes") as usize / LINE_BYTES,
+            wb_drain: f("wb_drain_ns"),
             ways,
             sets,
             scrambler,
@@ -1123,6 +1140,17 @@ impl CoherentCpu {
                     self.cores[c].drain = DrainState::Deferred;
                     return;
                 }
+                let now = ctx.now();
+                let ready = self.cores[c].drain_ready;
+                if now < ready {
+                    // The previous entry still occupies the store path.
+                    self.cores[c].drain = DrainState::Paced;
+                    ctx.wake_at(ready, TOK_DRAIN | ((c as u64) << 8));
+                    return;
+                }
+                if self.wb_drain > 0 {
+                    self.cores[c].drain_ready = now + self.wb_drain;
+                }
                 let e = self.cores[c].wb.pop_front().expect("front");
                 for (_, w, v) in e.stores {
                     let st = self.st(line);
@@ -1560,6 +1588,13 @@ impl Component<Msg> for CoherentCpu {
                 self.try_issue(ctx, c);
             }
             TOK_WATCHDOG => self.watchdog_fire(ctx),
+            TOK_DRAIN => {
+                let c = (token >> 8) as usize;
+                if self.cores[c].drain == DrainState::Paced {
+                    self.cores[c].drain = DrainState::Idle;
+                    self.drain(ctx, c);
+                }
+            }
             _ => {}
         }
     }

@@ -30,6 +30,23 @@
 //!   unlock, and reads/writes while locked) are local events of `ir.roles[2]`;
 //!   every read, write and state change is reported as a [`DcEvent`] to the
 //!   optional observer and counted.
+//! * **Contended grants** (`contended_grant_hold_ns > 0`). ECI has no
+//!   acknowledgment of a grant (no CHI-style CompAck), so a forward the DC
+//!   sends right behind a grant can find the CPU with the grant not yet
+//!   used, or already given back. With an application that works on one
+//!   line back to back this livelocks a core's store (found by the random
+//!   tester on `dc_bram`): the store's request waits behind the
+//!   application's operation; the grant comes; the application's next
+//!   clean or clean-invalidate forwards at once; the CPU, whose new request
+//!   was invalidated by the previous forward (`IE_D_I`), gives the grant
+//!   back unused (`VICC`) and asks again, and the next forward, sent before
+//!   that give-back reached the DC, invalidates the new request too.
+//!   The hold breaks the cycle at the DC: after granting a line whose CPU
+//!   request had to wait behind an application operation on it, the port
+//!   starts no operation on that line until the CPU's answer to the grant
+//!   can have arrived, so the next operation sees the line given back (and
+//!   forwards nothing) or finds the store performed. Uncontended grants
+//!   (every invocation and NIC exchange) are never held.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -45,7 +62,7 @@ use ccsim_protocol::ir::MsgClass;
 use super::link::EciLink;
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::memory::{LineStore, MemTiming};
-use ccsim_coherence::util::{complete, modulo};
+use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{
     boxed_line, boxed_line_with, recycle_line, Catalogue, CohMsg, Line, Msg, Tables, GENERATED,
     LINE_BYTES, LOCAL, PEER,
@@ -64,6 +81,7 @@ pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "From a DCU's send to the link (merge of header and payload, arbitration)." },
         ParamSpec { name: "axi_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: one AXI interconnect hop each way", description: "AXI interconnect, each way, between a DCU and the memory." },
         ParamSpec { name: "checks", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: online checks on (test/debug mode)", description: "Assert SWMR and data-value on every transition (test/debug mode)." },
+        ParamSpec { name: "contended_grant_hold_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: no hold unless a platform sets one", description: "After granting a line to the CPU whose request waited behind an application operation on that line, the application port starts no operation on the line for this long, so that the CPU's answer to the grant (its use, or its give-back) reaches the DCU first (0: no hold; see the module docs: the store / clean-invalidate livelock)." },
     ],
     ports: &[
         PortSpec { name: "eci0", description: "Even lines.", required: true },
@@ -324,6 +342,13 @@ pub struct DirectoryController {
     app_outstanding: BTreeMap<u64, (AppOp, Tick)>,
     /// Application ops the port keeps in flight (see [`Self::set_app_window`]).
     app_window: usize,
+    /// See [`DIRECTORY_CONTROLLER`]'s `contended_grant_hold_ns`.
+    contended_hold: Tick,
+    /// Lines whose CPU request waited behind an application operation and
+    /// has not been granted yet.
+    contended: std::collections::BTreeSet<u64>,
+    /// Lines the application port leaves alone until the tick given.
+    held_until: BTreeMap<u64, Tick>,
     /// With a window above one: the next DC clock edge an op may issue at.
     app_next_issue: Tick,
     /// The earliest application-port wake scheduled (`Tick::MAX`: none).
@@ -410,6 +435,9 @@ impl DirectoryController {
             app_ops: VecDeque::new(),
             app_outstanding: BTreeMap::new(),
             app_window: 1,
+            contended_hold: ns_to_ps(p.float("contended_grant_hold_ns")),
+            contended: std::collections::BTreeSet::new(),
+            held_until: BTreeMap::new(),
             app_next_issue: 0,
             app_wake_at: Tick::MAX,
             app_start: 0,
@@ -510,6 +538,14 @@ impl DirectoryController {
     fn dcu_of(&self, line: u64) -> usize {
         let slice = (line & 1) as usize;
         slice * self.per_slice + modulo(line >> 1, self.per_slice as u64) as usize
+    }
+
+    /// Whether a request of the CPU for `line` waits in its DCU's queue.
+    fn cpu_request_queued(&self, line: u64) -> bool {
+        self.dcus[self.dcu_of(line)]
+            .requests
+            .iter()
+            .any(|m| m.line == line && self.tables.msgs[m.msg as usize].from == PEER)
     }
 
     fn observe(&mut self, now: Tick, e: DcEvent) {
@@ -1053,6 +1089,9 @@ impl DirectoryController {
         let posted = message.is_none() && row.next_stable;
         if !row.sends() || posted {
             if let Some((op, t0)) = self.app_outstanding.remove(&line) {
+                if self.contended_hold > 0 && self.cpu_request_queued(line) {
+                    self.contended.insert(line);
+                }
                 if ctx.tracing() {
                     ctx.trace_note(Note {
                         kind: NoteKind::Op,
@@ -1107,6 +1146,14 @@ impl DirectoryController {
             if self.app_outstanding.contains_key(&op.line) {
                 // Resumed by that op's completion.
                 return;
+            }
+            if let Some(&until) = self.held_until.get(&op.line) {
+                if until > now {
+                    // A contended grant's hold (see the module docs).
+                    self.wake_app(ctx, until);
+                    return;
+                }
+                self.held_until.remove(&op.line);
             }
             let op = self.app_ops.pop_front().expect("front");
             let Some(ev) = self.tables.local_event(LOCAL, &op.event) else {
@@ -1241,7 +1288,15 @@ impl Effects<Dest> for DcRow<'_, '_> {
         let data = s.data.then(|| dc.payload(self.d, line));
         let out = CohMsg::new(dc.catalogue, s.msg, line, data);
         match s.to {
-            Dest::Peer => dc.pipe(self.ctx, self.done + dc.egress, TOK_OUTBOX, out),
+            Dest::Peer => {
+                let leaves = self.done + dc.egress;
+                // A grant (the DC sends data to the CPU only in grants)
+                // answering a request that waited for the application.
+                if s.data && dc.contended.remove(&line) {
+                    dc.held_until.insert(line, leaves + dc.contended_hold);
+                }
+                dc.pipe(self.ctx, leaves, TOK_OUTBOX, out)
+            }
             Dest::Local(kind) => dc.send_local(self.ctx, self.d, self.done, out, kind),
             Dest::Dcu => unreachable!("the dc table sends to the peer or the app"),
         }

@@ -272,7 +272,10 @@ fn thunderx_core(platform: &ccsim_platform::Platform, key: &str) -> Result<Param
             platform.name
         ))
     })?;
-    Ok(ParamValue::Int(c.params.int(key)))
+    Ok(match key {
+        "wb_drain_ns" => ParamValue::Float(c.params.float(key)),
+        _ => ParamValue::Int(c.params.int(key)),
+    })
 }
 
 /// One point of the pipelined payload (`payload = pipelined`): `calls`
@@ -297,6 +300,12 @@ fn run_payload(
             "cpu",
             "write_buffer_bytes",
             thunderx_core(platform, "write_buffer_bytes")?,
+            why,
+        )
+        .set(
+            "cpu",
+            "wb_drain_ns",
+            thunderx_core(platform, "wb_drain_ns")?,
             why,
         );
     let sys = platform

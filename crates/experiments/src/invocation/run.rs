@@ -31,9 +31,17 @@
 //!   a result that is not ready `timeout_ns` after the read arrived is
 //!   answered "not ready yet" (`nrdy`, a Shared grant of the unchanged
 //!   line); the result goes out with the client's next read.
-//! * With **S-return** the client holds `G` Shared; in the next call `G` is
-//!   the request line and its store must first upgrade (`RC2D_S`), an extra
-//!   round trip that E-return avoids (PIO §6.1).
+//! * With **S-return** the client holds `G` Shared and the roles do not
+//!   swap (PIO §5: only the Exclusive return "leaves the cache in the state
+//!   it started in, with the roles of A and B reversed"). The protocol's
+//!   start state (the request line Exclusive, the signal line Invalid) must
+//!   be restored each call: the client's request store misses on `Q`
+//!   (taken by the device's clean-invalidate: a write-allocate `RLDX`), and
+//!   before granting it the device invalidates the Shared `G` (`SINV`,
+//!   answered `HAKI`), so that the next load of `G` misses and signals.
+//!   Two more ECI round trips than E-return, the second inside the first
+//!   (PIO §6.1: "further round trips over ECI to (unnecessarily) invalidate
+//!   the line ... before sending the next message").
 //! * **Fig. 5b** (`device_initiated`): the CPU's first read of `G` carries
 //!   nothing; the device answers it with work item 1, and each later
 //!   request is the CPU's response to the previous item (its checksum),
@@ -201,6 +209,9 @@ pub struct Client {
     signal_store: bool,
     /// FastForward: fixed lines (no role swap) and a spin loop on G.
     spin: bool,
+    /// S-return: fixed lines too (a Shared result leaves the roles as
+    /// they were, PIO §5).
+    fixed: bool,
     /// Fig. 5b: the requests are responses to the device's work items.
     device_initiated: bool,
     /// The last work item received (Fig. 5b).
@@ -234,6 +245,7 @@ impl Client {
             b,
             signal_store,
             spin,
+            fixed: spin || !cfg.exclusive_return,
             device_initiated,
             work: [0; ccsim_coherence::LINE_BYTES],
             calls: cfg.calls,
@@ -252,8 +264,8 @@ impl Client {
 
     fn lines(&self, call: usize) -> (u64, u64) {
         // (request Q, signal G): call 0 writes B and reads A; they swap
-        // (FastForward keeps them).
-        if self.spin || call % 2 == 0 {
+        // (FastForward and S-return keep them).
+        if self.fixed || call % 2 == 0 {
             (self.b, self.a)
         } else {
             (self.a, self.b)
@@ -406,6 +418,12 @@ pub struct InvocationDevice {
     /// (the sequence number of its results).
     function: Option<DeviceFunction>,
     served: u64,
+    /// S-return: the CPU holds the last result line (G) Shared, so G must
+    /// be invalidated before the next request line is granted.
+    shared_out: bool,
+    /// S-return: the CPU's fetch of the request line waits for that
+    /// invalidation.
+    grant_after_invalidate: Option<u64>,
     log: Rc<RefCell<ClientLog>>,
 }
 
@@ -422,10 +440,15 @@ impl InvocationDevice {
         AppOp::new(if self.exclusive { "grant_e" } else { "grant_s" }, line)
     }
 
-    /// Writes the result into G and answers; G and Q swap for the next call.
+    /// Writes the result into G and answers; with E-return G and Q swap
+    /// for the next call, with S-return they stay (the CPU keeps G Shared).
     fn answer(&mut self, ready: Tick, result: Line) -> Vec<AppOp> {
         let g = self.signal;
-        std::mem::swap(&mut self.signal, &mut self.request);
+        if self.exclusive {
+            std::mem::swap(&mut self.signal, &mut self.request);
+        } else {
+            self.shared_out = true;
+        }
         vec![
             AppOp::new("write", g).with_data(result).at(ready),
             self.grant(g),
@@ -455,7 +478,23 @@ impl InvocationDevice {
                     None => vec![AppOp::new("clinv", self.request)],
                 }
             }
-            // The client's first exclusive fetch of its request line.
+            // S-return: the CPU fetches its request line to write the next
+            // request while it still holds the last result Shared. Its next
+            // load of G must miss to signal, so G is invalidated first
+            // (SINV, answered HAKI: the extra round trip of PIO §6.1, "to
+            // (unnecessarily) invalidate the line ... before sending the
+            // next message"), and only then is the request line granted.
+            "LCL_RDREQ" if self.shared_out => {
+                self.shared_out = false;
+                self.grant_after_invalidate = Some(line);
+                vec![AppOp::new("clinv", self.signal)]
+            }
+            "LCL_ACK" if line == self.signal => match self.grant_after_invalidate.take() {
+                Some(q) => vec![AppOp::new("release", line), AppOp::new("grant_e", q)],
+                None => Vec::new(),
+            },
+            // The client's exclusive fetch of its request line: its first
+            // (registration), or with S-return every call's.
             "LCL_RDREQ" => vec![AppOp::new("grant_e", line)],
             "LCL_ACK" if line == self.request && self.device_initiated => {
                 let rsp = mem.read(line);
@@ -633,6 +672,8 @@ pub fn run_invocation(
         warmup: cfg.warmup,
         function: cfg.payload.as_ref().map(|p| p.function),
         served: 0,
+        shared_out: false,
+        grant_after_invalidate: None,
         log: dlog.clone(),
     };
     sys.dc_mut()

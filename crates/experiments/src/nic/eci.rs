@@ -24,7 +24,8 @@
 //!   in flight, write buffer): before the frame it makes its TX lines
 //!   writable (prefetch-exclusive: the write-allocate round trip, off the
 //!   frame's path), then stores line 0 into Q and the others into the TX
-//!   lines, a DMB, and one load of G; the device fetches all of them at once.
+//!   lines, a DMB, and one load of G; the device fetches Q (the control
+//!   line, which gives the frame's length) and then all the others at once.
 //!   A DMB orders every exchange's stores before its load. It records when each frame's
 //!   first store issued and when its last RX line arrived.
 //! * **Run** ([`run_eci_nic`]): builds the coherent system on the
@@ -237,7 +238,7 @@ impl Client {
 pub struct EciNicConfig {
     /// Pipelined TX: the whole frame is stored (line 0 into Q, the others
     /// into TX lines on DCUs apart from A's and B's) and signalled with one
-    /// load, and the device fetches its lines at once
+    /// load, and the device fetches Q and then the other lines at once
     /// ([`NicDevice::set_tx_lines`]); false: one exchange per line.
     pub pipelined_tx: bool,
     /// A barrier (DMB) orders each exchange's stores before its load: set
