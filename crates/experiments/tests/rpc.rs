@@ -130,7 +130,7 @@ fn rpcnic_pays_its_head_dma_and_its_copy() {
         assert!(copy > 0.3, "bench{b}: the copy costs {copy} us");
         // Without the copy the CPU reads the DMA area from memory; with it
         // the objects are in its own L1 and L2.
-        assert!(without["rpcnic_cpu_access_us"] > 0.3, "{without:?}");
+        assert!(without["rpcnic_cpu_access_us"] > 0.15, "{without:?}");
         assert!(with["rpcnic_cpu_access_us"] > 0.0, "{with:?}");
         assert!(
             with["rpcnic_cpu_access_us"] * 4.0 < without["rpcnic_cpu_access_us"],
@@ -139,9 +139,9 @@ fn rpcnic_pays_its_head_dma_and_its_copy() {
         extra.push(copy);
     }
     // Bench5's long strings make the largest copy; bench2's is the
-    // CPU's work per field more than its lines: its ~400 fields at 20
-    // instructions each (8.3 ns at 2.4 GHz) are 3.3 us of its 5 us, more
-    // than bench1's ~50-field copy of longer strings.
+    // CPU's work per field more than its lines: its 56 fields at 20
+    // instructions each (8.3 ns at 2.4 GHz) are 0.47 us of its 1.0 us,
+    // more than bench1's 11-field copy.
     assert!(extra[2] > extra[1] && extra[1] > extra[0], "{extra:?}");
     let fields2 = run(2.0, true)["fields"];
     assert!(extra[1] > fields2 * 20.0 * 0.417e-3, "{extra:?} {fields2}");
@@ -228,8 +228,9 @@ fn the_cxl_nic_moves_the_objects_bytes() {
 /// each time a nested object leaves its stride, and a small stream table
 /// is thrashed by the regions the nested objects lie in. Neither gives the
 /// text's ordering here: with 2 or 3 confirmations, or a single stream,
-/// Bench2 still gains the most, since its many small objects of one size
-/// class lie at one stride whatever the nesting.
+/// Bench2 still gains the most, since most of its nested objects are a
+/// parent's only child, the next block of their size class even in the
+/// CPU's construction order.
 #[test]
 fn bench2_gains_most_from_the_prefetcher_whatever_its_confirmations_or_streams() {
     let p = Platform::load("cohet").unwrap();
@@ -250,6 +251,6 @@ fn bench2_gains_most_from_the_prefetcher_whatever_its_confirmations_or_streams()
         let g: Vec<f64> = (0..6).map(|b| gain(b as f64, confirm, streams)).collect();
         let best = (0..6).max_by(|&a, &b| g[a].total_cmp(&g[b])).unwrap();
         assert_eq!(best, 2, "confirm {confirm}, {streams} streams: {g:?}");
-        assert!(g[2] > 1.3, "confirm {confirm}, {streams} streams: {g:?}");
+        assert!(g[2] > 1.1, "confirm {confirm}, {streams} streams: {g:?}");
     }
 }

@@ -27,10 +27,26 @@
 //! * **Long strings are capped** at [`LONG_MAX`] bytes (assumed: the suite's
 //!   long literals reach hundreds of KB; the cap keeps a request within a
 //!   few 4 KB DMA buffers and the experiment under a minute).
-//! * **Nesting**: a field is a sub-message with the bench's message share,
-//!   down to `max_depth` levels (assumed: 3; bench2 8, Cohet §V-B1:
-//!   "the nesting of RPC message may exceed ten levels") and at most
-//!   `max_objects` objects per request (assumed).
+//! * **Message size and nesting** from each bench's own message types
+//!   (`benchN/benchmark.proto`, same commit): a bench is ten top-level
+//!   message types, and its `benchmark.inc` builds one message of each
+//!   setting every field of the type's tree once (bench1: 159 schema
+//!   fields, 171 set calls counting repeated adds). So a request is one
+//!   such tree: the root's fields in the range of the ten top-level types'
+//!   own counts ([`BenchProfile::root_fields`]), a nested object's around
+//!   the mean of the nested types' ([`BenchProfile::fields_per_object`]),
+//!   at most as many objects as the largest tree ([`BenchProfile::max_objects`])
+//!   and its depth ([`BenchProfile::max_depth`]). Per tree (objects,
+//!   fields, depth): bench0 4-9, 16-45, 2; bench1 2-4, 6-30, 1-2 (the
+//!   smallest); bench2 25-36, 90-162, 13 (every type nests 13 levels:
+//!   Cohet's "deeply nested" Bench2); bench3 2-5, 5-23, 1; bench4 4-6,
+//!   13-34, 3; bench5 4-11, 8-53, 2-5. Which field of an object is a
+//!   sub-message is drawn with the bench's message share, so the trees
+//!   are random ones of the bench's size, not the ten types themselves;
+//!   a draw into a wire group whose [`Record`] slots are full sets
+//!   nothing, so the trees carry 65-95% of the real field counts (mean
+//!   fields per request, bench0-5: 23.5, 13.1, 99.9, 12.1, 21.5, 28.4
+//!   against 32.7, 15.9, 136.8, 14.8, 22.9, 34.7).
 
 use prost::Message;
 use rand_core::{RngCore, SeedableRng};
@@ -160,7 +176,12 @@ pub struct BenchProfile {
     pub max_depth: u32,
     /// Most objects (the root and nested messages) in one request.
     pub max_objects: u32,
-    /// Fields set per object: uniformly in [min, max] (assumed).
+    /// Fields set in the root object: uniformly in [min, max], the range
+    /// of the bench's ten top-level message types' own field counts
+    /// (`benchN/benchmark.proto`).
+    pub root_fields: (u32, u32),
+    /// Fields set per nested object: uniformly in [min, max], around the
+    /// mean field count of the bench's nested message types.
     pub fields_per_object: (u32, u32),
 }
 
@@ -172,9 +193,10 @@ pub const PROFILES: [BenchProfile; 6] = [
         type_counts: [124, 31, 12, 85, 47],
         length_classes: [4, 19, 54],
         lengths_from: "HyperProtoBench bench0/benchmark.inc: 77 string literals",
-        max_depth: 3,
-        max_objects: 24,
-        fields_per_object: (4, 14),
+        max_depth: 2,
+        max_objects: 9,
+        root_fields: (8, 17),
+        fields_per_object: (1, 7),
     },
     BenchProfile {
         name: "bench1",
@@ -182,9 +204,10 @@ pub const PROFILES: [BenchProfile; 6] = [
         type_counts: [66, 6, 24, 29, 16],
         length_classes: [12, 4, 12],
         lengths_from: "HyperProtoBench bench1/benchmark.inc: 28 string literals",
-        max_depth: 3,
-        max_objects: 24,
-        fields_per_object: (4, 14),
+        max_depth: 2,
+        max_objects: 4,
+        root_fields: (5, 14),
+        fields_per_object: (1, 5),
     },
     BenchProfile {
         name: "bench2",
@@ -192,9 +215,10 @@ pub const PROFILES: [BenchProfile; 6] = [
         type_counts: [760, 0, 159, 0, 300],
         length_classes: [1, 0, 0],
         lengths_from: "assumed: bench2's eight most common types hold no string",
-        max_depth: 8,
-        max_objects: 48,
-        fields_per_object: (4, 14),
+        max_depth: 13,
+        max_objects: 36,
+        root_fields: (9, 15),
+        fields_per_object: (1, 7),
     },
     BenchProfile {
         name: "bench3",
@@ -202,9 +226,10 @@ pub const PROFILES: [BenchProfile; 6] = [
         type_counts: [79, 7, 0, 30, 20],
         length_classes: [2, 1, 27],
         lengths_from: "HyperProtoBench bench3/benchmark.inc: 30 string literals",
-        max_depth: 3,
-        max_objects: 24,
-        fields_per_object: (4, 14),
+        max_depth: 1,
+        max_objects: 5,
+        root_fields: (3, 14),
+        fields_per_object: (1, 4),
     },
     BenchProfile {
         name: "bench4",
@@ -213,8 +238,9 @@ pub const PROFILES: [BenchProfile; 6] = [
         length_classes: [10, 26, 23],
         lengths_from: "HyperProtoBench bench4/benchmark.inc: 59 string literals",
         max_depth: 3,
-        max_objects: 24,
-        fields_per_object: (4, 14),
+        max_objects: 6,
+        root_fields: (5, 13),
+        fields_per_object: (1, 7),
     },
     BenchProfile {
         name: "bench5",
@@ -222,9 +248,10 @@ pub const PROFILES: [BenchProfile; 6] = [
         type_counts: [148, 0, 31, 54, 85],
         length_classes: [1, 2, 7],
         lengths_from: "assumed from Cohet §VI-E (\"Bench5's large string fields\")",
-        max_depth: 3,
-        max_objects: 24,
-        fields_per_object: (4, 14),
+        max_depth: 5,
+        max_objects: 11,
+        root_fields: (4, 14),
+        fields_per_object: (1, 5),
     },
 ];
 
@@ -297,7 +324,11 @@ impl Gen<'_> {
     fn record(&mut self, depth: u32) -> Record {
         self.objects += 1;
         let mut r = Record::default();
-        let (lo, hi) = self.profile.fields_per_object;
+        let (lo, hi) = if depth == 0 {
+            self.profile.root_fields
+        } else {
+            self.profile.fields_per_object
+        };
         let n = lo + self.below((hi - lo + 1) as u64) as u32;
         for _ in 0..n {
             let mut group = self.pick(&self.profile.type_counts.clone());
@@ -456,6 +487,25 @@ mod tests {
                 .unwrap()
         };
         assert!(deep(2) > deep(1), "bench2 deeper than bench1");
+        // The sizes of the suite's own trees: bench1 the smallest (fewest
+        // objects and fields per request), bench2 the deepest and the
+        // most objects (see the module docs).
+        let mean = |i: usize, f: &dyn Fn(&Record) -> usize| {
+            let rs = generate(&PROFILES[i], 1, 32);
+            rs.iter().map(f).sum::<usize>() as f64 / rs.len() as f64
+        };
+        let fields = |r: &Record| crate::rpc::wire::walk(&encode(r)).unwrap().0.len();
+        let objects: Vec<f64> = (0..6).map(|i| mean(i, &object_count)).collect();
+        let sizes: Vec<f64> = (0..6).map(|i| mean(i, &fields)).collect();
+        for i in [0, 2, 3, 4, 5] {
+            assert!(objects[1] < objects[i], "objects per request {objects:?}");
+        }
+        assert!(
+            sizes[1] < sizes[0] && sizes[1] < sizes[2] && sizes[1] < sizes[5],
+            "fields {sizes:?}"
+        );
+        assert!(objects.iter().all(|&o| o <= objects[2]), "{objects:?}");
+        assert!(deep(2) >= 10, "bench2 nests {} levels", deep(2));
         assert!(profile("bench9").unwrap_err().contains("bench0, bench1"));
     }
 }

@@ -9,7 +9,11 @@
 //! malloc with size classes (assumed: 64 B classes up to 1 KiB, 4 KiB
 //! classes beyond, each class its own 1 MiB region, bump-allocated), so
 //! objects of one size lie at a regular stride: the streams the RPC
-//! prefetcher can learn (Cohet §V-B2).
+//! prefetcher can learn (Cohet §V-B2). Who builds the objects decides
+//! their order: the NIC's decoder in wire order ([`Layout::place`]), the
+//! CPU's construction code in its own order of setting the fields
+//! ([`Layout::place_constructed`]), which the serializer's walk does not
+//! follow.
 //!
 //! * [`Layout::write_plan`]: the lines deserialization writes, each with
 //!   the field whose decoding completes it (the NIC pushes a line once it
@@ -20,6 +24,9 @@
 //!   buffer needs the line holding its `std::string`).
 
 use std::collections::BTreeMap;
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::bench::FieldKind;
 use super::wire::{Decoded, Value, WorkItem};
@@ -135,6 +142,48 @@ impl Layout {
         let mut l = Layout::default();
         l.add(d, None, alloc);
         l
+    }
+
+    /// Places `d`'s objects and buffers as the CPU's construction code
+    /// allocates them: each object's fields are set in a seeded order
+    /// unrelated to their numbers, a sub-message allocated when its field
+    /// is first set (`mutable_fN()`, its own fields set right then) and a
+    /// long string's buffer when its field is set. HyperProtoBench's
+    /// generated construction code does this: in `bench1/benchmark.inc`
+    /// (google/HyperProtoBench@3ff7f5f), `M19_Set_F1` sets `f12, f2, f3,
+    /// f11, f13`, then allocates `f6`'s sub-message, ..., then `f10`'s and
+    /// inside it `f1`'s; every `MN_Set_F1` of the four stored benches
+    /// orders its fields so. The serializer walks fields in number order,
+    /// so consecutive nested objects it reads were not allocated one after
+    /// the other. Object indices stay the wire walk's (as [`Layout::place`]).
+    pub fn place_constructed(d: &Decoded, alloc: &mut Allocator, seed: u64) -> Layout {
+        // The structure (object indices, slots, sizes) from a walk-order
+        // placement; the addresses are then allocated in construction order.
+        let mut l = Layout::place(d, &mut Allocator::arena(0));
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5345_545f);
+        l.construct(0, alloc, &mut rng);
+        l
+    }
+
+    fn construct(&mut self, o: usize, alloc: &mut Allocator, rng: &mut Xoshiro256PlusPlus) {
+        self.objects[o].addr = alloc.alloc(self.objects[o].bytes);
+        // A seeded permutation of the object's fields (Fisher-Yates).
+        let n = self.objects[o].slots.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+        for k in order {
+            let (_, _, child, string) = self.objects[o].slots[k];
+            if let Some(s) = string {
+                let n = self.objects[o].strings[s].2;
+                self.objects[o].strings[s].1 = alloc.alloc(n);
+            }
+            if let Some(c) = child {
+                self.construct(c, alloc, rng);
+            }
+        }
     }
 
     fn add(&mut self, d: &Decoded, parent: Option<(usize, u64)>, alloc: &mut Allocator) -> usize {
@@ -321,6 +370,52 @@ mod tests {
             (arena.alloc(40), arena.alloc(1), arena.alloc(8)),
             (0x100, 0x130, 0x140)
         );
+    }
+
+    /// The CPU's construction order moves the addresses, not the
+    /// structure: the same objects, slots and sizes as the walk-order
+    /// placement, but a sub-message set before an earlier-numbered one is
+    /// allocated before it (so its address no longer follows the
+    /// serializer's order).
+    #[test]
+    fn construction_order_reorders_allocations_not_structure() {
+        let child = |v: u64| bench::Record {
+            f1: Some(v as i64),
+            ..Default::default()
+        };
+        let r = bench::Record {
+            f8: Some(Box::new(child(1))),
+            f15: Some(Box::new(child(2))),
+            f21: vec![child(3), child(4)],
+            ..Default::default()
+        };
+        let (items, tree) = wire::walk(&bench::encode(&r)).unwrap();
+        let wire_order = Layout::place(&tree, &mut Allocator::new(1 << 32));
+        let addrs = |l: &Layout| l.objects.iter().map(|o| o.addr).collect::<Vec<_>>();
+        // In wire order the four 64 B children sit one after the other.
+        let w = addrs(&wire_order);
+        assert!(w[1..].windows(2).all(|x| x[1] == x[0] + 64), "{w:x?}");
+        let mut reordered = 0;
+        for seed in 0..16 {
+            let c = Layout::place_constructed(&tree, &mut Allocator::new(1 << 32), seed);
+            assert_eq!(c.objects.len(), wire_order.objects.len());
+            for (a, b) in c.objects.iter().zip(&wire_order.objects) {
+                assert_eq!((a.bytes, a.parent, &a.slots), (b.bytes, b.parent, &b.slots));
+            }
+            // The same set of child slots, in another order for most seeds.
+            let mut got = addrs(&c)[1..].to_vec();
+            if got != w[1..] {
+                reordered += 1;
+            }
+            got.sort();
+            assert_eq!(got, w[1..].to_vec(), "seed {seed}");
+            assert_eq!(
+                c.read_plan(&items).len(),
+                wire_order.read_plan(&items).len()
+            );
+        }
+        // Four children in a seeded order: the wire's order 1 time in 24.
+        assert!(reordered >= 12, "{reordered} of 16 seeds reorder");
     }
 
     #[test]
