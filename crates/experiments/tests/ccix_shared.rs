@@ -186,3 +186,25 @@ fn a_million_lock_operations_lose_and_duplicate_no_grant() {
         assert_eq!(r["grants"], 1_000_000.0);
     }
 }
+
+/// `[systems.ccix_host]`'s U280 sits on the same link model as the other
+/// CCIX systems (u280_ccix_pcie, a ccix_vc_link): its far atomics travel as
+/// CCIX VDMs on VC1 with exact TLP bytes, and nothing uses VC0 here (no
+/// ATS on a warm huge page). One atomic per line, 4 atomics: an
+/// AtomicCompare up, a CompData_I down, each one TLP with a 64 B line.
+#[test]
+fn the_host_systems_u280_uses_the_ccix_vc_link_with_its_atomics_on_vc1() {
+    let p = Platform::load("n1sdp").unwrap();
+    let params = params_of(&[("side", "device"), ("requests", "4")]);
+    let r = run_point("ccix_atomic", &p, "operand_bytes", 8.0, &params, 0, false).unwrap();
+    let stat = |k: &str| {
+        *r.stats
+            .get(&format!("system.u280_ccix_pcie.{k}"))
+            .unwrap_or_else(|| panic!("no stat {k}"))
+    };
+    assert_eq!(stat("up.vc0_tlp_bytes") + stat("down.vc0_tlp_bytes"), 0.0);
+    let (up, down) = (stat("up.vc1_tlp_bytes"), stat("down.vc1_tlp_bytes"));
+    assert!(up > 4.0 * 64.0 && down > 4.0 * 64.0, "up {up}, down {down}");
+    // Each way one message per atomic, both carrying a line: equal bytes.
+    assert_eq!(up, down);
+}
