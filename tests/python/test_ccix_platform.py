@@ -74,6 +74,8 @@ def test_locktable_quick_from_the_cli_and_the_api(tmp_path):
     m = ccsim.run_point("ccix-locktable", "host_lock", 4)["metrics"]
     # The run checked its grants against the sequential reference.
     assert m["grants"] == m["lock_ops"] == 2000
+    # Every accelerator CAS is a far atomic the home executed.
+    assert m["device_cas"] > 100 and m["home_atomics"] == m["device_cas"]
 
 
 @pytest.mark.slow

@@ -12,17 +12,24 @@
 //!   Every CAS is a real coherent access of the bucket's line through the
 //!   verified ccix table on `[systems.ccix_host]`: on a core a local atomic
 //!   (a store to the line, its L1 hit or miss, plus the CAS's ordering
-//!   `host_atomic_ns`, as `ccix_atomic`); on the U280 the CCIX atomic as a
-//!   read-exclusive (ReadUnique) and the write into the unique line, after
-//!   the ATC lookup.
+//!   `host_atomic_ns`, as `ccix_atomic`); on the U280 the lock module's
+//!   CCIX Atomic Compare and Swap, which "the CCIX-RA on the AU280 then
+//!   sends to the host" (§V-A): after the ATC lookup and the operands'
+//!   AXI write into the System Cache, a far AtomicCompare that the home
+//!   executes after invalidating every copy (a core's dirty line comes
+//!   back with SnpToI) and answers with the old value. The line then sits
+//!   at the home only, so the host's next CAS on a contended bucket misses
+//!   in its caches and goes to the home (ReadUnique), behind the device's
+//!   atomic when that is still there.
 //! * **Waiting.** A locker whose entry is not at the head waits for the
 //!   grant (notified when the holder's release shifts it to the head;
 //!   neoDBMS's wait is not described, and spinning is not modelled). The
 //!   driver runs the simulation in 20 ns steps and appends each locker's
 //!   next CAS when its previous one completed or its grant came
 //!   ([`TableAgent::append_program`](ccsim_coherence::agents::TableAgent::append_program)).
-//! * **Order.** Each CAS takes effect when its agent holds the line unique
-//!   (`program_effects`): on one line these instants follow the line's
+//! * **Order.** A core's CAS takes effect when its core holds the line
+//!   unique (`program_effects`), the device's when the home executes it
+//!   (`home_writes`): on one line these instants follow the line's
 //!   coherence order, so the lock table's queues are updated in that order.
 //!   The table is the paper's layout (a fixed array of slots, appended at
 //!   the first free slot, shifted left on release); after the run its
@@ -63,7 +70,7 @@ const RECORDS: u64 = 1 << 20;
 /// The declaration of `ccix_locktable`.
 pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
     name: "ccix_locktable",
-    description: "CCIX §V: neoDBMS's shared lock table in host memory (huge page, ATC warm): x hash buckets, each a 64 B line holding a lock queue; neoDBMS on 1-3 N1 cores and the U280's lock module acquire by a CAS that appends to the queue and release by a CAS that shifts it, every CAS a coherent access through the verified ccix table (a local atomic on a core; read-exclusive and write on the U280); grants checked against a sequential reference.",
+    description: "CCIX §V: neoDBMS's shared lock table in host memory (huge page, ATC warm): x hash buckets, each a 64 B line holding a lock queue; neoDBMS on 1-3 N1 cores and the U280's lock module acquire by a CAS that appends to the queue and release by a CAS that shifts it, every CAS a coherent access through the verified ccix table (a local atomic on a core; a far AtomicCompare executed at the home from the U280); grants checked against a sequential reference.",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix_host"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix_host]", description: "The system: the first `ra` is the device's cache, the next ones the host cores." },
         ParamSpec { name: "host_lockers", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cores", range: ParamRange::between(0.0, 16.0), from: "CCIX §V-B: neoDBMS on a single CPU core", description: "Host cores that lock (one locker each)." },
@@ -76,7 +83,7 @@ pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
     check: None,
     metrics: &[
         MetricSpec { name: "host_lock_ns", unit: "ns", description: "Mean latency of the host's lock requests (the acquire CAS)." },
-        MetricSpec { name: "device_lock_ns", unit: "ns", description: "Mean latency of the U280's lock requests (read-exclusive and write, with the ATC lookup)." },
+        MetricSpec { name: "device_lock_ns", unit: "ns", description: "Mean latency of the U280's lock requests (the ATC lookup, the operands' AXI write, the far AtomicCompare to its old value)." },
         MetricSpec { name: "host_lock_p90_ns", unit: "ns", description: "90th percentile of the host's lock requests." },
         MetricSpec { name: "device_lock_p90_ns", unit: "ns", description: "90th percentile of the U280's lock requests." },
         MetricSpec { name: "host_wait_ns", unit: "ns", description: "Mean time from the host's acquire taking effect to its grant (0 when the queue was empty)." },
@@ -86,6 +93,8 @@ pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "queued_fraction", unit: "", description: "Acquires that found the bucket's queue non-empty." },
         MetricSpec { name: "lock_ops", unit: "locks", description: "Acquires completed." },
         MetricSpec { name: "grants", unit: "locks", description: "Grants (each checked against the sequential reference: equal to lock_ops)." },
+        MetricSpec { name: "device_cas", unit: "CASes", description: "The U280's CASes (acquires and releases) that completed." },
+        MetricSpec { name: "home_atomics", unit: "atomics", description: "Far atomics the home executed (one per device CAS)." },
     ],
     run,
 };
@@ -190,7 +199,9 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let total = params.uint("lock_ops") as usize;
     let ps = |name: &str| (params.float(name) * 1000.0).round() as Tick;
     let (hold, think, host_atomic) = (ps("hold_ns"), ps("think_ns"), ps("host_atomic_ns"));
-    let lookup = crate::ccix_shared::atc_lookup(point.platform)?;
+    // The device's CAS issues after the ATC lookup and the operands' write.
+    let lookup = crate::ccix_shared::atc_lookup(point.platform)?
+        + crate::ccix_shared::device_operand_write(point.platform, system)?;
 
     let mut s = build_for_program(point.platform, system, point)?;
     let ras = role_agents(&s, "ra", system)?;
@@ -204,6 +215,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let ha = role_agents(&s, "ha", system)?[0];
     // neoDBMS allocated and initialised the table: its lines are in the L3.
     s.agent_mut(ha).warm(TABLE_LINE..TABLE_LINE + buckets);
+    // The instants the home executes the device's atomics.
+    s.agent_mut(ha).record_home_writes();
     let mut lockers: Vec<Locker> = Vec::new();
     let mut start = 0;
     // The U280 (the first `ra`) when it locks, then the host cores.
@@ -250,27 +263,44 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         }
         s.sim.run_until(t);
         no_violation(&s)?;
-        // CASes that completed by t, in the order they took effect.
+        // CASes that completed by t, in the order they took effect. A
+        // device atomic the home executed whose old value is still on its
+        // way back holds up every later CAS (its place in the line's order
+        // is known, its completion not yet).
         let mut done: Vec<CasEvent> = Vec::new();
+        let mut horizon = Tick::MAX;
         for (i, l) in lockers.iter().enumerate() {
             let (first, acquire) = match l.phase {
                 Phase::Acquiring(f) => (f, true),
                 Phase::Releasing(f) => (f, false),
                 _ => continue,
             };
-            let last = if l.device { first + 1 } else { first };
             let agent = s.agent(l.agent);
-            if agent.program_times()[last].1 == 0 {
+            let (issued_at, end) = agent.program_times()[first];
+            if end == 0 {
+                if l.device && issued_at > 0 {
+                    if let Some(at) =
+                        executed_since(&s, ha, TABLE_LINE + l.bucket, l.agent, issued_at)
+                    {
+                        horizon = horizon.min(at);
+                    }
+                }
                 continue;
             }
+            let at = if l.device {
+                executed_at_home(&s, ha, TABLE_LINE + l.bucket, l.agent, end)?
+            } else {
+                agent.program_effects()[first]
+            };
             done.push(CasEvent {
-                at: agent.program_effects()[last],
+                at,
                 bucket: l.bucket,
                 locker: i,
                 acquire,
                 id: l.acquire,
             });
         }
+        done.retain(|e| e.at < horizon);
         done.sort_by_key(|e| (e.at, e.locker));
         for e in done {
             let l = &mut lockers[e.locker];
@@ -278,8 +308,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                 Phase::Acquiring(f) | Phase::Releasing(f) => (f, ()),
                 _ => unreachable!("a completed CAS's locker is acquiring or releasing"),
             };
-            let last = if l.device { first + 1 } else { first };
-            let end = s.agent(l.agent).program_times()[last].1;
+            let end = s.agent(l.agent).program_times()[first].1;
             let known = if l.device { end } else { end + host_atomic };
             events.push(e);
             let bucket = &mut table[e.bucket as usize];
@@ -358,6 +387,14 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     metrics.insert("queued_fraction".into(), queued as f64 / issued as f64);
     metrics.insert("lock_ops".into(), issued as f64);
     metrics.insert("grants".into(), grants.len() as f64);
+    metrics.insert(
+        "device_cas".into(),
+        events.iter().filter(|e| lockers[e.locker].device).count() as f64,
+    );
+    metrics.insert(
+        "home_atomics".into(),
+        s.agent(ha).home_writes().len() as f64,
+    );
     Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
 }
 
@@ -373,6 +410,47 @@ fn new_locker(agent: usize, device: bool, start: Tick) -> Locker {
         latencies: Vec::new(),
         waits: Vec::new(),
     }
+}
+
+/// When the home executed `device`'s far atomic on `line` that completed
+/// at `end`: the home's last write for it on that line by then (the device
+/// has one CAS in flight at a time).
+fn executed_at_home(
+    s: &BuiltSystem,
+    ha: usize,
+    line: u64,
+    device: usize,
+    end: Tick,
+) -> Result<Tick, RunError> {
+    s.agent(ha)
+        .home_writes()
+        .iter()
+        .rev()
+        .find(|&&(l, req, at)| l == line && req as usize == device && at <= end)
+        .map(|&(_, _, at)| at)
+        .ok_or_else(|| RunError::Violation {
+            message: format!(
+                "lock table: the device's atomic on line {line:#x} completed at {end} ps but the home never executed it"
+            ),
+        })
+}
+
+/// When the home executed `device`'s far atomic on `line` issued at
+/// `issued` (the device's in-flight CAS), if it has.
+fn executed_since(
+    s: &BuiltSystem,
+    ha: usize,
+    line: u64,
+    device: usize,
+    issued: Tick,
+) -> Option<Tick> {
+    s.agent(ha)
+        .home_writes()
+        .iter()
+        .rev()
+        .take_while(|&&(_, _, at)| at >= issued)
+        .find(|&&(l, req, _)| l == line && req as usize == device)
+        .map(|&(_, _, at)| at)
 }
 
 /// A record's bucket (a multiplicative hash).
@@ -410,12 +488,9 @@ fn issue_cas(
     let line = TABLE_LINE + l.bucket;
     let first = s.agent(l.agent).program_times().len();
     let (ops, at): (&[(u64, &str)], Tick) = if l.device {
-        // CCIX atomic on the RA side: read-exclusive, the write, and the
-        // line's write-back (the System Cache keeps no atomic's line).
-        (
-            &[(line, "store"), (line, "store"), (line, "evict")],
-            at + lookup,
-        )
+        // The CCIX atomic, sent to the home (after the ATC lookup and the
+        // operands' AXI write, `lookup` here).
+        (&[(line, "atomic")], at + lookup)
     } else {
         (&[(line, "store")], at)
     };

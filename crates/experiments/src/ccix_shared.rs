@@ -12,14 +12,13 @@
 //!   and back, a device write to a line a core holds waits for an on-chip
 //!   snoop; hits complete in the cache.
 //! * `ccix_atomic` (Exp. 5): CCIX atomics "constructed on the RA-side as
-//!   multi-step sequences of AXI4-MM requests": on the device a
-//!   read-exclusive (the System Cache's ReadUnique, which brings the line's
-//!   data unique) and then the write of the result into the now unique
-//!   line (a hit), timed to the write's response; then the line's
-//!   write-back (WriteBackFull): the System Cache keeps no copy of an
-//!   atomic's line, as a CHI far atomic leaves none at its requester
-//!   (assumed: the text says only that the sequence is built on the RA
-//!   side), so every atomic of the device reaches the home. On the host a
+//!   multi-step sequences of AXI4-MM requests" and sent to the home (§V-A:
+//!   the RA "then sends [the CAS] to the host"): on the device the
+//!   operands' AXI write into the System Cache (as a write hit takes), then
+//!   the far atomic of the verified table, an AtomicCompare carrying the
+//!   operands, which the home executes after invalidating every copy and
+//!   answers with the old value (CompData_I); the System Cache keeps no
+//!   copy, so every atomic of the device reaches the home. On the host a
 //!   local atomic (an LSE CAS in the core's L1, with its ordering).
 //!
 //! ```
@@ -72,7 +71,7 @@ pub static CCIX_COHERENCY: WorkloadInfo = WorkloadInfo {
 /// The declaration of `ccix_atomic`.
 pub static CCIX_ATOMIC: WorkloadInfo = WorkloadInfo {
     name: "ccix_atomic",
-    description: "CCIX §IV Exp. 5: AtomicStore, AtomicLoad, AtomicSwap or AtomicCompare on a line of host memory (huge page, ATC warm), from the U280 as a multi-step AXI4-MM sequence through its System Cache (read-exclusive: a ReadUnique that brings the line unique; then the write into the unique line) or from an N1 core as a local atomic in its L1; x is the operand size.",
+    description: "CCIX §IV Exp. 5: AtomicStore, AtomicLoad, AtomicSwap or AtomicCompare on a line of host memory (huge page, ATC warm), from the U280 as a multi-step AXI4-MM sequence through its System Cache (the operands' write, then the far AtomicCompare the home executes) or from an N1 core as a local atomic in its L1; x is the operand size.",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix_host"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix_host]", description: "The system: the first `ra` is the device's cache, the second a host core." },
         ParamSpec { name: "side", kind: ParamKind::Enum(&["device", "host"]), default: ParamDefault::Str("device"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 5: initiated from the host or from the accelerator", description: "Who performs the atomic." },
@@ -100,6 +99,24 @@ pub(crate) fn atc_lookup(platform: &Platform) -> Result<Tick, RunError> {
             platform.name
         ))),
     }
+}
+
+/// The first AXI4-MM step of a device atomic: the lock module's or CTG's
+/// write of the operands into the System Cache, a write request through
+/// the cache to its response, as a write hit takes (the system's first
+/// `ra`'s `hit_ns`, calibrated on CCIX §IV Exp. 3's data-local write).
+pub(crate) fn device_operand_write(platform: &Platform, system: &str) -> Result<Tick, RunError> {
+    let decl = platform.system(system).map_err(RunError::Config)?;
+    let ra = decl
+        .agents
+        .iter()
+        .find(|a| a.role.as_deref() == Some("ra"))
+        .ok_or_else(|| werr(format!("system {system}: no agent plays `ra`")))?;
+    let params = &platform
+        .component(&ra.instance)
+        .map_err(RunError::Config)?
+        .params;
+    Ok((params.float("hit_ns") * 1000.0).round() as Tick)
 }
 
 /// The device (the system's first `ra`) and `cores` host cores after it.
@@ -283,19 +300,17 @@ fn run_atomic(point: &Point<'_>) -> Result<PointResult, RunError> {
     // addresses, CCIX §IV-A; the host's atomic touches its line first).
     let lines: Vec<u64> = (0..n as u64).map(|k| BUFFER_LINE + 64 * k).collect();
     const SPACING: Tick = 100 * US;
+    let operand_write = device_operand_write(point.platform, system)?;
     let (agent, ops, release, steps): (usize, Vec<(u64, &str)>, Vec<Tick>, usize) = if device_side {
-        // Read-exclusive, then the write of the result: two AXI4-MM
-        // requests through the System Cache, the second a hit on the
-        // line the first made unique, both after the ATC lookup; then
-        // the line's write-back, after the atomic's response.
+        // Two AXI4-MM steps: the operands' write into the System Cache
+        // (after the ATC lookup), then the request that makes the cache
+        // send the far atomic (AtomicCompare with the operands) to the
+        // home, answered with the old value (CompData_I).
         let mut ops = Vec::new();
         let mut release = Vec::new();
         for (k, &l) in lines.iter().enumerate() {
-            let at = k as Tick * SPACING + lookup;
-            ops.push((l, "store"));
-            ops.push((l, "store"));
-            ops.push((l, "evict"));
-            release.extend([at, at, at]);
+            ops.push((l, "atomic"));
+            release.push(k as Tick * SPACING + lookup + operand_write);
         }
         (device, ops, release, 2)
     } else {
@@ -318,19 +333,19 @@ fn run_atomic(point: &Point<'_>) -> Result<PointResult, RunError> {
     s.sim.run();
     no_violation(&s)?;
     let times = s.agent(agent).program_times().to_vec();
-    let per = if device_side { 3 } else { 2 };
+    let per = if device_side { 1 } else { 2 };
     let mut lat = Vec::with_capacity(n);
     for k in 0..n {
-        let (first, second) = (times[per * k], times[per * k + 1]);
+        let (first, second) = (times[per * k], times[per * k + per - 1]);
         if first.1 == 0 || second.1 == 0 {
             return Err(RunError::Violation {
                 message: format!("atomic {k} never completed"),
             });
         }
         let ps = if device_side {
-            // From the request (before the ATC lookup) to the write's
-            // response.
-            second.1 - (first.0 - lookup)
+            // From the request (before the ATC lookup and the operands'
+            // write) to the old value's arrival.
+            first.1 - (first.0 - lookup - operand_write)
         } else {
             second.1 - second.0 + host_extra
         };

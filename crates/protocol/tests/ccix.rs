@@ -1,13 +1,13 @@
 //! CCIX (`protocols/ccix.toml`): request agents with I/SC/UC/UD caches and
 //! the blocking home agent with its directory, CHI-like (ReadShared,
-//! ReadUnique, CleanUnique, Evict, WriteBackFull, WriteUniqueFull; SnpToS,
-//! SnpToI; CompData, DBIDResp, Comp, CompAck).
+//! ReadUnique, CleanUnique, Evict, WriteBackFull, WriteUniqueFull,
+//! AtomicCompare; SnpToS, SnpToI; CompData, DBIDResp, Comp, CompAck).
 //!
 //! Pinned: reachable states and rules for two, three (the spec's
 //! `[check]`; rumur agrees, `tests/exporters.rs`) and four request agents,
 //! every home row exercised with three, a CleanUnique that loses its copy
-//! to a crossing snoop as a golden message sequence, and the mutation
-//! results.
+//! to a crossing snoop and a far AtomicCompare that takes a dirty line
+//! from its holder as golden message sequences, and the mutation results.
 
 mod role_specs;
 
@@ -25,7 +25,7 @@ fn three_request_agents_verify_and_exercise_every_home_row() {
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
-        (53_104, 211_992)
+        (94_206, 423_492)
     );
     assert_eq!(r.machine, "home machine `ha`");
     assert_eq!(r.unexercised, Vec::<String>::new());
@@ -35,7 +35,7 @@ fn three_request_agents_verify_and_exercise_every_home_row() {
 fn two_request_agents_verify() {
     let r = check_with("ccix", ras(2));
     assert!(r.verified, "{}", r.to_text());
-    assert_eq!((r.reachable_states, r.system_transitions), (1_918, 6_296));
+    assert_eq!((r.reachable_states, r.system_transitions), (2_698, 10_096));
     // Collecting more than one snoop response needs two sharers besides
     // the requester.
     assert_eq!(
@@ -43,12 +43,13 @@ fn two_request_agents_verify() {
         [
             "RU_S/SnpResp_I [more_acks]",
             "CU_S/SnpResp_I [more_acks]",
-            "W_S/SnpResp_I [more_acks]"
+            "W_S/SnpResp_I [more_acks]",
+            "A_S/SnpResp_I [more_acks]"
         ]
     );
 }
 
-/// Slow tier (about 2 s in release): `cargo test --release -p
+/// Slow tier (about 17 s in release): `cargo test --release -p
 /// ccsim-protocol --test ccix -- --ignored`.
 #[test]
 #[ignore]
@@ -57,7 +58,7 @@ fn four_request_agents_verify() {
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
-        (1_286_250, 6_071_944)
+        (2_922_082, 15_329_920)
     );
 }
 
@@ -117,7 +118,7 @@ fn a_clean_unique_that_loses_its_copy_to_a_snoop_is_the_golden_sequence() {
 //   they differ only on SnpToS, which a Shared holder never receives.
 // * The home's clear_owner before set_owner (ReadUnique, CleanUnique) is
 //   overwritten at once; after an eviction from the holder, or a
-//   WriteUniqueFull's snoop of it, the state ends in I, where the owner
+//   WriteUniqueFull's or an AtomicCompare's snoop of it, the state ends in I, where the owner
 //   field is not read before the next set_owner.
 
 #[test]
@@ -152,6 +153,7 @@ fn home_agent_mutants_are_caught() {
             "drop-action ha: (U, Evict [from_owner]): clear_owner (Survived)",
             "drop-action ha: (U, WriteBackFull [from_owner]): clear_owner (Survived)",
             "drop-action ha: (U, WriteUniqueFull): clear_owner (Survived)",
+            "drop-action ha: (U, AtomicCompare): clear_owner (Survived)",
         ]
     );
 }
@@ -177,6 +179,35 @@ fn a_write_unique_invalidates_the_dirty_holder_and_leaves_the_line_in_memory() {
             "ha -> ra0: DBIDResp(A, write=0)",
             "ra0 -> ha: NonCopyBackWrData(A, data=0)",
             "ha -> ra0: Comp(A)",
+        ],
+    );
+    assert_eq!(
+        end,
+        "line A: ra0=I ra1=I ra2=I ha=I ra0.copy=0 ra1.copy=0 ra2.copy=0 owner=- sharers=[] mem=0 latest=0; net: []"
+    );
+}
+
+/// A far atomic on a line another RA holds dirty (the lock table's case:
+/// the host core's CAS left the bucket's line in its L1, then the U280's
+/// lock module sends its AtomicCompare): the home takes the dirty line
+/// back with SnpToI, reads the latest value (the write-back), returns it
+/// as CompData_I and writes the result into memory at the home; no RA
+/// holds the line after, and no CompAck follows.
+#[test]
+fn a_far_atomic_takes_the_dirty_line_back_and_executes_at_the_home() {
+    let sys = shipped_system("ccix");
+    let end = run_script(
+        &sys,
+        &[
+            "ra1: store(A)",
+            "ra1 -> ha: ReadUnique(A)",
+            "ha -> ra1: CompData_UC(A, data=0, write=1)",
+            "ra1 -> ha: CompAck(A)",
+            "ra0: atomic(A=0)",
+            "ra0 -> ha: AtomicCompare(A, data=0)",
+            "ha -> ra1: SnpToI(A, req=ra0)",
+            "ra1 -> ha: SnpRespData_I(A, req=ra0, data=1, write=0)",
+            "ha -> ra0: CompData_I(A, data=1)",
         ],
     );
     assert_eq!(

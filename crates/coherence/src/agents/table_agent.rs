@@ -164,6 +164,19 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
 /// WriteUniqueFull's home asks for the data with DBIDResp and completes it
 /// with Comp; nothing of the old line is read). Messages without an event
 /// at the home are `false`.
+/// Whether some row of `table` writes a result itself (`write`): at a
+/// home, the far atomics it executes.
+fn writes_results<D>(table: &CompiledTable<D>) -> bool {
+    fn writes<D>(cell: &Cell<D>) -> bool {
+        match cell {
+            Cell::Go(row) => row.steps.iter().any(|s| matches!(s, Step::Write)),
+            Cell::Guarded(g) => writes(&g.yes) || writes(&g.no),
+            Cell::Unspecified | Cell::Stall => false,
+        }
+    }
+    table.cells.iter().any(writes)
+}
+
 fn requests_answered_with_memory_data<D>(table: &CompiledTable<D>, n_msgs: usize) -> Vec<bool> {
     fn sends_memory_data<D>(cell: &Cell<D>) -> bool {
         match cell {
@@ -453,6 +466,15 @@ pub struct TableAgent {
     /// Lines an engine holds after its operation: (release time, op id).
     /// Every message for a locked line waits in its stalled queue.
     locks: HashMap<u64, (Tick, u64)>,
+    /// Whether this is a home whose table writes a result itself (a far
+    /// atomic executed at the home): it buffers the data of requests that
+    /// carry it (the operands) until the line's transaction is over.
+    buffers_operands: bool,
+    /// A home's buffered request data by line (see `buffers_operands`).
+    operands: HashMap<u64, Line>,
+    /// When on (`record_home_writes`): every row in which this home wrote
+    /// a result itself, as (line, requester, time).
+    home_writes: Option<Vec<(u64, AgentId, Tick)>>,
 }
 
 impl TableAgent {
@@ -483,6 +505,7 @@ impl TableAgent {
             events,
             open: None,
         });
+        let buffers_operands = role == p.home && writes_results(&table);
         TableAgent {
             keeps_copy: p.keeps_copy(role),
             is_home: role == p.home,
@@ -519,6 +542,9 @@ impl TableAgent {
             engine_ops: HashMap::default(),
             engine_pending: None,
             locks: HashMap::default(),
+            buffers_operands,
+            operands: HashMap::default(),
+            home_writes: None,
         }
     }
 
@@ -717,6 +743,19 @@ impl TableAgent {
             p.release.push(release);
         }
         Ok(())
+    }
+
+    /// Keeps a log of the rows in which this home wrote a result itself (a
+    /// far atomic executed at the home): see [`TableAgent::home_writes`].
+    pub fn record_home_writes(&mut self) {
+        self.home_writes.get_or_insert_with(Vec::new);
+    }
+
+    /// The rows in which this home wrote a result itself, as (line,
+    /// requester, time), since `record_home_writes` (empty before): the
+    /// instants far atomics took effect, in the line's coherence order.
+    pub fn home_writes(&self) -> &[(u64, AgentId, Tick)] {
+        self.home_writes.as_deref().unwrap_or(&[])
     }
 
     /// When each program operation took effect at this agent (0: not
@@ -1375,6 +1414,13 @@ impl TableAgent {
         if ack {
             dir.acks -= 1;
         }
+        if self.buffers_operands {
+            if let (Some(m), Some(data)) = (&m, input) {
+                if sys.protocol.msgs[m.msg as usize].class == MsgClass::Request {
+                    self.operands.insert(line, *data);
+                }
+            }
+        }
         let row = match pick(self.table.cell(ls.state as usize, event).1, |g| {
             dir.holds(g, req)
         }) {
@@ -1436,6 +1482,11 @@ impl TableAgent {
             checker: &self.checker,
             rmw,
             rmw_old: &mut rmw_old,
+            operand: if self.buffers_operands {
+                self.operands.get(&line).copied()
+            } else {
+                None
+            },
         };
         let executed = execute(row, &mut fx);
         let memory_written = fx.memory_written;
@@ -1447,6 +1498,16 @@ impl TableAgent {
             ctx.stop();
         }
         ctx.count(ST_ROWS, 1);
+        if self.buffers_operands {
+            if let Some(log) = self.home_writes.as_mut() {
+                if row.steps.iter().any(|s| matches!(s, Step::Write)) {
+                    log.push((line, req, ctx.now()));
+                }
+            }
+            if row.next_stable {
+                self.operands.remove(&line);
+            }
+        }
         ls.state = row.next as u32;
         ls.dir = dir;
         if self.keeps_copy && !row.holds_after {
@@ -1587,6 +1648,9 @@ struct RowEffects<'a, 'c, 'w> {
     rmw: Option<LineRmw>,
     /// The line before that write.
     rmw_old: &'a mut Option<Line>,
+    /// At a home that executes far atomics: the line's buffered request
+    /// data (the operands), which its `write` stores.
+    operand: Option<Line>,
 }
 
 impl RowEffects<'_, '_, '_> {
@@ -1718,7 +1782,13 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
         if self.rmw.is_some() {
             return self.read_modify_write();
         }
-        let v = self.fresh.ok_or("write without an open op")?;
+        // An agent's own op writes its value; a home executing a far
+        // atomic writes the result from the request's operands (here the
+        // operand line itself: the bytes of a swap).
+        let v = match (self.fresh, self.operand) {
+            (Some(v), _) | (None, Some(v)) => v,
+            (None, None) => return Err("write without an open op or a request's operands".into()),
+        };
         self.set_value(v)
     }
 
