@@ -74,11 +74,16 @@ impl<T: Slot> DenseLineMap<T> {
         self.sparse.get(&line)
     }
 
-    /// Stores `v` (not the absent marker) for `line`.
-    #[inline]
+    /// Stores `v` (not the absent marker) for `line`. Always inline: the
+    /// growth-limit test made it large enough that the compiler stopped
+    /// inlining it into the DC (55 instructions a transaction more).
+    #[inline(always)]
     pub fn insert(&mut self, line: u64, v: T) {
         debug_assert!(!v.is_absent());
-        if line >= self.dense.len() as u64 && !self.grow_to(line) {
+        // A line at or past the growth limit is refused by `grow_to` too
+        // (its range would be longer than the limit), so the test spares
+        // the call where lines stream far past a few stored ones.
+        if line >= self.dense.len() as u64 && (line >= self.growth_limit() || !self.grow_to(line)) {
             self.sparse.insert(line, v);
             return;
         }
@@ -103,20 +108,23 @@ impl<T: Slot> DenseLineMap<T> {
         }
     }
 
+    /// How long the dense range may grow with one more line stored.
+    #[inline]
+    fn growth_limit(&self) -> u64 {
+        let stored = (self.dense_count + self.sparse.len()) as u64 + 1;
+        self.dense_min
+            .max(stored.saturating_mul(self.slots_per_line))
+    }
+
     /// Extends the dense range over `line` if it stays dense enough
     /// (moving the sparse lines it now covers); false if not.
     #[cold]
     fn grow_to(&mut self, line: u64) -> bool {
-        let stored = (self.dense_count + self.sparse.len()) as u64 + 1;
         let Some(len) = line.checked_add(1).and_then(u64::checked_next_power_of_two) else {
             return false;
         };
         let len = len.max(self.dense_min);
-        if len
-            > self
-                .dense_min
-                .max(stored.saturating_mul(self.slots_per_line))
-        {
+        if len > self.growth_limit() {
             return false;
         }
         self.dense.resize(len as usize, T::ABSENT);
@@ -187,5 +195,29 @@ mod tests {
         assert_eq!(got, want);
         assert!(s.dense.len() as u64 <= DENSE_MIN.max(SLOTS_PER_LINE * lines.len() as u64));
         assert!(s.sparse.contains_key(&(1 << 40)), "far lines stay sparse");
+    }
+
+    #[test]
+    fn the_dense_range_grows_exactly_up_to_its_limit() {
+        // 4 lines always, beyond that 2 slots per stored line.
+        let mut s = DenseLineMap::<u8>::new(4, 2);
+        for l in 0..4 {
+            s.insert(l, 1);
+        }
+        assert_eq!((s.dense.len(), s.spread()), (4, (4, 0)));
+        // Five lines stored allow 10 slots: line 7 needs 8.
+        s.insert(7, 1);
+        assert_eq!((s.dense.len(), s.spread()), (8, (5, 0)));
+        // Six allow 12: line 9 would need 16, line 12 is past the limit.
+        s.insert(9, 1);
+        s.insert(12, 1);
+        assert_eq!((s.dense.len(), s.spread()), (8, (5, 2)));
+        // Eight allow 16, exactly what line 8 needs: the range grows and
+        // takes the sparse lines it now covers.
+        s.insert(8, 1);
+        assert_eq!((s.dense.len(), s.spread()), (16, (8, 0)));
+        for l in [0, 1, 2, 3, 7, 8, 9, 12] {
+            assert_eq!(s.get(l), Some(1), "line {l}");
+        }
     }
 }

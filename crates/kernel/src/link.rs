@@ -151,9 +151,11 @@ pub(crate) struct Channel<M> {
 pub(crate) struct DirectionState<M> {
     /// When the wire becomes free.
     pub busy_until: Tick,
-    /// The size of the last message and its serialization time: messages
-    /// on a direction come in a few sizes, and this saves the division.
-    pub serialized: (u32, Tick),
+    /// The sizes of the last two messages of different size and their
+    /// serialization times, the latest first: messages on a direction come
+    /// in a few sizes (a protocol's headers and its data messages
+    /// alternate), and this saves the division and the rounding.
+    pub serialized: [(u32, Tick); 2],
     /// Bandwidth in bytes per second (0: infinite).
     pub bandwidth: f64,
     /// One-way latency after serialization.
@@ -177,11 +179,19 @@ impl<M> DirectionState<M> {
     /// returns (start of serialization, arrival at the far end).
     #[inline]
     pub fn occupy(&mut self, now: Tick, bytes: u32) -> (Tick, Tick) {
-        if self.serialized.0 != bytes {
-            self.serialized = (bytes, serialization(self.bandwidth, bytes));
-        }
+        let time = if self.serialized[0].0 == bytes {
+            self.serialized[0].1
+        } else {
+            let time = if self.serialized[1].0 == bytes {
+                self.serialized[1].1
+            } else {
+                serialization(self.bandwidth, bytes)
+            };
+            self.serialized = [(bytes, time), self.serialized[0]];
+            time
+        };
         let start = now.max(self.busy_until);
-        self.busy_until = start + self.serialized.1;
+        self.busy_until = start + time;
         (start, self.busy_until + self.latency)
     }
 }
@@ -211,7 +221,7 @@ impl<M> LinkState<M> {
         let mk = |dir: usize| DirectionState {
             busy_until: 0,
             // Zero bytes take no time (`serialization`).
-            serialized: (0, 0),
+            serialized: [(0, 0); 2],
             bandwidth: params.bandwidth[dir],
             latency: params.latency[dir],
             credit_latency: params.latency[1 - dir],
@@ -267,6 +277,27 @@ mod tests {
         assert_eq!(a_to_b.occupy(10 * NS, 64), (64 * NS, 228 * NS));
         // The other direction is independent.
         assert_eq!(b_to_a.occupy(10 * NS, 64), (10 * NS, 174 * NS));
+    }
+
+    #[test]
+    fn the_serialization_cache_gives_every_size_its_own_time() {
+        // Sizes that alternate (headers and data), repeat and come back
+        // after two others: each message occupies the wire for exactly
+        // its own size's serialization, whatever the cache holds.
+        let p = LinkParams::symmetric(0, 3e9);
+        let mut l: LinkState<()> = LinkState::new("l".into(), p.clone(), [(0, 0), (1, 0)], 0);
+        let d = &mut l.dirs[0];
+        let mut now = 0;
+        for bytes in [16, 80, 16, 80, 80, 16, 0, 144, 16, 80, 144, 1, 16] {
+            let (start, end) = d.occupy(now, bytes);
+            assert_eq!(start, now);
+            assert_eq!(
+                end - start,
+                p.serialization(Direction::AtoB, bytes),
+                "{bytes} B"
+            );
+            now = end;
+        }
     }
 
     #[test]
