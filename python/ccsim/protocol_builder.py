@@ -285,12 +285,14 @@ def build_eci_dc() -> ProtocolBuilder:
     b.message("LCL_LOCK", "LCL_REQ", "lock: clean-invalidate, then keep CPU requests waiting until unlock")
     b.message("LCL_UNLOCK", "LCL_REQ", "unlock: let waiting CPU requests proceed")
     b.message("LCL_ACK", "LCL_RSP", "completion of a device-local operation")
+    _eci_dc_messages(b)
 
     b.generated_agent("dc", "ECI directory controller (home agent) for one line; keeps the home's view of the CPU", "I")
     b.stable("I", U, "I", "CPU holds nothing; memory is up to date")
     b.stable("S", U, "S", "CPU may hold a Shared copy; memory is up to date")
     b.stable("E", U, "E", "CPU holds the line Exclusive or Modified; memory may be stale")
     b.stable("L", LK, "I", "locked by the FPGA application: CPU holds nothing and its requests wait")
+    b.stable("LS", LK, "S", "locked after a clean: CPU may hold a Shared copy and its requests wait")
 
     # Every grant reads memory and every write-back writes it through AXI;
     # the DCU waits for the AXI completion before it moves on (CCKit 4.3:
@@ -337,10 +339,178 @@ def build_eci_dc() -> ProtocolBuilder:
                 f"{op.lower()}-crosses-{vic.lower()}", (U, "E"), msgs, fin, acts, ["send LCL_ACK"], kind="conflict",
                 description=f"the CPU's {vic} crossed {fwd}; the CPU answers HAKI and the home waits for the {vic}",
             )
+    _eci_dc_completion(b, rd, wr)
     _cpu_table(b, eci_e_return=True)
+    _cpu_completion_rows(b.peer)
     _app_table(b)
+    _app_lock_rows(b.local)
     b.check_config([0], values=2, max_in_flight=2)
     return b
+
+
+# The DC's messages beyond the core set (issue 13 item 8). Opcodes and their
+# grouping come from the Enzian eci-toolkit's `eci_cmd_defs.sv` (package
+# eci_cmd_defs: "ECI MREQ Commands", "ECI_VC_CAT_MRSP", the command types
+# MREQ_LOAD / MREQ_STORE / MREQ_PARTIAL_STORE / MREQ_ATOMIC / MREQ_CSWP /
+# MRSP_WORD, the I/O types IREQ_IOBLD / IREQ_IOBST / IRSP_IOBRSP /
+# IRSP_IOBACK and the VCs VC_IO_REQ / VC_IO_RESP); the file is published in
+# project-openenzian/fpga-stack/eci-toolkit, a submodule of
+# github.com/KireinaHoro/enzian-pio-nic (vivado/eci/eci-toolkit).
+# Far atomics as the home performs them (read-modify-write of its memory).
+ECI_ATOMICS = ["RINC", "RDEC", "RSWP", "RSET", "RCLR"]
+# Compare-and-swap carries its operands (MREQ_CSWP: sz data words).
+ECI_CSWP = ["RCAS"]
+# Non-caching line stores: full line (MREQ_STORE) and with byte strobes
+# (MREQ_PARTIAL_STORE).
+ECI_STORES = ["RSTT", "RSTP"]
+
+
+def _eci_dc_messages(b: ProtocolBuilder) -> None:
+    """Channels and messages the complete DC adds to the core set."""
+    b.channel("RSP_NODATA_H", "response", False, "generated", "peer", "completions without line data, home to remote")
+    b.channel("IO_REQ", "request", False, "peer", "generated", "I/O requests, remote to home (ECI VC_IO_REQ)")
+    b.channel("IO_RSP", "response", False, "generated", "peer", "I/O responses, home to remote (ECI VC_IO_RESP)")
+    b.message("RLDI", "REQ_NODATA", "read shared for an instruction fetch (MREQ_LOAD, opcode 1): answered like RLDD")
+    b.message("RLDT", "REQ_NODATA", "read without allocating (MREQ_LOAD, opcode 2): the remote uses the data once and keeps nothing")
+    b.message("RSTT", "REQ_DATA", "non-caching full-line store (MREQ_STORE, opcode 8): the home writes memory and acknowledges")
+    b.message("RSTP", "REQ_DATA", "non-caching partial store with byte strobes (MREQ_PARTIAL_STORE, opcode 10)")
+    for op, code, what in [
+        ("RINC", 14, "increment"), ("RDEC", 15, "decrement"), ("RSWP", 16, "swap"),
+        ("RSET", 17, "set bits"), ("RCLR", 18, "clear bits"),
+    ]:
+        b.message(op, "REQ_NODATA", f"far atomic {what} (MREQ_ATOMIC, opcode {code}): the home reads, modifies and writes its memory")
+    b.message("RCAS", "REQ_DATA", "far compare-and-swap with its operands (MREQ_CSWP, opcode 19)")
+    b.message("PACK", "RSP_NODATA_H", "completion of a non-caching store (a response name of eci_cmd_defs.sv; opcode not published)")
+    b.message("MRSP_WORD", "RSP_NODATA_H", "result of a far atomic: one data word, outside the line's value model (command type MRSP_WORD; opcode not published)")
+    b.message("IOBLD", "IO_REQ", "I/O load of a device register (IREQ_IOBLD)")
+    b.message("IOBST", "IO_REQ", "I/O store of one word to a device register (IREQ_IOBST)")
+    b.message("IOBRSP", "IO_RSP", "I/O load response with the register's word (IRSP_IOBRSP)")
+    b.message("IOBACK", "IO_RSP", "I/O store acknowledgment (IRSP_IOBACK)")
+    b.message("LCL_LOCK_CLEAN", "LCL_REQ", "lock after a clean: the CPU may keep a Shared copy, so the application may read but not write")
+
+
+def _eci_dc_completion(b: ProtocolBuilder, rd: list[str], wr: list[str]) -> None:
+    """State-equations of the complete DC: request variants, non-caching
+    stores, far atomics, I/O, and clean / clean-invalidate / lock in every
+    home state CCKit 3.3 allows."""
+    # A CPU that issues a non-caching store or a far atomic holds no copy of
+    # the line (it would act in its cache otherwise); a home S view is then a
+    # silently dropped copy, so the DC ends in I. From an E view the request
+    # stalls until the voluntary downgrade that must be in flight arrives.
+    for view in ["I", "S"]:
+        b.equation(f"read-instruction-{view}", (U, view), ["RLDI", "AXI_RD_DONE"], (U, "S"), [rd, ["send PSHA"]])
+        b.equation(f"read-through-{view}", (U, view), ["RLDT", "AXI_RD_DONE"], (U, "S"), [rd, ["send PSHA"]])
+        for st in ECI_STORES:
+            b.equation(
+                f"store-{st.lower()}-{view}", (U, view), [st, "AXI_WR_DONE"], (U, "I"),
+                [["store", "send AXI_WR"], ["send PACK"]],
+            )
+        # A far atomic is a read-modify-write of the home's memory: an AXI
+        # read, then an AXI write, then the result (one order only: the
+        # write follows the read). Its word-sized arithmetic is outside the
+        # value model (a value is a write's identity), so the header-only
+        # atomics write back what they read; a compare-and-swap carries its
+        # swap value, which it stores (the successful case), linearized at
+        # the request: the DCU holds the line until the write completes.
+        for at in ECI_ATOMICS:
+            b.equation(
+                f"atomic-{at.lower()}-{view}", (U, view), [at, "AXI_RD_DONE", "AXI_WR_DONE"], (U, "I"),
+                [rd, ["send AXI_WR"], ["send MRSP_WORD"]], reorder=False,
+            )
+        for at in ECI_CSWP:
+            b.equation(
+                f"atomic-{at.lower()}-{view}", (U, view), [at, "AXI_RD_DONE", "AXI_WR_DONE"], (U, "I"),
+                [["store", "send AXI_RD"], ["send AXI_WR"], ["send MRSP_WORD"]], reorder=False,
+            )
+    # Lock after a clean (CCKit 3.3: lock "upon completion of the clean or
+    # clean-invalidate operation"): the CPU keeps at most a Shared copy.
+    LS = (LK, "S")
+    b.equation("lock-clean-I", (U, "I"), ["LCL_LOCK_CLEAN"], (LK, "I"), [["send LCL_ACK"]])
+    b.equation("lock-clean-S", (U, "S"), ["LCL_LOCK_CLEAN"], LS, [["send LCL_ACK"]])
+    b.equation("lock-clean-E-clean", (U, "E"), ["LCL_LOCK_CLEAN", "HAKS"], LS, [["send FLDRS"], []], ["send LCL_ACK"])
+    b.equation(
+        "lock-clean-E-dirty", (U, "E"), ["LCL_LOCK_CLEAN", "HAKD", "AXI_WR_DONE"], LS, [["send FLDRS"], wr, []], ["send LCL_ACK"],
+    )
+    for vic in ["VICC", "VICD", "VICS"]:
+        msgs = ["LCL_LOCK_CLEAN", "HAKI", vic] + ([] if vic == "VICC" else ["AXI_WR_DONE"])
+        acts = [["send FLDRS"], [], [] if vic == "VICC" else wr] + ([] if vic == "VICC" else [[]])
+        b.equation(
+            f"lcl_lock_clean-crosses-{vic.lower()}", (U, "E"), msgs, (LK, "I"), acts, ["send LCL_ACK"], kind="conflict",
+            description=f"the CPU's {vic} crossed FLDRS; the CPU answers HAKI and the home waits for the {vic}",
+        )
+    # Clean and clean-invalidate of a locked line: memory already holds the
+    # latest data; only a Shared copy left by a locking clean is invalidated.
+    b.equation("clean-L", (LK, "I"), ["LCL_CLEAN"], (LK, "I"), [["send LCL_ACK"]])
+    b.equation("clean-invalidate-L", (LK, "I"), ["LCL_CLINV"], (LK, "I"), [["send LCL_ACK"]])
+    b.equation("clean-LS", LS, ["LCL_CLEAN"], LS, [["send LCL_ACK"]])
+    b.equation("clean-invalidate-LS", LS, ["LCL_CLINV", "HAKI"], (LK, "I"), [["send SINV"], []], ["send LCL_ACK"])
+    b.equation("unlock-LS", LS, ["LCL_UNLOCK"], (U, "S"), [["send LCL_ACK"]])
+    # I/O is not coherent: the DC answers it in every stable state and keeps
+    # the line's state (the lock holds back coherent CPU requests only).
+    for name, (home, remote) in [("I", (U, "I")), ("S", (U, "S")), ("E", (U, "E")), ("L", (LK, "I")), ("LS", LS)]:
+        b.equation(f"io-load-{name}", (home, remote), ["IOBLD"], (home, remote), [["send IOBRSP"]])
+        b.equation(f"io-store-{name}", (home, remote), ["IOBST"], (home, remote), [["send IOBACK"]])
+
+
+def _cpu_completion_rows(t: _Table) -> None:
+    """The LLC's side of the complete DC's messages: it issues them only for
+    a line it does not hold (I) and waits for the answer holding nothing."""
+    t.state("IT_D", "I, RLDT sent: waiting for data it reads once and does not keep", stable=False)
+    t.state("I_ST_A", "I, non-caching store sent: waiting for PACK", stable=False)
+    t.state("I_AT_A", "I, far atomic sent: waiting for its result", stable=False)
+    t.state("I_IO_D", "I, I/O load sent: waiting for IOBRSP", stable=False)
+    t.state("I_IO_A", "I, I/O store sent: waiting for IOBACK", stable=False)
+    t.event("ifetch", "an instruction fetch from the line")
+    t.event("load_through", "a load that does not allocate in the LLC")
+    t.event("store_full", "a non-caching full-line store")
+    t.event("store_partial", "a non-caching partial store")
+    for at in ECI_ATOMICS + ECI_CSWP:
+        t.event(f"atomic_{at.lower()}", f"a far atomic ({at})")
+    t.event("io_load", "an I/O load of a device register")
+    t.event("io_store", "an I/O store to a device register")
+    t.on("I", "ifetch", "IS_D", "send RLDI")
+    t.on("I", "load_through", "IT_D", "send RLDT")
+    t.on("IT_D", "PSHA", "I", "fill", "check")
+    t.on("I", "store_full", "I_ST_A", "send RSTT")
+    t.on("I", "store_partial", "I_ST_A", "send RSTP")
+    t.on("I_ST_A", "PACK", "I")
+    for at in ECI_ATOMICS + ECI_CSWP:
+        t.on("I", f"atomic_{at.lower()}", "I_AT_A", f"send {at}")
+    t.on("I_AT_A", "MRSP_WORD", "I")
+    t.on("I", "io_load", "I_IO_D", "send IOBLD")
+    t.on("I_IO_D", "IOBRSP", "I")
+    t.on("I", "io_store", "I_IO_A", "send IOBST")
+    t.on("I_IO_A", "IOBACK", "I")
+    # Holding nothing, the LLC answers every forward with HAKI; a load-through
+    # invalidated before its data came uses it without checking it (IS_D_I).
+    for f in ["FLDRS", "FLDX", "FEVX", "SINV"]:
+        t.on("IT_D", f, "IS_D_I", "send HAKI")
+        for st in ["I_ST_A", "I_AT_A", "I_IO_D", "I_IO_A"]:
+            t.on(st, f, st, "send HAKI")
+
+
+def _app_lock_rows(t: _Table) -> None:
+    """The application's locking clean, and clean / clean-invalidate while it
+    holds a lock."""
+    t.state("WLockClean", "locking clean sent, waiting for completion", stable=False)
+    t.state("LockedShared", "holds the line locked after a clean: the CPU may keep a Shared copy, so it may only read", access="read", stable=False)
+    t.state("WCleanL", "clean of the locked line sent", access="write", stable=False)
+    t.state("WClinvL", "clean-invalidate of the locked line sent", access="write", stable=False)
+    t.state("WCleanLS", "clean of the line locked after a clean sent", access="read", stable=False)
+    t.state("WClinvLS", "clean-invalidate of the line locked after a clean sent", access="read", stable=False)
+    t.event("lock_clean", "issue a locking clean")
+    t.on("Idle", "lock_clean", "WLockClean", "send LCL_LOCK_CLEAN")
+    t.on("WLockClean", "LCL_ACK", "LockedShared")
+    t.on("LockedShared", "read", "LockedShared", "check")
+    t.on("LockedShared", "unlock", "WUnlock", "send LCL_UNLOCK")
+    for locked, suffix, after_clinv in [("Locked", "L", "Locked"), ("LockedShared", "LS", "Locked")]:
+        t.on(locked, "clean", f"WClean{suffix}", "send LCL_CLEAN")
+        t.on(locked, "clinv", f"WClinv{suffix}", "send LCL_CLINV")
+        t.on(f"WClean{suffix}", "LCL_ACK", locked)
+        t.on(f"WClinv{suffix}", "LCL_ACK", after_clinv)
+    for st in ["WLockClean", "LockedShared", "WCleanL", "WClinvL", "WCleanLS", "WClinvLS"]:
+        t.on(st, "AXI_RD", st, "send AXI_RD_DONE")
+        t.on(st, "AXI_WR", st, "send AXI_WR_DONE")
 
 
 def _cpu_table(b: ProtocolBuilder, eci_e_return: bool) -> None:

@@ -21,7 +21,7 @@ def test_shipped_specs_are_listed():
 def test_eci_dc_verifies_with_the_pinned_state_count():
     r = protocol.check("eci-dc")
     assert r.verified
-    assert r.reachable_states == 1858  # rumur reports the same (crates/protocol tests)
+    assert r.reachable_states == 10480  # rumur reports the same (crates/protocol tests)
     assert r.violations == []
     assert "verified" in r.text
 
@@ -36,8 +36,8 @@ def test_shared_dcu_invocation_deadlocks_with_a_trace():
 
 def test_generate_reports_counts():
     g = protocol.generate("eci-dc")
-    assert g.stats["states"] == 20
-    assert g.stats["stable_states"] == 4
+    assert g.stats["states"] == 26
+    assert g.stats["stable_states"] == 5
     assert "CCKit" in g.text
 
 

@@ -646,7 +646,8 @@ fn with_checks_off_the_watchdog_reports_stalled_and_in_flight_messages() {
 /// Every single-row mutant of the generated DC table (`ccsim_protocol::
 /// mutate`) run through a small random CPU+app workload with the online
 /// checks on: counts how many the simulation rejects with a report.
-/// About 10 s in a debug build (164 mutants x up to 12 short runs).
+/// About 10 s in a debug build (160 mutants x up to 12 short runs: the
+/// rows this workload reaches).
 #[test]
 fn mutants_are_caught_by_the_online_checks() {
     let base = Tables::eci_dc().unwrap();
@@ -654,8 +655,13 @@ fn mutants_are_caught_by_the_online_checks() {
     for seed in 1..=12 {
         run_mutant(&base, seed).unwrap_or_else(|e| panic!("the shipped table fails: {e}"));
     }
-    let ms = ccsim_protocol::mutate::mutants(&base.ir);
-    assert!(ms.len() > 100, "{} mutants", ms.len());
+    let ms: Vec<_> = ccsim_protocol::mutate::mutants(&base.ir)
+        .into_iter()
+        .filter(|m| reached_by_the_core_workload(&m.description))
+        .collect();
+    // The mutants of the core rows (164 before issue 13 item 8, when they
+    // were all the mutants; some retargets now pick other states).
+    assert_eq!(ms.len(), 160, "{} mutants", ms.len());
     let mut caught = 0;
     let mut survivors = Vec::new();
     for m in &ms {
@@ -678,6 +684,47 @@ fn mutants_are_caught_by_the_online_checks() {
         ms.len()
     );
     assert!(survivors.is_empty(), "only {caught} of {} caught", ms.len());
+}
+
+/// Whether a mutant's row is one this workload reaches: it issues the core
+/// operations only (loads, stores, evictions, downgrades; clean,
+/// clean-invalidate, lock and unlock of unlocked lines), so the rows the
+/// complete DC added for request variants, non-caching stores, atomics,
+/// I/O, the locking clean and operations on locked lines are never fired
+/// (the protocol checker exercises and catches them: `ccsim-protocol`'s
+/// `tests/mutation.rs`), nor is the one equivalent mutant pinned there.
+fn reached_by_the_core_workload(description: &str) -> bool {
+    const COMPLETION_EVENTS: [&str; 13] = [
+        "RLDI",
+        "RLDT",
+        "RSTT",
+        "RSTP",
+        "RINC",
+        "RDEC",
+        "RSWP",
+        "RSET",
+        "RCLR",
+        "RCAS",
+        "IOBLD",
+        "IOBST",
+        "LCL_LOCK_CLEAN",
+    ];
+    if description == "retarget (E, LCL_LOCK): E_LOCK -> E_LOCK_CLEAN" {
+        return false;
+    }
+    let row = description
+        .split_once('(')
+        .and_then(|(_, r)| r.split_once(')'))
+        .map(|(r, _)| r)
+        .expect("a mutant names its row");
+    let (state, event) = row.split_once(", ").expect("(state, event)");
+    let completion_event = COMPLETION_EVENTS.contains(&event);
+    let locked_clean = state == "L" && matches!(event, "LCL_CLEAN" | "LCL_CLINV");
+    let completion_state = state.starts_with("LS")
+        || state.starts_with("E_LOCK_CLEAN")
+        || state.starts_with("I_RCAS")
+        || state == "I_RSTP";
+    !(completion_event || locked_clean || completion_state)
 }
 
 fn run_mutant(t: &Arc<Tables>, seed: u64) -> Result<(), String> {

@@ -44,35 +44,146 @@ fn two_lines(spec: &str, dcus: Vec<u8>, values: u8) -> ccsim_protocol::CheckRepo
     .unwrap()
 }
 
+/// The complete DC restricted to the core operations: the CPU's events of
+/// the original 15-message protocol (load, getx, store, evictions,
+/// downgrade, drop) and the application's clean, clean-invalidate, lock and
+/// unlock of an unlocked line. The new rows are never fired, and the
+/// composed system is the one the core protocol had, state for state.
+fn core_subset() -> ccsim_protocol::Spec {
+    const COMPLETION_EVENTS: [&str; 15] = [
+        "ifetch",
+        "load_through",
+        "store_full",
+        "store_partial",
+        "atomic_rinc",
+        "atomic_rdec",
+        "atomic_rswp",
+        "atomic_rset",
+        "atomic_rclr",
+        "atomic_rcas",
+        "io_load",
+        "io_store",
+        "lock_clean",
+        "clean",
+        "clinv",
+    ];
+    let mut spec = load_spec("eci-dc").unwrap();
+    spec.peer
+        .as_mut()
+        .unwrap()
+        .transition
+        .retain(|r| !COMPLETION_EVENTS.contains(&r.event.as_str()));
+    // The local agent keeps clean and clean-invalidate of an unlocked line.
+    spec.local
+        .as_mut()
+        .unwrap()
+        .transition
+        .retain(|r| r.state == "Idle" || !COMPLETION_EVENTS.contains(&r.event.as_str()));
+    spec.local
+        .as_mut()
+        .unwrap()
+        .transition
+        .retain(|r| r.event != "lock_clean");
+    spec
+}
+
+/// The core subset of the complete DC gives the core protocol's counts
+/// (1,858 states, 4,778 transitions before issue 13 item 8): the completion
+/// added rows and states but changed nothing the core operations reach.
+#[test]
+fn core_subset_keeps_the_core_protocols_counts() {
+    let r = check(&core_subset(), &CheckOptions::default()).unwrap();
+    assert!(r.verified, "{}", r.to_text());
+    assert_eq!((r.reachable_states, r.system_transitions), (1858, 4778));
+}
+
 /// Two lines on one serial DCU: a stall on one line blocks the other, and
-/// the DC still verifies (one data value keeps the debug suite fast).
+/// the DC still verifies (the core subset and one data value keep the debug
+/// suite fast; the complete DC's two-line check is in the slow tier).
 #[test]
 fn eci_dc_two_lines_one_dcu_verifies() {
-    let r = two_lines("eci-dc", vec![0, 0], 1);
+    let cfg = SystemConfig {
+        dcus: vec![0, 0],
+        values: 1,
+        max_in_flight: 2,
+        instances: Default::default(),
+    };
+    let r = check(
+        &core_subset(),
+        &CheckOptions {
+            config: Some(cfg),
+            max_states: 0,
+        },
+    )
+    .unwrap();
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(r.reachable_states, 304_383);
 }
 
-/// Slow tier (`cargo test --release -p ccsim-protocol --test eci -- --ignored`):
-/// two lines with two data values on one DCU, DC and CC. (Two DCUs: the
-/// `protocol_check` example, 3,452,164 states, about 1 GB.)
+/// Slow tier: the complete DC, two lines on one DCU, one data value. More
+/// than 5 million states (the default limit stops there after 22 million
+/// transitions, about 140 s in release), so it runs with a higher limit.
 #[test]
 #[ignore]
-fn two_lines_two_values_verify() {
-    for (spec, dcus, states) in [
-        ("eci-dc", vec![0, 0], 1_939_264),
-        ("eci-cc", vec![0, 0], 1_031_036),
+fn eci_dc_complete_two_lines_one_dcu_verifies() {
+    let spec = load_spec("eci-dc").unwrap();
+    let cfg = SystemConfig {
+        dcus: vec![0, 0],
+        values: 1,
+        max_in_flight: 2,
+        instances: Default::default(),
+    };
+    let r = check(
+        &spec,
+        &CheckOptions {
+            config: Some(cfg),
+            max_states: 100_000_000,
+        },
+    )
+    .unwrap();
+    assert!(r.verified && r.complete, "{}", r.to_text());
+}
+
+/// Slow tier (`cargo test --release -p ccsim-protocol --test eci -- --ignored`):
+/// two lines with two data values on one DCU, the CC. (The DC: the
+/// `protocol_check` example.)
+#[test]
+#[ignore]
+fn cc_two_lines_two_values_verify() {
+    let r = two_lines("eci-cc", vec![0, 0], 2);
+    assert!(r.verified, "{}", r.to_text());
+    assert_eq!(r.reachable_states, 1_031_036);
+}
+
+/// The generated DC's size (compare CCKit §4.2: 79 states, 304
+/// transitions, 25 coherence messages; `crates/protocol/README.md` explains
+/// the difference) and the CC's, which the completion left unchanged.
+#[test]
+fn generated_table_sizes() {
+    for (name, sizes) in [
+        ("eci-dc", (71, 26, 5, 102, 523, 41)),
+        ("eci-cc", (111, 12, 4, 61, 32, 20)),
     ] {
-        let r = two_lines(spec, dcus, 2);
-        assert!(r.verified, "{}", r.to_text());
-        assert_eq!(r.reachable_states, states);
+        let (_, s) = generate(&load_spec(name).unwrap()).unwrap();
+        assert_eq!(
+            (
+                s.equations,
+                s.states,
+                s.stable_states,
+                s.transitions,
+                s.stalls,
+                s.messages
+            ),
+            sizes,
+            "{name}: {s:?}"
+        );
     }
 }
 
 /// Pinned single-line counts (rumur reports the same; see tests/exporters.rs).
 #[test]
 fn pinned_counts() {
-    for (name, states, transitions) in [("eci-dc", 1858, 4778), ("eci-cc", 1056, 2832)] {
+    for (name, states, transitions) in [("eci-dc", 10_480, 28_238), ("eci-cc", 1056, 2832)] {
         let r = check(&load_spec(name).unwrap(), &CheckOptions::default()).unwrap();
         assert_eq!(
             (r.reachable_states, r.system_transitions),
@@ -80,4 +191,81 @@ fn pinned_counts() {
             "{name}"
         );
     }
+}
+
+/// The DC's row for (`state`, `event`): `Some((next, messages sent))`, or
+/// `None` for a stall.
+fn dc_row(
+    ir: &ccsim_protocol::ProtocolIr,
+    state: &str,
+    event: &str,
+) -> Option<(String, Vec<String>)> {
+    let t = ir.roles[0]
+        .transitions
+        .iter()
+        .find(|t| t.state == state && t.event == event)
+        .unwrap_or_else(|| panic!("no row ({state}, {event})"));
+    match &t.outcome {
+        ccsim_protocol::ir::Outcome::Go { next, actions } => Some((
+            next.clone(),
+            actions
+                .iter()
+                .filter_map(|a| a.sent())
+                .map(str::to_string)
+                .collect(),
+        )),
+        ccsim_protocol::ir::Outcome::Stall => None,
+    }
+}
+
+/// What the completed DC does where the core one had nothing: clean and
+/// clean-invalidate in both locked states (only a Shared copy left by a
+/// locking clean needs an invalidation), I/O answered in every stable state
+/// without a state change, coherent CPU requests, stores and atomics held
+/// back by the lock, and non-caching stores and atomics from a stale S view
+/// ending in I.
+#[test]
+fn complete_dc_rows() {
+    let (ir, _) = generate(&load_spec("eci-dc").unwrap()).unwrap();
+    let go = |s: &str, e: &str, next: &str, sends: &[&str]| {
+        assert_eq!(
+            dc_row(&ir, s, e),
+            Some((
+                next.to_string(),
+                sends.iter().map(|m| m.to_string()).collect()
+            )),
+            "({s}, {e})"
+        );
+    };
+    go("L", "LCL_CLEAN", "L", &["LCL_ACK"]);
+    go("L", "LCL_CLINV", "L", &["LCL_ACK"]);
+    go("LS", "LCL_CLEAN", "LS", &["LCL_ACK"]);
+    go("LS", "LCL_CLINV", "LS_CLINV", &["SINV"]);
+    go("LS_CLINV", "HAKI", "L", &["LCL_ACK"]);
+    go("LS", "LCL_UNLOCK", "S", &["LCL_ACK"]);
+    go("S", "LCL_LOCK_CLEAN", "LS", &["LCL_ACK"]);
+    go("E", "LCL_LOCK_CLEAN", "E_LOCK_CLEAN", &["FLDRS"]);
+    for s in ["I", "S", "E", "L", "LS"] {
+        go(s, "IOBLD", s, &["IOBRSP"]);
+        go(s, "IOBST", s, &["IOBACK"]);
+    }
+    for s in ["L", "LS"] {
+        for e in [
+            "RLDD", "RLDI", "RLDT", "RLDX", "RC2D_S", "RSTT", "RSTP", "RINC", "RCAS",
+        ] {
+            assert_eq!(dc_row(&ir, s, e), None, "({s}, {e}) must wait for unlock");
+        }
+    }
+    for e in ["RSTT", "RINC", "RCAS"] {
+        assert_eq!(
+            dc_row(&ir, "E", e),
+            None,
+            "(E, {e}) waits for the victim in flight"
+        );
+    }
+    // From S and I the store has the same future: one collapsed state.
+    go("S", "RSTT", "I_RSTP", &["AXI_WR"]);
+    go("I", "RSTT", "I_RSTP", &["AXI_WR"]);
+    go("I_RSTP", "AXI_WR_DONE", "I", &["PACK"]);
+    go("I", "RLDI", "I_RLDD", &["AXI_RD"]);
 }

@@ -9,8 +9,9 @@ use ccsim_protocol::{check_ir, generate, load_spec};
 
 /// Runs every `stride`-th mutant of the rows the composed system exercises
 /// (rows it never fires cannot be caught by any checker of this system;
-/// `check` reports them as `unexercised`). Returns how many ran.
-fn run(spec_name: &str, stride: usize) -> usize {
+/// `check` reports them as `unexercised`). Returns how many ran; the
+/// mutants that survive must be exactly `equivalent`.
+fn run(spec_name: &str, stride: usize, equivalent: &[&str]) -> usize {
     let spec = load_spec(spec_name).unwrap();
     let (ir, stats) = generate(&spec).unwrap();
     let base = check_ir(ir.clone(), stats.clone(), (&spec.check).into(), 0).unwrap();
@@ -48,7 +49,7 @@ fn run(spec_name: &str, stride: usize) -> usize {
             );
         }
     }
-    assert!(escaped.is_empty(), "mutants not caught: {escaped:#?}");
+    assert_eq!(escaped, equivalent, "mutants not caught");
     n
 }
 
@@ -61,10 +62,21 @@ fn dc_has_no_dead_rows() {
     assert_eq!(r.unexercised, Vec::<String>::new());
 }
 
+/// The one equivalent DC mutant: the lock's wait for the CPU's answer to
+/// FLDX retargeted to the locking clean's wait for its answer to FLDRS. The
+/// second answers everything the first does the same way (HAKD: write back,
+/// then locked; HAKI: wait for the crossing victim) and only ends in
+/// `(locked, S)` where the lock ends in `(locked, I)`: a directory that
+/// believes a Shared copy the CPU no longer holds (the view a silent drop
+/// gives), which no checker can tell from the original. It escapes
+/// `mutate::over_approximates` only because the locking clean also answers
+/// HAKS, which the lock never receives.
+const DC_EQUIVALENT: [&str; 1] = ["retarget (E, LCL_LOCK): E_LOCK -> E_LOCK_CLEAN"];
+
 /// The default suite runs every DC mutant (about a second in debug).
 #[test]
 fn dc_every_mutation_is_caught() {
-    let n = run("eci-dc", 1);
+    let n = run("eci-dc", 1, &DC_EQUIVALENT);
     assert!(n >= 100, "ran {n}");
 }
 
@@ -82,7 +94,10 @@ fn dc_every_mutation_is_caught_two_lines() {
         max_in_flight: 2,
         instances: Default::default(),
     };
-    for m in mutants(&ir) {
+    for m in mutants(&ir)
+        .into_iter()
+        .filter(|m| !DC_EQUIVALENT.contains(&m.description.as_str()))
+    {
         let r = check_ir(m.ir.clone(), stats.clone(), cfg.clone(), 0).unwrap();
         assert!(
             !r.verified && !r.violations.is_empty(),
@@ -95,7 +110,7 @@ fn dc_every_mutation_is_caught_two_lines() {
 /// The CC's table: every mutant of a row the composed system exercises is caught.
 #[test]
 fn cc_every_exercised_mutation_is_caught() {
-    let n = run("eci-cc", 1);
+    let n = run("eci-cc", 1, &[]);
     assert!(n >= 60, "ran {n}");
 }
 
