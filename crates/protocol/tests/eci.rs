@@ -26,8 +26,14 @@ fn eci_cc_generates_and_verifies() {
     generates_and_verifies("eci-cc");
 }
 
-fn two_lines(spec: &str, dcus: Vec<u8>, values: u8) -> ccsim_protocol::CheckReport {
-    let spec = load_spec(spec).unwrap();
+/// Checks `spec` with two lines on `dcus`, `values` data values and at most
+/// `max_states` states (0: the default limit).
+fn two_lines_of(
+    spec: &ccsim_protocol::Spec,
+    dcus: Vec<u8>,
+    values: u8,
+    max_states: usize,
+) -> ccsim_protocol::CheckReport {
     let cfg = SystemConfig {
         dcus,
         values,
@@ -35,13 +41,17 @@ fn two_lines(spec: &str, dcus: Vec<u8>, values: u8) -> ccsim_protocol::CheckRepo
         instances: Default::default(),
     };
     check(
-        &spec,
+        spec,
         &CheckOptions {
             config: Some(cfg),
-            max_states: 0,
+            max_states,
         },
     )
     .unwrap()
+}
+
+fn two_lines(spec: &str, dcus: Vec<u8>, values: u8) -> ccsim_protocol::CheckReport {
+    two_lines_of(&load_spec(spec).unwrap(), dcus, values, 0)
 }
 
 /// The complete DC restricted to the core operations: the CPU's events of
@@ -102,20 +112,7 @@ fn core_subset_keeps_the_core_protocols_counts() {
 /// suite fast; the complete DC's two-line check is in the slow tier).
 #[test]
 fn eci_dc_two_lines_one_dcu_verifies() {
-    let cfg = SystemConfig {
-        dcus: vec![0, 0],
-        values: 1,
-        max_in_flight: 2,
-        instances: Default::default(),
-    };
-    let r = check(
-        &core_subset(),
-        &CheckOptions {
-            config: Some(cfg),
-            max_states: 0,
-        },
-    )
-    .unwrap();
+    let r = two_lines_of(&core_subset(), vec![0, 0], 1, 0);
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(r.reachable_states, 304_383);
 }
@@ -126,21 +123,7 @@ fn eci_dc_two_lines_one_dcu_verifies() {
 #[test]
 #[ignore]
 fn eci_dc_complete_two_lines_one_dcu_verifies() {
-    let spec = load_spec("eci-dc").unwrap();
-    let cfg = SystemConfig {
-        dcus: vec![0, 0],
-        values: 1,
-        max_in_flight: 2,
-        instances: Default::default(),
-    };
-    let r = check(
-        &spec,
-        &CheckOptions {
-            config: Some(cfg),
-            max_states: 100_000_000,
-        },
-    )
-    .unwrap();
+    let r = two_lines_of(&load_spec("eci-dc").unwrap(), vec![0, 0], 1, 100_000_000);
     assert!(r.verified && r.complete, "{}", r.to_text());
 }
 
