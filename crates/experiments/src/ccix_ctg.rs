@@ -479,12 +479,7 @@ fn median_or_zero(sorted: &[f64]) -> f64 {
 /// The `ccix_vc_link` of `system` whose device end is its first `ra`
 /// (the accelerator's attachment, VC0 beside VC1).
 fn ccix_link_of(platform: &Platform, system: &str) -> Result<String, RunError> {
-    let decl = platform.system(system).map_err(RunError::Config)?;
-    let ra = decl
-        .agents
-        .iter()
-        .find(|a| a.role.as_deref() == Some("ra"))
-        .ok_or_else(|| werr(format!("system {system}: no agent plays `ra`")))?;
+    let (decl, ra) = crate::ccix_shared::device_ra(platform, system)?;
     let link = decl
         .links
         .iter()

@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 
 use ccsim_kernel::prelude::*;
-use ccsim_platform::{BuiltSystem, Platform};
+use ccsim_platform::{BuiltSystem, Platform, SystemDecl, SystemNode};
 
 use crate::invocation::percentile;
 use crate::program_run::{build_for_program, no_violation, role_agents};
@@ -101,17 +101,27 @@ pub(crate) fn atc_lookup(platform: &Platform) -> Result<Tick, RunError> {
     }
 }
 
-/// The first AXI4-MM step of a device atomic: the lock module's or CTG's
-/// write of the operands into the System Cache, a write request through
-/// the cache to its response, as a write hit takes (the system's first
-/// `ra`'s `hit_ns`, calibrated on CCIX §IV Exp. 3's data-local write).
-pub(crate) fn device_operand_write(platform: &Platform, system: &str) -> Result<Tick, RunError> {
+/// The declaration of `system` and its device, the first agent that plays
+/// `ra` (the accelerator's cache).
+pub(crate) fn device_ra<'p>(
+    platform: &'p Platform,
+    system: &str,
+) -> Result<(&'p SystemDecl, &'p SystemNode), RunError> {
     let decl = platform.system(system).map_err(RunError::Config)?;
     let ra = decl
         .agents
         .iter()
         .find(|a| a.role.as_deref() == Some("ra"))
         .ok_or_else(|| werr(format!("system {system}: no agent plays `ra`")))?;
+    Ok((decl, ra))
+}
+
+/// The first AXI4-MM step of a device atomic: the lock module's or CTG's
+/// write of the operands into the System Cache, a write request through
+/// the cache to its response, as a write hit takes (the system's first
+/// `ra`'s `hit_ns`, calibrated on CCIX §IV Exp. 3's data-local write).
+pub(crate) fn device_operand_write(platform: &Platform, system: &str) -> Result<Tick, RunError> {
+    let (_, ra) = device_ra(platform, system)?;
     let params = &platform
         .component(&ra.instance)
         .map_err(RunError::Config)?

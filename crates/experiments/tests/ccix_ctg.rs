@@ -6,7 +6,7 @@ mod ccix_common;
 use ccix_common::{build, params_of};
 use ccsim_experiments::run_point;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::{BuildOptions, Platform};
+use ccsim_platform::Platform;
 
 fn ctg(bytes: f64, settings: &[(&str, &str)]) -> std::collections::BTreeMap<String, f64> {
     let p = Platform::load("n1sdp").unwrap();
@@ -222,18 +222,7 @@ fn the_tapasco_dma_baseline_moves_the_bytes_both_ways() {
 }
 
 fn program_times_on(system: &str, agent: usize, ops: &[(u64, &str)]) -> Vec<(Tick, Tick)> {
-    let p = Platform::load("n1sdp").unwrap();
-    let mut s = p
-        .build(
-            system,
-            BuildOptions {
-                seed: 0,
-                trace: TraceMode::Off,
-                checks: true,
-                tester: None,
-            },
-        )
-        .unwrap();
+    let mut s = build(&Platform::load("n1sdp").unwrap(), system);
     s.agent_mut(agent).set_program(ops, 1).unwrap();
     s.sim.run();
     assert!(s.checker.borrow().violations.is_empty());

@@ -157,6 +157,25 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
     check: Some(check_table_agent),
 };
 
+/// Whether some row of `cell` (either branch of a guard) has a step that
+/// satisfies `step`.
+fn some_step<D>(cell: &Cell<D>, step: &impl Fn(&Step<D>) -> bool) -> bool {
+    match cell {
+        Cell::Go(row) => row.steps.iter().any(step),
+        Cell::Guarded(g) => some_step(&g.yes, step) || some_step(&g.no, step),
+        Cell::Unspecified | Cell::Stall => false,
+    }
+}
+
+/// Whether some row of `table` writes a result itself (`write`): at a
+/// home, the far atomics it executes.
+fn writes_results<D>(table: &CompiledTable<D>) -> bool {
+    table
+        .cells
+        .iter()
+        .any(|cell| some_step(cell, &|s| matches!(s, Step::Write)))
+}
+
 /// By catalogue message: whether some row of the home's `table` for the
 /// message's event (in any state, either branch of a guard) sends the
 /// line's data from memory. Only such a request needs the memory's copy
@@ -164,30 +183,9 @@ pub static TABLE_AGENT: ComponentSpec = ComponentSpec {
 /// WriteUniqueFull's home asks for the data with DBIDResp and completes it
 /// with Comp; nothing of the old line is read). Messages without an event
 /// at the home are `false`.
-/// Whether some row of `table` writes a result itself (`write`): at a
-/// home, the far atomics it executes.
-fn writes_results<D>(table: &CompiledTable<D>) -> bool {
-    fn writes<D>(cell: &Cell<D>) -> bool {
-        match cell {
-            Cell::Go(row) => row.steps.iter().any(|s| matches!(s, Step::Write)),
-            Cell::Guarded(g) => writes(&g.yes) || writes(&g.no),
-            Cell::Unspecified | Cell::Stall => false,
-        }
-    }
-    table.cells.iter().any(writes)
-}
-
 fn requests_answered_with_memory_data<D>(table: &CompiledTable<D>, n_msgs: usize) -> Vec<bool> {
-    fn sends_memory_data<D>(cell: &Cell<D>) -> bool {
-        match cell {
-            Cell::Go(row) => row
-                .steps
-                .iter()
-                .any(|s| matches!(s, Step::Send(x) if x.data && x.source == DataSource::Memory)),
-            Cell::Guarded(g) => sends_memory_data(&g.yes) || sends_memory_data(&g.no),
-            Cell::Unspecified | Cell::Stall => false,
-        }
-    }
+    let sends_memory_data =
+        |s: &Step<D>| matches!(s, Step::Send(x) if x.data && x.source == DataSource::Memory);
     let n_states = table.stable.len();
     (0..n_msgs)
         .map(|msg| {
@@ -197,7 +195,8 @@ fn requests_answered_with_memory_data<D>(table: &CompiledTable<D>, n_msgs: usize
                 .copied()
                 .flatten()
                 .is_some_and(|event| {
-                    (0..n_states).any(|state| sends_memory_data(table.cell(state, event).1))
+                    (0..n_states)
+                        .any(|state| some_step(table.cell(state, event).1, &sends_memory_data))
                 })
         })
         .collect()

@@ -49,7 +49,7 @@
 //!   (every invocation and NIC exchange) are never held.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -346,7 +346,7 @@ pub struct DirectoryController {
     contended_hold: Tick,
     /// Lines whose CPU request waited behind an application operation and
     /// has not been granted yet.
-    contended: std::collections::BTreeSet<u64>,
+    contended: BTreeSet<u64>,
     /// Lines the application port leaves alone until the tick given.
     held_until: BTreeMap<u64, Tick>,
     /// With a window above one: the next DC clock edge an op may issue at.
@@ -436,7 +436,7 @@ impl DirectoryController {
             app_outstanding: BTreeMap::new(),
             app_window: 1,
             contended_hold: ns_to_ps(p.float("contended_grant_hold_ns")),
-            contended: std::collections::BTreeSet::new(),
+            contended: BTreeSet::new(),
             held_until: BTreeMap::new(),
             app_next_issue: 0,
             app_wake_at: Tick::MAX,
