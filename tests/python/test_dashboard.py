@@ -53,7 +53,7 @@ def _get(d, dotted):
 def test_summary_ranks_by_prediction_error_and_matches_the_runs(results, page):
     _, doc = page
     rows = doc["experiments"]
-    # By mean prediction error: pio-invocation-eci 11.6% (S-return's two extra round trips), cohet-dma
+    # By mean prediction error: pio-invocation-eci 3.8% (S-return's two extra round trips, FastForward's dequeue), cohet-dma
     # 1.8% (its CXL.io series add predictions within 1%), cckit-dc-latency 1.5% (DC+DDR random within
     # 1.3% since the DDR behind the DC runs the MIG model), pio-pcie 0.4% (the XDMA driver's completion
     # hand-off on both machines keeps the Enzian/PC ratio at 4 KiB near the text's 3x).

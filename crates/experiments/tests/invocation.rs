@@ -122,9 +122,14 @@ fn bad_input_is_an_error() {
 fn fastforward_over_ccpi() {
     let r = point(50.0, &[("mechanism", s("fastforward"))]);
     let m = r.metrics["latency_ns"];
-    // PIO Fig. 6: about 1150 ns; the model predicts about 25% lower (see
-    // the notes of experiments/pio-invocation-eci.toml).
-    assert!((m - 1150.0).abs() < 1150.0 * 0.3, "FastForward median {m}");
+    // PIO Fig. 6: about 1150 ns. With FastForward's dequeue store the
+    // distribution is bimodal (the spin loops sometimes contend): these 100
+    // calls' median is ~1360 ns, the experiment's 1000 calls give ~1130 ns;
+    // 863 ns without the dequeue (see experiments/pio-invocation-eci.toml).
+    assert!((m - 1150.0).abs() < 1150.0 * 0.25, "FastForward median {m}");
+    // PIO §6.1: "the optimized protocol comfortably outperforms FastForward".
+    let e_return = point(50.0, &[]).metrics["latency_ns"];
+    assert!(e_return < m, "E-return {e_return} vs FastForward {m}");
     assert_eq!(r.stats["invoke.verified"], 100.0);
     // The client spun: several loads per call saw no new value.
     assert!(r.metrics["not_ready"] > 1.0);

@@ -51,7 +51,9 @@
 //! * **FastForward** ([`run_fastforward`], the CCPI baseline of PIO §5 and
 //!   Fig. 4) runs on the plain `eci-dc` tables instead: the client stores a
 //!   one-word request into R and spins on P; a server on the home socket
-//!   spins on R with `clean` and answers into P under `lock`/`unlock`.
+//!   spins on R with `clean`, frees R's slot (FastForward's dequeue stores
+//!   NULL into it) and then answers into P, each under `lock`/`unlock`;
+//!   the client frees P's slot the same way before its next request.
 //!
 //! **Application-interface hooks used** (both small and generic): the DC
 //! calls a [`ccsim_eci::dc::Device`] after each message reaching the
@@ -386,11 +388,23 @@ impl Client {
         }
         drop(log);
         self.call += 1;
-        if self.call < self.calls {
-            self.call_ops()
-        } else {
-            Vec::new()
+        let mut ops = Vec::new();
+        if self.spin {
+            // FastForward's dequeue (Giacomoni et al., PPoPP 2008): the
+            // consumer stores NULL into the slot it took, the producer's
+            // sign that the slot is free. It precedes the next call, whose
+            // time starts at its request store.
+            ops.push(CpuOp::Store {
+                line: g,
+                word: 0,
+                value: 0,
+            });
+            self.len += 1;
         }
+        if self.call < self.calls {
+            ops.extend(self.call_ops());
+        }
+        ops
     }
 }
 
@@ -761,9 +775,16 @@ fn verified_all(what: &str, verified: usize, calls: usize) -> Result<(), String>
 /// as a [`ccsim_eci::dc::Device`] on the `eci-dc` tables: it spins on the
 /// request line R with `clean` (a read by the home socket: the client's
 /// Exclusive/Modified copy is downgraded to Shared and its data written
-/// back, as a remote read of a dirty line does), and when R holds the next
-/// sequence number it writes the checksum into the response line P under
-/// `lock` (invalidating the client's Shared copy) and `unlock`s it.
+/// back, as a remote read of a dirty line does). When R holds the next
+/// sequence number it dequeues it as FastForward does (Giacomoni et al.,
+/// PPoPP 2008: the consumer stores NULL into the slot it took, which is
+/// what tells the producer the slot is free): word 0 of R is cleared under
+/// `lock` (invalidating the client's Shared copy) and `unlock`. Then it
+/// enqueues the result: the checksum goes into the response line P under
+/// `lock` (recalling or invalidating the client's copy) and `unlock`. The
+/// enqueue is a release store (ARMv8-A orders stores only through a
+/// barrier, PIO §5), so it waits for the dequeue's store: the port runs
+/// the two one after the other.
 struct FastForwardServer {
     r: u64,
     p: u64,
@@ -776,6 +797,8 @@ struct FastForwardServer {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum FfStep {
     Poll,
+    /// The dequeue's store of NULL into R (lock, write, unlock).
+    Dequeue,
     Lock,
     Unlock,
 }
@@ -800,8 +823,19 @@ impl FastForwardServer {
                 let mut result = [0u8; ccsim_coherence::LINE_BYTES];
                 result[..8].copy_from_slice(&req[..8]);
                 result[8..16].copy_from_slice(&checksum(&req).to_le_bytes());
-                self.awaiting.extend([FfStep::Lock, FfStep::Unlock]);
+                // The dequeue: R's slot (word 0) back to NULL.
+                let mut freed = req;
+                freed[..8].fill(0);
+                self.awaiting.extend([
+                    FfStep::Dequeue,
+                    FfStep::Dequeue,
+                    FfStep::Lock,
+                    FfStep::Unlock,
+                ]);
                 vec![
+                    AppOp::new("lock", self.r),
+                    AppOp::new("write", self.r).with_data(freed),
+                    AppOp::new("unlock", self.r),
                     AppOp::new("lock", self.p),
                     AppOp::new("write", self.p).with_data(result),
                     AppOp::new("unlock", self.p),
