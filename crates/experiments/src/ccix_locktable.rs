@@ -426,8 +426,8 @@ fn executed_at_home(
         .home_writes()
         .iter()
         .rev()
-        .find(|&&(l, req, at)| l == line && req as usize == device && at <= end)
-        .map(|&(_, _, at)| at)
+        .find(|&&(l, req, at, _)| l == line && req as usize == device && at <= end)
+        .map(|&(_, _, at, _)| at)
         .ok_or_else(|| RunError::Violation {
             message: format!(
                 "lock table: the device's atomic on line {line:#x} completed at {end} ps but the home never executed it"
@@ -448,9 +448,9 @@ fn executed_since(
         .home_writes()
         .iter()
         .rev()
-        .take_while(|&&(_, _, at)| at >= issued)
-        .find(|&&(l, req, _)| l == line && req as usize == device)
-        .map(|&(_, _, at)| at)
+        .take_while(|&&(_, _, at, _)| at >= issued)
+        .find(|&&(l, req, _, _)| l == line && req as usize == device)
+        .map(|&(_, _, at, _)| at)
 }
 
 /// A record's bucket (a multiplicative hash).

@@ -18,8 +18,12 @@
 //!   the far atomic of the verified table, an AtomicCompare carrying the
 //!   operands, which the home executes after invalidating every copy and
 //!   answers with the old value (CompData_I); the System Cache keeps no
-//!   copy, so every atomic of the device reaches the home. On the host a
-//!   local atomic (an LSE CAS in the core's L1, with its ordering).
+//!   copy, so every atomic of the device reaches the home. The home runs
+//!   the operation on the line's bytes: a compare writes its swap value
+//!   only where the addressed word holds its compare value, an ADD the
+//!   sum, and the run checks each result against the home's log of the
+//!   lines it found. On the host a local atomic (an LSE CAS in the core's
+//!   L1, with its ordering).
 //!
 //! ```
 //! use ccsim_kernel::component::Params;
@@ -30,6 +34,8 @@
 
 use std::collections::BTreeMap;
 
+use ccsim_coherence::agents::line_engine::LineRmw;
+use ccsim_coherence::Line;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuiltSystem, Platform, SystemDecl, SystemNode};
 
@@ -127,6 +133,55 @@ pub(crate) fn device_operand_write(platform: &Platform, system: &str) -> Result<
         .map_err(RunError::Config)?
         .params;
     Ok((params.float("hit_ns") * 1000.0).round() as Tick)
+}
+
+/// The bytes of a far atomic's encoded request (tag, operation, offset,
+/// compare and swap words; see
+/// [`ATOMIC_OPERANDS_TAG`](ccsim_coherence::agents::line_engine::ATOMIC_OPERANDS_TAG)).
+const ATOMIC_OPERANDS_BYTES: usize = 32;
+
+fn word0(line: &Line) -> u64 {
+    u64::from_le_bytes(line[..8].try_into().expect("8 bytes"))
+}
+
+/// Each of the device's encoded atomics ran once at the home, on the
+/// line as it was (the original value its CompData_I returned), and left
+/// its result: a compare (which matched) its swap value, an ADD the sum.
+fn check_operations_ran(
+    s: &BuiltSystem,
+    ha: usize,
+    device: usize,
+    lines: &[u64],
+    operations: &[Option<LineRmw>],
+) -> Result<(), RunError> {
+    let log = s.agent(ha).home_writes();
+    for (&line, op) in lines.iter().zip(operations) {
+        let Some(op) = op else { continue };
+        let found: Vec<_> = log
+            .iter()
+            .filter(|&&(l, req, _, _)| l == line && req as usize == device)
+            .collect();
+        let [&(_, _, _, Some(old))] = found.as_slice() else {
+            return Err(RunError::Violation {
+                message: format!(
+                    "the home executed {} encoded atomics on line {line:#x}, not one",
+                    found.len()
+                ),
+            });
+        };
+        let (now, want) = (s.agent(ha).memory_of(line), op.apply(&old));
+        let matched = !matches!(*op, LineRmw::Cas { expected, .. } if word0(&old) != expected);
+        if !matched || now != want {
+            return Err(RunError::Violation {
+                message: format!(
+                    "{op:?} on line {line:#x}: the home found {:#x} and left {:#x}",
+                    word0(&old),
+                    word0(&now)
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The device (the system's first `ra`) and `cores` host cores after it.
@@ -340,8 +395,41 @@ fn run_atomic(point: &Point<'_>) -> Result<PointResult, RunError> {
     s.agent_mut(agent)
         .set_program_release(release)
         .map_err(werr)?;
+    // The device's atomic carries its operands, which the home runs on the
+    // line's bytes (CHI IHI0050 §2.10): an AtomicCompare its compare and
+    // swap values (the CTG compares with the value the line holds, so
+    // each swaps), an AtomicStore or AtomicLoad ADD its addend; an
+    // AtomicSwap carries the whole line it swaps in.
+    let ha = role_agents(&s, "ha", system)?[0];
+    let operations: Vec<Option<LineRmw>> = lines
+        .iter()
+        .enumerate()
+        .map(|(k, &l)| match params.str("kind") {
+            "compare" => Some(LineRmw::Cas {
+                offset: 0,
+                expected: word0(&s.agent(ha).memory_of(l)),
+                new: k as u64 + 1,
+            }),
+            "store" | "load" => Some(LineRmw::Add {
+                offset: 0,
+                add: k as u64 + 1,
+            }),
+            _ => None,
+        })
+        .collect();
+    if device_side {
+        let data = operations
+            .iter()
+            .map(|op| op.map(|op| op.to_operands()[..ATOMIC_OPERANDS_BYTES].to_vec()))
+            .collect();
+        s.agent_mut(agent).set_program_data(data).map_err(werr)?;
+        s.agent_mut(ha).record_home_writes();
+    }
     s.sim.run();
     no_violation(&s)?;
+    if device_side {
+        check_operations_ran(&s, ha, device, &lines, &operations)?;
+    }
     let times = s.agent(agent).program_times().to_vec();
     let per = if device_side { 1 } else { 2 };
     let mut lat = Vec::with_capacity(n);

@@ -97,6 +97,73 @@ fn device_atomics_are_far_atomics_at_the_home_host_atomics_are_local() {
     assert_eq!(wide["latency_ns"], device["latency_ns"]);
 }
 
+/// The home executes the device's AtomicCompare on the line's bytes
+/// (CHI IHI0050 §2.10): it writes the swap value only where the addressed
+/// word equals the compare value, and either way logs the original line,
+/// which its CompData_I returns. The latency does not depend on the
+/// outcome.
+#[test]
+fn the_home_compares_an_atomics_operands_with_the_lines_bytes() {
+    use ccsim_coherence::agents::line_engine::LineRmw;
+    let word = |l: &[u8], at: usize| u64::from_le_bytes(l[at..at + 8].try_into().unwrap());
+    let p = Platform::load("n1sdp").unwrap();
+    let cas_on = |line: u64, expected: Option<u64>| {
+        let mut s = build(&p, "ccix_host");
+        let (device, ha) = (0, 4); // agents: u280, core0, core1, core2, ha
+        let before = s.agent(ha).memory_of(line);
+        let cas = LineRmw::Cas {
+            offset: 16,
+            expected: expected.unwrap_or(word(&before, 16)),
+            new: 0xC0FFEE,
+        };
+        s.agent_mut(device)
+            .set_program(&[(line, "atomic")], 1)
+            .unwrap();
+        s.agent_mut(device)
+            .set_program_data(vec![Some(cas.to_operands()[..32].to_vec())])
+            .unwrap();
+        s.agent_mut(ha).record_home_writes();
+        s.sim.run();
+        assert!(s.checker.borrow().violations.is_empty());
+        let log = s.agent(ha).home_writes().to_vec();
+        assert_eq!(log.len(), 1, "one far atomic executed at the home");
+        assert_eq!(log[0].3, Some(before), "the original line is returned");
+        let times = s.agent(device).program_times()[0];
+        (before, s.agent(ha).memory_of(line), times.1 - times.0)
+    };
+    // A match: only the addressed word changes.
+    let (before, after, t_match) = cas_on(0x4000, None);
+    assert_eq!(word(&after, 16), 0xC0FFEE);
+    assert_eq!(
+        (&after[..16], &after[24..64]),
+        (&before[..16], &before[24..64])
+    );
+    // A mismatch: the line stays as it was.
+    let (before, after, t_miss) = cas_on(0x4001, Some(1));
+    assert_ne!(word(&before, 16), 1);
+    assert_eq!(after, before);
+    assert_eq!(t_match, t_miss);
+    // Operands no line can run are an error that names them.
+    let mut s = build(&p, "ccix_host");
+    let bad = LineRmw::Cas {
+        offset: 64,
+        expected: 0,
+        new: 1,
+    };
+    s.agent_mut(0)
+        .set_program(&[(0x4002, "atomic")], 1)
+        .unwrap();
+    s.agent_mut(0)
+        .set_program_data(vec![Some(bad.to_operands()[..32].to_vec())])
+        .unwrap();
+    s.sim.run();
+    let v = s.checker.borrow().violations.clone();
+    assert!(
+        v.iter().any(|m| m.contains("bytes 64..72 of a 64 B line")),
+        "{v:?}"
+    );
+}
+
 #[test]
 fn bad_sizes_are_errors_that_say_why() {
     let p = Platform::load("n1sdp").unwrap();

@@ -83,6 +83,79 @@ impl LineRmw {
     }
 }
 
+/// What a far atomic's request carries, as the simulator's data messages
+/// hold it: a CCIX atomic request names its operation, the addressed
+/// bytes (the low bits of its address) and its operands, the compare and
+/// swap values of an AtomicCompare or the addend of an AtomicStore ADD
+/// (CCIX Base Spec 1.0 §3.3.2, atomic requests carry their data; AMBA CHI
+/// IHI0050 §2.10: the completer compares, writes the swap value on a
+/// match and returns the original value). Lines in messages are bytes
+/// only, so the request's operation and offset travel in the payload:
+///
+/// ```text
+///   bytes 0..7    ATOMIC_OPERANDS_TAG (the request is an encoded operation)
+///   byte  7       1: AtomicStore ADD, 2: AtomicCompare
+///   bytes 8..16   the addressed word's byte offset in the line
+///   bytes 16..24  the addend, or the compare value
+///   bytes 24..32  the swap value (AtomicCompare)
+/// ```
+///
+/// A home that executes far atomics runs an encoded operation on the
+/// line's bytes; any other operand line is an AtomicSwap of the whole line
+/// (the random tester's operands).
+pub const ATOMIC_OPERANDS_TAG: [u8; 7] = *b"ATOMOP\0";
+
+impl LineRmw {
+    /// The operation as a far atomic's request data (see
+    /// [`ATOMIC_OPERANDS_TAG`]).
+    pub fn to_operands(&self) -> Line {
+        let mut data = [0u8; crate::line::LINE_BYTES];
+        data[..7].copy_from_slice(&ATOMIC_OPERANDS_TAG);
+        let (code, a, b) = match *self {
+            LineRmw::Add { add, .. } => (1u8, add, 0),
+            LineRmw::Cas { expected, new, .. } => (2u8, expected, new),
+        };
+        data[7] = code;
+        data[8..16].copy_from_slice(&(self.offset() as u64).to_le_bytes());
+        data[16..24].copy_from_slice(&a.to_le_bytes());
+        data[24..32].copy_from_slice(&b.to_le_bytes());
+        data
+    }
+
+    /// The operation a far atomic's request data encodes: `None` for data
+    /// without the tag (a whole line to swap in), an error naming the
+    /// problem for a tagged request that no `line_bytes` line can run (an
+    /// unknown operation, a word not 8-byte aligned or past the line).
+    pub fn from_operands(data: &Line, line_bytes: usize) -> Option<Result<LineRmw, String>> {
+        if data[..7] != ATOMIC_OPERANDS_TAG {
+            return None;
+        }
+        let word = |at: usize| u64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes"));
+        let offset = word(8);
+        if offset % 8 != 0 || offset + 8 > line_bytes as u64 {
+            return Some(Err(format!(
+                "a far atomic on bytes {offset}..{} of a {line_bytes} B line: the word must be 8-byte aligned inside the line",
+                offset.saturating_add(8)
+            )));
+        }
+        let offset = offset as usize;
+        Some(match data[7] {
+            1 => Ok(LineRmw::Add {
+                offset,
+                add: word(16),
+            }),
+            2 => Ok(LineRmw::Cas {
+                offset,
+                expected: word(16),
+                new: word(24),
+            }),
+            code => Err(format!(
+                "a far atomic with operation code {code}: 1 (AtomicStore ADD) or 2 (AtomicCompare)"
+            )),
+        })
+    }
+}
+
 /// One operation an engine asks its agent for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EngineOp {
@@ -145,5 +218,42 @@ mod tests {
             new: 5,
         };
         assert_eq!(miss.apply(&after), after);
+    }
+
+    #[test]
+    fn a_far_atomics_operands_round_trip_and_bad_ones_are_named() {
+        let cas = LineRmw::Cas {
+            offset: 24,
+            expected: 7,
+            new: 9,
+        };
+        assert_eq!(
+            LineRmw::from_operands(&cas.to_operands(), 64),
+            Some(Ok(cas))
+        );
+        let add = LineRmw::Add { offset: 0, add: 3 };
+        assert_eq!(
+            LineRmw::from_operands(&add.to_operands(), 64),
+            Some(Ok(add))
+        );
+        // Untagged data is a whole line to swap in.
+        assert_eq!(
+            LineRmw::from_operands(&[5u8; crate::line::LINE_BYTES], 64),
+            None
+        );
+        // A word past a 64 B line, and an unknown operation.
+        let far = LineRmw::Cas {
+            offset: 64,
+            expected: 0,
+            new: 1,
+        };
+        let e = LineRmw::from_operands(&far.to_operands(), 64)
+            .unwrap()
+            .unwrap_err();
+        assert!(e.contains("bytes 64..72 of a 64 B line"), "{e}");
+        let mut bad = cas.to_operands();
+        bad[7] = 9;
+        let e = LineRmw::from_operands(&bad, 64).unwrap().unwrap_err();
+        assert!(e.contains("operation code 9"), "{e}");
     }
 }

@@ -34,7 +34,7 @@ mod table_agent;
 pub use checker::{Access, InvariantChecker, LogEntry};
 pub use snc::{snc_one_way_ns, SlicePlacement, SNC_MESH};
 pub use switch::{ProtocolSwitch, PROTOCOL_SWITCH, SWITCH_PORTS};
-pub use table_agent::{TableAgent, TesterParams, PROGRAM_WAKE, TABLE_AGENT};
+pub use table_agent::{HomeWrite, TableAgent, TesterParams, PROGRAM_WAKE, TABLE_AGENT};
 
 use std::sync::Arc;
 

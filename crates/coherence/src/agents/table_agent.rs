@@ -467,14 +467,22 @@ pub struct TableAgent {
     locks: HashMap<u64, (Tick, u64)>,
     /// Whether this is a home whose table writes a result itself (a far
     /// atomic executed at the home): it buffers the data of requests that
-    /// carry it (the operands) until the line's transaction is over.
+    /// carry it (the operands) until the line's transaction is over, and
+    /// its `write` runs the operation they encode on the line's bytes
+    /// ([`LineRmw::from_operands`]; other operands are a line swapped in).
     buffers_operands: bool,
     /// A home's buffered request data by line (see `buffers_operands`).
     operands: HashMap<u64, Line>,
     /// When on (`record_home_writes`): every row in which this home wrote
-    /// a result itself, as (line, requester, time).
-    home_writes: Option<Vec<(u64, AgentId, Tick)>>,
+    /// a result itself, as (line, requester, time, the line before an
+    /// encoded operation).
+    home_writes: Option<Vec<HomeWrite>>,
 }
+
+/// One row in which a home wrote a result itself (a far atomic executed
+/// at the home): the line, the requester, when, and the line before it for
+/// a request that encoded its operation (see [`TableAgent::home_writes`]).
+pub type HomeWrite = (u64, AgentId, Tick, Option<Line>);
 
 impl TableAgent {
     /// Agent `id` of `sys`, with its component parameters, the system's
@@ -751,9 +759,13 @@ impl TableAgent {
     }
 
     /// The rows in which this home wrote a result itself, as (line,
-    /// requester, time), since `record_home_writes` (empty before): the
-    /// instants far atomics took effect, in the line's coherence order.
-    pub fn home_writes(&self) -> &[(u64, AgentId, Tick)] {
+    /// requester, time, old line), since `record_home_writes` (empty
+    /// before): the instants far atomics took effect, in the line's
+    /// coherence order, and for a request that encoded its operation
+    /// ([`LineRmw::to_operands`]) the line it found: the original value
+    /// its completion returns, from which the requester learns whether a
+    /// compare matched.
+    pub fn home_writes(&self) -> &[HomeWrite] {
         self.home_writes.as_deref().unwrap_or(&[])
     }
 
@@ -1500,7 +1512,7 @@ impl TableAgent {
         if self.buffers_operands {
             if let Some(log) = self.home_writes.as_mut() {
                 if row.steps.iter().any(|s| matches!(s, Step::Write)) {
-                    log.push((line, req, ctx.now()));
+                    log.push((line, req, ctx.now(), rmw_old));
                 }
             }
             if row.next_stable {
@@ -1782,10 +1794,23 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
             return self.read_modify_write();
         }
         // An agent's own op writes its value; a home executing a far
-        // atomic writes the result from the request's operands (here the
-        // operand line itself: the bytes of a swap).
+        // atomic runs the operation its request encodes on the line's
+        // bytes (an AtomicCompare writes its swap value only where the
+        // addressed word equals its compare value) and keeps the old line
+        // for its log; any other operand line is swapped in whole.
         let v = match (self.fresh, self.operand) {
-            (Some(v), _) | (None, Some(v)) => v,
+            (Some(v), _) => v,
+            (None, Some(op)) => match LineRmw::from_operands(&op, self.sys.line_bytes) {
+                Some(rmw) => {
+                    let rmw = rmw?;
+                    let old = self
+                        .value()
+                        .ok_or("a far atomic without the line's value")?;
+                    *self.rmw_old = Some(old);
+                    rmw.apply(&old)
+                }
+                None => op,
+            },
             (None, None) => return Err("write without an open op or a request's operands".into()),
         };
         self.set_value(v)
