@@ -42,6 +42,12 @@ def test_reproduce_pio_bloom_quick_through_the_cli(tmp_path):
     # XDMA wins the big batches.
     for s in ("cpu", "eci", "pcie_pio"):
         assert sim[("xdma", 32768)] < sim[(s, 32768)]
+    # The wrapper's progress run supplies Table 2's DMA offset (within 1%),
+    # but its fixed-size buffers double the per-byte cost of one run.
+    s_w, o_w, _ = _fit(sim, "pcie_dma_wrapper")
+    s_c, o_c, _ = _fit(sim, "pcie_dma")
+    assert o_w == pytest.approx(TABLE2["pcie_dma"][1], rel=0.01) and o_c < 0.85 * TABLE2["pcie_dma"][1]
+    assert 2.0 < s_w / s_c < 2.2 and s_w > 2 * TABLE2["pcie_dma"][0]
     assert "Claims of the text" in report
 
 
@@ -63,7 +69,10 @@ def test_pio_bloom_pcie_pio_reads_results_in_16_byte_loads():
 # experiment's notes), to their rounding.
 TABLE2 = {"cpu": (8.7, 204.0), "pcie_dma": (3.7, 336.0), "pcie_pio": (88.0, 277.0), "eci": (30.0, 221.0)}
 SIM_FIT = {"cpu": (8.58, 204.0), "pcie_dma": (4.43, 269.9), "pcie_pio": (65.5, 251.8), "eci": (10.29, 212.3),
-           "eci_whatif": (3.81, 204.7)}
+           "eci_whatif": (3.81, 204.7),
+           # The Enzian wrappers' runs (a data run and a data-less progress
+           # run, fixed-size buffers; skotti/timely-mirror timely_together).
+           "pcie_dma_wrapper": (9.08, 338.0), "pcie_pio_wrapper": (134.8, 336.5), "eci_wrapper": (21.08, 225.6)}
 
 
 def _fit(sim, series):
@@ -90,6 +99,19 @@ def test_reproduce_pio_timely_quick_through_the_cli(tmp_path):
     assert sim[("eci", 128)] / sim[("cpu", 128)] < 1.05
     assert all(sim[("eci_whatif", x)] < sim[("cpu", x)] for x in (256, 4096, 32768))
     assert "Claims of the text" in report
+
+
+def test_pio_timely_enzian_wrapper_buffers_through_the_api():
+    # fpga_wrapper_xdma.rs: num_data + 32 words out, num_data + 128 back.
+    r = ccsim.run_point("pio-timely", "pcie_dma_wrapper", 1024)
+    assert r["stats"]["timely.data_run_out_bytes"] == 1024 + 256
+    assert r["stats"]["timely.data_run_back_bytes"] == 1024 + 1024
+    assert r["stats"]["timely.progress_runs"] == 1
+    # The data-less run costs what the data run does (same buffers).
+    run = r["stats"]["timely.progress_run_ns"]
+    assert run == pytest.approx(r["metrics"]["offload_ns"] / 2, rel=0.01)
+    plain = ccsim.run_point("pio-timely", "pcie_dma", 1024)
+    assert "timely.progress_runs" not in plain["stats"]
 
 
 def test_pio_timely_every_path_checks_output_and_progress():

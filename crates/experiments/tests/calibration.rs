@@ -130,6 +130,44 @@ fn polling_and_interrupts_differ_little_on_the_pc_but_not_on_enzian() {
 }
 
 #[test]
+fn interrupt_mode_pays_its_three_register_reads_whatever_a_switch_costs() {
+    // Why PIO §3's "much insignificant" cannot hold on Enzian under the
+    // Xilinx driver (pio-pcie's notes): its interrupt path reads
+    // channel_int_pending in the handler and status_rc and
+    // completed_desc_count in the kworker, three non-posted reads of ~1 us
+    // (§4) a transfer that poll mode does not make (the write-back carries
+    // the count), two transfers an invocation.
+    let read = point("pio_invoke", "enzian", 16.0, &Params::new()).metrics["read_ns"];
+    for instructions in [0, 5_000] {
+        let enzian = Platform::load("enzian")
+            .unwrap()
+            .with_overrides(&[(
+                "driver.context_switch_instructions".to_string(),
+                ParamValue::Int(instructions),
+            )])
+            .unwrap();
+        let latency = |mode: &str| {
+            run_point(
+                "xdma_invoke",
+                &enzian,
+                "message_bytes",
+                64.0,
+                &completion(mode),
+                0,
+                false,
+            )
+            .unwrap()
+            .metrics["latency_ns"]
+        };
+        let (i, p) = (latency("interrupt"), latency("poll"));
+        assert!(
+            i - p >= 2.0 * 3.0 * read,
+            "switch {instructions}: irq {i} - poll {p} < six reads of {read} ns"
+        );
+    }
+}
+
+#[test]
 fn cohet_bandwidth_grows_and_saturates_below_the_datapath_bound() {
     let bw = |x: f64| {
         let p = Params::new().with("mode", ParamValue::Str("bandwidth".into()), "test");

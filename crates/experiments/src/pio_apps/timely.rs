@@ -30,6 +30,21 @@
 //!   with `lines_in_flight` lines overlapped (32) and the relative fixed
 //!   overhead cut to `whatif_overhead_ns` (500 ns) per batch.
 //!
+//! **Runs of a batch.** By default a batch is one compact offload run (the
+//! batch out; survivors and progress back). The Enzian Timely wrappers
+//! (github.com/skotti/timely-mirror, branch `timely_together`,
+//! `fpga_wrapper_{xdma,eci,pci}.rs`) do more, and `wrapper_layout` and
+//! `progress_runs` model it: every run moves fixed-size buffers
+//! (`num_data + 32` words out, the frontier region first; `num_data + 128`
+//! words back, a slot per record and the progress region), and the wrapper
+//! runs again without data (its `!has_data` branch) to hand the FPGA the
+//! advanced frontier:
+//!
+//! ```text
+//!  batch ─► data run:     [frontier|records]  ─►  FPGA  ─►  [slots|progress]
+//!        └► progress run: [frontier|0 ... 0]  ─►  FPGA  ─►  [0 ... 0|progress]
+//! ```
+//!
 //! Calibration (Table 2's baseline row and §6.4's FPGA estimate): the
 //! scheduler cost (204 µs / 31), the CPU's per-byte cost (8.7 ns/B / 31
 //! operators) and the FPGA pipeline's 3.6 ns/B. Every offload series' offset
@@ -63,6 +78,8 @@ pub static PIO_TIMELY: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "samples", kind: ParamKind::Int, default: ParamDefault::Int(1000), unit: "batches", range: ParamRange::between(1.0, 100_000.0), from: "PIO §6.4: 'Each is the median of 1000 samples'", description: "ECI: batches whose median is the point (at most 8192 line exchanges a point); the other paths have no random source." },
         ParamSpec { name: "jitter_ns", kind: ParamKind::Float, default: ParamDefault::Float(20.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: as coherent_invoke, a seeded spread for the medians of PIO §6.4", description: "ECI paths: seeded uniform extra delay per ECI message (overrides eci.jitter_ns), so batches differ." },
         ParamSpec { name: "lines_in_flight", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "lines", range: ParamRange::between(1.0, 1024.0), from: "PIO §6.4: 'modifying the protocol to transfer 32 lines at once'", description: "eci_whatif: line exchanges overlapped." },
+        ParamSpec { name: "wrapper_layout", kind: ParamKind::Enum(&["compact", "enzian"]), default: ParamDefault::Str("compact"), unit: "", range: ParamRange::ANY, from: "assumed: compact (the batch out, the surviving records and the progress updates back); 'enzian' is the layout of the Enzian Timely wrappers (github.com/skotti/timely-mirror, branch timely_together: timely/src/dataflow/operators/fpga_wrapper_{xdma,eci,pci}.rs, testing_with_shim/xdma_shim.c)", description: "What one offload run moves. compact: the batch out; the surviving records and the 24-byte progress updates back. enzian: the Enzian wrappers' fixed-size buffers: out, a 32-word frontier region then the batch (max_length_out = num_data + 32 words); back, one output slot per batch record (the survivors first, zeros after) then a 128-word progress region (max_length_in = num_data + 128 words)." },
+        ParamSpec { name: "progress_runs", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "runs", range: ParamRange::between(0.0, 8.0), from: "assumed: none; the Enzian wrappers (skotti/timely-mirror timely_together, the `!has_data` branch of each fpga_wrapper_*.rs) run the offload once more without data to hand the FPGA the advanced input frontier, the only way its ghost operators learn it and drop their capabilities", description: "Offload runs per batch without data, after the data run: the frontier out, the progress back (with wrapper_layout = enzian, the same fixed-size buffers as the data run: xdma_shim's write() and read() of max_length bytes, the FPGA pipeline streaming over them). Not for eci_whatif." },
         ParamSpec { name: "whatif_overhead_ns", kind: ParamKind::Float, default: ParamDefault::Float(500.0), unit: "ns", range: ParamRange::at_least(0.0), from: "PIO §6.4: 'If the relative overhead could be brought below 500ns/batch'", description: "eci_whatif: fixed cost per batch above the scheduler's." },
         COMPLETION,
     ],
@@ -103,31 +120,69 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             "pio_timely: the FPGA pipeline's output or progress differs from the CPU's schedule",
         ));
     }
-    let batch = record_bytes(&records);
-    let mut back = record_bytes(&fpga.output);
-    back.extend(&fpga.progress);
+    let layout = WrapperLayout::of(params.str("wrapper_layout"));
+    let runs = layout.runs(&records, &fpga, timestamp, graph.operators());
+    let progress_runs = params.int("progress_runs") as usize;
     let sched = graph.operators() as f64 * params.float("scheduler_ns_per_operator");
     let fpga_ps =
         |bytes: usize| (bytes as f64 * params.float("fpga_ns_per_byte") * 1000.0).round() as Tick;
     let path = params.str("path");
+    // One offload run of `run` (out, back) by the path's mechanism.
+    let offload_run = |run: &OffloadRun| -> Result<(f64, PointResult), RunError> {
+        match path {
+            "eci_pio" | "eci_whatif" => eci(
+                platform,
+                point,
+                run.out.len(),
+                run.back.len(),
+                fpga_ps(LINE),
+            ),
+            _ => pcie(
+                platform,
+                point,
+                path == "pcie_dma",
+                &run.out,
+                &run.back,
+                fpga_ps(run.out.len()),
+            ),
+        }
+    };
     let (offload, mut r) = match path {
         "cpu" => (0.0, empty_result()),
-        "eci_pio" | "eci_whatif" => eci(platform, point, batch.len(), back.len(), fpga_ps(LINE))?,
-        _ => pcie(
-            platform,
-            point,
-            path == "pcie_dma",
-            &batch,
-            &back,
-            fpga_ps(batch.len()),
-        )?,
+        _ => {
+            let (mut ns_total, mut r) = offload_run(&runs.data)?;
+            if path != "eci_whatif" && progress_runs > 0 {
+                let (dataless, _) = offload_run(&runs.progress)?;
+                ns_total += dataless * progress_runs as f64;
+                r.stats.insert("timely.progress_run_ns".into(), dataless);
+            }
+            (ns_total, r)
+        }
     };
+    // Reported only off the defaults, so the default points keep their
+    // bytes.
+    if path != "cpu" && (layout == WrapperLayout::Enzian || progress_runs > 0) {
+        for (k, v) in [
+            ("timely.data_run_out_bytes", runs.data.out.len()),
+            ("timely.data_run_back_bytes", runs.data.back.len()),
+            ("timely.progress_runs", progress_runs),
+        ] {
+            r.stats.insert(k.into(), v as f64);
+        }
+    }
+    let batch = record_bytes(&records);
+    let back_len = runs.data.back.len();
     let work = match path {
         "cpu" => cpu_work(&cpu, params.float("cpu_ns_per_byte_operator")),
         "eci_whatif" => {
             // The measured exchange (no compute), lines_in_flight at once;
             // the pipeline streams beside the transfer.
-            let exchanges = batch.len().div_ceil(LINE).max(back.len().div_ceil(LINE));
+            let exchanges = runs
+                .data
+                .out
+                .len()
+                .div_ceil(LINE)
+                .max(back_len.div_ceil(LINE));
             params.float("whatif_overhead_ns")
                 + ns(fpga_ps(batch.len()))
                 + offload * exchanges as f64 / params.int("lines_in_flight") as f64
@@ -148,6 +203,104 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         fpga.progress.len() as f64,
     );
     Ok(r)
+}
+
+/// Words of the Enzian wrappers' frontier region (out) and progress region
+/// (back): `frontier_param * 8` and `progress_param * 8` 64-bit words in
+/// fpga_wrapper_xdma.rs (4 x 8 and 16 x 8).
+const FRONTIER_WORDS: usize = 32;
+const PROGRESS_WORDS: usize = 128;
+
+/// What one offload run moves (`wrapper_layout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WrapperLayout {
+    /// The batch out; the surviving records and the progress updates back.
+    Compact,
+    /// The Enzian wrappers' fixed-size buffers (see [`WrapperLayout::runs`]).
+    Enzian,
+}
+
+/// The bytes of one offload run: what the CPU sends, what it gets back.
+#[derive(Debug, Clone)]
+struct OffloadRun {
+    out: Vec<u8>,
+    back: Vec<u8>,
+}
+
+/// A batch's offload runs: the one carrying the data, and the one a
+/// `progress_runs` repeats without data.
+#[derive(Debug, Clone)]
+struct BatchRuns {
+    data: OffloadRun,
+    progress: OffloadRun,
+}
+
+impl WrapperLayout {
+    fn of(name: &str) -> Self {
+        if name == "enzian" {
+            WrapperLayout::Enzian
+        } else {
+            WrapperLayout::Compact
+        }
+    }
+
+    /// The runs of one batch. Compact: the batch out and the survivors
+    /// with the progress updates back; without data, the frontier out (one
+    /// word per operator) and the progress back. Enzian (the wrappers of
+    /// skotti/timely-mirror, timely_together): every run moves the same
+    /// fixed-size buffers, whether it carries data or not: out, word 0,
+    /// then each operator's frontier as `(t << 1) | 1` in a 32-word region,
+    /// then one word per batch record; back, one slot per batch record
+    /// (the survivors first, zeros after) and a 128-word progress region
+    /// holding the progress updates.
+    fn runs(self, records: &[u64], fpga: &GraphRun, timestamp: u64, operators: usize) -> BatchRuns {
+        let frontier_word = ((timestamp << 1) | 1).to_le_bytes();
+        let batch = record_bytes(records);
+        let mut survivors_and_progress = record_bytes(&fpga.output);
+        survivors_and_progress.extend(&fpga.progress);
+        match self {
+            WrapperLayout::Compact => {
+                let frontier: Vec<u8> = (0..operators).flat_map(|_| frontier_word).collect();
+                BatchRuns {
+                    data: OffloadRun {
+                        out: batch,
+                        back: survivors_and_progress,
+                    },
+                    progress: OffloadRun {
+                        out: frontier,
+                        back: fpga.progress.clone(),
+                    },
+                }
+            }
+            WrapperLayout::Enzian => {
+                let mut frontier = vec![0u8; FRONTIER_WORDS * RECORD_BYTES];
+                for op in 0..operators.min(FRONTIER_WORDS - 1) {
+                    let at = (1 + op) * RECORD_BYTES;
+                    frontier[at..at + RECORD_BYTES].copy_from_slice(&frontier_word);
+                }
+                let mut out = frontier.clone();
+                out.extend(&batch);
+                let mut slots = record_bytes(&fpga.output);
+                slots.resize(batch.len(), 0);
+                let mut progress = fpga.progress.clone();
+                progress.resize(progress.len().max(PROGRESS_WORDS * RECORD_BYTES), 0);
+                let mut back = slots;
+                back.extend(&progress);
+                // Without data: the same sizes, records and slots zero.
+                let mut dataless_out = frontier;
+                dataless_out.resize(out.len(), 0);
+                let mut dataless_back = vec![0u8; batch.len()];
+                dataless_back.extend(&progress);
+                BatchRuns {
+                    data: OffloadRun { out, back },
+                    progress: OffloadRun {
+                        out: dataless_out,
+                        back: dataless_back,
+                    },
+                }
+            }
+        }
+    }
 }
 
 fn empty_result() -> PointResult {
@@ -341,6 +494,136 @@ mod tests {
         let eci = latency("eci_pio", 128.0);
         assert_eq!(eci.stats["timely.exchanges_per_batch"], 7.0);
         assert_eq!(eci.stats["timely.samples"], 20.0);
+    }
+
+    fn with(path: &str, x: f64, extra: &[(&str, ParamValue)]) -> PointResult {
+        let enzian = Platform::load("enzian").unwrap();
+        let mut p = Params::new()
+            .with("path", ParamValue::Str(path.into()), "test")
+            .with("samples", ParamValue::Int(20), "test");
+        for (k, v) in extra {
+            p.set(k, v.clone(), "test");
+        }
+        crate::run_point("pio_timely", &enzian, "batch_bytes", x, &p, 2, false).unwrap()
+    }
+
+    fn enzian_wrapper(runs: i64) -> [(&'static str, ParamValue); 2] {
+        [
+            ("wrapper_layout", ParamValue::Str("enzian".into())),
+            ("progress_runs", ParamValue::Int(runs)),
+        ]
+    }
+
+    #[test]
+    fn the_enzian_wrapper_moves_fixed_size_buffers_both_ways() {
+        // fpga_wrapper_xdma.rs: out = num_data + 32 words (the frontier
+        // region first), back = num_data + 128 words (a slot per record,
+        // then the progress region), whatever survives the filters.
+        for path in ["pcie_dma", "pcie_pio", "eci_pio"] {
+            let r = with(path, 1024.0, &enzian_wrapper(0));
+            assert_eq!(
+                r.stats["timely.data_run_out_bytes"],
+                1024.0 + 256.0,
+                "{path}"
+            );
+            assert_eq!(
+                r.stats["timely.data_run_back_bytes"],
+                1024.0 + 1024.0,
+                "{path}"
+            );
+            assert_eq!(r.stats["timely.verified_progress_bytes"], 744.0, "{path}");
+        }
+        // The default (compact) reports none of it: its points keep their
+        // bytes.
+        let compact = with("pcie_dma", 1024.0, &[]);
+        assert!(!compact.stats.contains_key("timely.data_run_out_bytes"));
+        // ECI: one line exchange per 128 B of the longer buffer.
+        let eci = with("eci_pio", 1024.0, &enzian_wrapper(0));
+        assert_eq!(eci.stats["timely.exchanges_per_batch"], 16.0);
+    }
+
+    #[test]
+    fn a_progress_run_adds_exactly_one_more_offload_run() {
+        let offload = |r: &PointResult| r.metrics["offload_ns"];
+        for path in ["pcie_dma", "pcie_pio"] {
+            for layout in ["compact", "enzian"] {
+                let l = ("wrapper_layout", ParamValue::Str(layout.into()));
+                let one = with(path, 8192.0, std::slice::from_ref(&l));
+                let two = with(
+                    path,
+                    8192.0,
+                    &[l.clone(), ("progress_runs", ParamValue::Int(1))],
+                );
+                let three = with(path, 8192.0, &[l, ("progress_runs", ParamValue::Int(2))]);
+                let run = two.stats["timely.progress_run_ns"];
+                assert!(
+                    (offload(&two) - offload(&one) - run).abs() < 1e-6,
+                    "{path} {layout}"
+                );
+                assert!(
+                    (offload(&three) - offload(&two) - run).abs() < 1e-6,
+                    "{path} {layout}"
+                );
+                if layout == "enzian" {
+                    // The data-less run moves the same buffers and streams
+                    // them through the pipeline: it costs what the data
+                    // run does, to the bytes' content (within 1%).
+                    assert!(
+                        (run / offload(&one) - 1.0).abs() < 0.01,
+                        "{path}: {run} vs {}",
+                        offload(&one)
+                    );
+                } else {
+                    // Compact: the frontier out and the progress back only,
+                    // fewer bytes than the 8 KiB data run.
+                    assert!(run < offload(&one), "{path}: {run} vs {}", offload(&one));
+                }
+            }
+        }
+        // The what-if keeps its own fixed overhead: no progress run.
+        let w = with(
+            "eci_whatif",
+            1024.0,
+            &[("progress_runs", ParamValue::Int(1))],
+        );
+        assert!(!w.stats.contains_key("timely.progress_run_ns"));
+    }
+
+    #[test]
+    fn dmas_per_byte_cost_is_the_pipeline_and_pinning_with_a_descriptor_per_page() {
+        // What sets the DMA slope (Table 2: 3.7 ns/B): the pipeline's
+        // 3.6 ns/B, then per 4 KiB page of each direction the driver pins
+        // the page and builds its descriptor at the core's speed; the
+        // PCIe wire (Gen3 x8) runs beside them.
+        let enzian = Platform::load("enzian").unwrap();
+        let drv = &enzian.component("driver").unwrap().params;
+        let cpu = &enzian.component("cpu").unwrap().params;
+        let instr_per_ns = cpu.float("clock_ghz") * cpu.float("ipc");
+        let per_page_ns =
+            (drv.float("pin_page_instructions") + drv.float("desc_instructions")) / instr_per_ns;
+        let (a, b) = (
+            with("pcie_dma", 16384.0, &[]),
+            with("pcie_dma", 32768.0, &[]),
+        );
+        let offload = |r: &PointResult| r.metrics["offload_ns"];
+        let batch_pages = (32768.0 - 16384.0) / 4096.0;
+        // C2H carries the survivors and the progress: whole pages of it.
+        let back_pages = ((b.metrics["output_bytes"] + 744.0) / 4096.0).ceil()
+            - ((a.metrics["output_bytes"] + 744.0) / 4096.0).ceil();
+        let pipeline = 3.6 * 16384.0;
+        let parts = pipeline + (batch_pages + back_pages) * per_page_ns;
+        let got = offload(&b) - offload(&a);
+        assert!(
+            (got / parts - 1.0).abs() < 0.05,
+            "16 KiB more: {got} ns, parts {parts} ns (pipeline {pipeline}, {per_page_ns} ns a page)"
+        );
+        // Above the pipeline: ~0.8 ns/B, eight times §6.4's 'order of
+        // 0.1 ns' per byte of transfer; pinning is most of it.
+        let above = (got - pipeline) / 16384.0;
+        assert!(
+            (0.7..0.95).contains(&above),
+            "{above} ns/B above the pipeline"
+        );
     }
 
     #[test]
