@@ -652,3 +652,38 @@ fn stores_in_a_tad_transaction_are_seen_by_their_core_and_keep_program_order() {
     assert_eq!(log, [1, 2]);
     assert_eq!(word(&sys.cpu().line(5).1.unwrap(), 0), 2);
 }
+
+#[test]
+fn atomics_and_cores_see_stores_drained_into_a_tad_transaction() {
+    // Core 0 stores to line 11 (a miss: the entry drains into the TAD at
+    // once) and then fetch-adds the same word: the atomic waits until the
+    // store is performed and returns it as the old value. Core 1 reads
+    // the word afterwards: the store is performed once, before the add.
+    let p = cpu(&[
+        ("cores", int(2)),
+        ("mshrs", int(4)),
+        ("write_buffer_bytes", int(3 * 1024)),
+        ("tads", int(2)),
+        ("store_misses_in_tads", ParamValue::Bool(true)),
+    ]);
+    let core0 = vec![
+        CpuOp::Store {
+            line: 11,
+            word: 3,
+            value: 40,
+        },
+        CpuOp::Atomic {
+            line: 11,
+            word: 3,
+            op: AtomicOp::FetchAdd(2),
+        },
+    ];
+    let core1 = vec![CpuOp::Wait { ps: 3_000_000 }, CpuOp::Load { line: 11 }];
+    let sys = run(&p, vec![core0, core1]);
+    let add = op(&sys, 0, 1);
+    assert_eq!(add.old, Some(40));
+    assert!(add.latency_ps > 200_000, "{}", add.latency_ps);
+    assert_eq!(word(&op(&sys, 1, 1).data, 3), 42);
+    let log: Vec<u64> = sys.cpu().store_log.iter().map(|s| s.3).collect();
+    assert_eq!(log[0], 40);
+}
