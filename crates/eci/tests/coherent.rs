@@ -208,8 +208,17 @@ fn stress_large() {
 /// on shared lines while the app cleans, invalidates and rewrites them. The
 /// final contents must equal a sequential replay of every store in the order
 /// it took effect, every increment of a shared counter must be seen exactly
-/// once, and the online SWMR / data-value checks must stay silent.
-fn stress_cores(seed: u64, cores: usize, ops_per_core: usize, app_seqs: usize, lines: u64) {
+/// once, and the online SWMR / data-value checks must stay silent. With
+/// `in_tads` the write buffer drains store misses into TAD transactions
+/// (`store_misses_in_tads`).
+fn stress_cores(
+    seed: u64,
+    cores: usize,
+    ops_per_core: usize,
+    app_seqs: usize,
+    lines: u64,
+    in_tads: bool,
+) {
     let mut rng = SimRng::for_path(seed, "stress_cores");
     // A counter line only atomics touch (the app and plain stores never do).
     let counter = lines;
@@ -270,7 +279,8 @@ fn stress_cores(seed: u64, cores: usize, ops_per_core: usize, app_seqs: usize, l
             .with("write_buffer_bytes", ParamValue::Int(384), "test")
             .with("tads", ParamValue::Int(2), "test")
             .with("tad_transactions", ParamValue::Int(2), "test")
-            .with("scrambler", ParamValue::Bool(true), "test"),
+            .with("scrambler", ParamValue::Bool(true), "test")
+            .with("store_misses_in_tads", ParamValue::Bool(in_tads), "test"),
         dc: Params::new().with("dcus_per_slice", ParamValue::Int(2), "test"),
         link: Params::new().with("jitter_ns", ParamValue::Float(200.0), "test"),
         ..Default::default()
@@ -336,7 +346,14 @@ fn programs_op(sys: &CoherentSystem, core: usize, i: usize) -> Option<CpuOp> {
 #[test]
 fn stress_cores_small_has_no_violations_and_matches_reference() {
     for seed in 1..=6 {
-        stress_cores(seed, 3, 300, 30, 6);
+        stress_cores(seed, 3, 300, 30, 6, false);
+    }
+}
+
+#[test]
+fn stress_cores_with_store_misses_in_tads_has_no_violations_and_matches_reference() {
+    for seed in 1..=6 {
+        stress_cores(seed, 3, 300, 30, 6, true);
     }
 }
 
@@ -345,7 +362,8 @@ fn stress_cores_small_has_no_violations_and_matches_reference() {
 #[ignore]
 fn stress_cores_large() {
     for seed in 1..=20 {
-        stress_cores(seed, 4, 10_000, 2_000, 16);
+        stress_cores(seed, 4, 10_000, 2_000, 16, false);
+        stress_cores(seed, 4, 10_000, 2_000, 16, true);
     }
 }
 

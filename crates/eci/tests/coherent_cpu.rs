@@ -560,3 +560,130 @@ fn the_scrambler_breaks_up_a_strided_pattern_that_fills_one_tad() {
         "scrambled {fast} ps, unscrambled {slow} ps"
     );
 }
+
+/// 32 stores to distinct lines through a 2-entry write buffer into one TAD
+/// of 16 transactions, with or without the store-miss path into the TAD.
+fn store_stream(in_tads: bool) -> CoherentSystem {
+    let mut p = cpu(&[
+        ("write_buffer_bytes", int(256)),
+        ("mshrs", int(8)),
+        ("tads", int(1)),
+        ("tad_transactions", int(16)),
+        ("store_misses_in_tads", ParamValue::Bool(in_tads)),
+    ]);
+    p.dc = Params::new().with("dcus_per_slice", ParamValue::Int(64), "test");
+    let mut prog: Vec<CpuOp> = (0..32)
+        .map(|line| CpuOp::Store {
+            line,
+            word: 1,
+            value: line + 100,
+        })
+        .collect();
+    prog.push(CpuOp::Fence);
+    run(&p, vec![prog])
+}
+
+#[test]
+fn store_misses_drain_into_tad_transactions_and_overlap_past_the_write_buffer() {
+    let waiting = store_stream(false);
+    let in_tads = store_stream(true);
+    // Waiting at the head, the two entries are the only read-exclusives in
+    // flight; drained into the TAD, the stores fill its 16 slots.
+    assert_eq!(waiting.cpu().tad_peak(), &[2]);
+    assert_eq!(in_tads.cpu().tad_peak(), &[16]);
+    let n = |s: &CoherentSystem, k: &str| s.sim.stats().counter(&format!("system.cpu.{k}"));
+    // The entries past the 16th waited for a slot at the buffer's head.
+    assert_eq!(n(&in_tads, "tad_waits"), Some(16));
+    assert_eq!(n(&waiting, "tad_waits"), Some(0));
+    // Every line was asked for once either way.
+    assert_eq!(n(&in_tads, "misses"), Some(32));
+    assert_eq!(n(&waiting, "misses"), Some(32));
+    // 32 lines take 16 round trips two at a time, two with 16 at a time;
+    // the fence completes once the last store is performed.
+    let fence = |s: &CoherentSystem| done_at(&op(s, 0, 32));
+    assert!(
+        fence(&in_tads) * 4 < fence(&waiting),
+        "{} {}",
+        fence(&in_tads),
+        fence(&waiting)
+    );
+    let last = in_tads.cpu().store_log.iter().map(|s| s.0).max().unwrap();
+    assert_eq!(fence(&in_tads), last);
+    // Every store reached its line, once.
+    assert_eq!(in_tads.cpu().store_log.len(), 32);
+    for line in 0..32 {
+        assert_eq!(word(&in_tads.cpu().line(line).1.unwrap(), 1), line + 100);
+    }
+}
+
+#[test]
+fn stores_in_a_tad_transaction_are_seen_by_their_core_and_keep_program_order() {
+    let p = cpu(&[
+        ("write_buffer_bytes", int(3 * 1024)),
+        ("mshrs", int(4)),
+        ("tads", int(2)),
+        ("store_misses_in_tads", ParamValue::Bool(true)),
+    ]);
+    let prog = vec![
+        CpuOp::Store {
+            line: 5,
+            word: 0,
+            value: 1,
+        },
+        // Issued after the first entry left the buffer for the TAD: a
+        // second entry for the same line, joining the open transaction.
+        CpuOp::Wait { ps: 20_000 },
+        CpuOp::Store {
+            line: 5,
+            word: 0,
+            value: 2,
+        },
+        CpuOp::Load { line: 5 },
+    ];
+    let sys = run(&p, vec![prog]);
+    // One read-exclusive: the second entry joined the first's transaction.
+    assert_eq!(sys.sim.stats().counter("system.cpu.misses"), Some(1));
+    // The load waits for the line (merged into the miss) and sees the
+    // core's newest store, which the LLC then holds.
+    let ld = op(&sys, 0, 3);
+    assert!(ld.latency_ps > 200_000, "{}", ld.latency_ps);
+    assert_eq!(word(&ld.data, 0), 2);
+    let log: Vec<u64> = sys.cpu().store_log.iter().map(|s| s.3).collect();
+    assert_eq!(log, [1, 2]);
+    assert_eq!(word(&sys.cpu().line(5).1.unwrap(), 0), 2);
+}
+
+#[test]
+fn atomics_and_cores_see_stores_drained_into_a_tad_transaction() {
+    // Core 0 stores to line 11 (a miss: the entry drains into the TAD at
+    // once) and then fetch-adds the same word: the atomic waits until the
+    // store is performed and returns it as the old value. Core 1 reads
+    // the word afterwards: the store is performed once, before the add.
+    let p = cpu(&[
+        ("cores", int(2)),
+        ("mshrs", int(4)),
+        ("write_buffer_bytes", int(3 * 1024)),
+        ("tads", int(2)),
+        ("store_misses_in_tads", ParamValue::Bool(true)),
+    ]);
+    let core0 = vec![
+        CpuOp::Store {
+            line: 11,
+            word: 3,
+            value: 40,
+        },
+        CpuOp::Atomic {
+            line: 11,
+            word: 3,
+            op: AtomicOp::FetchAdd(2),
+        },
+    ];
+    let core1 = vec![CpuOp::Wait { ps: 3_000_000 }, CpuOp::Load { line: 11 }];
+    let sys = run(&p, vec![core0, core1]);
+    let add = op(&sys, 0, 1);
+    assert_eq!(add.old, Some(40));
+    assert!(add.latency_ps > 200_000, "{}", add.latency_ps);
+    assert_eq!(word(&op(&sys, 1, 1).data, 3), 42);
+    let log: Vec<u64> = sys.cpu().store_log.iter().map(|s| s.3).collect();
+    assert_eq!(log[0], 40);
+}

@@ -12,8 +12,10 @@
 //!   is full), so the TADs, the link, the home and its memory set the
 //!   throughput.
 //! * **Writes.** One 64-bit store per line into the write buffer (no
-//!   prefetch hints, as in the paper): buffered lines are obtained with
-//!   write access (the table's `getx` row) and retire oldest first; once
+//!   prefetch hints, as in the paper): each entry drains into a transaction
+//!   of its line's TAD (`store_misses_in_tads`), which obtains the line with
+//!   write access (the table's `getx` row) and performs the store, so store
+//!   misses overlap up to the TADs' slots as read prefetches do; once
 //!   the 16 MiB LLC is full every new line evicts a dirty one, whose
 //!   writeback goes to the home in eviction (LRU) order, not program order
 //!   (CCKit §5.2).

@@ -42,6 +42,20 @@
 //!   than the buffer drains at that rate. A store that finds the buffer
 //!   full stalls the core until an entry drains. Loads see the core's own older buffered stores
 //!   (store-to-load forwarding, overlaid on the line they return).
+//! * **Store misses in the TADs** (`store_misses_in_tads = true`). Without
+//!   it the head entry waits in the buffer for its line's read-exclusive
+//!   round trip, so at most one buffer's worth (24 lines on ThunderX-1) of
+//!   store misses overlap. With it the LLC takes a store miss as it takes a
+//!   load miss: the head entry drains (`wb_drain_ns`) into a transaction of
+//!   its line's TAD, which asks for write access (`getx`) and performs the
+//!   entry's stores when the line arrives writable; the buffer entry is
+//!   free at once. Store misses then overlap as many read-exclusives as
+//!   the TADs have slots (`tads` x `tad_transactions`), as loads overlap
+//!   prefetches; an entry whose TAD is full waits at the buffer's head for
+//!   a slot. A store that drains into a line already in a transaction
+//!   joins it without a slot. Stores still take effect per line in program
+//!   order; the core's loads see its own unperformed stores; fences,
+//!   atomics and cache maintenance wait for them as for buffered ones.
 //! * **Atomics** (CAS, fetch-add, swap; ThunderX-1 is ARMv8.0, so these are
 //!   LDXR/STXR loops, modelled as one read-modify-write at the LLC while it
 //!   holds the line with write access). An atomic waits until the core's
@@ -134,6 +148,7 @@ pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
         ParamSpec { name: "l1_hit_ns", kind: ParamKind::Float, default: ParamDefault::Float(1.5), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: L1 load-to-use about 3 cycles at 2 GHz", description: "Load-to-use latency of an L1 hit; also the time a store takes to commit into the write buffer." },
         ParamSpec { name: "write_buffer_bytes", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "bytes", range: ParamRange::at_least(0.0), from: "assumed: no write buffer unless a platform adds one", description: "Per-core write buffer, in whole lines (0: none; a store completes once performed at the LLC)." },
         ParamSpec { name: "wb_drain_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: no drain time unless a platform sets the core's store path", description: "Time one write-buffer entry (a whole line) takes to drain into the LLC once the line is writable: the core's store bandwidth into the L2 (128 B / bytes per ns). The next entry drains no earlier; 0: entries drain at once." },
+        ParamSpec { name: "store_misses_in_tads", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "assumed: off (a write-buffer entry waits for its line's read-exclusive)", description: "A write-buffer entry whose line is not writable drains into a transaction of the line's TAD (which obtains the line and performs the stores) instead of waiting at the buffer's head." },
         ParamSpec { name: "tads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "TADs", range: ParamRange::at_least(0.0), from: "assumed: no TAD limit unless a platform sets one", description: "LLC tag-and-data units, each with its own transaction limit (0: no limit); a power of two with the scrambler." },
         ParamSpec { name: "tad_transactions", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "transactions", range: ParamRange::at_least(1.0), from: "PIO paper §5: each TAD handles up to 16 simultaneous cache transactions", description: "Outstanding transactions (lines in a transient state) per TAD." },
         ParamSpec { name: "scrambler", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "assumed: off", description: "XOR-fold the line index to choose TAD and set (needs powers of two)." },
@@ -267,6 +282,9 @@ enum Waiter {
     Drain(usize),
     /// A read prefetch of a core: fill its L1 once the line is readable.
     L1Fill(usize),
+    /// The stores drained into the TAD transaction of this line
+    /// ([`CoherentCpu::tad_stores`]): performed once it is writable.
+    TadStores(u64),
 }
 
 /// Who waits for one line, in the order they came: usually one op (a
@@ -310,6 +328,19 @@ struct WbEntry {
     stores: Vec<(usize, u8, u64)>,
 }
 
+/// How draining the head entry into a TAD transaction went.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum TadDrain {
+    /// The entry left the buffer.
+    Drained,
+    /// The store path is still busy with the previous entry.
+    Paced,
+    /// The line's TAD has no free slot: the entry waits at the head.
+    NoSlot,
+    /// An older load of the core to the line has not read yet.
+    Deferred,
+}
+
 /// Whether a core's write buffer is draining.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum DrainState {
@@ -348,6 +379,9 @@ struct Core {
     blocking: Option<usize>,
     /// Ops waiting for buffered stores to their line to drain.
     wb_waiters: Vec<usize>,
+    /// Entries drained into TAD transactions whose stores are not yet
+    /// performed (`store_misses_in_tads`).
+    tad_entries: usize,
 }
 
 impl Core {
@@ -418,6 +452,11 @@ pub struct CoherentCpu {
     l1_hit: Tick,
     mshrs: usize,
     wb_entries: usize,
+    /// Whether a store miss drains into a TAD transaction.
+    store_misses_in_tads: bool,
+    /// Stores drained into TAD transactions, per line, in drain order:
+    /// (core, entry) (never iterated, so hashed).
+    tad_stores: HashMap<u64, Vec<(usize, WbEntry)>>,
     /// Time the store path into the LLC takes per write-buffer entry.
     wb_drain: Tick,
     ways: usize,
@@ -527,6 +566,7 @@ impl CoherentCpu {
                 stalled_store: None,
                 blocking: None,
                 wb_waiters: Vec::new(),
+                tad_entries: 0,
             })
             .collect();
         let checks = checker.borrow().enabled;
@@ -549,6 +589,8 @@ impl CoherentCpu {
             mshrs: p.uint("mshrs") as usize,
             wb_entries: p.uint("write_buffer_bytes") as usize / LINE_BYTES,
             wb_drain: f("wb_drain_ns"),
+            store_misses_in_tads: p.bool("store_misses_in_tads"),
+            tad_stores: HashMap::default(),
             ways,
             sets,
             scrambler,
@@ -621,7 +663,7 @@ impl CoherentCpu {
     pub fn finished(&self) -> bool {
         self.cores
             .iter()
-            .all(|c| c.done == c.program.len() && c.wb.is_empty())
+            .all(|c| c.done == c.program.len() && c.wb.is_empty() && c.tad_entries == 0)
     }
 
     /// Lines with operations outstanding or stores buffered.
@@ -631,6 +673,7 @@ impl CoherentCpu {
             v.extend(c.outstanding.iter().filter_map(|o| c.program[o.op].line()));
             v.extend(c.wb.iter().map(|e| e.line));
         }
+        v.extend(self.tad_stores.keys());
         v.sort_unstable();
         v.dedup();
         v
@@ -847,10 +890,13 @@ impl CoherentCpu {
     /// Writes into `dst` the line as core `c` sees it for op `i`: the LLC's
     /// copy in `copy` (zeros if none) under the core's own buffered stores
     /// older than `i`.
+    #[allow(clippy::too_many_arguments)]
     fn view(
         dst: &mut Line,
         copies: &CopySlab,
         core: &Core,
+        c: usize,
+        tad_stores: &HashMap<u64, Vec<(usize, WbEntry)>>,
         i: usize,
         line: u64,
         copy: Option<CopySlot>,
@@ -859,7 +905,16 @@ impl CoherentCpu {
             Some(s) => *dst = *copies.get(s),
             None => *dst = [0; LINE_BYTES],
         }
-        for e in core.wb.iter().filter(|e| e.line == line) {
+        // The core's stores drained into a TAD transaction but not yet
+        // performed are older than the ones still buffered.
+        let in_tad = (core.tad_entries > 0)
+            .then(|| tad_stores.get(&line))
+            .flatten()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k == c)
+            .map(|(_, e)| e);
+        for e in in_tad.chain(core.wb.iter().filter(|e| e.line == line)) {
             for &(op, w, val) in &e.stores {
                 if op <= i {
                     put_word(dst, w, val);
@@ -886,10 +941,12 @@ impl CoherentCpu {
             Seen::Nothing => *dst = [0; LINE_BYTES],
             Seen::Line(line) => {
                 let copy = self.llc.get(line).and_then(|l| l.copy);
-                Self::view(dst, &self.copies, &self.cores[c], i, line, copy);
+                let core = &self.cores[c];
+                Self::view(dst, &self.copies, core, c, &self.tad_stores, i, line, copy);
             }
             Seen::LineAt(line, copy) => {
-                Self::view(dst, &self.copies, &self.cores[c], i, line, copy)
+                let core = &self.cores[c];
+                Self::view(dst, &self.copies, core, c, &self.tad_stores, i, line, copy)
             }
         }
         ctx.wake_at(at, TOK_DONE | slot << 8);
@@ -931,7 +988,7 @@ impl CoherentCpu {
             }
             return;
         };
-        let buffered = self.cores[c].wb.iter().any(|e| e.line == line);
+        let buffered = self.unperformed_store(c, line);
         let wb_on = self.wb_entries > 0;
         // Maintenance and atomics act on the LLC after the core's own
         // buffered stores to the line.
@@ -1160,6 +1217,21 @@ impl CoherentCpu {
                 self.after_drain(ctx, c);
                 continue;
             }
+            if self.store_misses_in_tads {
+                match self.drain_into_tad(ctx, c, line, st) {
+                    TadDrain::Drained => continue,
+                    TadDrain::Paced => {
+                        self.cores[c].drain = DrainState::Paced;
+                        ctx.wake_at(self.cores[c].drain_ready, TOK_DRAIN | ((c as u64) << 8));
+                        return;
+                    }
+                    TadDrain::Deferred => {
+                        self.cores[c].drain = DrainState::Deferred;
+                        return;
+                    }
+                    TadDrain::NoSlot => {}
+                }
+            }
             self.cores[c].drain = DrainState::Waiting;
             if self.peer.stable[st] {
                 self.request(ctx, line, st, LocalEv::Getx, Waiter::Drain(c));
@@ -1191,6 +1263,103 @@ impl CoherentCpu {
         }
     }
 
+    /// Whether core `c` has a store to `line` not yet performed at the LLC:
+    /// buffered, or drained into the line's TAD transaction.
+    fn unperformed_store(&self, c: usize, line: u64) -> bool {
+        let core = &self.cores[c];
+        core.wb.iter().any(|e| e.line == line)
+            || (core.tad_entries > 0
+                && self
+                    .tad_stores
+                    .get(&line)
+                    .is_some_and(|v| v.iter().any(|(k, _)| *k == c)))
+    }
+
+    /// `store_misses_in_tads`: drains the head entry of core `c`'s buffer,
+    /// whose `line` (in state `st`) is not writable, into a transaction of
+    /// the line's TAD: a new one asking for write access when the line is
+    /// stable, or the line's open one. The entry leaves the buffer; its
+    /// stores are performed by [`Self::perform_tad_stores`] once the line
+    /// is writable.
+    fn drain_into_tad(
+        &mut self,
+        ctx: &mut Ctx<'_, Msg>,
+        c: usize,
+        line: u64,
+        st: usize,
+    ) -> TadDrain {
+        let now = ctx.now();
+        if now < self.cores[c].drain_ready {
+            return TadDrain::Paced;
+        }
+        let newest = self.cores[c].wb[0].stores.last().map_or(0, |s| s.0);
+        if self.older_load_pending(c, line, newest) {
+            return TadDrain::Deferred;
+        }
+        if self.peer.stable[st] {
+            match self.local(ctx, line, st, LocalEv::Getx, None, self.miss) {
+                Row::Ran(sent) => {
+                    if sent {
+                        ctx.count(ST_MISS, 1);
+                    }
+                }
+                // No slot: wait at the head as without the TAD path.
+                _ => return TadDrain::NoSlot,
+            }
+        }
+        if self.wb_drain > 0 {
+            self.cores[c].drain_ready = now + self.wb_drain;
+        }
+        let e = self.cores[c].wb.pop_front().expect("front");
+        self.cores[c].tad_entries += 1;
+        self.tad_stores.entry(line).or_default().push((c, e));
+        if self.peer.stable[self.st(line)] && self.peer.access[self.st(line)] == Access::Write {
+            // The row made the line writable at once (no round trip).
+            self.perform_tad_stores(ctx, line);
+        } else {
+            self.wait_for(line, Waiter::TadStores(line));
+        }
+        self.after_drain(ctx, c);
+        TadDrain::Drained
+    }
+
+    /// Performs the stores drained into `line`'s TAD transaction, in drain
+    /// order, when the line is writable; otherwise asks for it again (the
+    /// line arrived readable only, or was taken away first) or keeps
+    /// waiting.
+    fn perform_tad_stores(&mut self, ctx: &mut Ctx<'_, Msg>, line: u64) {
+        if !self.tad_stores.contains_key(&line) {
+            return;
+        }
+        let st = self.st(line);
+        if self.peer.access[st] == Access::Write && self.has_row(st, LocalEv::Store) {
+            let entries = self.tad_stores.remove(&line).expect("checked");
+            let mut cores = Vec::with_capacity(1);
+            for (c, e) in entries {
+                for (_, w, v) in e.stores {
+                    let st = self.st(line);
+                    let _ = self.local(ctx, line, st, LocalEv::Store, Some((w, v)), 0);
+                }
+                self.cores[c].tad_entries -= 1;
+                if !cores.contains(&c) {
+                    cores.push(c);
+                }
+            }
+            self.touch(line);
+            for c in cores {
+                // Ops waiting for the core's stores to the line, a fence.
+                for i in std::mem::take(&mut self.cores[c].wb_waiters) {
+                    self.attempt(ctx, c, i, 0);
+                }
+                self.check_fence(ctx, c);
+            }
+        } else if self.peer.stable[st] {
+            self.request(ctx, line, st, LocalEv::Getx, Waiter::TadStores(line));
+        } else {
+            self.wait_for(line, Waiter::TadStores(line));
+        }
+    }
+
     /// After an entry of core `c`'s buffer drained: the stalled store takes
     /// the free entry, ops waiting for buffered stores retry, a fence may
     /// complete.
@@ -1213,6 +1382,7 @@ impl CoherentCpu {
         };
         if core.program[f] == CpuOp::Fence
             && core.wb.is_empty()
+            && core.tad_entries == 0
             && core.outstanding.len() == 1
             && self.cores[c].stalled_store.is_none()
         {
@@ -1236,6 +1406,7 @@ impl CoherentCpu {
                 self.cores[c].drain = DrainState::Idle;
                 self.drain(ctx, c);
             }
+            Waiter::TadStores(line) => self.perform_tad_stores(ctx, line),
             // Nothing more to do when the line was taken away first.
             Waiter::L1Fill(c) => {
                 if let Some(line) = line {
