@@ -3,7 +3,9 @@
 //! `cargo run --release -p ccsim-experiments --example cohort_table3 -- 1024 [key=value ...]`
 //! where a key is `backoff`, `mmio` or `setup` (overriding the platform's),
 //! or `check=every_call` (the queue library's index checks; default cached,
-//! as the workload's).
+//! as the workload's). Besides the ratios it prints each queue's line
+//! migrations per element (the pointer and data ping-pong) and what the
+//! waiting core retires per waiting cycle in each mode.
 
 use ccsim_devices::cohort::queue::IndexCheck;
 use ccsim_experiments::cohort::{run_cohort_with, run_dma, run_mmio, SocParams};

@@ -533,7 +533,7 @@ fn pointer_line_migrations_per_element() {
     // bounces the index line. AES at batch 64: the output index migrates
     // 816 times (0.80 per element, 1.6 per block) instead of 176, the data
     // lines 160 times (the core reads a line holding 4 blocks about once):
-    // 1.13 migrations per element in all, 86 cycles per element against
+    // 1.14 migrations per element in all, 86 cycles per element against
     // the cached library's 0.53 and 44, about 70 cycles per extra
     // migration. Table 3's ~150 cycles per element would need about 2.1
     // per element: both output lines bouncing at every block.
