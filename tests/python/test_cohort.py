@@ -94,3 +94,27 @@ def test_reproduce_from_the_cli(name, tmp_path):
     summary = json.loads(r.stdout)
     assert summary
     assert (tmp_path / name / "report.md").exists() or any(tmp_path.rglob("report.md"))
+
+
+def test_the_points_count_the_pointer_ping_pong_and_what_waiting_cores_retire():
+    # Issue 17: each Cohort point counts its queues' line migrations
+    # (transactions that took a line from the other agent). At batch 2
+    # every 2-word AES block moves each index line 3 times: the writer's
+    # store, the reader's re-read, the reader's own index store.
+    aes = ccsim.run_point("cohort-aes", "cohort_b2", 1024)["stats"]
+    assert aes["lines.in_queue.index_migrations"] == 3 * 512
+    assert aes["lines.out_queue.index_migrations"] == 3 * 512
+    # The symmetric output: at batch 64 AES's output lines migrate more
+    # per word than SHA's (SHA's 4-word digest per 8 words in).
+    aes64 = ccsim.run_point("cohort-aes", "cohort_b64", 1024)["stats"]
+    sha64 = ccsim.run_point("cohort-sha", "cohort_b64", 1024)["stats"]
+    out = lambda s: s["lines.out_queue.index_migrations"] + s["lines.out_queue.data_migrations"]
+    assert out(aes64) > out(sha64)
+    # What a waiting core retires per waiting cycle: a spin on a cached
+    # index (Cohort) far more than the DMA driver's uncached status poll,
+    # and the MMIO core's stalled result loads least.
+    rate = lambda s: s["core0.wait_retired"] / s["core0.wait_cycles"]
+    dma = ccsim.run_point("cohort-ipc", "sha_dma", 1024)["stats"]
+    mmio = ccsim.run_point("cohort-ipc", "sha_mmio", 1024)["stats"]
+    assert 0.015 < rate(dma) < 0.025
+    assert rate(mmio) < rate(dma) < rate(sha64) < 0.6

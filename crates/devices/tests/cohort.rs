@@ -163,6 +163,41 @@ fn a_poll_turn_on_a_held_line_retires_three_instructions_in_five_cycles() {
     assert_eq!(retired, 195 * 3);
     assert_eq!(t0 + cycles, 1122);
     assert_eq!(s.world.counts.invalidations, 1);
+    // The spin is the core's wait: its cycles and what it retired.
+    assert_eq!(s.world.cores[0].wait_cycles, cycles);
+    assert_eq!(s.world.cores[0].wait_retired, retired);
+    // Two migrations: core 1's store took the line from core 0, core 0's
+    // load took it back.
+    let pa = s.aspace.translate(&s.world.mem, VA).unwrap();
+    assert_eq!(s.world.migrations(pa), 2);
+}
+
+/// A line two agents take turns writing and reading migrates at every
+/// turn; a miss to a line nobody holds, a hit and an upgrade of the only
+/// copy do not count.
+#[test]
+fn line_migrations_count_the_transactions_that_take_a_line_from_another_agent() {
+    let mut s = soc();
+    s.map(VA, 4096);
+    let pa = s.aspace.translate(&s.world.mem, VA).unwrap();
+    s.load(0, VA); // a miss the L2 answers
+    s.load(0, VA); // a hit
+    s.store(0, VA, 1); // E to M, silent
+    s.fence(0);
+    assert_eq!(s.world.migrations(pa), 0);
+    for turn in 0..5u64 {
+        s.world.cores[1].now = s.world.cores[0].now;
+        assert_eq!(s.load(1, VA), turn + 1); // forwarded from core 0
+        s.store(1, VA, turn + 100); // invalidates core 0's shared copy
+        s.fence(1);
+        s.world.cores[0].now = s.world.cores[1].now;
+        assert_eq!(s.load(0, VA), turn + 100); // forwarded from core 1
+        s.store(0, VA, turn + 2); // invalidates core 1's copy
+        s.fence(0);
+    }
+    assert_eq!(s.world.migrations(pa), 5 * 4);
+    // Another line of the page is untouched.
+    assert_eq!(s.world.migrations(pa + 64), 0);
 }
 
 /// What each queue operation retires (the IPC's numerator), both index

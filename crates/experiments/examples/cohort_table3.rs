@@ -3,7 +3,9 @@
 //! `cargo run --release -p ccsim-experiments --example cohort_table3 -- 1024 [key=value ...]`
 //! where a key is `backoff`, `mmio` or `setup` (overriding the platform's),
 //! or `check=every_call` (the queue library's index checks; default cached,
-//! as the workload's).
+//! as the workload's). Besides the ratios it prints each queue's line
+//! migrations per element (the pointer and data ping-pong) and what the
+//! waiting core retires per waiting cycle in each mode.
 
 use ccsim_devices::cohort::queue::IndexCheck;
 use ccsim_experiments::cohort::{run_cohort_with, run_dma, run_mmio, SocParams};
@@ -55,6 +57,31 @@ fn main() {
                 st("engine0.publishes"), st("engine0.publish_misses"), st("engine0.read_index_misses"),
                 ipc(&c64), ipc(&m), ipc(&d),
                 c64.instructions, st("core0.spin_retired"), m.instructions, d.instructions
+            );
+            let per_el = |o: &ccsim_experiments::cohort::Outcome, k: &str| {
+                o.stats.get(k).copied().unwrap_or(0.0) / n as f64
+            };
+            for (label, o) in [("batch 64", &c64), ("small batch", &cs)] {
+                println!(
+                    "  {label}: line migrations per element: in index {:.3} in data {:.3} out index {:.3} out data {:.3}",
+                    per_el(o, "lines.in_queue.index_migrations"),
+                    per_el(o, "lines.in_queue.data_migrations"),
+                    per_el(o, "lines.out_queue.index_migrations"),
+                    per_el(o, "lines.out_queue.data_migrations"),
+                );
+            }
+            let rate = |o: &ccsim_experiments::cohort::Outcome| {
+                let s = |k: &str| o.stats.get(k).copied().unwrap_or(0.0);
+                (
+                    s("core0.wait_cycles") / o.cycles as f64,
+                    s("core0.wait_retired") / s("core0.wait_cycles").max(1.0),
+                )
+            };
+            let (cw, cr) = rate(&c64);
+            let (mw, mr) = rate(&m);
+            let (dw, dr) = rate(&d);
+            println!(
+                "  waiting: share of cycles / instructions retired per waiting cycle: cohort {cw:.2} / {cr:.3}, mmio {mw:.2} / {mr:.4}, dma {dw:.2} / {dr:.4}"
             );
         }
     }

@@ -58,6 +58,14 @@ pub struct CoreState {
     /// a spinning core retires its loop, unlike a core stalled on an MMIO
     /// load, which retires nothing until the answer.
     pub spin_retired: u64,
+    /// Cycles the core spent waiting for the other side (the accelerator,
+    /// the engine or the baseline unit): its spins on a queue index here;
+    /// the benchmarks add their MMIO result loads and their DMA polling.
+    pub wait_cycles: Cycle,
+    /// Instructions retired during those cycles: what a waiting core
+    /// retires depends on how it waits (a spin on a cached line retires
+    /// its loop every few cycles, an uncached load stalls the pipeline).
+    pub wait_retired: u64,
     /// Uncached accesses made.
     pub mmio: u64,
     /// Loads and stores made (cacheable).
@@ -78,6 +86,8 @@ impl CoreState {
             retired: 0,
             spin_retired: 0,
             load_stall: 0,
+            wait_cycles: 0,
+            wait_retired: 0,
             mmio: 0,
             accesses: 0,
             store_buffer: VecDeque::new(),
@@ -291,6 +301,23 @@ impl Soc {
         seen: u64,
         per_iteration: u64,
         mut on_interrupt: impl FnMut(&mut Soc, usize, super::core::Interrupt),
+    ) -> u64 {
+        let (began, retired_before) = (self.world.cores[c].now, self.world.cores[c].retired);
+        let v = self.spin_turns(c, va, seen, per_iteration, &mut on_interrupt);
+        let core = &mut self.world.cores[c];
+        core.wait_cycles += core.now - began;
+        core.wait_retired += core.retired - retired_before;
+        v
+    }
+
+    /// The turns of [`spin_while_equal`](Self::spin_while_equal).
+    fn spin_turns(
+        &mut self,
+        c: usize,
+        va: u64,
+        seen: u64,
+        per_iteration: u64,
+        on_interrupt: &mut impl FnMut(&mut Soc, usize, super::core::Interrupt),
     ) -> u64 {
         loop {
             if let Some(irq) = self.take_interrupt(c) {

@@ -29,7 +29,10 @@
 //!   table (`protocols/pmesh.toml`) in the platform's `[systems.pmesh]`.
 //!   An invalidation reaches the agent that lost the line when the
 //!   transaction completes; the Cohort engine's Reader Coherency Manager
-//!   listens for the one line it watches.
+//!   listens for the one line it watches. Each line counts its
+//!   *migrations* ([`World::migrations`]): the transactions that took it
+//!   from another agent, which is how the pointer and data ping-pong of
+//!   false sharing (Cohort §6.1) is measured.
 //! * **Data** are real bytes ([`PhysMem`]): queue elements, indices,
 //!   descriptors, Sv39 page tables, the AES key struct. A store is
 //!   performed (its bytes written) when its coherence transaction
@@ -219,6 +222,9 @@ pub struct World {
     watches: Vec<(usize, u64, usize)>,
     /// Transactions by kind.
     pub counts: CoherenceCounts,
+    /// Migrations by line: transactions that took the line (its data or
+    /// its write permission) from another agent ([`World::migrations`]).
+    migrations: HashMap<u64, u64>,
     /// The time of the last event run.
     pub now: Cycle,
 }
@@ -237,6 +243,7 @@ impl World {
                 .collect(),
             watches: Vec::new(),
             counts: CoherenceCounts::default(),
+            migrations: HashMap::new(),
             now: 0,
         }
     }
@@ -292,7 +299,7 @@ impl World {
         let t = self.timing.clone();
         let d = self.dir.entry(line).or_default();
         let me = 1u32 << agent;
-        let (cost, lost) = match access {
+        let (cost, lost, moved) = match access {
             Access::Read if d.holders & me != 0 => {
                 self.counts.hits += 1;
                 return at + t.l15_hit;
@@ -315,11 +322,12 @@ impl World {
                             t.load_fwd_clean
                         },
                         0,
+                        true,
                     )
                 }
                 None => {
                     self.counts.load_misses += 1;
-                    (t.load_miss, 0)
+                    (t.load_miss, 0, false)
                 }
             },
             Access::Write => {
@@ -342,7 +350,7 @@ impl World {
                     self.counts.store_misses += 1;
                     t.store_miss
                 };
-                (cost, others)
+                (cost, others, others != 0)
             }
         };
         let start = at.max(d.busy_until);
@@ -361,6 +369,9 @@ impl World {
                 d.holders = me;
                 d.dirty = true;
             }
+        }
+        if moved {
+            *self.migrations.entry(line).or_default() += 1;
         }
         if lost != 0 {
             self.counts.invalidations += u64::from(lost.count_ones());
@@ -386,6 +397,15 @@ impl World {
             Some(d) if d.holders & (1 << agent) != 0 => "S",
             _ => "I",
         }
+    }
+
+    /// Migrations of the line of `pa` so far: transactions that took it
+    /// from another agent (a load forwarded to the owner, a store
+    /// forwarded to it, a store that invalidated another agent's copy).
+    /// A line two agents keep writing and reading migrates at every turn:
+    /// the ping-pong of false sharing (Cohort §6.1) shows up here.
+    pub fn migrations(&self, pa: u64) -> u64 {
+        self.migrations.get(&(pa / LINE)).copied().unwrap_or(0)
     }
 
     /// Drops `agent`'s copy of the line of `pa` (an eviction or a TRI

@@ -43,10 +43,10 @@ use ccsim_devices::cohort::maple::{
     REG_KEY_LO, REG_OUT,
 };
 use ccsim_devices::cohort::queue::{
-    cohort_register, cohort_unregister, fifo_init, pop, publish_read, publish_write, push,
+    cohort_register, cohort_unregister, fifo_init, pop, publish_read, publish_write, push, Fifo,
     IndexCheck, POLL_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
 };
-use ccsim_devices::cohort::{Cycle, Soc, Timing};
+use ccsim_devices::cohort::{Cycle, Soc, Timing, LINE};
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, Platform};
 
@@ -233,6 +233,8 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
     m.insert("core0.retired".into(), core.retired as f64);
     m.insert("core0.spin_retired".into(), core.spin_retired as f64);
     m.insert("core0.load_stall_cycles".into(), core.load_stall as f64);
+    m.insert("core0.wait_cycles".into(), core.wait_cycles as f64);
+    m.insert("core0.wait_retired".into(), core.wait_retired as f64);
     m.insert("core0.mmio".into(), core.mmio as f64);
     m.insert("core0.accesses".into(), core.accesses as f64);
     for e in &soc.engines {
@@ -456,8 +458,49 @@ pub fn run_cohort_with(
             .insert(format!("core0.{name}.index_loads"), q.index_loads as f64);
         o.stats
             .insert(format!("core0.{name}.index_misses"), q.index_misses as f64);
+        let (index, data) = queue_migrations(&soc, q);
+        o.stats
+            .insert(format!("lines.{name}.index_migrations"), index as f64);
+        o.stats
+            .insert(format!("lines.{name}.data_migrations"), data as f64);
     }
     o
+}
+
+/// The line migrations of queue `q` (see `World::migrations`): of its
+/// index line(s) (the write index's, and the read index's when padding
+/// gives it a line of its own), and of its element lines. Per element,
+/// they are the pointer and data ping-pong between the core and the
+/// engine that Cohort §6.1 blames for AES's lower speedup.
+pub fn queue_migrations(soc: &Soc, q: &Fifo) -> (u64, u64) {
+    let of_line = |va: u64| {
+        soc.aspace
+            .translate(&soc.world.mem, va)
+            .map_or(0, |pa| soc.world.migrations(pa))
+    };
+    let mut index = of_line(q.write_index);
+    if q.read_index / LINE != q.write_index / LINE {
+        index += of_line(q.read_index);
+    }
+    let data = (q.base..q.base + q.length * 8)
+        .step_by(LINE as usize)
+        .map(of_line)
+        .sum();
+    (index, data)
+}
+
+/// Core `c` waited from `began` with `retired` instructions retired then:
+/// adds the cycles and the instructions since to its wait counters.
+fn count_wait(soc: &mut Soc, c: usize, began: Cycle, retired: u64) {
+    let core = &mut soc.world.cores[c];
+    core.wait_cycles += core.now - began;
+    core.wait_retired += core.retired - retired;
+}
+
+/// Core `c`'s clock and retired instructions (the start of a wait).
+fn wait_start(soc: &Soc, c: usize) -> (Cycle, u64) {
+    let core = &soc.world.cores[c];
+    (core.now, core.retired)
 }
 
 impl Outcome {
@@ -504,7 +547,10 @@ pub fn run_mmio(p: &SocParams, accel: &str, n: u64) -> Outcome {
             soc.mmio_store(c, Device::Maple, REG_IN, w);
         }
         for _ in 0..wout {
+            // The core stalls on the uncached load until the word exists.
+            let (began, retired) = wait_start(&soc, c);
             let v = soc.mmio_load(c, Device::Maple, REG_OUT);
+            count_wait(&mut soc, c, began, retired);
             keep_result(&mut soc, c, results.len(), v);
             soc.exec(c, POP_INSTRUCTIONS);
             results.push(v);
@@ -550,12 +596,14 @@ pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
         // The driver's polling loop (`ld` of the status register, `beqz`,
         // `j`): one MMIO round trip a turn until the transfer is done.
         let mut polls = 0u64;
+        let (began, retired) = wait_start(&soc, c);
         while soc.mmio_load(c, Device::Maple, REG_DMA_STATUS) == 0 {
             soc.exec(c, POLL_INSTRUCTIONS - 1);
             polls += 1;
             assert!(polls < 1 << 24, "the DMA never completes");
         }
         soc.exec(c, POLL_INSTRUCTIONS - 1);
+        count_wait(&mut soc, c, began, retired);
         let outs = chunk.len() as u64 / win * wout;
         for k in 0..outs {
             let v = soc.load(c, dst + 8 * k);
