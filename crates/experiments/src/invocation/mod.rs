@@ -262,20 +262,43 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     })
 }
 
-/// A parameter of the platform's whole-CPU instance `thunderx_cpu` (the
-/// core's misses in flight and its write buffer, with their provenance
-/// there), for the pipelined payload.
-fn thunderx_core(platform: &ccsim_platform::Platform, key: &str) -> Result<ParamValue, RunError> {
-    let c = platform.component("thunderx_cpu").map_err(|e| {
+/// The keys of the platform's whole-CPU instance `thunderx_cpu` that a
+/// pipelined exchange's core takes over: its misses in flight, its write
+/// buffer, the buffer's drain into the L2, and whether store misses drain
+/// into the L2's TAD transactions. One list, so that every experiment that
+/// runs the ThunderX-1 core on its own system stores as `thunderx_cpu` does.
+pub(crate) const THUNDERX_CORE_KEYS: [&str; 4] = [
+    "mshrs",
+    "write_buffer_bytes",
+    "wb_drain_ns",
+    "store_misses_in_tads",
+];
+
+/// `opts` with the `cpu` component's [`THUNDERX_CORE_KEYS`] set to the
+/// platform's `thunderx_cpu` values (their provenance stays in the
+/// platform file); `user` names the workload in the error and the reason.
+pub(crate) fn with_thunderx_core(
+    mut opts: EciOptions,
+    platform: &ccsim_platform::Platform,
+    user: &str,
+) -> Result<EciOptions, RunError> {
+    let core = platform.component("thunderx_cpu").map_err(|e| {
         werr(format!(
-            "platform {}: coherent_invoke with payload = pipelined takes the core's {key} from component thunderx_cpu: {e}",
+            "platform {}: {user} takes the ThunderX-1 core from component thunderx_cpu: {e}",
             platform.name
         ))
     })?;
-    Ok(match key {
-        "wb_drain_ns" => ParamValue::Float(c.params.float(key)),
-        _ => ParamValue::Int(c.params.int(key)),
-    })
+    let why = format!("{user}: the ThunderX-1 core of thunderx_cpu");
+    for key in THUNDERX_CORE_KEYS {
+        let (value, _) = core.params.get(key).ok_or_else(|| {
+            werr(format!(
+                "platform {}: component thunderx_cpu has no parameter {key}",
+                platform.name
+            ))
+        })?;
+        opts = opts.set("cpu", key, value.clone(), &why);
+    }
+    Ok(opts)
 }
 
 /// One point of the pipelined payload (`payload = pipelined`): `calls`
@@ -287,27 +310,13 @@ fn run_payload(
     calls: usize,
 ) -> Result<PointResult, RunError> {
     let (platform, params) = (point.platform, point.params);
-    let why = "coherent_invoke (payload = pipelined): the ThunderX-1 core of thunderx_cpu";
-    let opts = EciOptions::new(point.seed, crate::trace_mode(point.trace))
-        .set(
-            "links",
-            "jitter_ns",
-            ParamValue::Float(params.float("jitter_ns")),
-            "coherent_invoke.jitter_ns",
-        )
-        .set("cpu", "mshrs", thunderx_core(platform, "mshrs")?, why)
-        .set(
-            "cpu",
-            "write_buffer_bytes",
-            thunderx_core(platform, "write_buffer_bytes")?,
-            why,
-        )
-        .set(
-            "cpu",
-            "wb_drain_ns",
-            thunderx_core(platform, "wb_drain_ns")?,
-            why,
-        );
+    let opts = EciOptions::new(point.seed, crate::trace_mode(point.trace)).set(
+        "links",
+        "jitter_ns",
+        ParamValue::Float(params.float("jitter_ns")),
+        "coherent_invoke.jitter_ns",
+    );
+    let opts = with_thunderx_core(opts, platform, "coherent_invoke (payload = pipelined)")?;
     let sys = platform
         .coherent_system("invocation", &opts)
         .map_err(RunError::Config)?;

@@ -251,23 +251,14 @@ fn run_batch(
             let pipelined_tx = params.str("eci_tx") == "pipelined";
             let mut opts = EciOptions::new(seed, mode);
             if pipelined_tx {
-                // The ThunderX-1 core of thunderx_cpu: its misses in flight
-                // and its write buffer overlap the frame's lines.
-                let core = platform.component("thunderx_cpu").map_err(|e| {
-                    werr(format!(
-                        "platform {}: nic_loopback with eci_tx = pipelined takes the core from component thunderx_cpu: {e}",
-                        platform.name
-                    ))
-                })?;
-                let why = "nic_loopback (eci_tx = pipelined): the ThunderX-1 core of thunderx_cpu";
-                for key in ["mshrs", "write_buffer_bytes"] {
-                    let v = ParamValue::Int(core.params.int(key));
-                    opts = opts.set("cpu", key, v, why);
-                }
-                // Its store path into the L2: how fast the frame's lines
-                // leave the write buffer.
-                let drain = ParamValue::Float(core.params.float("wb_drain_ns"));
-                opts = opts.set("cpu", "wb_drain_ns", drain, why);
+                // The ThunderX-1 core of thunderx_cpu: its misses in flight,
+                // its write buffer and its store path into the L2 overlap
+                // the frame's lines.
+                opts = crate::invocation::with_thunderx_core(
+                    opts,
+                    platform,
+                    "nic_loopback (eci_tx = pipelined)",
+                )?;
             } else {
                 opts = opts.set(
                     "cpu",
