@@ -87,6 +87,20 @@ def test_the_heap_decides_how_much_the_prefetcher_gains_on_bench2(quick):
     assert max(gain[""], key=gain[""].get) == 2.0, gain
 
 
+def test_rpcnics_calibrated_dma_setup_is_paid_per_buffer(quick):
+    # Each of RpcNIC's DMAs through the calibrated Cohet DMA path (cohet-dma)
+    # makes RpcNIC slower, so every speedup rises; but the setup is paid per
+    # 4 KB temp buffer, so bench5's 8 KB messages pay it more often than
+    # bench1's 2 KB ones: deserialization's ordering stays the inverse of the
+    # text's, while CXL.mem serialization keeps the text's (bench1 largest).
+    v = at(quick.df)
+    for x in [1.0, 2.0, 5.0]:
+        assert v[("deserialize_dma_setup", x)] > v[("deserialize", x)] * 1.5
+        assert v[("serialize_cxl_mem_dma_setup", x)] > v[("serialize_cxl_mem", x)] * 1.1
+    assert v[("deserialize_dma_setup", 5.0)] > v[("deserialize_dma_setup", 1.0)]
+    assert v[("serialize_cxl_mem_dma_setup", 1.0)] > v[("serialize_cxl_mem_dma_setup", 5.0)]
+
+
 def test_every_reference_is_a_prediction_with_its_error(quick):
     refs = quick.df[quick.df.paper.notna()]
     assert len(refs) == 6
