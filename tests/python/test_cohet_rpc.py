@@ -1,7 +1,8 @@
 """The RPC (de)serialization offload experiment (`cohet-rpc`, Cohet Fig.
 18), driven as a user drives it: the API's quick sweep and the CLI, with
 the orderings the mechanisms imply (CXL.mem serialization beats RpcNIC on
-every bench; the RPC prefetcher never slows CXL.cache down by more than 1%; RpcNIC's copy
+every bench; the RPC prefetcher never slows CXL.cache down by more than 1%,
+and gains little on bench2 on a server's recycled heap; RpcNIC's copy
 makes the CXL-NIC's deserialization faster; RpcNIC's copy engine and its
 copy's per-field work cost the many-field bench2 more than bench1), every paper
 value a prediction, and the claims' verdicts as the file declares them."""
@@ -44,7 +45,7 @@ def test_quick_runs_the_three_benches_the_text_names(quick):
         assert 1.1 < v[("deserialize", x)] < 3.0
         assert 0.5 < v[("deserialize_no_copy", x)] < v[("deserialize", x)]
         # Construction through CXL.mem: slower than in host memory, by
-        # about the text's 8% at most (bench1's small messages 8.2%).
+        # about the text's 8% at most (bench1's small messages 7.2%).
         assert 1 / 1.10 <= v[("construct_cxl_mem", x)] < 1.0
 
 
@@ -67,13 +68,37 @@ def test_rpcnics_software_costs_are_mechanisms(quick):
     assert s2["metric.rpcnic_time_us"] > s1["metric.rpcnic_time_us"] * 1.3
 
 
-def test_bench2_gains_most_from_the_prefetcher_on_either_heap(quick):
-    # Not the text's ordering (Bench2 the smallest gain): the notes say why.
+def test_the_heap_decides_how_much_the_prefetcher_gains_on_bench2(quick):
+    # On a fresh heap (and an arena) bench2's chains of only children are
+    # consecutive blocks: the stride prefetcher gains 25% or more there. On
+    # the server's recycled heap (the default) the blocks come off LIFO
+    # free lists in other messages' destruction order: bench2's gain falls
+    # under the text's 12% average (Cohet §VI-E: deep nesting limits
+    # prefetch effectiveness), though it is still the largest of the three,
+    # not the smallest as in the text (the notes say why).
     v = at(quick.df)
-    for heap in ["", "_arena"]:
-        gain = {x: v[("serialize_cxl_cache_prefetch" + heap, x)] / v[("serialize_cxl_cache" + heap, x)]
-                for x in [1.0, 2.0, 5.0]}
-        assert max(gain, key=gain.get) == 2.0, (heap, gain)
+    gain = {heap: {x: v[("serialize_cxl_cache_prefetch" + heap, x)] / v[("serialize_cxl_cache" + heap, x)]
+                   for x in [1.0, 2.0, 5.0]}
+            for heap in ["", "_fresh", "_arena"]}
+    for heap in ["_fresh", "_arena"]:
+        assert gain[heap][2.0] > 1.25, (heap, gain)
+    assert 1.0 < gain[""][2.0] < 1.12, gain
+    assert gain[""][2.0] - 1 < (gain["_fresh"][2.0] - 1) / 3, gain
+    assert max(gain[""], key=gain[""].get) == 2.0, gain
+
+
+def test_rpcnics_calibrated_dma_setup_is_paid_per_buffer(quick):
+    # Each of RpcNIC's DMAs through the calibrated Cohet DMA path (cohet-dma)
+    # makes RpcNIC slower, so every speedup rises; but the setup is paid per
+    # 4 KB temp buffer, so bench5's 8 KB messages pay it more often than
+    # bench1's 2 KB ones: deserialization's ordering stays the inverse of the
+    # text's, while CXL.mem serialization keeps the text's (bench1 largest).
+    v = at(quick.df)
+    for x in [1.0, 2.0, 5.0]:
+        assert v[("deserialize_dma_setup", x)] > v[("deserialize", x)] * 1.5
+        assert v[("serialize_cxl_mem_dma_setup", x)] > v[("serialize_cxl_mem", x)] * 1.1
+    assert v[("deserialize_dma_setup", 5.0)] > v[("deserialize_dma_setup", 1.0)]
+    assert v[("serialize_cxl_mem_dma_setup", 1.0)] > v[("serialize_cxl_mem_dma_setup", 5.0)]
 
 
 def test_every_reference_is_a_prediction_with_its_error(quick):
@@ -87,7 +112,7 @@ def test_claims_are_as_declared(quick):
     verdicts = [c["verdict"] for c in quick.claims()]
     assert verdicts == [
         "held", "not_held", "held", "held", "not_held",
-        "not_held", "not_held", "not_held", "not_held", "not_held",
+        "not_held", "not_held", "held", "held", "not_held",
     ]
 
 

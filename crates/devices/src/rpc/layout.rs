@@ -8,8 +8,12 @@
 //! message as a pointer to its own object). Objects and buffers come from a
 //! malloc with size classes (assumed: 64 B classes up to 1 KiB, 4 KiB
 //! classes beyond, each class its own 1 MiB region, bump-allocated), so
-//! objects of one size lie at a regular stride: the streams the RPC
-//! prefetcher can learn (Cohet §V-B2). Who builds the objects decides
+//! on a fresh heap objects of one size lie at a regular stride: the
+//! streams the RPC prefetcher can learn (Cohet §V-B2). Freed blocks go
+//! onto LIFO per-class free lists ([`Allocator::free`], [`Layout::free`]),
+//! so on a server's heap, after earlier requests were destroyed, a new
+//! message's objects take those blocks in the order they were freed and
+//! are mostly not neighbours. Who builds the objects decides
 //! their order: the NIC's decoder in wire order ([`Layout::place`]), the
 //! CPU's construction code in its own order of setting the fields
 //! ([`Layout::place_constructed`]), which the serializer's walk does not
@@ -40,10 +44,21 @@ const SSO_MAX: usize = 15;
 const REGION: u64 = 1 << 20;
 
 /// A size-class allocator over `base`, or an arena.
+///
+/// Freed blocks of the size-class allocator go onto their class's free
+/// list, and a later allocation of the class takes the block freed last
+/// (LIFO), before it bumps the region: the per-size-class free lists of
+/// tcmalloc (gperftools' design notes: "a singly linked list of free
+/// objects per size-class", allocation pops its head, a free pushes onto
+/// it) and of glibc's tcache and fastbins. A long-running server's
+/// requests so reuse the blocks of earlier requests in the order those
+/// were destroyed, not in address order ([`Layout::free`]).
 #[derive(Debug, Clone)]
 pub struct Allocator {
     base: u64,
     next: BTreeMap<u64, u64>,
+    /// Per size class, the freed blocks, the last freed at the end.
+    free: BTreeMap<u64, Vec<u64>>,
     /// An arena's next free byte.
     arena: Option<u64>,
 }
@@ -54,6 +69,7 @@ impl Allocator {
         Allocator {
             base,
             next: BTreeMap::new(),
+            free: BTreeMap::new(),
             arena: None,
         }
     }
@@ -64,17 +80,14 @@ impl Allocator {
         Allocator {
             base,
             next: BTreeMap::new(),
+            free: BTreeMap::new(),
             arena: Some(base),
         }
     }
 
-    /// The address of a new block of `bytes`.
-    pub fn alloc(&mut self, bytes: u64) -> u64 {
-        if let Some(at) = self.arena.as_mut() {
-            let addr = *at;
-            *at += bytes.div_ceil(16) * 16;
-            return addr;
-        }
+    /// The size class of a block of `bytes` (64 B classes up to 1 KiB,
+    /// 4 KiB ones beyond) and its region's index.
+    fn class_of(bytes: u64) -> (u64, u64) {
         let class = if bytes <= 1024 {
             bytes.div_ceil(64).max(1) * 64
         } else {
@@ -85,6 +98,29 @@ impl Allocator {
         } else {
             15 + class / 4096
         };
+        (class, index)
+    }
+
+    /// Returns the block at `addr` of `bytes` to its class's free list
+    /// (an arena frees nothing block by block: it is dropped whole).
+    pub fn free(&mut self, addr: u64, bytes: u64) {
+        if self.arena.is_none() {
+            let (class, _) = Allocator::class_of(bytes);
+            self.free.entry(class).or_default().push(addr);
+        }
+    }
+
+    /// The address of a new block of `bytes`.
+    pub fn alloc(&mut self, bytes: u64) -> u64 {
+        if let Some(at) = self.arena.as_mut() {
+            let addr = *at;
+            *at += bytes.div_ceil(16) * 16;
+            return addr;
+        }
+        let (class, index) = Allocator::class_of(bytes);
+        if let Some(addr) = self.free.get_mut(&class).and_then(|l| l.pop()) {
+            return addr;
+        }
         let region = self.base + index * REGION;
         let at = self.next.entry(class).or_insert(region);
         let addr = *at;
@@ -237,6 +273,29 @@ impl Layout {
             .sum()
     }
 
+    /// Frees every object and buffer of the message in the order its C++
+    /// destructor does (protobuf's generated `SharedDtor`: each field in
+    /// declaration order, a string's buffer released, a sub-message
+    /// deleted, which runs its own destructor first; the object's own
+    /// block last, by the `delete` that ran the destructor).
+    pub fn free(&self, alloc: &mut Allocator) {
+        self.free_object(0, alloc);
+    }
+
+    fn free_object(&self, o: usize, alloc: &mut Allocator) {
+        let obj = &self.objects[o];
+        for &(_, _, child, string) in &obj.slots {
+            if let Some(s) = string {
+                let (_, addr, n) = obj.strings[s];
+                alloc.free(addr, n);
+            }
+            if let Some(c) = child {
+                self.free_object(c, alloc);
+            }
+        }
+        alloc.free(obj.addr, obj.bytes);
+    }
+
     /// The lines deserialization writes: every line of every object and
     /// buffer, each with the work item (of `items`, the walk of the same
     /// message) after whose decoding it is complete. A line shared by two
@@ -370,6 +429,51 @@ mod tests {
             (arena.alloc(40), arena.alloc(1), arena.alloc(8)),
             (0x100, 0x130, 0x140)
         );
+    }
+
+    /// Freed blocks go back to their class's free list and the class's
+    /// next allocation takes the one freed last; an arena frees nothing.
+    #[test]
+    fn freed_blocks_are_reused_last_freed_first() {
+        let mut a = Allocator::new(0x1000_0000);
+        let (x, y) = (a.alloc(40), a.alloc(64));
+        let big = a.alloc(200);
+        a.free(x, 40);
+        a.free(y, 64);
+        a.free(big, 200);
+        assert_eq!(a.alloc(50), y, "the 64 B class's last freed block");
+        assert_eq!(a.alloc(64), x);
+        assert_eq!(a.alloc(64), y + 64, "the list is empty: the region again");
+        assert_eq!(a.alloc(256), big);
+        let mut arena = Allocator::arena(0x100);
+        let b = arena.alloc(40);
+        arena.free(b, 40);
+        assert_eq!(arena.alloc(40), 0x130);
+    }
+
+    /// A message is freed as its C++ destructor frees it: each field in
+    /// declaration order, a sub-message's blocks before its parent's, so
+    /// the root's block is freed last and is the next one handed out.
+    #[test]
+    fn a_message_is_freed_in_its_destructors_order() {
+        let child = |v: u64| bench::Record {
+            f1: Some(v as i64),
+            ..Default::default()
+        };
+        let r = bench::Record {
+            f8: Some(Box::new(child(1))),
+            f15: Some(Box::new(child(2))),
+            ..Default::default()
+        };
+        let (_, tree) = wire::walk(&bench::encode(&r)).unwrap();
+        let mut a = Allocator::new(1 << 32);
+        let l = Layout::place(&tree, &mut a);
+        let (root, c1, c2) = (l.objects[0].addr, l.objects[1].addr, l.objects[2].addr);
+        l.free(&mut a);
+        // Root, f8's and f15's objects share the 64 B class here: freed
+        // f8, f15, then the root, handed out in the reverse order.
+        assert_eq!(l.objects[0].bytes.div_ceil(64), 1);
+        assert_eq!((a.alloc(64), a.alloc(64), a.alloc(64)), (root, c2, c1));
     }
 
     /// The CPU's construction order moves the addresses, not the
