@@ -1391,16 +1391,24 @@ impl TableAgent {
     fn run(&mut self, line: u64, event: usize, m: Option<CohMsg>, ctx: &mut Ctx<'_, Msg>) -> bool {
         let sys = self.sys.clone();
         let initial = self.table.initial;
-        let mut ls = self.lines.get(line).unwrap_or_else(|| {
-            let mut l = LineState::new(initial);
-            // A role that holds the line from the start (a memory-side
-            // agent, such as a type-2 DCOH in front of its DRAM) starts
-            // with the line's initial value, as the checker's does.
-            if self.keeps_copy && sys.protocol.holds[self.role][initial] {
-                l.copy = Some(sys.initial_value(line));
-            }
-            l
-        });
+        // A stored line's state changes where it is stored, not in a copy
+        // (about 150 bytes) taken out of the map and inserted back; a line
+        // the map does not hold starts in `unstored`, stored at the end
+        // unless the row leaves it pristine.
+        let mut unstored = None;
+        let ls: &mut LineState = match self.lines.get_mut(line) {
+            Some(ls) => ls,
+            None => unstored.insert({
+                let mut l = LineState::new(initial);
+                // A role that holds the line from the start (a memory-side
+                // agent, such as a type-2 DCOH in front of its DRAM) starts
+                // with the line's initial value, as the checker's does.
+                if self.keeps_copy && sys.protocol.holds[self.role][initial] {
+                    l.copy = Some(sys.initial_value(line));
+                }
+                l
+            }),
+        };
         let (src, req, ack, input) = match &m {
             Some(m) => {
                 let f = &sys.protocol.msgs[m.msg as usize];
@@ -1458,7 +1466,13 @@ impl TableAgent {
         let mut rmw_old = None;
         let row: &Row<()> = row;
         let mut memory = if self.is_home {
-            Some(self.memory_of(line))
+            // (`memory_of`, through the fields: `ls` borrows `self.lines`.)
+            Some(
+                self.memory
+                    .get(&line)
+                    .copied()
+                    .unwrap_or_else(|| sys.initial_value(line)),
+            )
         } else {
             None
         };
@@ -1473,7 +1487,7 @@ impl TableAgent {
             dir: &mut dir,
             // A local event's data is the op's own value.
             input: if m.is_some() { input } else { fresh.as_ref() },
-            fresh,
+            fresh: fresh.as_ref(),
             src,
             req,
             state: ls.state as usize,
@@ -1482,7 +1496,7 @@ impl TableAgent {
             rmw,
             rmw_old: &mut rmw_old,
             operand: if self.buffers_operands {
-                self.operands.get(&line).copied()
+                self.operands.get(&line)
             } else {
                 None
             },
@@ -1537,10 +1551,12 @@ impl TableAgent {
             && ls.copy.is_none()
             && ls.dir == EMPTY_DIR
             && !self.stalled.contains_key(&line);
-        if pristine {
-            self.lines.remove(line);
-        } else {
-            self.lines.insert(line, ls);
+        match unstored {
+            // Changed in place.
+            None if pristine => self.lines.remove(line),
+            None => {}
+            Some(new) if !pristine => self.lines.insert(line, new),
+            Some(_) => {}
         }
         if let Some(old) = rmw_old {
             if let Some(entry) = self.engine_ops.get_mut(&line) {
@@ -1636,7 +1652,10 @@ struct RowEffects<'a, 'c, 'w> {
     keeps_copy: bool,
     dir: &'a mut DirEntry,
     input: Option<&'a Line>,
-    fresh: Option<Line>,
+    /// The open operation's own value (by reference, as `operand`: the
+    /// effects are built for every row, and two lines copied in would be
+    /// about 260 bytes a row).
+    fresh: Option<&'a Line>,
     src: AgentId,
     req: AgentId,
     state: usize,
@@ -1649,7 +1668,7 @@ struct RowEffects<'a, 'c, 'w> {
     rmw_old: &'a mut Option<Line>,
     /// At a home that executes far atomics: the line's buffered request
     /// data (the operands), which its `write` stores.
-    operand: Option<Line>,
+    operand: Option<&'a Line>,
 }
 
 impl RowEffects<'_, '_, '_> {
@@ -1707,7 +1726,7 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
             Some(match s.source {
                 DataSource::Copy => self.copy.ok_or("send of the copy without one")?,
                 DataSource::Memory => self.memory.ok_or("send of memory at a non-home")?,
-                DataSource::Fresh => self
+                DataSource::Fresh => *self
                     .fresh
                     .ok_or("send of a fresh value without an open op")?,
             })
@@ -1785,7 +1804,7 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
         // atomic writes the result from the request's operands (here the
         // operand line itself: the bytes of a swap).
         let v = match (self.fresh, self.operand) {
-            (Some(v), _) | (None, Some(v)) => v,
+            (Some(v), _) | (None, Some(v)) => *v,
             (None, None) => return Err("write without an open op or a request's operands".into()),
         };
         self.set_value(v)
