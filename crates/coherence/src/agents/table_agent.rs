@@ -925,7 +925,7 @@ impl TableAgent {
     pub fn state_of(&self, line: u64) -> &str {
         let st = self
             .lines
-            .get(line)
+            .get_ref(line)
             .map_or(self.table.initial, |l| l.state as usize);
         self.sys.protocol.state_name(self.role, st)
     }
@@ -934,7 +934,7 @@ impl TableAgent {
     pub fn writes(&self, line: u64) -> bool {
         let st = self
             .lines
-            .get(line)
+            .get_ref(line)
             .map_or(self.table.initial, |l| l.state as usize);
         self.table.access[st] == ccsim_protocol::ir::Access::Write
     }
@@ -993,7 +993,7 @@ impl TableAgent {
             let event = self.tester.as_ref().expect("tester").events[pick_event];
             let state = self
                 .lines
-                .get(line)
+                .get_ref(line)
                 .map_or(self.table.initial, |l| l.state as usize);
             if !self.table.stable[state] {
                 continue;
@@ -1053,7 +1053,7 @@ impl TableAgent {
             let (line, event) = p.ops[p.next];
             let state = self
                 .lines
-                .get(line)
+                .get_ref(line)
                 .map_or(self.table.initial, |l| l.state as usize);
             if p.open.contains_key(&line) {
                 // Waits for the line's open operation; its completion wakes us.
@@ -1162,7 +1162,7 @@ impl TableAgent {
                     let mut busy = |line: u64| {
                         p.open.contains_key(&line)
                             || locks.contains_key(&line)
-                            || !stable[lines.get(line).map_or(initial, |l| l.state as usize)]
+                            || !stable[lines.get_ref(line).map_or(initial, |l| l.state as usize)]
                     };
                     self.engine.as_mut().expect("engine").0.poll(now, &mut busy)
                 }
@@ -1174,7 +1174,7 @@ impl TableAgent {
             }
             let state = self
                 .lines
-                .get(op.line)
+                .get_ref(op.line)
                 .map_or(self.table.initial, |l| l.state as usize);
             if !matches!(self.table.cell(state, store).1, Cell::Go(_)) {
                 ctx.stop();
@@ -1237,7 +1237,11 @@ impl TableAgent {
         };
         let set = cache.set_of(line);
         let lines = &self.lines;
-        cache.sets[set].retain(|&l| lines.get(l).is_some_and(|st| st.state as usize != initial));
+        cache.sets[set].retain(|&l| {
+            lines
+                .get_ref(l)
+                .is_some_and(|st| st.state as usize != initial)
+        });
         let ways = &mut cache.sets[set];
         if let Some(i) = ways.iter().position(|&l| l == line) {
             ways.remove(i);
@@ -1253,7 +1257,7 @@ impl TableAgent {
         let victim = ways.iter().position(|&l| {
             !p.open.contains_key(&l)
                 && !locks.contains_key(&l)
-                && lines.get(l).is_some_and(|st| stable[st.state as usize])
+                && lines.get_ref(l).is_some_and(|st| stable[st.state as usize])
         });
         let Some(i) = victim else {
             // Every way is busy: an open operation's completion wakes us,
@@ -1263,7 +1267,10 @@ impl TableAgent {
         };
         let (victim, evict) = (ways.remove(i), cache.evict);
         ways.push(line);
-        let state = self.lines.get(victim).map_or(initial, |l| l.state as usize);
+        let state = self
+            .lines
+            .get_ref(victim)
+            .map_or(initial, |l| l.state as usize);
         if !matches!(self.table.cell(state, evict).1, Cell::Go(_)) {
             ctx.stop();
             let name = &self.sys.agents[self.id as usize].name;
@@ -1340,7 +1347,7 @@ impl TableAgent {
             None => {
                 let state = self
                     .lines
-                    .get(m.line)
+                    .get_ref(m.line)
                     .map_or(self.table.initial, |l| l.state as usize);
                 self.fail_unspecified(m.line, m.msg, state, ctx);
                 false
@@ -1617,7 +1624,7 @@ impl TableAgent {
         ctx: &mut Ctx<'_, Msg>,
     ) {
         let now = ctx.now();
-        let new = self.lines.get(line).and_then(|l| l.copy);
+        let new = self.lines.get_ref(line).and_then(|l| l.copy);
         let (Some(old), Some(new)) = (old, new) else {
             ctx.stop();
             let name = &self.sys.agents[self.id as usize].name;
