@@ -1327,7 +1327,9 @@ impl TableAgent {
     /// chance if it ran a row.
     fn receive(&mut self, m: CohMsg, ctx: &mut Ctx<'_, Msg>) {
         let line = m.line;
-        if self.deliver(m, ctx) {
+        // Nothing stalled on any line (most deliveries): no retry to make,
+        // and no call to make for it.
+        if self.deliver(m, ctx) && !self.stalled.is_empty() {
             self.retry_stalled(line, ctx);
         }
     }
