@@ -886,6 +886,54 @@ mod tests {
     }
 
     #[test]
+    fn every_event_is_dropped_once() {
+        // Events that are popped, and events still queued when the queue
+        // is dropped, wherever they wait (current FIFO, lanes, heap).
+        let token = std::rc::Rc::new(());
+        let mut q = EventQueue::new();
+        let late = q.reserve();
+        q.push(0, Priority::Wake, token.clone());
+        q.push(5, Priority::Deliver, token.clone());
+        q.push(5, Priority::Deliver, token.clone());
+        q.push_reserved(5, Priority::Deliver, late, token.clone());
+        assert_eq!(std::rc::Rc::strong_count(&token), 5);
+        drop(q.pop());
+        drop(q.pop());
+        q.push(9, Priority::Credit, token.clone());
+        assert_eq!(std::rc::Rc::strong_count(&token), 4);
+        drop(q);
+        assert_eq!(std::rc::Rc::strong_count(&token), 1);
+    }
+
+    #[test]
+    fn same_tick_events_pop_in_sequence_wherever_they_wait() {
+        // Events of one tick and priority in the current FIFO (pushed at
+        // that tick), in a lane (pushed 10 ticks ahead) and in the heap (a
+        // sequence reserved early, used late): they pop by sequence.
+        let mut q = EventQueue::new();
+        let early = q.reserve();
+        q.push(10, Priority::Deliver, "lane, second");
+        q.push(0, Priority::Wake, "now");
+        assert_eq!(q.pop(), Some((0, "now")));
+        q.push_reserved(10, Priority::Deliver, early, "heap, first");
+        q.push(10, Priority::Deliver, "lane, third");
+        q.push(10, Priority::Credit, "credit, before all");
+        assert_eq!(q.pop(), Some((10, "credit, before all")));
+        // Now at tick 10: a push at `now` waits in the current FIFO.
+        q.push(10, Priority::Deliver, "current, fourth");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(
+            order,
+            [
+                "heap, first",
+                "lane, second",
+                "lane, third",
+                "current, fourth"
+            ]
+        );
+    }
+
+    #[test]
     fn pop_until_leaves_later_events() {
         let mut q = EventQueue::new();
         q.push(5, Priority::Wake, 'a');

@@ -937,7 +937,7 @@ impl TableAgent {
     pub fn state_of(&self, line: u64) -> &str {
         let st = self
             .lines
-            .get(line)
+            .get_ref(line)
             .map_or(self.table.initial, |l| l.state as usize);
         self.sys.protocol.state_name(self.role, st)
     }
@@ -946,7 +946,7 @@ impl TableAgent {
     pub fn writes(&self, line: u64) -> bool {
         let st = self
             .lines
-            .get(line)
+            .get_ref(line)
             .map_or(self.table.initial, |l| l.state as usize);
         self.table.access[st] == ccsim_protocol::ir::Access::Write
     }
@@ -1005,7 +1005,7 @@ impl TableAgent {
             let event = self.tester.as_ref().expect("tester").events[pick_event];
             let state = self
                 .lines
-                .get(line)
+                .get_ref(line)
                 .map_or(self.table.initial, |l| l.state as usize);
             if !self.table.stable[state] {
                 continue;
@@ -1065,7 +1065,7 @@ impl TableAgent {
             let (line, event) = p.ops[p.next];
             let state = self
                 .lines
-                .get(line)
+                .get_ref(line)
                 .map_or(self.table.initial, |l| l.state as usize);
             if p.open.contains_key(&line) {
                 // Waits for the line's open operation; its completion wakes us.
@@ -1174,7 +1174,7 @@ impl TableAgent {
                     let mut busy = |line: u64| {
                         p.open.contains_key(&line)
                             || locks.contains_key(&line)
-                            || !stable[lines.get(line).map_or(initial, |l| l.state as usize)]
+                            || !stable[lines.get_ref(line).map_or(initial, |l| l.state as usize)]
                     };
                     self.engine.as_mut().expect("engine").0.poll(now, &mut busy)
                 }
@@ -1186,7 +1186,7 @@ impl TableAgent {
             }
             let state = self
                 .lines
-                .get(op.line)
+                .get_ref(op.line)
                 .map_or(self.table.initial, |l| l.state as usize);
             if !matches!(self.table.cell(state, store).1, Cell::Go(_)) {
                 ctx.stop();
@@ -1249,7 +1249,11 @@ impl TableAgent {
         };
         let set = cache.set_of(line);
         let lines = &self.lines;
-        cache.sets[set].retain(|&l| lines.get(l).is_some_and(|st| st.state as usize != initial));
+        cache.sets[set].retain(|&l| {
+            lines
+                .get_ref(l)
+                .is_some_and(|st| st.state as usize != initial)
+        });
         let ways = &mut cache.sets[set];
         if let Some(i) = ways.iter().position(|&l| l == line) {
             ways.remove(i);
@@ -1265,7 +1269,7 @@ impl TableAgent {
         let victim = ways.iter().position(|&l| {
             !p.open.contains_key(&l)
                 && !locks.contains_key(&l)
-                && lines.get(l).is_some_and(|st| stable[st.state as usize])
+                && lines.get_ref(l).is_some_and(|st| stable[st.state as usize])
         });
         let Some(i) = victim else {
             // Every way is busy: an open operation's completion wakes us,
@@ -1275,7 +1279,10 @@ impl TableAgent {
         };
         let (victim, evict) = (ways.remove(i), cache.evict);
         ways.push(line);
-        let state = self.lines.get(victim).map_or(initial, |l| l.state as usize);
+        let state = self
+            .lines
+            .get_ref(victim)
+            .map_or(initial, |l| l.state as usize);
         if !matches!(self.table.cell(state, evict).1, Cell::Go(_)) {
             ctx.stop();
             let name = &self.sys.agents[self.id as usize].name;
@@ -1332,7 +1339,9 @@ impl TableAgent {
     /// chance if it ran a row.
     fn receive(&mut self, m: CohMsg, ctx: &mut Ctx<'_, Msg>) {
         let line = m.line;
-        if self.deliver(m, ctx) {
+        // Nothing stalled on any line (most deliveries): no retry to make,
+        // and no call to make for it.
+        if self.deliver(m, ctx) && !self.stalled.is_empty() {
             self.retry_stalled(line, ctx);
         }
     }
@@ -1352,7 +1361,7 @@ impl TableAgent {
             None => {
                 let state = self
                     .lines
-                    .get(m.line)
+                    .get_ref(m.line)
                     .map_or(self.table.initial, |l| l.state as usize);
                 self.fail_unspecified(m.line, m.msg, state, ctx);
                 false
@@ -1403,16 +1412,24 @@ impl TableAgent {
     fn run(&mut self, line: u64, event: usize, m: Option<CohMsg>, ctx: &mut Ctx<'_, Msg>) -> bool {
         let sys = self.sys.clone();
         let initial = self.table.initial;
-        let mut ls = self.lines.get(line).unwrap_or_else(|| {
-            let mut l = LineState::new(initial);
-            // A role that holds the line from the start (a memory-side
-            // agent, such as a type-2 DCOH in front of its DRAM) starts
-            // with the line's initial value, as the checker's does.
-            if self.keeps_copy && sys.protocol.holds[self.role][initial] {
-                l.copy = Some(sys.initial_value(line));
-            }
-            l
-        });
+        // A stored line's state changes where it is stored, not in a copy
+        // (about 150 bytes) taken out of the map and inserted back; a line
+        // the map does not hold starts in `unstored`, stored at the end
+        // unless the row leaves it pristine.
+        let mut unstored = None;
+        let ls: &mut LineState = match self.lines.get_mut(line) {
+            Some(ls) => ls,
+            None => unstored.insert({
+                let mut l = LineState::new(initial);
+                // A role that holds the line from the start (a memory-side
+                // agent, such as a type-2 DCOH in front of its DRAM) starts
+                // with the line's initial value, as the checker's does.
+                if self.keeps_copy && sys.protocol.holds[self.role][initial] {
+                    l.copy = Some(sys.initial_value(line));
+                }
+                l
+            }),
+        };
         let (src, req, ack, input) = match &m {
             Some(m) => {
                 let f = &sys.protocol.msgs[m.msg as usize];
@@ -1470,7 +1487,13 @@ impl TableAgent {
         let mut rmw_old = None;
         let row: &Row<()> = row;
         let mut memory = if self.is_home {
-            Some(self.memory_of(line))
+            // (`memory_of`, through the fields: `ls` borrows `self.lines`.)
+            Some(
+                self.memory
+                    .get(&line)
+                    .copied()
+                    .unwrap_or_else(|| sys.initial_value(line)),
+            )
         } else {
             None
         };
@@ -1485,7 +1508,7 @@ impl TableAgent {
             dir: &mut dir,
             // A local event's data is the op's own value.
             input: if m.is_some() { input } else { fresh.as_ref() },
-            fresh,
+            fresh: fresh.as_ref(),
             src,
             req,
             state: ls.state as usize,
@@ -1494,7 +1517,7 @@ impl TableAgent {
             rmw,
             rmw_old: &mut rmw_old,
             operand: if self.buffers_operands {
-                self.operands.get(&line).copied()
+                self.operands.get(&line)
             } else {
                 None
             },
@@ -1549,10 +1572,12 @@ impl TableAgent {
             && ls.copy.is_none()
             && ls.dir == EMPTY_DIR
             && !self.stalled.contains_key(&line);
-        if pristine {
-            self.lines.remove(line);
-        } else {
-            self.lines.insert(line, ls);
+        match unstored {
+            // Changed in place.
+            None if pristine => self.lines.remove(line),
+            None => {}
+            Some(new) if !pristine => self.lines.insert(line, new),
+            Some(_) => {}
         }
         if let Some(old) = rmw_old {
             if let Some(entry) = self.engine_ops.get_mut(&line) {
@@ -1613,7 +1638,7 @@ impl TableAgent {
         ctx: &mut Ctx<'_, Msg>,
     ) {
         let now = ctx.now();
-        let new = self.lines.get(line).and_then(|l| l.copy);
+        let new = self.lines.get_ref(line).and_then(|l| l.copy);
         let (Some(old), Some(new)) = (old, new) else {
             ctx.stop();
             let name = &self.sys.agents[self.id as usize].name;
@@ -1648,7 +1673,10 @@ struct RowEffects<'a, 'c, 'w> {
     keeps_copy: bool,
     dir: &'a mut DirEntry,
     input: Option<&'a Line>,
-    fresh: Option<Line>,
+    /// The open operation's own value (by reference, as `operand`: the
+    /// effects are built for every row, and two lines copied in would be
+    /// about 260 bytes a row).
+    fresh: Option<&'a Line>,
     src: AgentId,
     req: AgentId,
     state: usize,
@@ -1661,7 +1689,7 @@ struct RowEffects<'a, 'c, 'w> {
     rmw_old: &'a mut Option<Line>,
     /// At a home that executes far atomics: the line's buffered request
     /// data (the operands), which its `write` stores.
-    operand: Option<Line>,
+    operand: Option<&'a Line>,
 }
 
 impl RowEffects<'_, '_, '_> {
@@ -1719,7 +1747,7 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
             Some(match s.source {
                 DataSource::Copy => self.copy.ok_or("send of the copy without one")?,
                 DataSource::Memory => self.memory.ok_or("send of memory at a non-home")?,
-                DataSource::Fresh => self
+                DataSource::Fresh => *self
                     .fresh
                     .ok_or("send of a fresh value without an open op")?,
             })
@@ -1799,8 +1827,8 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
         // addressed word equals its compare value) and keeps the old line
         // for its log; any other operand line is swapped in whole.
         let v = match (self.fresh, self.operand) {
-            (Some(v), _) => v,
-            (None, Some(op)) => match LineRmw::from_operands(&op, self.sys.line_bytes) {
+            (Some(v), _) => *v,
+            (None, Some(op)) => match LineRmw::from_operands(op, self.sys.line_bytes) {
                 Some(rmw) => {
                     let rmw = rmw?;
                     let old = self
@@ -1809,7 +1837,7 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
                     *self.rmw_old = Some(old);
                     rmw.apply(&old)
                 }
-                None => op,
+                None => *op,
             },
             (None, None) => return Err("write without an open op or a request's operands".into()),
         };
