@@ -451,18 +451,22 @@ mod tests {
         assert_eq!(arena.alloc(40), 0x130);
     }
 
+    /// A sub-message holding one scalar field (`f1 = v`).
+    fn leaf_record(v: u64) -> bench::Record {
+        bench::Record {
+            f1: Some(v as i64),
+            ..Default::default()
+        }
+    }
+
     /// A message is freed as its C++ destructor frees it: each field in
     /// declaration order, a sub-message's blocks before its parent's, so
     /// the root's block is freed last and is the next one handed out.
     #[test]
     fn a_message_is_freed_in_its_destructors_order() {
-        let child = |v: u64| bench::Record {
-            f1: Some(v as i64),
-            ..Default::default()
-        };
         let r = bench::Record {
-            f8: Some(Box::new(child(1))),
-            f15: Some(Box::new(child(2))),
+            f8: Some(Box::new(leaf_record(1))),
+            f15: Some(Box::new(leaf_record(2))),
             ..Default::default()
         };
         let (_, tree) = wire::walk(&bench::encode(&r)).unwrap();
@@ -483,14 +487,10 @@ mod tests {
     /// serializer's order).
     #[test]
     fn construction_order_reorders_allocations_not_structure() {
-        let child = |v: u64| bench::Record {
-            f1: Some(v as i64),
-            ..Default::default()
-        };
         let r = bench::Record {
-            f8: Some(Box::new(child(1))),
-            f15: Some(Box::new(child(2))),
-            f21: vec![child(3), child(4)],
+            f8: Some(Box::new(leaf_record(1))),
+            f15: Some(Box::new(leaf_record(2))),
+            f21: vec![leaf_record(3), leaf_record(4)],
             ..Default::default()
         };
         let (items, tree) = wire::walk(&bench::encode(&r)).unwrap();
