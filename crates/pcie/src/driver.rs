@@ -166,6 +166,29 @@ pub struct CompletionPath {
     pub instructions: u64,
 }
 
+/// One step of the host's part in completing a transfer
+/// ([`DmaDriver::completion_steps`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CompletionStep {
+    /// A thread woken (the poll thread, or the submitter).
+    Wakeup,
+    /// A context switch (out of the submitter, into the woken thread).
+    ContextSwitch,
+    /// The interrupt path's hop to its kworker: a wake-up and the switch
+    /// to it, one op as the driver's `schedule_work` runs them.
+    WakeAndSwitch,
+    /// A core leaving its idle state.
+    IdleExit,
+    /// Polling the status write-back in memory.
+    PollWriteback,
+    /// Sleeping until the MSI.
+    WaitInterrupt,
+    /// The interrupt handler's instructions.
+    Handler,
+    /// A non-posted read of the channel's STATUS register.
+    StatusRead,
+}
+
 /// Where the driver's per-transfer structures live: the page after the
 /// status write-back word (both are the driver's own coherent allocation).
 pub const META_OFFSET: u64 = 0x1000;
@@ -337,9 +360,61 @@ impl DmaDriver {
         ops
     }
 
+    /// The host's steps of completing one transfer in `completion` mode, in
+    /// the order they run: [`DmaDriver::wait_done`] emits one op for each,
+    /// and [`DmaDriver::completion_path`] counts them, so the two cannot
+    /// disagree.
+    fn completion_steps(&self, completion: Completion) -> Vec<CompletionStep> {
+        use CompletionStep::*;
+        let mut steps = Vec::new();
+        match completion {
+            Completion::Poll => {
+                if self.handoff {
+                    // xdma_kthread_wakeup; the poll thread's core leaves its
+                    // idle state and switches to it (beside the engine's
+                    // work, while the submitter's core goes idle).
+                    steps.extend([Wakeup, IdleExit, ContextSwitch]);
+                }
+                steps.push(PollWriteback);
+            }
+            Completion::Interrupt => {
+                if self.handoff {
+                    // The submitter sleeps; its core goes idle.
+                    steps.push(ContextSwitch);
+                }
+                steps.push(WaitInterrupt);
+                if self.handoff {
+                    // The interrupt finds the core idle.
+                    steps.push(IdleExit);
+                }
+                steps.push(Handler);
+                steps.extend((0..self.irq_register_reads).map(|_| StatusRead));
+                if self.handoff {
+                    // schedule_work wakes the kworker, which runs
+                    // engine_service.
+                    steps.push(WakeAndSwitch);
+                }
+            }
+        }
+        if self.handoff {
+            // The completing context wakes the submitter, whose core (idle
+            // since it slept, in poll mode) resumes and switches to it.
+            steps.push(Wakeup);
+            if completion == Completion::Poll {
+                steps.push(IdleExit);
+            }
+            steps.push(ContextSwitch);
+        }
+        if self.read_status {
+            steps.push(StatusRead);
+        }
+        steps
+    }
+
     /// Waits until the engine reports `done` descriptors complete (polling
     /// the write-back, or taking the MSI and its handler), then reads the
-    /// channel's STATUS when the driver does.
+    /// channel's STATUS when the driver does: the ops of
+    /// [`DmaDriver::completion_steps`].
     fn wait_done(
         &self,
         completion: Completion,
@@ -349,82 +424,51 @@ impl DmaDriver {
         base: u64,
         ops: &mut Vec<Op>,
     ) {
-        let status = || Op::MmioRead {
-            addr: base + regs::STATUS,
-            len: 4,
-        };
-        match completion {
-            Completion::Poll => {
-                if self.handoff {
-                    // xdma_kthread_wakeup; the poll thread's core leaves its
-                    // idle state and switches to it (beside the engine's
-                    // work, while the submitter's core goes idle).
-                    ops.push(Op::Instructions(self.wakeup));
-                    ops.push(Op::Compute(self.idle_exit));
-                    ops.push(Op::Instructions(self.context_switch));
+        for step in self.completion_steps(completion) {
+            ops.push(match step {
+                CompletionStep::Wakeup => Op::Instructions(self.wakeup),
+                CompletionStep::ContextSwitch => Op::Instructions(self.context_switch),
+                CompletionStep::WakeAndSwitch => {
+                    Op::Instructions(self.wakeup + self.context_switch)
                 }
-                ops.push(Op::PollU32 {
+                CompletionStep::IdleExit => Op::Compute(self.idle_exit),
+                CompletionStep::PollWriteback => Op::PollU32 {
                     addr: layout.writeback,
                     value: done,
                     loop_instructions: self.poll_loop,
-                });
-            }
-            Completion::Interrupt => {
-                if self.handoff {
-                    // The submitter sleeps; its core goes idle.
-                    ops.push(Op::Instructions(self.context_switch));
-                }
-                ops.push(Op::WaitInterrupt(msi_vector));
-                if self.handoff {
-                    // The interrupt finds the core idle.
-                    ops.push(Op::Compute(self.idle_exit));
-                }
-                ops.push(Op::Instructions(self.irq));
-                for _ in 0..self.irq_register_reads {
-                    ops.push(status());
-                }
-                if self.handoff {
-                    // schedule_work wakes the kworker, which runs
-                    // engine_service.
-                    ops.push(Op::Instructions(self.wakeup + self.context_switch));
-                }
-            }
-        }
-        if self.handoff {
-            // The completing context wakes the submitter, whose core (idle
-            // since it slept, in poll mode) resumes and switches to it.
-            ops.push(Op::Instructions(self.wakeup));
-            if completion == Completion::Poll {
-                ops.push(Op::Compute(self.idle_exit));
-            }
-            ops.push(Op::Instructions(self.context_switch));
-        }
-        if self.read_status {
-            ops.push(status());
+                },
+                CompletionStep::WaitInterrupt => Op::WaitInterrupt(msi_vector),
+                CompletionStep::Handler => Op::Instructions(self.irq),
+                CompletionStep::StatusRead => Op::MmioRead {
+                    addr: base + regs::STATUS,
+                    len: 4,
+                },
+            });
         }
     }
 
     /// What completing one transfer costs the host in `completion` mode,
     /// by named parts: the hand-off's wake-ups and context switches, the
     /// interrupt handler, and the non-posted register reads (the interrupt
-    /// path's and `read_status`'s). [`DmaDriver::transfer`] emits exactly
-    /// these.
+    /// path's and `read_status`'s), counted over the steps
+    /// [`DmaDriver::transfer`] emits.
     pub fn completion_path(&self, completion: Completion) -> CompletionPath {
-        let (mut wakeups, mut context_switches, mut register_reads) = (0, 0, 0);
-        let mut idle_exits = 0;
-        let mut handler_instructions = 0;
-        if self.handoff {
-            wakeups = 2;
-            (context_switches, idle_exits) = match completion {
-                Completion::Poll => (2, 2),
-                Completion::Interrupt => (3, 1),
-            };
+        let (mut wakeups, mut context_switches, mut idle_exits) = (0, 0, 0);
+        let (mut register_reads, mut handler_instructions) = (0, 0);
+        for step in self.completion_steps(completion) {
+            match step {
+                CompletionStep::Wakeup => wakeups += 1,
+                CompletionStep::ContextSwitch => context_switches += 1,
+                CompletionStep::WakeAndSwitch => {
+                    wakeups += 1;
+                    context_switches += 1;
+                }
+                CompletionStep::IdleExit => idle_exits += 1,
+                CompletionStep::Handler => handler_instructions += self.irq,
+                CompletionStep::StatusRead => register_reads += 1,
+                CompletionStep::PollWriteback | CompletionStep::WaitInterrupt => {}
+            }
         }
-        if completion == Completion::Interrupt {
-            handler_instructions = self.irq;
-            register_reads += self.irq_register_reads;
-        }
-        register_reads += u64::from(self.read_status);
         CompletionPath {
             wakeups,
             context_switches,
