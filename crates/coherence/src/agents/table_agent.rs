@@ -479,6 +479,15 @@ pub struct TableAgent {
     home_writes: Option<Vec<HomeWrite>>,
 }
 
+/// A home's memory copy of `line`: the value written to it, or the
+/// system's initial value ([`TableAgent::memory_of`]).
+fn memory_line(memory: &HashMap<u64, Line>, sys: &SystemRef, line: u64) -> Line {
+    memory
+        .get(&line)
+        .copied()
+        .unwrap_or_else(|| sys.initial_value(line))
+}
+
 /// One row in which a home wrote a result itself (a far atomic executed
 /// at the home): the line, the requester, when, and the line before it for
 /// a request that encoded its operation (see [`TableAgent::home_writes`]).
@@ -974,10 +983,7 @@ impl TableAgent {
     /// The line's value in a home's memory (its initial value until a row
     /// writes it).
     pub fn memory_of(&self, line: u64) -> Line {
-        self.memory
-            .get(&line)
-            .copied()
-            .unwrap_or_else(|| self.sys.initial_value(line))
+        memory_line(&self.memory, &self.sys, line)
     }
 
     fn fresh(&self, ctx: &mut Ctx<'_, Msg>) -> Line {
@@ -1487,13 +1493,8 @@ impl TableAgent {
         let mut rmw_old = None;
         let row: &Row<()> = row;
         let mut memory = if self.is_home {
-            // (`memory_of`, through the fields: `ls` borrows `self.lines`.)
-            Some(
-                self.memory
-                    .get(&line)
-                    .copied()
-                    .unwrap_or_else(|| sys.initial_value(line)),
-            )
+            // (`memory_of`'s lookup on the field: `ls` borrows `self.lines`.)
+            Some(memory_line(&self.memory, &sys, line))
         } else {
             None
         };
