@@ -12,17 +12,26 @@
 //! stores), then writes its answer into G and grants it Exclusive. So each
 //! exchange is two ECI round trips and moves one 128-byte line each way.
 //!
+//! **Frame layout** (the public Enzian NIC's, enzian-pio-nic
+//! `EciDecoupledRxTxProtocol.scala` and `EciHostCtrlInfo.scala`): a
+//! frame's first line is its **control line**, whose first 64 bytes are
+//! control information (word 0: the frame's length) and whose other 64
+//! bytes are the frame's first 64 bytes; the rest of the frame follows in
+//! 128-byte **overflow lines**. So a frame of N bytes is
+//! `1 + ceil((N - 64) / 128)` lines ([`frame_lines`]): one line up to
+//! 64 B, two from 65 to 192 B.
+//!
 //! ```text
 //!  exchange 0            CPU loads A                      device: hello line
-//!  TX line k of a frame  CPU stores 128 B of the frame    device: appends Q to the frame,
+//!  TX line k of a frame  CPU stores line k of the frame   device: appends Q's bytes to the frame,
 //!                        into Q, loads G                  answers G with an ack (exchange number)
 //!  RX line k             CPU stores an ack (exchange      device: checks the ack, answers G
 //!                        number, checksum of the last     with line k of the received frame
 //!                        line it got) into Q, loads G     once its bytes have landed
 //! ```
 //!
-//! A frame of N bytes takes `ceil(N / 128)` TX exchanges, then (once the
-//! MAC has looped it back) `ceil(N / 128)` RX exchanges. The CPU waits for
+//! A frame of N bytes takes [`frame_lines`]`(N)` TX exchanges, then (once
+//! the MAC has looped it back) as many RX exchanges. The CPU waits for
 //! received lines with its load held at the DC, not by spinning, so the
 //! arrival's phase relative to any polling loop plays no role. The frame
 //! length is fixed per run (the device is configured with it, as an MTU
@@ -53,14 +62,81 @@ fn word(l: &Line, w: usize) -> u64 {
     u64::from_le_bytes(l[w * 8..w * 8 + 8].try_into().expect("8 bytes"))
 }
 
-/// Line `k` of `frame`, zero-padded: how a frame crosses the exchanges,
-/// one line per exchange (the CPU side cuts its TX frames the same way).
+/// Bytes of control information at the start of the control line (a
+/// frame's line 0): the public Enzian NIC's `PacketCtrlInfo` /
+/// `EciHostCtrlInfo` must fit in "half a cacheline" (enzian-pio-nic,
+/// `EciDecoupledRxTxProtocol.scala`, `maxHostDescSize` = 64 B). Word 0
+/// holds the frame's length, which tells the other side how many overflow
+/// lines follow.
+pub const CONTROL_INFO_BYTES: usize = 64;
+/// Bytes of frame data the control line carries inline, after its control
+/// information: the other half of the 128-byte line (the public NIC remaps
+/// offset 0x40 of each control line onto its packet buffer, so the inline
+/// data and the overflow lines at 0x100.. are one contiguous frame).
+pub const CONTROL_DATA_BYTES: usize = LINE_BYTES - CONTROL_INFO_BYTES;
+
+/// Lines a frame of `frame_bytes` bytes occupies: the control line plus
+/// the overflow lines, `1 + ceil((n - 64) / 128)` (the public NIC's
+/// `packetSizeToNumOverflowCls`: no overflow line up to 64 B).
+pub fn frame_lines(frame_bytes: usize) -> usize {
+    1 + frame_bytes
+        .saturating_sub(CONTROL_DATA_BYTES)
+        .div_ceil(LINE_BYTES)
+}
+
+/// The byte range of a frame that its line `k` carries (before
+/// truncation to the frame's end).
+fn frame_span(k: usize) -> (usize, usize) {
+    if k == 0 {
+        (0, CONTROL_DATA_BYTES)
+    } else {
+        let s = CONTROL_DATA_BYTES + (k - 1) * LINE_BYTES;
+        (s, s + LINE_BYTES)
+    }
+}
+
+/// Bytes of a frame of `frame_bytes` bytes that have crossed once its
+/// lines `0..=k` have (what the device waits to have landed before it
+/// answers with line `k`).
+pub fn bytes_through_line(frame_bytes: usize, k: usize) -> usize {
+    frame_span(k).1.min(frame_bytes)
+}
+
+/// Line `k` of `frame`, zero-padded: how a frame crosses the exchanges
+/// (the CPU side cuts its TX frames the same way). Line 0 is the control
+/// line: the frame's length in word 0 of its control information, then
+/// the frame's first [`CONTROL_DATA_BYTES`] bytes; line `k` >= 1 is
+/// overflow line `k - 1`, the next 128 bytes.
 pub fn frame_line(frame: &[u8], k: usize) -> Line {
     let mut l = [0u8; LINE_BYTES];
-    let s = k * LINE_BYTES;
-    let e = (s + LINE_BYTES).min(frame.len());
-    l[..e - s].copy_from_slice(&frame[s..e]);
+    let (s, e) = frame_span(k);
+    let e = e.min(frame.len());
+    let at = if k == 0 {
+        l[..8].copy_from_slice(&(frame.len() as u64).to_le_bytes());
+        CONTROL_INFO_BYTES
+    } else {
+        0
+    };
+    if e > s {
+        l[at..at + e - s].copy_from_slice(&frame[s..e]);
+    }
     l
+}
+
+/// The frame bytes line `k` carries (zero-padded past the frame's end):
+/// the inline half of the control line, or a whole overflow line.
+pub fn line_data(k: usize, line: &Line) -> &[u8] {
+    if k == 0 {
+        &line[CONTROL_INFO_BYTES..]
+    } else {
+        &line[..]
+    }
+}
+
+/// The frame length a control line announces (word 0 of its control
+/// information).
+pub fn announced_length(control: &Line) -> u64 {
+    word(control, 0)
 }
 
 /// The NIC logic on the DC's application interface (a [`Device`]): the
@@ -113,7 +189,7 @@ impl NicDevice {
         NicDevice {
             mac: mac.clone(),
             frame_bytes: frame_bytes as u64,
-            lines: frame_bytes.div_ceil(LINE_BYTES),
+            lines: frame_lines(frame_bytes),
             signal,
             request,
             x: 0,
@@ -250,6 +326,21 @@ impl NicDevice {
         self.answer(now, ack)
     }
 
+    /// TX: the control line's length must be the frame's (the NIC derives
+    /// the number of overflow lines to fetch from it).
+    fn check_announced(&mut self, now: Tick, control: &Line) {
+        let len = announced_length(control);
+        if len != self.frame_bytes {
+            self.errors.push((
+                now,
+                format!(
+                    "exchange {}: the control line announces {len} bytes, the frame has {}",
+                    self.x, self.frame_bytes
+                ),
+            ));
+        }
+    }
+
     /// The [`Device`] hook: reacts to a message of the DC's device-local
     /// machine at `now` on `line`, reading the DC's memory `mem`.
     pub fn on_message(&mut self, now: Tick, msg: &str, line: u64, mem: &LineStore) -> Vec<AppOp> {
@@ -277,7 +368,11 @@ impl NicDevice {
                 } else {
                     return Vec::new();
                 };
-                self.tx_fetched[k] = Some(mem.read(line));
+                let fetched = mem.read(line);
+                if k == 0 {
+                    self.check_announced(now, &fetched);
+                }
+                self.tx_fetched[k] = Some(fetched);
                 let mut ops = vec![AppOp::new("read", line), AppOp::new("release", line)];
                 if k == 0 {
                     // The control line is in: now the frame's length is
@@ -288,7 +383,8 @@ impl NicDevice {
                     self.tx_buf = self
                         .tx_fetched
                         .iter()
-                        .flat_map(|l| l.expect("fetched"))
+                        .enumerate()
+                        .flat_map(|(k, l)| line_data(k, l.as_ref().expect("fetched")).to_vec())
                         .collect();
                     ops.extend(self.send_frame(now));
                 }
@@ -299,7 +395,10 @@ impl NicDevice {
                 let mut ops = vec![AppOp::new("read", line), AppOp::new("release", line)];
                 let n = self.frame_bytes as usize;
                 if !self.rx {
-                    self.tx_buf.extend_from_slice(&q);
+                    if self.k == 0 {
+                        self.check_announced(now, &q);
+                    }
+                    self.tx_buf.extend_from_slice(line_data(self.k, &q));
                     self.k += 1;
                     let mut ack = [0u8; LINE_BYTES];
                     ack[..8].copy_from_slice(&self.x.to_le_bytes());
@@ -321,7 +420,7 @@ impl NicDevice {
                         ));
                     }
                     // The line goes out once its bytes have landed in SRAM.
-                    let upto = ((self.k + 1) * LINE_BYTES).min(n) as u64;
+                    let upto = bytes_through_line(n, self.k) as u64;
                     let landed = self.mac.rx_landed(self.rx_last, self.frame_bytes, upto);
                     let data = frame_line(&self.sent[self.frame], self.k);
                     self.k += 1;
@@ -350,7 +449,8 @@ mod tests {
     #[test]
     fn one_line_frame_goes_out_and_comes_back() {
         let mac = MacTiming::from_params(&Params::new()).unwrap();
-        let mut nic = NicDevice::new(&mac, 100, 0, 1);
+        // 64 B: the most the control line carries alone.
+        let mut nic = NicDevice::new(&mac, 64, 0, 1);
         let mut mem = LineStore::default();
         // Exchange 0: the hello line into A.
         let ops = nic.on_message(0, "LCL_RDREQ", 0, &mem);
@@ -365,7 +465,7 @@ mod tests {
             events(&nic.on_message(20, "LCL_RDREQ", 1, &mem)),
             [("clinv", 0)]
         );
-        let frame: Vec<u8> = (0..100).collect();
+        let frame: Vec<u8> = (0..64).collect();
         mem.write(0, &frame_line(&frame, 0));
         // ... whose line completes the frame: it goes on the wire, B is acked.
         let ops = nic.on_message(30, "LCL_ACK", 0, &mem);
@@ -392,6 +492,61 @@ mod tests {
         assert_eq!(ops[2].data.as_deref(), Some(&frame_line(&frame, 0)));
         assert!(ops[2].not_before >= nic.rx_last_beat()[0]);
         assert!(nic.errors().is_empty());
+    }
+
+    #[test]
+    fn the_control_line_carries_64_bytes_and_overflow_lines_128() {
+        // enzian-pio-nic's packetSizeToNumOverflowCls: none up to 64 B,
+        // then ceil((n - 64) / 128).
+        for (n, lines) in [
+            (1, 1),
+            (64, 1),
+            (65, 2),
+            (128, 2),
+            (192, 2),
+            (193, 3),
+            (1536, 13),
+            (8192, 65),
+            (9600, 76),
+        ] {
+            assert_eq!(frame_lines(n), lines, "{n} B");
+        }
+        let frame: Vec<u8> = (0..300u32).map(|b| (b * 5 + 1) as u8).collect();
+        let control = frame_line(&frame, 0);
+        assert_eq!(announced_length(&control), 300);
+        assert_eq!(&control[8..CONTROL_INFO_BYTES], &[0u8; 56][..]);
+        assert_eq!(line_data(0, &control), &frame[..64]);
+        assert_eq!(line_data(1, &frame_line(&frame, 1)), &frame[64..192]);
+        // The last overflow line is zero-padded past the frame's end.
+        let last = frame_line(&frame, 2);
+        assert_eq!(&last[..108], &frame[192..]);
+        assert!(last[108..].iter().all(|b| *b == 0));
+        let joined: Vec<u8> = (0..frame_lines(300))
+            .flat_map(|k| line_data(k, &frame_line(&frame, k)).to_vec())
+            .collect();
+        assert_eq!(&joined[..300], frame.as_slice());
+        assert_eq!(bytes_through_line(300, 0), 64);
+        assert_eq!(bytes_through_line(300, 1), 192);
+        assert_eq!(bytes_through_line(300, 2), 300);
+    }
+
+    #[test]
+    fn a_control_line_with_the_wrong_length_is_an_error() {
+        let mac = MacTiming::from_params(&Params::new()).unwrap();
+        let mut nic = NicDevice::new(&mac, 64, 0, 1);
+        let mut mem = LineStore::default();
+        nic.on_message(0, "LCL_RDREQ", 0, &mem);
+        nic.on_message(20, "LCL_RDREQ", 1, &mem);
+        let mut control = frame_line(&[7u8; 64], 0);
+        control[..8].copy_from_slice(&60u64.to_le_bytes());
+        mem.write(0, &control);
+        nic.on_message(30, "LCL_ACK", 0, &mem);
+        assert_eq!(nic.errors().len(), 1);
+        assert!(
+            nic.errors()[0].1.contains("announces 60 bytes"),
+            "{:?}",
+            nic.errors()
+        );
     }
 
     #[test]

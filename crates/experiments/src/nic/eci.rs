@@ -43,7 +43,7 @@ use std::rc::Rc;
 use ccsim_kernel::prelude::*;
 
 use ccsim_coherence::{Line, LINE_BYTES};
-use ccsim_devices::nic::eci::{frame_line, NicDevice};
+use ccsim_devices::nic::eci::{announced_length, frame_line, frame_lines, line_data, NicDevice};
 use ccsim_devices::nic::MacTiming;
 use ccsim_eci::cpu::{Completed, CpuOp};
 use ccsim_eci::dc::DcEvent;
@@ -205,7 +205,17 @@ impl Client {
                 self.k = 0;
             }
         } else if self.x > 0 {
-            self.rx_buf.extend_from_slice(&c.data);
+            if self.k == 0 && announced_length(&c.data) != self.frames[self.frame].len() as u64 {
+                self.log.borrow_mut().errors.push((
+                    done,
+                    format!(
+                        "frame {}: the control line announces {} bytes",
+                        self.frame,
+                        announced_length(&c.data)
+                    ),
+                ));
+            }
+            self.rx_buf.extend_from_slice(line_data(self.k, &c.data));
             self.k += 1;
             if self.k == self.lines {
                 let want = &self.frames[self.frame];
@@ -292,7 +302,8 @@ pub fn run_eci_nic(
     if n == 0 || frames.iter().any(|f| f.len() != n) || think.len() != frames.len() {
         return Err("eci nic: frames must be non-empty, of one length, one think time each".into());
     }
-    let lines = n.div_ceil(LINE_BYTES);
+    // The control line (64 B of data) and the overflow lines.
+    let lines = frame_lines(n);
     // Lines A = 0 and B = 1: one even and one odd line, on different DC
     // slices (the held read of one must not block the fetch of the other).
     let (a, b) = (0, 1);
@@ -420,7 +431,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!((r.rx_verified, r.tx_verified), (3, 3));
-        // Two lines each way: at least one exchange after the last beat.
+        // Three lines each way (the control line with 64 B, two overflow
+        // lines): at least one exchange after the last beat.
         assert!(r.rx_ps.iter().all(|t| *t > 0));
         assert!(r.tx_ps.iter().all(|t| *t > mac.wire(200)));
     }
