@@ -364,3 +364,35 @@ fn the_tickless_kernel_removes_the_timers_contribution() {
     assert!(s100 > t100 + 2000.0, "{s100} vs {t100}");
     assert_eq!(m(&stock, "rx_p50_ns"), m(&tickless, "rx_p50_ns"));
 }
+
+#[test]
+fn the_dma_pings_misses_are_the_lines_the_engine_wrote_by_part() {
+    // Issue 13 item 3, PIO §6.3 ('dominated by cache misses manipulating
+    // DMA data structures in main memory'): the misses the host memory
+    // counts are exactly the named parts the Xilinx driver's path gives
+    // (the received frame's lines, the shared write-back line, the line
+    // of the C2H stream result records), plus the first ping's zeroing of
+    // the records, which finds their line cold.
+    use ccsim_experiments::nic::dma_ping_misses;
+    use ccsim_pcie::driver::Completion;
+    // (Up to four descriptors' 32-byte records share one 128-byte line.)
+    for (bytes, frame_lines) in [(64u64, 1), (1024, 8), (9600, 75)] {
+        let parts = dma_ping_misses(bytes, Completion::Poll, 128);
+        assert_eq!(
+            (parts.rx_buffer, parts.writeback, parts.results),
+            (frame_lines, 2, 1),
+            "{bytes} B"
+        );
+        let r = nic_point("pcie_dma", bytes as f64, (50, 5), &[]);
+        let misses = r.stats["system.host_memory.cpu_misses"];
+        assert_eq!(misses, (50 * parts.total() + 1) as f64, "{bytes} B");
+    }
+    // With interrupts there is no write-back to poll.
+    let parts = dma_ping_misses(64, Completion::Interrupt, 128);
+    assert_eq!(parts.total(), 1 + 1);
+    let r = nic_point("pcie_dma", 64.0, (50, 5), &[("completion", "interrupt")]);
+    assert_eq!(
+        r.stats["system.host_memory.cpu_misses"],
+        (50 * parts.total() + 1) as f64
+    );
+}

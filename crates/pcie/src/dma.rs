@@ -66,6 +66,12 @@ pub mod regs {
     pub const INLINE_LEN: u64 = 0x30;
     /// Bytes of the inline descriptor registers.
     pub const INLINE_BYTES: usize = 0x18;
+    /// Host address of the C2H stream result records (u64), used with
+    /// [`CTRL_RESULTS`]. XDMA carries it in each AXI-ST C2H descriptor's
+    /// source field (Xilinx PG195, "C2H Stream Writeback"); the model's
+    /// C2H descriptors keep the card address of the NIC's receive slot
+    /// there, so the address is a register written with the others.
+    pub const RESULT_ADDR: u64 = 0x40;
     /// Writing CONTROL with this bit starts the channel (the doorbell).
     pub const CTRL_RUN: u32 = 1;
     /// The one descriptor is in the INLINE registers, not in host memory
@@ -80,6 +86,10 @@ pub mod regs {
     pub const CTRL_IRQ: u32 = 2;
     /// Write the completed count to `WB_ADDR` on completion.
     pub const CTRL_WRITEBACK: u32 = 4;
+    /// C2H stream results: as each C2H descriptor completes, write its
+    /// 32-byte result record ([`crate::dma::StreamResult`]) to
+    /// `RESULT_ADDR + 32 * index`, behind its data.
+    pub const CTRL_RESULTS: u32 = 32;
     /// STATUS: channel busy.
     pub const STATUS_BUSY: u32 = 1 << 31;
     /// STATUS: channel stopped on an error.
@@ -97,6 +107,35 @@ pub const DESC_BYTES: u32 = 32;
 pub const BAR0_BYTES: u64 = 0x1_0000;
 /// Magic in the upper half of a descriptor's control word.
 pub const DESC_MAGIC: u32 = 0xAD4B_0000;
+
+/// Bytes of one C2H stream result record in host memory (`struct
+/// xdma_result` of the Xilinx XDMA Linux driver: status, length and six
+/// reserved words).
+pub const RESULT_BYTES: u64 = 32;
+/// Magic in the upper half of a result record's status word (PG195, C2H
+/// Stream Writeback: 0x52B4).
+pub const RESULT_MAGIC: u32 = 0x52B4_0000;
+
+/// The record the engine writes per completed AXI-ST C2H descriptor
+/// ([`regs::CTRL_RESULTS`]): what the driver reads back for the length it
+/// received (libxdma.c `xdma_xfer_submit`: `done += result[i].length`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamResult {
+    /// End of packet (status bit 0).
+    pub eop: bool,
+    /// Bytes the descriptor received.
+    pub len: u32,
+}
+
+impl StreamResult {
+    /// The 32 bytes the engine writes.
+    pub fn encode(&self) -> [u8; RESULT_BYTES as usize] {
+        let mut b = [0u8; RESULT_BYTES as usize];
+        b[0..4].copy_from_slice(&(RESULT_MAGIC | u32::from(self.eop)).to_le_bytes());
+        b[4..8].copy_from_slice(&self.len.to_le_bytes());
+        b
+    }
+}
 
 /// An XDMA-style descriptor (32 bytes, little-endian).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,6 +305,10 @@ struct Channel {
     regs: [u8; 32],
     /// The inline descriptor registers (at 0x20).
     inline: [u8; regs::INLINE_BYTES],
+    /// The stream result address register ([`regs::RESULT_ADDR`]).
+    result_addr: [u8; 8],
+    /// Lengths of the descriptors in flight, for their result records.
+    lens: BTreeMap<u32, u32>,
     busy: bool,
     error: bool,
     base: u64,
@@ -561,6 +604,7 @@ impl XdmaEngine {
         let d = c.fetched.remove(&idx).expect("staged descriptor");
         c.next_stage += 1;
         c.bytes_left.insert(idx, d.len as u64);
+        c.lens.insert(idx, d.len);
         if d.len == 0 {
             self.bytes_done(ctx, ch, idx, 0);
         } else if ch == H2C {
@@ -595,13 +639,33 @@ impl XdmaEngine {
         }
         c.bytes_left.remove(&idx);
         c.finished.insert(idx);
+        let results = ch == C2H && c.reg_u32(regs::CONTROL) & regs::CTRL_RESULTS != 0;
+        let result_base = u64::from_le_bytes(c.result_addr);
+        let mut records = Vec::new();
         // Descriptors complete in order.
         while c.finished.remove(&c.completed) {
+            let len = c.lens.remove(&c.completed).unwrap_or(0);
+            if results {
+                let last = c.completed + 1 == c.count;
+                let addr = result_base + c.completed as u64 * RESULT_BYTES;
+                records.push((addr, StreamResult { eop: last, len }));
+            }
             c.completed += 1;
             c.done_times.push(ctx.now());
             c.done_log.push(ctx.now());
             ctx.count(0, 1);
         }
+        // Each record follows its descriptor's data on the posted queue
+        // (and precedes the channel's write-back).
+        let after = self.datapath_busy[C2H].max(ctx.now());
+        for (addr, r) in records {
+            self.at(
+                ctx,
+                after,
+                Action::Tlp(Tlp::write(addr, r.encode().to_vec())),
+            );
+        }
+        let c = &mut self.channels[ch];
         if c.completed == c.count {
             self.channel_done(ctx, ch);
         }
@@ -642,6 +706,7 @@ impl XdmaEngine {
         c.completed = 0;
         c.error = false;
         c.fetched.clear();
+        c.lens.clear();
         c.finished.clear();
         c.done_times.clear();
         if c.reg_u32(regs::CONTROL) & regs::CTRL_INLINE != 0 {
@@ -688,6 +753,10 @@ impl XdmaEngine {
                 self.channels[ch].regs[r] = *b;
             } else if ch < 2 && (32..32 + regs::INLINE_BYTES).contains(&r) {
                 self.channels[ch].inline[r - 32] = *b;
+            } else if ch < 2
+                && (regs::RESULT_ADDR as usize..regs::RESULT_ADDR as usize + 8).contains(&r)
+            {
+                self.channels[ch].result_addr[r - regs::RESULT_ADDR as usize] = *b;
             }
         }
         // A write that covers a CONTROL register with RUN set is a doorbell.

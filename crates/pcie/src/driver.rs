@@ -72,7 +72,7 @@
 use ccsim_kernel::prelude::*;
 
 use crate::core::Op;
-use crate::dma::{regs, Descriptor, DESC_BYTES};
+use crate::dma::{regs, Descriptor, C2H, DESC_BYTES, RESULT_BYTES};
 use crate::util::complete;
 
 /// Declaration of `dma_driver`.
@@ -282,7 +282,29 @@ impl DmaDriver {
         completion: Completion,
         msi_vector: u32,
     ) -> Vec<Op> {
+        self.transfer_stream(transfers, layout, completion, msi_vector, None)
+    }
+
+    /// [`DmaDriver::transfer`] on an AXI-Stream C2H channel whose engine
+    /// writes a result record per descriptor into host memory at
+    /// `results` (XDMA's C2H stream write-back; `None`: a memory-mapped
+    /// channel, which has none). The Xilinx driver (libxdma.c) zeroes each
+    /// descriptor's record while it builds the descriptors
+    /// (`transfer_build`: `memset(xfer->res_virt + j, 0, ...)`) and, once
+    /// woken, reads each record's length (`xdma_xfer_submit`: `done +=
+    /// result[i].length`). With the CPU's cache state modelled the read
+    /// misses (the engine just wrote the line); the zeroing finds the line
+    /// the previous read fetched.
+    pub fn transfer_stream(
+        &self,
+        transfers: &[Transfer],
+        layout: &DriverLayout,
+        completion: Completion,
+        msi_vector: u32,
+        results: Option<u64>,
+    ) -> Vec<Op> {
         let ch = transfers.first().map(|t| t.channel).unwrap_or(0);
+        let results = results.filter(|_| ch == C2H);
         let descs = self.descriptors(transfers, layout);
         let mut ops = vec![Op::Instructions(self.syscall)];
         if self.pin_pages {
@@ -300,6 +322,13 @@ impl DmaDriver {
         }
         for (i, d) in descs.iter().enumerate() {
             ops.push(Op::Instructions(self.desc));
+            if let Some(r) = results {
+                // transfer_build zeroes the descriptor's result record.
+                ops.push(Op::Store {
+                    addr: r + i as u64 * RESULT_BYTES,
+                    data: vec![0; RESULT_BYTES as usize],
+                });
+            }
             ops.push(Op::Store {
                 addr: layout.ring + i as u64 * DESC_BYTES as u64,
                 data: d.encode().to_vec(),
@@ -321,8 +350,12 @@ impl DmaDriver {
             wc: false,
         };
         ops.push(mmio(regs::DESC_ADDR, layout.ring.to_le_bytes().to_vec()));
-        let control =
+        let mut control =
             regs::CTRL_RUN | completion_registers(completion, layout, msi_vector, &mmio, &mut ops);
+        if let Some(r) = results {
+            ops.push(mmio(regs::RESULT_ADDR, r.to_le_bytes().to_vec()));
+            control |= regs::CTRL_RESULTS;
+        }
         let mut count_ctrl = (descs.len() as u32).to_le_bytes().to_vec();
         count_ctrl.extend_from_slice(&control.to_le_bytes());
         // With a timeout, the wait (and the status read) is watched from the
@@ -355,6 +388,17 @@ impl DmaDriver {
         );
         if self.timeout > 0 {
             ops.push(Op::Disarm);
+        }
+        if let Some(r) = results {
+            // The woken submitter adds up the received lengths: it uses
+            // each value, so an in-order core waits for the loads.
+            for i in 0..descs.len() as u64 {
+                ops.push(Op::Load {
+                    addr: r + i * RESULT_BYTES,
+                    len: 8,
+                });
+            }
+            ops.push(Op::Fence);
         }
         ops.push(Op::Instructions(self.completion));
         ops

@@ -173,3 +173,84 @@ fn the_timer_delays_the_program_only_when_it_ticks() {
     assert!((12..=13).contains(&ticks), "{ticks} ticks");
     assert_eq!(stock, 100_000_000 + ticks * 2_000_000);
 }
+
+#[test]
+fn a_stream_c2h_transfer_writes_a_result_record_that_the_driver_reads_back() {
+    // XDMA's C2H stream write-back (PG195; libxdma.c transfer_build zeroes
+    // each record, xdma_xfer_submit reads its length): the engine writes a
+    // 32-byte record per descriptor behind the data, so the driver's read
+    // of it finds a line the engine wrote, and misses.
+    const RESULTS: u64 = WRITEBACK + 0x2000;
+    let p = params(&[], &[]);
+    let mut sys0 = PcieSystem::build(&p, vec![], 1, TraceMode::Off, |_, _| {}).unwrap();
+    sys0.sim.run();
+    let layout = DriverLayout {
+        bar0: sys0.bar0,
+        ring: RING,
+        writeback: WRITEBACK,
+    };
+    let driver = DmaDriver::from_params(&Params::new()).unwrap();
+    // 6000 bytes from a page boundary: two descriptors (4096 + 1904).
+    let rx = Transfer {
+        channel: C2H,
+        host: RX,
+        card: 0,
+        len: 6000,
+    };
+    let mut program = Vec::new();
+    for _ in 0..2 {
+        program.extend(driver.transfer_stream(&[rx], &layout, Completion::Poll, 0, Some(RESULTS)));
+    }
+    let plain = driver.transfer(&[rx], &layout, Completion::Poll, 0);
+    let stream = driver.transfer_stream(&[rx], &layout, Completion::Poll, 0, Some(RESULTS));
+    // Per descriptor a zeroing store and a length load; one register write
+    // for the records' address.
+    let count = |ops: &[Op], f: fn(&Op) -> bool| ops.iter().filter(|o| f(o)).count();
+    let stores = |o: &Op| matches!(o, Op::Store { .. });
+    let loads = |o: &Op| matches!(o, Op::Load { .. });
+    assert_eq!(count(&stream, stores) - count(&plain, stores), 2);
+    assert_eq!(count(&stream, loads) - count(&plain, loads), 2);
+    let mut sys = PcieSystem::build(&p, program, 1, TraceMode::Off, |_, dev| {
+        dev.data.write(0, &[9u8; 6000])
+    })
+    .unwrap();
+    sys.sim.run();
+    assert!(sys.core().finished());
+    // (addr, data) of each record read back, in the order the loads
+    // completed.
+    let records: Vec<&(u64, Vec<u8>)> = sys
+        .core()
+        .loads
+        .iter()
+        .filter(|(a, _)| (RESULTS..RESULTS + 64).contains(a))
+        .collect();
+    assert_eq!(records.len(), 4, "two records read back per transfer");
+    let word = |d: &[u8], i: usize| u32::from_le_bytes(d[i..i + 4].try_into().unwrap());
+    for (addr, d) in records {
+        // The first descriptor's record, then the last's (end of packet).
+        let (eop, len) = if *addr == RESULTS {
+            (0, 4096)
+        } else {
+            (1, 1904)
+        };
+        assert_eq!(word(d, 0), ccsim_pcie::dma::RESULT_MAGIC | eop, "{addr:#x}");
+        assert_eq!(word(d, 4), len, "{addr:#x}");
+    }
+    let m = sys.host_memory();
+    // Both records share one 64-byte line: the first transfer's zeroing
+    // misses cold and each transfer's read misses after the engine's
+    // write; the second zeroing hits the line the first read fetched.
+    let result_misses = 3;
+    // The write-back line: the first reset store (cold) and each poll
+    // after its write-back (the second reset store hits the line the
+    // first poll fetched).
+    let writeback_misses = 3;
+    // The data's lines (6000 B on 64 B lines) after each transfer: the
+    // driver never loads them here.
+    let descriptor_misses = 1; // the ring's line, cold, then held
+    assert_eq!(
+        m.cpu_misses,
+        result_misses + writeback_misses + descriptor_misses,
+        "misses by part"
+    );
+}

@@ -85,8 +85,8 @@ use ccsim_devices::nic::{
 };
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
-use ccsim_pcie::dma::{C2H, H2C};
-use ccsim_pcie::driver::{DriverLayout, Transfer};
+use ccsim_pcie::dma::{C2H, H2C, RESULT_BYTES};
+use ccsim_pcie::driver::{Completion, DriverLayout, Transfer};
 use ccsim_platform::EciOptions;
 use ccsim_platform::Platform;
 
@@ -130,6 +130,62 @@ pub static NIC_LOOPBACK: WorkloadInfo = WorkloadInfo {
 /// Host DMA buffers, one slot per frame.
 const TX_BUF: u64 = 0x2_0000_0000;
 const RX_BUF: u64 = 0x3_0000_0000;
+/// The C2H stream result records (the Xilinx driver's `cyclic_result`, a
+/// coherent allocation of its own, after the write-back and per-transfer
+/// pages).
+const RESULTS: u64 = WRITEBACK + 2 * 4096;
+/// The host-memory lines the PCIe DMA design's CPU side touches in one
+/// ping (a `write()` of the frame, then a `read()` of it) that the engine
+/// wrote since the CPU last held them, by named part: with the CPU's cache
+/// state modelled (`cpu_line_bytes`), each is a DRAM miss; every other
+/// line the driver touches is a hit.
+///
+/// Counted from the Xilinx XDMA driver's path (libxdma.c
+/// `xdma_xfer_submit`, `transfer_init`/`transfer_build`; cdev_sgdma.c
+/// `char_sgdma_read_write`): the descriptors go into a coherent ring the
+/// engine only reads, the request, transfer and scatter list are slab
+/// objects that the next call gets back from the same per-CPU free list
+/// (LIFO, so warm), and the pinned pages' `struct page`s and page tables are
+/// the same lines every call (the test reuses its buffers); lines the poll
+/// thread or kworker wrote on another core come from the ThunderX-1's
+/// shared L2 (its L1s write through, PIO §3), not from DRAM. What the
+/// engine writes is what misses:
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaPingMisses {
+    /// The received frame's lines (the C2H data the user then loads).
+    pub rx_buffer: u64,
+    /// The status write-back line, shared by both channels (poll mode):
+    /// each channel's poll once its write-back landed (each reset store
+    /// hits the line the previous poll fetched). None with interrupts.
+    pub writeback: u64,
+    /// The C2H stream result records: the lines of the records the
+    /// driver reads the received lengths from, which the engine just
+    /// wrote (its `memset` of them before the descriptors hits: the line
+    /// is the one its read fetched last ping, as in the driver's ring,
+    /// where a line of four records is read once per transfer it serves).
+    pub results: u64,
+}
+
+impl DmaPingMisses {
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.rx_buffer + self.writeback + self.results
+    }
+}
+
+/// [`DmaPingMisses`] for a `frame_bytes` frame in its slot of the receive
+/// buffer, with `completion`, on CPU lines of `line_bytes` and descriptors
+/// of at most one 4 KiB page.
+pub fn dma_ping_misses(frame_bytes: u64, completion: Completion, line_bytes: u64) -> DmaPingMisses {
+    // Each slot starts on a page (SLOT_BYTES), so on a line.
+    let descriptors = frame_bytes.div_ceil(4096);
+    DmaPingMisses {
+        rx_buffer: frame_bytes.div_ceil(line_bytes),
+        writeback: if completion == Completion::Poll { 2 } else { 0 },
+        results: (descriptors * RESULT_BYTES).div_ceil(line_bytes),
+    }
+}
+
 /// The stock kernel's timer rate (PIO §6.3; CONFIG_HZ=250 of Ubuntu's
 /// generic kernels).
 const STOCK_TIMER_HZ: f64 = 250.0;
@@ -372,7 +428,9 @@ fn run_pcie(
                 card: RX_BASE + slot,
                 len: n,
             };
-            program.extend(driver.transfer(&[rx], &layout, completion, 1));
+            // The NIC's receive path is an AXI-Stream C2H channel: the
+            // engine writes a result record per descriptor.
+            program.extend(driver.transfer_stream(&[rx], &layout, completion, 1, Some(RESULTS)));
             program.push(Op::Load {
                 addr: RX_BUF + slot,
                 len: n as u32,
