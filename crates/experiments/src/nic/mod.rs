@@ -13,16 +13,20 @@
 //!   `dma_driver` model: real descriptors in host memory, a doorbell, a
 //!   polled status write-back); RX makes a `read()` on the C2H channel into
 //!   a host buffer and loads it. The C2H read of the NIC's RX FIFO waits for
-//!   the frame's bytes, as the XDMA stream interface does.
+//!   the frame's bytes, as the XDMA stream interface does, and the engine
+//!   writes a stream result record per descriptor that the driver reads
+//!   back ([`DmaPingMisses`] counts what of all this misses).
 //! * `pcie_pio` (Fig. 8b): TX is write-combined MMIO stores of the frame into
 //!   the FPGA SRAM, a fence, and the header store as the doorbell; RX polls
 //!   the RX status register with uncached MMIO reads (one non-posted round
 //!   trip each) and then loads the frame with uncached 16-byte MMIO reads.
 //! * `eci_pio` (Fig. 8c): the two-line protocol of Fig. 5b over the
-//!   simulated DC. RX is one 128-byte line per exchange; TX (`eci_tx =
+//!   simulated DC, on the public Enzian NIC's frame layout: a control line
+//!   with 64 B of control information and the frame's first 64 B, then
+//!   128 B overflow lines. RX is one line per exchange; TX (`eci_tx =
 //!   pipelined`, the default) stores the whole frame into lines the driver
 //!   holds writable, signals once, and the NIC fetches the control line
-//!   and then every other line at once
+//!   and then every overflow line at once
 //!   (`eci_tx = serial`: one line per exchange). The CPU-side software and
 //!   the run in [`eci`], the NIC logic on the DC's application interface in
 //!   [`ccsim_devices::nic::eci`].
