@@ -44,6 +44,7 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
         &cohort::ARIANE_CORE,
         &cohort::COHORT_ENGINE,
         &cohort::MAPLE_UNIT,
+        &cohort::PMESH_L15,
         &nic::NIC_MAC,
         &rao::RAO_PCIE_NIC,
     ]

@@ -277,3 +277,63 @@ fn every_call_checks_and_per_element_publications_ping_pong_the_control_line() {
     // index store (batch 1) had taken it back.
     assert_eq!((q.index_loads, q.index_misses), (16, 16));
 }
+
+/// OpenPiton's L1.5 holds 16 B lines of the L2's 64 B lines
+/// (`pyhplib.py`: `L15_LINE_SIZE = 16`, `L2_LINE_SIZE = 64`). A load of
+/// the next 16 B of a line the core shares misses and the L2 answers it
+/// (34 cycles, no forward, no migration); a store by the owner to a 16 B
+/// it lacks does the same; a store of another agent takes all four L1.5
+/// lines (the INV_FWD's full sub-line vector). With 64 B L1.5 lines the
+/// same accesses hit after the first miss.
+#[test]
+fn an_l15_holds_16_byte_lines_of_a_64_byte_l2_line() {
+    for (l15, fills, cycles) in [(16, 3, 4 * 34 + 4), (64, 0, 34 + 7)] {
+        let mut s = soc();
+        s.world.set_l15_line(l15).unwrap();
+        s.map(VA, 4096);
+        let pa = s.aspace.translate(&s.world.mem, VA).unwrap();
+        let t0 = s.world.cores[1].now;
+        // Eight words, one line: with 16 B lines a miss every other word.
+        for k in 0..8 {
+            s.load(1, VA + 8 * k);
+        }
+        assert_eq!(s.world.cores[1].now - t0, cycles, "l15 = {l15}");
+        assert_eq!(s.world.counts.subline_fills, fills);
+        assert_eq!(s.world.counts.load_misses, 1);
+        assert_eq!(s.world.migrations(pa), 0);
+        assert!(s.world.holds(1, pa + 48));
+        // Core 0 stores into the last 16 B: every L1.5 line of core 1 goes.
+        s.world.cores[0].now = s.world.cores[1].now;
+        s.store(0, VA + 48, 5);
+        s.fence(0);
+        assert_eq!(s.world.counts.invalidations, 1);
+        for k in 0..4 {
+            assert!(!s.world.holds(1, pa + 16 * k), "l15 = {l15}, 16 B line {k}");
+        }
+        // Core 0 owns the L2 line; its store to another 16 B is a fill
+        // the L2 answers itself with 16 B lines, a hit with 64 B lines.
+        let t1 = s.world.cores[0].now;
+        s.store(0, VA, 6);
+        s.fence(0);
+        let store = s.world.cores[0].now - t1;
+        if l15 == 16 {
+            assert_eq!(s.world.counts.subline_fills, fills + 1);
+            assert!(store >= 34, "{store}");
+        } else {
+            assert!(store < 34, "{store}");
+        }
+        assert_eq!(
+            s.world.migrations(pa),
+            1,
+            "only core 0's first store migrated"
+        );
+        assert_eq!(s.peek(VA), 6);
+        assert_eq!(s.peek(VA + 48), 5);
+    }
+    // Not a split of the L2 line.
+    let mut s = soc();
+    assert_eq!(
+        s.world.set_l15_line(48).unwrap_err(),
+        "must split the 64 B L2 line into 1 to 4 L1.5 lines (16, 32 or 64), got 48"
+    );
+}

@@ -1,7 +1,8 @@
 //! Prints the Cohort benchmark's latencies and Table 3's ratios at the
 //! given queue sizes (the calibration aid for `platforms/openpiton.toml`):
 //! `cargo run --release -p ccsim-experiments --example cohort_table3 -- 1024 [key=value ...]`
-//! where a key is `backoff`, `mmio` or `setup` (overriding the platform's),
+//! where a key is `backoff`, `mmio`, `setup` or `l15` (the L1.5 line's
+//! bytes: 16 as OpenPiton, 64 for whole lines) overriding the platform's,
 //! or `check=every_call` (the queue library's index checks; default cached,
 //! as the workload's). Besides the ratios it prints each queue's line
 //! migrations per element (the pointer and data ping-pong) and what the
@@ -21,6 +22,7 @@ fn main() {
             Some(("backoff", v)) => p.backoff = v.parse().expect("number"),
             Some(("mmio", v)) => p.maple_mmio = v.parse().expect("number"),
             Some(("setup", v)) => p.dma_setup = v.parse().expect("number"),
+            Some(("l15", v)) => p.l15_line = v.parse().expect("number"),
             Some(("check", "every_call")) => check = IndexCheck::EveryCall,
             _ => sizes.push(a.parse::<u64>().expect("a queue size")),
         }

@@ -236,9 +236,12 @@ fn a_tlb_flush_is_honoured_and_without_it_the_engine_reads_a_stale_frame() {
 /// Chaining through a queue gives the digests of the ciphertext; whether
 /// it beats the core moving the ciphertext depends on the SHA engine's
 /// backoff: the AES engine publishes every 16-byte block, and a short
-/// backoff re-reads (and ping-pongs the pointer line) per block, while a
-/// backoff of about a SHA block's worth of AES output (4 x 41 cycles)
-/// lets the elements gather.
+/// backoff re-reads (and ping-pongs the pointer line) per block, which
+/// costs the chain what the core's moving of the ciphertext costs software
+/// (with OpenPiton's 16 B L1.5 lines the core's pops and pushes miss per
+/// 16 B too: 46282 vs 46477 cycles), while a backoff of about a SHA
+/// block's worth of AES output (4 x 41 cycles) lets the elements gather
+/// and the chain wins by about a sixth (38786 cycles).
 #[test]
 fn chaining_through_a_queue_gives_the_digests_and_beats_software_with_a_longer_backoff() {
     let mut p = params();
@@ -247,8 +250,9 @@ fn chaining_through_a_queue_gives_the_digests_and_beats_software_with_a_longer_b
     assert_eq!(software.results, want);
     let short = run_chain(&p, 512, 64, true);
     assert_eq!(short.results, want);
+    let ratio = short.cycles as f64 / software.cycles as f64;
     assert!(
-        short.cycles > software.cycles,
+        (0.98..1.02).contains(&ratio),
         "backoff {}: {} vs {}",
         p.backoff,
         short.cycles,
@@ -258,7 +262,7 @@ fn chaining_through_a_queue_gives_the_digests_and_beats_software_with_a_longer_b
     let long = run_chain(&p, 512, 64, true);
     assert_eq!(long.results, want);
     assert!(
-        long.cycles < software.cycles,
+        (long.cycles as f64) < 0.9 * software.cycles as f64,
         "{} vs {}",
         long.cycles,
         software.cycles
@@ -420,9 +424,9 @@ fn pointer_line_invalidations_at_batch_64() {
 /// when its copy runs out, and it lags the engine (each pop's data line
 /// is also being written by the WCM), so few of the WCM's per-block
 /// write-index stores find the line at the core: 80 of AES's 512. With
-/// every-call checks each pop loads the write index, and 400 of the 512
+/// every-call checks each pop loads the write index, and 432 of the 512
 /// publications must take the line back from the core, whose next check
-/// misses in turn (401 misses): the line bounces about once per block.
+/// misses in turn (433 misses): the line bounces about once per block.
 /// SHA's blocks give 4 results each, so the bounce is per 4 pops there.
 #[test]
 fn the_output_control_line_ping_pongs_with_every_call_checks() {
@@ -449,7 +453,7 @@ fn the_output_control_line_ping_pongs_with_every_call_checks() {
         got,
         vec![
             ("aes128", Cached, 512, 80, 80, 80),
-            ("aes128", EveryCall, 512, 400, 1040, 401),
+            ("aes128", EveryCall, 512, 432, 1040, 433),
             ("sha256", Cached, 128, 48, 48, 48),
             ("sha256", EveryCall, 128, 112, 528, 113),
         ]
@@ -531,12 +535,13 @@ fn pointer_line_migrations_per_element() {
     // The candidate of issue 17: the core polls the output write index
     // per accelerator output (every-call checks), so each WCM publication
     // bounces the index line. AES at batch 64: the output index migrates
-    // 816 times (0.80 per element, 1.6 per block) instead of 176, the data
-    // lines 160 times (the core reads a line holding 4 blocks about once):
-    // 1.14 migrations per element in all, 86 cycles per element against
-    // the cached library's 0.53 and 44, about 70 cycles per extra
-    // migration. Table 3's ~150 cycles per element would need about 2.1
-    // per element: both output lines bouncing at every block.
+    // 880 times (0.86 per element, 1.7 per block) instead of 176, the data
+    // lines 160 times: 1.20 migrations per element in all, 108 cycles per
+    // element against the cached library's 0.53 and 67 (OpenPiton's 16 B
+    // L1.5 lines: the data lines' four blocks are four fills, which the
+    // L2 answers without migrating the line). Table 3's AES column would
+    // need AES at about 4.9x SHA's cycles per element (the model: 1.35x
+    // cached, 1.67x every call).
     use ccsim_devices::cohort::queue::IndexCheck;
     let polled = run_cohort_with(&p, "aes128", 1024, 64, false, IndexCheck::EveryCall);
     let m = |k: &str| polled.stats[&format!("lines.{k}")] as u64;
@@ -548,7 +553,7 @@ fn pointer_line_migrations_per_element() {
             m("out_queue.data_migrations"),
             polled.cycles / 1024,
         ),
-        (64, 128, 816, 160, 86)
+        (64, 128, 880, 160, 108)
     );
 }
 
@@ -557,11 +562,11 @@ fn pointer_line_migrations_per_element() {
 /// a turn 5 cycles while the line hits (CVA6: a 3-cycle L1D hit) and one
 /// miss when the engine's store takes it: 0.31 (SHA) and 0.24 (AES)
 /// instructions per waiting cycle. MMIO: the result load stalls the
-/// pipeline for its round trip, one instruction per ~150 cycles. DMA:
-/// the driver's status poll, 3 instructions per MMIO round trip (~148
-/// cycles): 0.02. The text's IPC speedups (§6.2: 2.11x over DMA for SHA)
+/// pipeline for its round trip, one instruction per ~230 cycles. DMA:
+/// the driver's status poll, 3 instructions per MMIO round trip (~232
+/// cycles): 0.013. The text's IPC speedups (§6.2: 2.11x over DMA for SHA)
 /// with the model's latency ratio (10.7x) need the DMA core to retire
-/// about 0.19 instructions per waiting cycle: more than a poll of an
+/// about 0.12 instructions per waiting cycle: more than a poll of an
 /// uncached register, less than a spin on a cached flag (0.6 at most).
 #[test]
 fn what_a_waiting_core_retires() {
@@ -580,11 +585,60 @@ fn what_a_waiting_core_retires() {
         let polls =
             d.stats["core0.mmio"] as u64 - 4 * transfers - if accel == "aes128" { 2 } else { 0 };
         assert_eq!(d.stats["core0.wait_retired"] as u64, 3 * polls);
-        assert!((0.015..0.025).contains(&rate(&d)), "{}", rate(&d));
+        // 3 instructions per status round trip (the unit's handling
+        // plus the NoC both ways, and the poll's own cycles).
+        let per_poll = 3.0 / round_trip;
+        assert!(
+            (0.9 * per_poll..1.1 * per_poll).contains(&rate(&d)),
+            "{} vs {per_poll}",
+            rate(&d)
+        );
         // The DMA core waits most of the run (the unit's set-up).
         assert!(d.stats["core0.wait_cycles"] / d.cycles as f64 > 0.85);
         let c = run_cohort(&p, accel, 1024, 64, false);
         assert!((0.2..0.6).contains(&rate(&c)), "{}", rate(&c));
         assert_eq!(c.stats["core0.wait_retired"], c.stats["core0.spin_retired"]);
+    }
+}
+
+/// OpenPiton's 16 B L1.5 lines (platform `l15_lines.line_bytes`, from
+/// `pyhplib.py`) against whole 64 B lines, 1024 words at batch 64: every
+/// mode's core reads its plaintext and the engine reads the input queue
+/// 16 B at a time, and the core's and the WCM's stores fill 16 B at a
+/// time, each a request the L2 answers itself (coherence.subline_fills).
+/// The line migrations do not change (the directory's state is per 64 B),
+/// and both accelerators slow alike: AES's cycles per element stay about
+/// 1.4x SHA's, far from the ~4.9x Table 3's AES column implies, so the
+/// L1.5's line size is not what makes AES's speedup low.
+#[test]
+fn the_l15_line_size_adds_fills_not_migrations() {
+    let mut got = Vec::new();
+    for l15 in [16, 64] {
+        let mut p = params();
+        p.l15_line = l15;
+        let mut row = vec![l15];
+        for accel in ["sha256", "aes128"] {
+            let o = run_cohort(&p, accel, 1024, 64, false);
+            assert_eq!(o.results, reference(accel, &input_words(1024)));
+            let m = |k: &str| o.stats[k] as u64;
+            row.extend([
+                o.cycles,
+                m("coherence.subline_fills"),
+                m("lines.out_queue.index_migrations") + m("lines.out_queue.data_migrations"),
+            ]);
+        }
+        got.push(row);
+    }
+    assert_eq!(
+        got,
+        vec![
+            vec![16, 51048, 1733, 176, 68812, 2262, 368],
+            vec![64, 31758, 0, 176, 45089, 0, 368],
+        ]
+    );
+    // AES's cycles per element relative to SHA's, both line sizes.
+    for row in &got {
+        let ratio = row[4] as f64 / row[1] as f64;
+        assert!((1.3..1.45).contains(&ratio), "{ratio}");
     }
 }

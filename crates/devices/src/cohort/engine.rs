@@ -431,8 +431,11 @@ impl CohortEngine {
             };
             inflight.push_back(done);
             issue += 1;
-            // The line's words that are elements to consume.
-            let words = ((LINE - pa % LINE) / WORD_BYTES as u64).min(end - i);
+            // The words of the L1.5 line (16 B in OpenPiton: the tile's
+            // L1.5 answers the MTE a line at a time) that are elements to
+            // consume.
+            let l15 = world.l15_line();
+            let words = ((l15 - pa % l15) / WORD_BYTES as u64).min(end - i);
             for k in 0..words {
                 let word = world.mem.read_u64(pa + 8 * k);
                 delivered = delivered.max(done) + 1;

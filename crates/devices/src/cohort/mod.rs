@@ -29,7 +29,12 @@
 //!   table (`protocols/pmesh.toml`) in the platform's `[systems.pmesh]`.
 //!   An invalidation reaches the agent that lost the line when the
 //!   transaction completes; the Cohort engine's Reader Coherency Manager
-//!   listens for the one line it watches. Each line counts its
+//!   listens for the one line it watches. The directory's state is per
+//!   64 B L2 line, but each tile's L1.5 holds 16 B lines of it
+//!   (OpenPiton's `L15_LINE_SIZE`): the first access to each 16 B of a
+//!   line the tile already holds is a fill the L2 answers itself
+//!   ([`CoherenceCounts::subline_fills`]), and losing the line loses all
+//!   four. Each line counts its
 //!   *migrations* ([`World::migrations`]): the transactions that took it
 //!   from another agent, which is how the pointer and data ping-pong of
 //!   false sharing (Cohort §6.1) is measured.
@@ -79,9 +84,19 @@ pub use self::core::CoreState;
 /// A time or a duration in SoC cycles (100 MHz: 10 ns).
 pub type Cycle = u64;
 
-/// Bytes of a coherence line (the L2's 64 B line; OpenPiton's L1.5 keeps
-/// 16 B sub-blocks, not modelled).
+/// Bytes of a coherence line: the L2's 64 B line, the granularity of the
+/// directory's state and sharer list (OpenPiton `pyhplib.py`:
+/// `L2_LINE_SIZE = 64`).
 pub const LINE: u64 = 64;
+
+/// Bytes of a line of a tile's L1.5 in OpenPiton (`pyhplib.py`:
+/// `L15_LINE_SIZE = 16`, "constants, not configurable"): the L1.5 holds a
+/// 64 B L2 line as up to four 16 B lines ([`World::set_l15_line`]).
+pub const L15_LINE: u64 = 16;
+
+/// The most L1.5 lines one L2 line splits into (16 B of 64 B): the bits
+/// each agent has in a directory entry's presence mask.
+const MAX_SUBLINES: u64 = 4;
 
 /// Cycles of the coherence transactions and hits, per kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +129,18 @@ pub struct Timing {
     /// One way across the NoC between two tiles (an uncached access or an
     /// interrupt).
     pub noc_one_way: Cycle,
+}
+
+/// Checks an L1.5 line size: it must split the 64 B L2 line into one to
+/// four lines (16, 32 or 64 B); the error names the value (the platform's
+/// check of `pmesh_l15.line_bytes` and [`World::set_l15_line`] both call it).
+pub fn check_l15_line(bytes: u64) -> Result<(), String> {
+    if !bytes.is_power_of_two() || bytes > LINE || LINE / bytes > MAX_SUBLINES {
+        return Err(format!(
+            "must split the {LINE} B L2 line into 1 to {MAX_SUBLINES} L1.5 lines (16, 32 or 64), got {bytes}"
+        ));
+    }
+    Ok(())
 }
 
 /// The SoC's memory: real bytes, by physical address (absent lines read
@@ -151,6 +178,10 @@ struct DirLine {
     dirty: bool,
     /// Agents holding it (the owner included), one bit each.
     holders: u32,
+    /// Which of the line's L1.5 lines each holder has, [`MAX_SUBLINES`]
+    /// bits per agent (agent `a`'s at bits `4a..4a+4`): the L2 keeps the
+    /// coherence state per 64 B line, a tile's L1.5 fetches 16 B at a time.
+    present: u128,
     /// The blocking directory serves the line's next request from then.
     busy_until: Cycle,
 }
@@ -194,6 +225,11 @@ pub struct CoherenceCounts {
     pub store_fwds: u64,
     /// Copies invalidated (by stores of others).
     pub invalidations: u64,
+    /// Accesses of an agent that held the L2 line (shared, or owned) but
+    /// not the L1.5 line within it: a request the L2 answers with the 16 B
+    /// itself (a LOAD_REQ from a sharer, a request from the owner), without
+    /// forwarding or invalidating anything.
+    pub subline_fills: u64,
 }
 
 impl CoherenceCounts {
@@ -225,6 +261,8 @@ pub struct World {
     /// Migrations by line: transactions that took the line (its data or
     /// its write permission) from another agent ([`World::migrations`]).
     migrations: HashMap<u64, u64>,
+    /// Bytes of an L1.5 line ([`L15_LINE`] unless set).
+    l15_line: u64,
     /// The time of the last event run.
     pub now: Cycle,
 }
@@ -244,8 +282,30 @@ impl World {
             watches: Vec::new(),
             counts: CoherenceCounts::default(),
             migrations: HashMap::new(),
+            l15_line: L15_LINE,
             now: 0,
         }
+    }
+
+    /// Sets the bytes of a tile's L1.5 line: 16 (OpenPiton), 32, or 64
+    /// (the L2's line: a tile then holds whole lines, as a cache with one
+    /// line size does). Errors name the value when it does not split a
+    /// 64 B line into at most four lines.
+    pub fn set_l15_line(&mut self, bytes: u64) -> Result<(), String> {
+        check_l15_line(bytes)?;
+        self.l15_line = bytes;
+        Ok(())
+    }
+
+    /// Bytes of a tile's L1.5 line.
+    pub fn l15_line(&self) -> u64 {
+        self.l15_line
+    }
+
+    /// `agent`'s presence bit for the L1.5 line of `pa` in its L2 line's
+    /// entry.
+    fn present_bit(&self, agent: usize, pa: u64) -> u128 {
+        1u128 << (MAX_SUBLINES as usize * agent + ((pa % LINE) / self.l15_line) as usize)
     }
 
     /// Schedules `ev` at `at` (events at one time run in scheduling order).
@@ -282,11 +342,13 @@ impl World {
         self.watches.retain(|w| w.2 != engine);
     }
 
-    /// Whether `agent` holds the line of `pa`.
+    /// Whether `agent`'s L1.5 holds the bytes of `pa` (the L2 line and,
+    /// within it, the L1.5 line).
     pub fn holds(&self, agent: usize, pa: u64) -> bool {
+        let bit = self.present_bit(agent, pa);
         self.dir
             .get(&(pa / LINE))
-            .is_some_and(|d| d.holders & (1 << agent) != 0)
+            .is_some_and(|d| d.holders & (1 << agent) != 0 && d.present & bit != 0)
     }
 
     /// `agent` accesses the line of `pa` at `at`: the coherence transaction
@@ -294,22 +356,47 @@ impl World {
     /// previous one; returns when it completes. Copies it invalidates are
     /// gone from then, and a Reader Coherency Manager watching one of them
     /// hears of it at that time.
+    ///
+    /// The directory's state is per 64 B L2 line, but a tile's L1.5 holds
+    /// 16 B lines: an access that the line's state would allow (a load by
+    /// a sharer, any access by the owner) misses when the agent's L1.5 has
+    /// not got that 16 B yet, and the L2 answers it without forwarding
+    /// (OpenPiton's L2 in state E answers its owner's request and adds the
+    /// sub-line to its vector; in S it adds a sharer and answers). A store
+    /// or a forward that takes the line away takes all four: an INV_FWD
+    /// carries a full sub-line vector and the L1.5 splits it into four
+    /// invalidations (`l2_pipe1_ctrl.v.pyv`, `l15_pipeline.v.pyv`).
     pub fn coherent(&mut self, agent: usize, pa: u64, access: Access, at: Cycle) -> Cycle {
         let line = pa / LINE;
         let t = self.timing.clone();
+        let bit = self.present_bit(agent, pa);
         let d = self.dir.entry(line).or_default();
         let me = 1u32 << agent;
-        let (cost, lost, moved) = match access {
-            Access::Read if d.holders & me != 0 => {
-                self.counts.hits += 1;
-                return at + t.l15_hit;
-            }
-            Access::Write if d.owner == Some(agent) => {
+        let permitted = match access {
+            Access::Read => d.holders & me != 0,
+            Access::Write => d.owner == Some(agent),
+        };
+        if permitted {
+            if access == Access::Write {
                 // E to M silently, or M already.
                 d.dirty = true;
+            }
+            if d.present & bit != 0 {
                 self.counts.hits += 1;
                 return at + t.l15_hit;
             }
+            // The L1.5 line is missing: the L2 answers with its 16 B. No
+            // other tile is involved, so the line's directory entry is not
+            // blocked (the L2 pipeline answers without an MSHR).
+            self.counts.subline_fills += 1;
+            d.present |= bit;
+            let cost = match access {
+                Access::Read => t.load_miss,
+                Access::Write => t.store_miss,
+            };
+            return at.max(d.busy_until) + cost;
+        }
+        let (cost, lost, moved) = match access {
             Access::Read => match d.owner {
                 Some(o) => {
                     self.counts.load_fwds += 1;
@@ -358,16 +445,22 @@ impl World {
         d.busy_until = done;
         match access {
             Access::Read => {
-                // The only holder gets the line exclusive (MESI's E).
+                // The only holder gets the line exclusive (MESI's E); a
+                // forwarded owner keeps its L1.5 lines, shared.
                 if d.holders == 0 {
                     d.owner = Some(agent);
                 }
                 d.holders |= me;
+                d.present |= bit;
             }
             Access::Write => {
+                // Every other copy is gone, and the requester's own other
+                // L1.5 lines too when it upgraded from S (the INV_FWD
+                // reaches every sharer): it holds the 16 B it wrote.
                 d.owner = Some(agent);
                 d.holders = me;
                 d.dirty = true;
+                d.present = bit;
             }
         }
         if moved {
@@ -411,8 +504,10 @@ impl World {
     /// Drops `agent`'s copy of the line of `pa` (an eviction or a TRI
     /// store's invalidation done elsewhere), silently.
     pub fn drop_copy(&mut self, agent: usize, pa: u64) {
+        let mine = ((1u128 << MAX_SUBLINES) - 1) << (MAX_SUBLINES as usize * agent);
         if let Some(d) = self.dir.get_mut(&(pa / LINE)) {
             d.holders &= !(1 << agent);
+            d.present &= !mine;
             if d.owner == Some(agent) {
                 d.owner = None;
                 d.dirty = false;
@@ -530,6 +625,28 @@ pub static ARIANE_CORE: ComponentSpec = ComponentSpec {
     stats: &[],
     check: None,
 };
+
+/// The declaration of `pmesh_l15`: the private cache of every tile of the
+/// Cohort SoC (the cores', the engine's, the baseline unit's).
+pub static PMESH_L15: ComponentSpec = ComponentSpec {
+    type_name: "pmesh_l15",
+    description: "The L1.5 of a P-Mesh tile in the Cohort SoC (Cohort §5: every tile has one): the tile's coherence point, holding the L2's 64 B lines as smaller L1.5 lines; an access to a line whose state the tile holds but whose L1.5 line it lacks is a request the L2 answers itself.",
+    params: &[
+        ParamSpec { name: "line_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", range: ParamRange::between(16.0, 64.0), from: "OpenPiton piton/tools/bin/pyhplib.py: L15_LINE_SIZE = 16 (L2_LINE_SIZE = 64), 'constants, not configurable'", description: "Bytes of an L1.5 line: 16, 32 or 64 (64: whole L2 lines, a tile fetches a line once)." },
+    ],
+    ports: &[],
+    stats: &[],
+    check: Some(l15_check),
+};
+
+/// `pmesh_l15.line_bytes` must split an L2 line ([`check_l15_line`]).
+fn l15_check(
+    p: &ccsim_kernel::component::Params,
+    _: ccsim_kernel::component::Peers<'_>,
+) -> Result<(), ccsim_kernel::component::ParamProblem> {
+    let bytes = u64::try_from(p.int("line_bytes")).unwrap_or(0);
+    check_l15_line(bytes).map_err(|m| ccsim_kernel::component::ParamProblem::new("line_bytes", m))
+}
 
 /// The declaration of `cohort_engine`.
 pub static COHORT_ENGINE: ComponentSpec = ComponentSpec {

@@ -226,6 +226,7 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
         ("store_invs", c.store_invs),
         ("store_fwds", c.store_fwds),
         ("invalidations", c.invalidations),
+        ("subline_fills", c.subline_fills),
     ] {
         m.insert(format!("coherence.{k}"), v as f64);
     }
@@ -316,6 +317,8 @@ pub struct SocParams {
     pub dma_block_bytes: u64,
     /// The unit's setup of a DMA.
     pub dma_setup: Cycle,
+    /// Bytes of a tile's L1.5 line.
+    pub l15_line: u64,
 }
 
 fn one<'a>(platform: &'a Platform, ty: &str) -> Result<&'a Params, RunError> {
@@ -332,6 +335,15 @@ impl SocParams {
         let core = one(platform, "ariane_core")?;
         let engine = one(platform, "cohort_engine")?;
         let maple = one(platform, "maple_unit")?;
+        let l15 = one(platform, "pmesh_l15")?;
+        let l15_line = l15.uint("line_bytes");
+        // Validated here, once, with the parameter's path.
+        ccsim_devices::cohort::check_l15_line(l15_line).map_err(|e| {
+            werr(format!(
+                "platform {}: pmesh_l15.line_bytes: {e}",
+                platform.name
+            ))
+        })?;
         Ok(SocParams {
             timing: pmesh_timing(platform, core.uint("load_hit_cycles"))?,
             store_buffer: core.uint("store_buffer_entries") as usize,
@@ -342,6 +354,7 @@ impl SocParams {
             dma_api_instructions: maple.uint("dma_api_instructions"),
             dma_block_bytes: maple.uint("dma_block_bytes"),
             dma_setup: maple.uint("dma_setup_cycles"),
+            l15_line,
         })
     }
 
@@ -349,14 +362,18 @@ impl SocParams {
     pub fn soc(&self, accel: &str) -> Soc {
         let mut maple = Maple::new(0, make_accel(accel), self.maple_mmio, self.maple_mshrs);
         maple.dma_setup = self.dma_setup;
-        Soc::new(
+        let mut soc = Soc::new(
             self.timing.clone(),
             2,
             self.store_buffer,
             vec![make_accel(accel)],
             self.engine_mshrs,
             maple,
-        )
+        );
+        soc.world
+            .set_l15_line(self.l15_line)
+            .expect("checked by from_platform");
+        soc
     }
 }
 
@@ -707,6 +724,9 @@ pub fn run_chain(p: &SocParams, n: u64, batch: u64, chained: bool) -> Outcome {
         p.engine_mshrs,
         maple,
     );
+    soc.world
+        .set_l15_line(p.l15_line)
+        .expect("checked by from_platform");
     let mut input = fifo_init(&mut soc, IN_VA, n, batch, false, &[]);
     let mut cipher = fifo_init(&mut soc, MID_VA, n, batch, false, &[]);
     let mut cipher_in = if chained {
