@@ -18,7 +18,15 @@
 //! tRFC) issued in idle gaps, up to 8 postponed (JESD79-4), closing every
 //! row. So serialized reads find their bank closed by a refresh and pay an
 //! activate whatever the pattern, while loaded streams pay row conflicts,
-//! activate spacing and forced refreshes (`tests/mig.rs`).
+//! activate spacing and forced refreshes (`tests/mig.rs`). With
+//! `write_response = "accepted"` writes are posted, as the MIG's AXI shim
+//! answers them: the write response leaves once the controller has taken
+//! the write's command and data into its queue and write FIFO
+//! (`write_accept_ns`). Reads go first (PG252 'Read and Write
+//! Coalescing'); a queued write goes to the DRAM in a gap of the bus, or
+//! with the whole queue once it is full (`write_queue`), and then takes its
+//! turn on the Group FSM, the bank and the data bus, where later reads
+//! meet it.
 //!
 //! ```
 //! use ccsim_coherence::memory::{Ddr, MemTiming};
@@ -29,6 +37,8 @@
 //! let far = d.access(2 * first, 1 << 20, false) - 2 * first; // other row, same bank
 //! assert!(second < first && far > first);
 //! ```
+
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -149,6 +159,9 @@ pub static DDR_CONTROLLER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "t_rtw_ns", kind: ParamKind::Float, default: ParamDefault::Float(1.67), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4 §4.x read-to-write: RL + BL/2 + 2 - WL tCK between the commands, i.e. 2 tCK of idle bus (1.67 ns at DDR4-2400) between read data and write data", description: "mig: idle data bus between the end of read data and the start of write data (read-to-write turnaround)." },
         ParamSpec { name: "t_refi_ns", kind: ParamKind::Float, default: ParamDefault::Float(7800.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4: tREFI 7.8 us (normal temperature range)", description: "mig: interval between all-bank refreshes of a channel (0: no refresh)." },
         ParamSpec { name: "t_rfc_ns", kind: ParamKind::Float, default: ParamDefault::Float(350.0), unit: "ns", range: ParamRange::at_least(0.0), from: "JESD79-4: tRFC1 350 ns for an 8 Gb device (a 16 GiB DIMM of 8 Gb x8 chips, CCKit §4)", description: "mig: an all-bank refresh blocks the channel this long and closes every row." },
+        ParamSpec { name: "write_response", kind: ParamKind::Enum(&["written", "accepted"]), default: ParamDefault::Str("written"), unit: "", range: ParamRange::ANY, from: "assumed: the response waits for the DRAM write unless a platform names the MIG's AXI shim", description: "mig: when a write is answered. written: once its data burst is in the DRAM; accepted: once the controller has taken command and data (write_accept_ns after arrival), as the MIG's AXI shim answers (its write command FSM pushes the write response when the last memory-controller command of the burst is accepted, after that command's write data is in the controller's write FIFO); the write then waits in the controller's queue (write_queue) while reads go first, and goes to the DRAM in a gap or when the queue is full." },
+        ParamSpec { name: "write_queue", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "writes", range: ParamRange::at_least(1.0), from: "assumed: a 32-entry write queue per channel", description: "mig, write_response = accepted: posted writes a channel's controller holds; they go to the DRAM in gaps between reads, and all at once when the queue is full." },
+        ParamSpec { name: "write_accept_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "mig, write_response = accepted: arrival of a write's command and data at the controller to its write response." },
     ],
     ports: &[],
     stats: &[],
@@ -270,6 +283,8 @@ struct Channel {
     act_next: usize,
     /// MIG: end of the last read's data (read-to-write turnaround).
     read_end: Tick,
+    /// MIG with posted writes: queued writes (line, arrival), oldest first.
+    mig_writes: VecDeque<(u64, Tick)>,
 }
 
 /// DDR5's additions to the DDR4 timing: bank groups, write latency and
@@ -301,6 +316,12 @@ struct MigTiming {
     t_rtw: Tick,
     t_refi: Tick,
     t_rfc: Tick,
+    /// `Some(latency)`: writes are answered this long after they arrive
+    /// (posted by the AXI shim), not when their data is in the DRAM.
+    write_accept: Option<Tick>,
+    /// Posted writes a channel's controller holds before it must drain
+    /// them.
+    write_queue: usize,
 }
 
 /// Refreshes a DDR4 controller may owe before it must issue one
@@ -345,6 +366,8 @@ impl Ddr {
             t_rtw: f("t_rtw_ns"),
             t_refi: f("t_refi_ns"),
             t_rfc: f("t_rfc_ns"),
+            write_accept: (p.str("write_response") == "accepted").then(|| f("write_accept_ns")),
+            write_queue: p.uint("write_queue").max(1) as usize,
         });
         let groups = mig.map_or(0, |m| m.bank_groups as usize);
         Ok(Ddr {
@@ -519,6 +542,46 @@ impl Ddr {
     /// activate) holds the row hits queued behind it. The page stays open
     /// until a miss or a refresh (PG353 'Autoprecharge').
     fn access_mig(&mut self, now: Tick, line: u64, write: bool, t: MigTiming) -> Tick {
+        let Some(accept) = t.write_accept else {
+            return self.schedule_mig(now, line, write, t);
+        };
+        // Posted writes (PG150's AXI shim) wait in the controller's queue,
+        // and reads go first (PG252/PG150 'Read and Write Coalescing': with
+        // reordering on, a safe read CAS wins over a safe write CAS). A
+        // queued write goes to the DRAM in a gap: when, at the next arrival,
+        // the bus has been free long enough to fit it (precharge, activate,
+        // CWL and its burst) before the new request reaches the DRAM; or all
+        // at once when the queue is full (`write_queue`), reads then waiting
+        // behind them.
+        let ch = (line % self.channels.len() as u64) as usize;
+        let reaches_dram = now + self.controller;
+        let fit = self.t_rp + self.t_rcd + t.t_cwl + self.burst;
+        while let Some(&(w, arrived)) = self.channels[ch].mig_writes.front() {
+            let channel = &self.channels[ch];
+            let gap_start = channel.bus_free.max(arrived + self.controller);
+            if gap_start + fit > reaches_dram {
+                break;
+            }
+            self.channels[ch].mig_writes.pop_front();
+            self.schedule_mig(arrived, w, true, t);
+        }
+        if !write {
+            return self.schedule_mig(now, line, false, t);
+        }
+        self.channels[ch].mig_writes.push_back((line, now));
+        if self.channels[ch].mig_writes.len() >= t.write_queue {
+            let full = std::mem::take(&mut self.channels[ch].mig_writes);
+            for (w, _) in full {
+                self.schedule_mig(now, w, true, t);
+            }
+        }
+        now + accept
+    }
+
+    /// The MIG's DRAM side: `line`'s transaction through its Group FSM,
+    /// bank and the channel's bus, from `now`; returns when its data burst
+    /// ends.
+    fn schedule_mig(&mut self, now: Tick, line: u64, write: bool, t: MigTiming) -> Tick {
         let nch = self.channels.len() as u64;
         let (local, ch_i) = div_mod(line, nch);
         let ch = &mut self.channels[ch_i as usize];

@@ -136,3 +136,122 @@ fn serialized_reads_see_the_controller_latency() {
     let (a, b) = (mean(100.0), mean(110.0));
     assert!((b - a).abs_diff(10_000) < 1_000, "{a} {b}");
 }
+
+/// The MIG with posted writes, answered `accept_ns` after they arrive,
+/// and a write queue of `queue` per channel.
+fn posted_mig(accept_ns: f64, queue: i64) -> Ddr {
+    let mut p = Params::new();
+    p.set("scheduler", ParamValue::Str("mig".into()), "test");
+    p.set("controller_ns", ParamValue::Float(0.0), "test");
+    p.set("t_refi_ns", ParamValue::Float(0.0), "test");
+    p.set("write_response", ParamValue::Str("accepted".into()), "test");
+    p.set("write_accept_ns", ParamValue::Float(accept_ns), "test");
+    p.set("write_queue", ParamValue::Int(queue), "test");
+    Ddr::from_params(&p).unwrap()
+}
+
+#[test]
+fn a_posted_write_is_answered_on_acceptance_and_reads_go_first() {
+    const CWL: Tick = 10_000 * PS;
+    let t0 = 1_000_000;
+    // Answered when written: activate (tRCD) + CWL + the burst.
+    let mut written = mig(false);
+    assert_eq!(written.access(t0, 0, true) - t0, CL + CWL + BURST);
+    // Posted: answered 20 ns after arrival, whatever the DRAM does.
+    let mut posted = posted_mig(20.0, 4);
+    assert_eq!(posted.access(t0, 0, true) - t0, 20_000);
+    // A read right behind it goes first: an idle bank, no tWTR, as on an
+    // empty channel (the written model makes it wait for the write).
+    assert_eq!(posted.access(t0, 2, false) - t0, CL + CL + BURST);
+    const T_WTR: Tick = 7_500 * PS;
+    assert!(written.access(t0, 2, false) - t0 >= CL + CWL + BURST + T_WTR + CL + BURST);
+}
+
+#[test]
+fn queued_writes_fill_gaps_or_drain_when_the_queue_is_full() {
+    let t0 = 1_000_000;
+    // A gap: the write to line 0 (bank 0, row 0) waits; a read 1 us later
+    // finds the bus idle long enough, so the write went first and left
+    // row 0 open: the read of line 32 (bank 0, row 0) is a row hit.
+    let mut d = posted_mig(20.0, 4);
+    d.access(t0, 0, true);
+    assert_eq!(
+        d.access(t0 + 1_000_000, 32, false) - (t0 + 1_000_000),
+        CL + BURST
+    );
+    assert_eq!(d.outcomes, [1, 1, 0]);
+    // No gap: four writes at once fill the queue and drain back to back; a
+    // read arriving with them waits behind the drain (write data, tWTR).
+    let mut d = posted_mig(20.0, 4);
+    for l in [0, 2, 4, 6] {
+        assert_eq!(d.access(t0, l, true) - t0, 20_000);
+    }
+    assert_eq!(d.outcomes[1], 4, "the drain activated four banks");
+    assert!(d.access(t0, 8, false) - t0 > CL + CL + BURST + 4 * BURST);
+}
+
+/// Mean latency of `n` reads issued one at a time, `gap` apart (the DC's
+/// round trip around each, as in CCKit Table 2), and the outcome counts.
+fn serialized(d: &mut Ddr, lines: &[u64], gap: Tick) -> (Tick, [u64; 3]) {
+    // From 1 us: the tFAW window of the channel's (zeroed) first activates
+    // has passed.
+    let (mut now, mut sum) = (1_000_000, 0);
+    for &l in lines {
+        let done = d.access(now, l, false);
+        sum += done - now;
+        now = done + gap;
+    }
+    (sum / lines.len() as Tick, d.outcomes)
+}
+
+#[test]
+fn serialized_random_reads_pay_trp_only_for_banks_opened_since_the_last_refresh() {
+    // CCKit Table 2's latency test: one read at a time, ~590 ns apart, over
+    // 1 GiB (2^23 lines of 128 B); each DC slice's MIG sees every other line.
+    const T_RCD: Tick = 14_160 * PS;
+    const T_RP: Tick = 14_160 * PS;
+    let n = 2048u64;
+    let gap = 550_000;
+    let seq: Vec<u64> = (0..n).collect();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let rand: Vec<u64> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % (1 << 23)
+        })
+        .collect();
+    // With refresh: every read finds its bank closed. Sequential lines come
+    // back to a bank 32 lines (~19 us) later, after two refreshes: an
+    // activate each (tRCD + CL + burst), never a hit or a conflict.
+    let (seq_mean, seq_outcomes) = serialized(&mut mig(true), &seq, gap);
+    assert_eq!(seq_outcomes, [0, n, 0]);
+    assert_eq!(seq_mean, T_RCD + CL + BURST);
+    // Random lines conflict (tRP more) only if their bank was opened since
+    // the last refresh, about 7 reads per channel per 7.8 us over 16
+    // banks: a small fraction, so random is slower by that fraction of tRP.
+    let (rand_mean, [hits, idle, conflicts]) = serialized(&mut mig(true), &rand, gap);
+    assert_eq!(hits + idle + conflicts, n);
+    let fraction = conflicts as f64 / n as f64;
+    assert!(
+        (0.05..0.3).contains(&fraction),
+        "conflict fraction {fraction}"
+    );
+    let predicted = T_RCD + CL + BURST + conflicts * T_RP / n;
+    assert!(
+        rand_mean.abs_diff(predicted) <= 1_000,
+        "{rand_mean} vs {predicted}"
+    );
+    // That is under 4.3 ns: under 1% of the 591 ns round trip, below the
+    // paper's 1-2% (6-12 ns).
+    assert!(rand_mean - seq_mean < 4_300, "{}", rand_mean - seq_mean);
+    // Without refresh, rows stay open: sequential reads hit (CL + burst)
+    // and random ones nearly always conflict (tRP + tRCD + CL + burst),
+    // 2 x 14.16 ns apart, about 4.8% of 591 ns, above the paper's figure.
+    let (open_seq, _) = serialized(&mut mig(false), &seq, gap);
+    let (open_rand, [_, _, open_conflicts]) = serialized(&mut mig(false), &rand, gap);
+    assert!(open_seq - (CL + BURST) < 1_000, "{open_seq}");
+    assert!(open_conflicts > n * 9 / 10, "{open_conflicts}");
+    assert!(open_rand - open_seq > 26_000, "{open_rand} {open_seq}");
+}
