@@ -112,8 +112,10 @@ type Rank = u128;
 /// below `4 << 56`).
 const NONE: Rank = Rank::MAX;
 
+/// The place `(tick, order word)` as one number, `tick << 64 | order`,
+/// ordered as the run orders events (see [`EventQueue::peek_rank`]).
 #[inline]
-fn rank(tick: Tick, order: u64) -> Rank {
+pub fn rank(tick: Tick, order: u64) -> Rank {
     ((tick as u128) << 64) | order as u128
 }
 
@@ -579,6 +581,24 @@ impl<E> EventQueue<E> {
         self.now = tick;
         self.len -= 1;
         Some(popped)
+    }
+    /// The place of the earliest event as one number,
+    /// `tick << 64 | order word` (`u128::MAX` when the queue is empty):
+    /// what the event loop compares a reserved send's place with.
+    #[inline]
+    pub fn peek_rank(&self) -> u128 {
+        self.heap.top_rank().min(self.current_front)
+    }
+    /// Moves the queue's notion of now to `tick`, the place of something
+    /// the event loop ran between two pops (a reserved send), so that the
+    /// events it pushes are classed by their distance from it. Every
+    /// event before that place has popped, so no event waits at the old
+    /// now.
+    #[inline]
+    pub fn advance_to(&mut self, tick: Tick) {
+        debug_assert!(self.current.is_empty() || tick == self.now);
+        debug_assert!(tick >= self.now);
+        self.now = tick;
     }
     /// The place `(tick, order word)` of the earliest event.
     #[inline]
