@@ -531,9 +531,17 @@ impl<E> EventQueue<E> {
     /// taking it apart and putting it together again.
     #[inline]
     pub fn pop_entry(&mut self, limit: Tick) -> Option<Entry<E>> {
+        self.pop_entry_before(limit, NONE)
+    }
+    /// Like [`EventQueue::pop_entry`], but only an event whose place
+    /// (see [`EventQueue::peek_rank`]) is before `before`: the event
+    /// loop's pop while a reserved send waits at `before`. (The check
+    /// rides on the comparisons the pop makes anyway.)
+    #[inline]
+    pub fn pop_entry_before(&mut self, limit: Tick, before: u128) -> Option<Entry<E>> {
         let heap_top = self.heap.top_rank();
         if self.current_front < heap_top {
-            if self.now > limit {
+            if self.now > limit || self.current_front > before {
                 return None;
             }
             let popped = self.current.pop_front().expect("current front");
@@ -549,7 +557,7 @@ impl<E> EventQueue<E> {
         }
         let top = *self.heap.top()?;
         let tick = top.tick;
-        if tick > limit {
+        if tick > limit || heap_top > before {
             return None;
         }
         let popped = if top.slot & LANE != 0 {
@@ -963,5 +971,28 @@ mod tests {
         assert_eq!(q.pop_until(8), None);
         assert_eq!(q.len(), 1);
         assert_eq!(q.pop_until(9).map(|(t, _, e)| (t, e)), Some((9, 'b')));
+    }
+
+    #[test]
+    fn pop_entry_before_leaves_events_after_a_reserved_place() {
+        let mut q = EventQueue::new();
+        let pop =
+            |q: &mut EventQueue<char>, before| q.pop_entry_before(100, before).map(|e| e.event);
+        q.push(5, Priority::Wake, 'x');
+        assert_eq!(pop(&mut q, u128::MAX), Some('x'));
+        // Now is 5: 'a' and 'b' wait in the current lane, 'c' in a lane;
+        // a place is reserved between 'a' and 'b' and one before 'c'.
+        q.push(5, Priority::Wake, 'a');
+        let between = rank(5, order_word(Priority::Wake, q.reserve()));
+        q.push(5, Priority::Wake, 'b');
+        let before_c = rank(9, order_word(Priority::Wake, q.reserve()));
+        q.push(9, Priority::Wake, 'c');
+        assert_eq!(pop(&mut q, between), Some('a'));
+        assert_eq!(pop(&mut q, between), None);
+        assert!(q.peek_rank() > between);
+        assert_eq!(pop(&mut q, before_c), Some('b'));
+        assert_eq!(pop(&mut q, before_c), None);
+        assert_eq!(q.len(), 1);
+        assert_eq!(pop(&mut q, u128::MAX), Some('c'));
     }
 }

@@ -605,13 +605,17 @@ impl<M: Message> Simulation<M> {
         }
         self.world.stop = false;
         loop {
-            // A reserved send whose place comes before the next queued
-            // event is due first (a send never stops the run).
-            if self.world.reserved.next < self.world.queue.peek_rank() && self.send_reserved(limit)
-            {
-                continue;
-            }
-            let Some(Entry { tick, order, event }) = self.world.queue.pop_entry(limit) else {
+            // The queue's next event if it comes before the first reserved
+            // send; else that send is due first (a send never stops the
+            // run), unless it is past the limit too.
+            let next = self
+                .world
+                .queue
+                .pop_entry_before(limit, self.world.reserved.next);
+            let Some(Entry { tick, order, event }) = next else {
+                if self.send_reserved(limit) {
+                    continue;
+                }
                 break;
             };
             self.now = tick;
@@ -635,12 +639,13 @@ impl<M: Message> Simulation<M> {
         RunOutcome::TimeLimit
     }
 
-    /// Transmits the first reserved send (its place is before every
-    /// queued event) if it is due by `limit`; returns whether it did.
+    /// Transmits the first reserved send if there is one due by `limit`
+    /// (the queue had no event before it: none at all, none by the
+    /// limit, or none before its place); returns whether it did.
     #[inline(never)]
     fn send_reserved(&mut self, limit: Tick) -> bool {
         let w = &mut self.world;
-        if (w.reserved.next >> 64) as Tick > limit {
+        if w.reserved.len == 0 || (w.reserved.next >> 64) as Tick > limit {
             return false;
         }
         let s = w.reserved.pop();
