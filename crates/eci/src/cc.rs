@@ -113,8 +113,8 @@ const ST_FORWARDS: usize = 3;
 // pipelines, each item a kernel event of its own.
 /// Ingress to the engine's queue (from the link, or the device's requests).
 const TOK_INBOX: u64 = 0;
-/// Egress from the engine's send to the link.
-const TOK_OUTBOX: u64 = 1;
+// (Egress from the engine's send to the link: a reserved send,
+// `Ctx::send_at`, not a local message.)
 /// The engine's message to the device-local machine.
 const TOK_LOCAL: u64 = 2;
 // Wake-up tokens.
@@ -689,8 +689,13 @@ impl Effects<CcDest> for CcRow<'_, '_> {
             CcDest::Eci => {
                 let request = cc.tables.msgs[s.msg as usize].class == MsgClass::Request;
                 self.ctx.count(ST_REQUESTS, u64::from(request));
+                // The egress ends in the send and nothing else: a
+                // reserved send (`Ctx::send_at`), no event of its own.
                 let at = self.done + cc.egress;
-                cc.pipe(self.ctx, at, TOK_OUTBOX, out);
+                let meta = &cc.tables.msgs[s.msg as usize];
+                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                let port = (line % cc.links) as PortId;
+                self.ctx.send_at(at, port, Msg::Coh(out), bytes, vc);
             }
             CcDest::App => {
                 let at = self.done + cc.period;
@@ -769,12 +774,6 @@ impl Component<Msg> for CacheController {
                 // them all, as at a clock edge.
                 let now = ctx.now();
                 self.wake_engine(ctx, now);
-            }
-            TOK_OUTBOX => {
-                let meta = &self.tables.msgs[m.msg as usize];
-                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                let port = (m.line % self.links) as PortId;
-                ctx.send(port, Msg::Coh(m), bytes, vc);
             }
             TOK_LOCAL => self.local_message(ctx, m),
             _ => unreachable!("cc: local message with token {token}"),

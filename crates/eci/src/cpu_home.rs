@@ -78,8 +78,8 @@ const TOK_ISSUE: u64 = 1;
 const TOK_DONE: u64 = 2;
 const TOK_WATCHDOG: u64 = 3;
 // Local-message tokens (`Ctx::schedule_local`), each item a kernel event.
-/// From the home's send to the link.
-const TOK_OUTBOX: u64 = 0;
+// (The path from the home's send to the link is a reserved send,
+// `Ctx::send_at`, not a local message.)
 /// A received message delayed by link jitter.
 const TOK_INBOX: u64 = 4;
 
@@ -500,8 +500,13 @@ impl Effects<()> for HomeRow<'_, '_> {
         }
         h.checker.borrow_mut().sent(line, s.msg);
         let out = h.tables.make(s.msg, line, data);
+        // The path to the link ends in the send and nothing else: a
+        // reserved send (`Ctx::send_at`), no event of its own.
+        let meta = &h.tables.msgs[s.msg as usize];
+        let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+        let port = (line % h.links) as PortId;
         self.ctx
-            .schedule_local(self.now + self.delay, TOK_OUTBOX, Msg::Coh(out));
+            .send_at(self.now + self.delay, port, Msg::Coh(out), bytes, vc);
         Ok(())
     }
 
@@ -586,12 +591,6 @@ impl Component<Msg> for CpuHome {
                 if self.receive(ctx, m) {
                     self.settle(ctx, line);
                 }
-            }
-            TOK_OUTBOX => {
-                let meta = &self.tables.msgs[m.msg as usize];
-                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                let port = (m.line % self.links) as PortId;
-                ctx.send(port, Msg::Coh(m), bytes, vc);
             }
             _ => unreachable!("cpu_home: local message with token {token}"),
         }

@@ -112,8 +112,10 @@ type Rank = u128;
 /// below `4 << 56`).
 const NONE: Rank = Rank::MAX;
 
+/// The place `(tick, order word)` as one number, `tick << 64 | order`,
+/// ordered as the run orders events (see [`EventQueue::peek_rank`]).
 #[inline]
-fn rank(tick: Tick, order: u64) -> Rank {
+pub fn rank(tick: Tick, order: u64) -> Rank {
     ((tick as u128) << 64) | order as u128
 }
 
@@ -529,9 +531,17 @@ impl<E> EventQueue<E> {
     /// taking it apart and putting it together again.
     #[inline]
     pub fn pop_entry(&mut self, limit: Tick) -> Option<Entry<E>> {
+        self.pop_entry_before(limit, NONE)
+    }
+    /// Like [`EventQueue::pop_entry`], but only an event whose place
+    /// (see [`EventQueue::peek_rank`]) is before `before`: the event
+    /// loop's pop while a reserved send waits at `before`. (The check
+    /// rides on the comparisons the pop makes anyway.)
+    #[inline]
+    pub fn pop_entry_before(&mut self, limit: Tick, before: u128) -> Option<Entry<E>> {
         let heap_top = self.heap.top_rank();
         if self.current_front < heap_top {
-            if self.now > limit {
+            if self.now > limit || self.current_front > before {
                 return None;
             }
             let popped = self.current.pop_front().expect("current front");
@@ -547,7 +557,7 @@ impl<E> EventQueue<E> {
         }
         let top = *self.heap.top()?;
         let tick = top.tick;
-        if tick > limit {
+        if tick > limit || heap_top > before {
             return None;
         }
         let popped = if top.slot & LANE != 0 {
@@ -579,6 +589,24 @@ impl<E> EventQueue<E> {
         self.now = tick;
         self.len -= 1;
         Some(popped)
+    }
+    /// The place of the earliest event as one number,
+    /// `tick << 64 | order word` (`u128::MAX` when the queue is empty):
+    /// what the event loop compares a reserved send's place with.
+    #[inline]
+    pub fn peek_rank(&self) -> u128 {
+        self.heap.top_rank().min(self.current_front)
+    }
+    /// Moves the queue's notion of now to `tick`, the place of something
+    /// the event loop ran between two pops (a reserved send), so that the
+    /// events it pushes are classed by their distance from it. Every
+    /// event before that place has popped, so no event waits at the old
+    /// now.
+    #[inline]
+    pub fn advance_to(&mut self, tick: Tick) {
+        debug_assert!(self.current.is_empty() || tick == self.now);
+        debug_assert!(tick >= self.now);
+        self.now = tick;
     }
     /// The place `(tick, order word)` of the earliest event.
     #[inline]
@@ -943,5 +971,28 @@ mod tests {
         assert_eq!(q.pop_until(8), None);
         assert_eq!(q.len(), 1);
         assert_eq!(q.pop_until(9).map(|(t, _, e)| (t, e)), Some((9, 'b')));
+    }
+
+    #[test]
+    fn pop_entry_before_leaves_events_after_a_reserved_place() {
+        let mut q = EventQueue::new();
+        let pop =
+            |q: &mut EventQueue<char>, before| q.pop_entry_before(100, before).map(|e| e.event);
+        q.push(5, Priority::Wake, 'x');
+        assert_eq!(pop(&mut q, u128::MAX), Some('x'));
+        // Now is 5: 'a' and 'b' wait in the current lane, 'c' in a lane;
+        // a place is reserved between 'a' and 'b' and one before 'c'.
+        q.push(5, Priority::Wake, 'a');
+        let between = rank(5, order_word(Priority::Wake, q.reserve()));
+        q.push(5, Priority::Wake, 'b');
+        let before_c = rank(9, order_word(Priority::Wake, q.reserve()));
+        q.push(9, Priority::Wake, 'c');
+        assert_eq!(pop(&mut q, between), Some('a'));
+        assert_eq!(pop(&mut q, between), None);
+        assert!(q.peek_rank() > between);
+        assert_eq!(pop(&mut q, before_c), Some('b'));
+        assert_eq!(pop(&mut q, before_c), None);
+        assert_eq!(q.len(), 1);
+        assert_eq!(pop(&mut q, u128::MAX), Some('c'));
     }
 }

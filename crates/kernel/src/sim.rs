@@ -9,11 +9,12 @@
 //! to itself, counts stats and draws random numbers.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::fmt;
 
 use crate::component::{ComponentSpec, StatKind};
 use crate::link::{Direction, LinkParams, LinkState, Pending, LINK_STATS};
-use crate::queue::{order_word, Entry, EventQueue, Priority};
+use crate::queue::{order_word, rank, Entry, EventQueue, Priority};
 use crate::rng::SimRng;
 use crate::stats::{Stats, StatsReport};
 use crate::time::Tick;
@@ -121,6 +122,110 @@ struct World<M> {
     /// Such an event would have done nothing, but a run that drains still
     /// ends at its tick, as if it had run.
     horizon: Tick,
+    /// Sends whose place in the run was reserved ([`Ctx::send_at`]): the
+    /// loop transmits each when the run reaches its place, as the wake-up
+    /// that would have sent it did.
+    reserved: ReservedSends<M>,
+}
+
+/// The reserved sends waiting for their places, in a few FIFOs each
+/// sorted by place. Each sender's sends have one fixed delay, so they
+/// are reserved in the order of their places; the sends of two senders
+/// with different delays interleave, and one sorted list would insert
+/// most of them in the middle. So a send joins the first FIFO whose last
+/// place is before its own (appending keeps it sorted), and the run takes
+/// the smallest front.
+struct ReservedSends<M> {
+    fifos: [VecDeque<ReservedSend<M>>; RESERVED_FIFOS],
+    /// The place of the earliest reserved send (`u128::MAX`: none), so the
+    /// loop compares one number a pop, and the FIFO it heads.
+    next: u128,
+    next_fifo: usize,
+    len: usize,
+}
+
+/// FIFOs of [`ReservedSends`]: the senders with distinct delays that a
+/// system interleaves (the Enzian bench has two, the DC's egress and the
+/// CPU's LLC-to-link path). A send that fits none is inserted in place.
+const RESERVED_FIFOS: usize = 4;
+
+impl<M> ReservedSends<M> {
+    fn new() -> Self {
+        ReservedSends {
+            fifos: std::array::from_fn(|_| VecDeque::new()),
+            next: u128::MAX,
+            next_fifo: 0,
+            len: 0,
+        }
+    }
+    #[inline]
+    fn push(&mut self, send: ReservedSend<M>) {
+        let place = send.place();
+        self.len += 1;
+        if place < self.next {
+            self.next = place;
+            self.next_fifo = usize::MAX; // found below
+        }
+        let fits = self
+            .fifos
+            .iter()
+            .position(|f| f.back().is_none_or(|b| b.place() < place));
+        let k = match fits {
+            Some(k) => {
+                self.fifos[k].push_back(send);
+                k
+            }
+            None => {
+                let f = &mut self.fifos[0];
+                let at = f.partition_point(|s| s.place() < place);
+                f.insert(at, send);
+                0
+            }
+        };
+        if self.next_fifo == usize::MAX {
+            self.next_fifo = k;
+        }
+    }
+    /// Removes the earliest reserved send.
+    #[inline]
+    fn pop(&mut self) -> ReservedSend<M> {
+        let s = self.fifos[self.next_fifo]
+            .pop_front()
+            .expect("the earliest reserved send");
+        self.len -= 1;
+        let (mut next, mut next_fifo) = (u128::MAX, 0);
+        for (k, f) in self.fifos.iter().enumerate() {
+            if let Some(front) = f.front() {
+                let p = front.place();
+                if p < next {
+                    (next, next_fifo) = (p, k);
+                }
+            }
+        }
+        (self.next, self.next_fifo) = (next, next_fifo);
+        s
+    }
+    fn iter(&self) -> impl Iterator<Item = &ReservedSend<M>> + '_ {
+        self.fifos.iter().flatten()
+    }
+}
+
+/// A send of [`Ctx::send_at`] waiting for its place in the run.
+struct ReservedSend<M> {
+    tick: Tick,
+    order: u64,
+    link: u32,
+    dir: Direction,
+    vc: u8,
+    bytes: u32,
+    msg: M,
+}
+
+impl<M> ReservedSend<M> {
+    #[inline]
+    fn place(&self) -> u128 {
+        rank(self.tick, self.order)
+    }
 }
 
 /// A component's view of the simulation while it handles one event.
@@ -151,6 +256,39 @@ impl<M: Message> Ctx<'_, M> {
         let (link, dir) = self.world.wires[self.me as usize][port]
             .unwrap_or_else(|| panic!("component {} sent on unwired port {port}", self.me));
         transmit(self.world, self.now, link, dir, vc, msg, bytes);
+    }
+    /// Sends `msg` on `port` at tick `at` (not in the past), exactly as
+    /// [`Ctx::send`] called at `at` by a wake-up scheduled now for `at`
+    /// would, without that wake-up's event: the send's place among the
+    /// events of tick `at` is reserved now (as [`Ctx::wake_at`] would
+    /// take it), and the event loop transmits the message when the run
+    /// reaches that place, before any later event. So the send sees the
+    /// link as that wake-up would have: the credits returned by then
+    /// (and only those), the wire's state after every earlier send, and
+    /// its delivery's sequence number is the one that send would have
+    /// drawn. A component uses it for a fixed delay between deciding a
+    /// send and the message leaving (an egress pipeline) when nothing
+    /// else happens at the end of that delay.
+    ///
+    /// The reserved send counts as a processed event
+    /// ([`Simulation::events_processed`]), as the wake-up it replaces
+    /// would have, and its message is in [`Simulation::in_flight`] until
+    /// it leaves. Panics if the port is unwired, like `send`.
+    #[inline]
+    pub fn send_at(&mut self, at: Tick, port: PortId, msg: M, bytes: u32, vc: u8) {
+        debug_assert!(at >= self.now, "send in the past");
+        let (link, dir) = self.world.wires[self.me as usize][port]
+            .unwrap_or_else(|| panic!("component {} sent on unwired port {port}", self.me));
+        let r = ReservedSend {
+            tick: at.max(self.now),
+            order: order_word(Priority::Wake, self.world.queue.reserve()),
+            link,
+            dir,
+            vc,
+            bytes,
+            msg,
+        };
+        self.world.reserved.push(r);
     }
     /// Whether a message on `vc` of `port`'s link would leave without waiting
     /// for a credit.
@@ -466,7 +604,20 @@ impl<M: Message> Simulation<M> {
             }
         }
         self.world.stop = false;
-        while let Some(Entry { tick, order, event }) = self.world.queue.pop_entry(limit) {
+        loop {
+            // The queue's next event if it comes before the first reserved
+            // send; else that send is due first (a send never stops the
+            // run), unless it is past the limit too.
+            let next = self
+                .world
+                .queue
+                .pop_entry_before(limit, self.world.reserved.next);
+            let Some(Entry { tick, order, event }) = next else {
+                if self.send_reserved(limit) {
+                    continue;
+                }
+                break;
+            };
             self.now = tick;
             self.order = order;
             self.events += 1;
@@ -475,7 +626,7 @@ impl<M: Message> Simulation<M> {
                 return RunOutcome::Stopped;
             }
         }
-        if self.world.queue.is_empty() {
+        if self.world.queue.is_empty() && self.world.reserved.len == 0 {
             // Events that were reserved but never needed (they would have
             // found nothing to do) still mark the run's end.
             let end = self.world.horizon;
@@ -486,6 +637,24 @@ impl<M: Message> Simulation<M> {
         }
         self.now = limit;
         RunOutcome::TimeLimit
+    }
+
+    /// Transmits the first reserved send if there is one due by `limit`
+    /// (the queue had no event before it: none at all, none by the
+    /// limit, or none before its place); returns whether it did.
+    #[inline(never)]
+    fn send_reserved(&mut self, limit: Tick) -> bool {
+        let w = &mut self.world;
+        if w.reserved.len == 0 || (w.reserved.next >> 64) as Tick > limit {
+            return false;
+        }
+        let s = w.reserved.pop();
+        self.now = s.tick;
+        self.order = s.order;
+        self.events += 1;
+        w.queue.advance_to(s.tick);
+        transmit(w, s.tick, s.link, s.dir, s.vc, s.msg, s.bytes);
+        true
     }
 
     #[inline]
@@ -587,9 +756,9 @@ impl<M: Message> Simulation<M> {
     pub fn events_processed(&self) -> u64 {
         self.events
     }
-    /// Events still queued.
+    /// Events still queued (reserved sends included).
     pub fn events_pending(&self) -> usize {
-        self.world.queue.len()
+        self.world.queue.len() + self.world.reserved.len
     }
     /// Every message the kernel holds: queued for delivery, or waiting at
     /// its sender for a link credit. In no particular order. For reports
@@ -597,6 +766,7 @@ impl<M: Message> Simulation<M> {
     /// model need not track its messages while it runs.
     pub fn in_flight(&self) -> impl Iterator<Item = &M> + '_ {
         let queued = self.world.queue.iter().filter_map(Event::message);
+        let reserved = self.world.reserved.iter().map(|s| &s.msg);
         let waiting = self
             .world
             .links
@@ -604,7 +774,7 @@ impl<M: Message> Simulation<M> {
             .flat_map(|l| &l.dirs)
             .flat_map(|d| &d.channels)
             .flat_map(|ch| ch.waiting.iter().map(|p| &p.msg));
-        queued.chain(waiting)
+        queued.chain(reserved).chain(waiting)
     }
     /// The component `id` as its concrete type, if it is a `T`.
     pub fn component<T: 'static>(&self, id: ComponentId) -> Option<&T> {
@@ -866,6 +1036,7 @@ impl<M: Message> SystemBuilder<M> {
                 tracer: Tracer::new(self.trace),
                 stop: false,
                 horizon: 0,
+                reserved: ReservedSends::new(),
             },
             now: 0,
             events: 0,

@@ -12,7 +12,8 @@ use ccsim_kernel::prelude::*;
 use ccsim_protocol::engine::{Effects, SendStep};
 
 use super::program::put_word;
-use super::TOK_OUTBOX;
+use crate::link::EciLink;
+use ccsim_coherence::util::modulo;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct LlcLine {
@@ -101,6 +102,8 @@ pub(super) struct LlcRow<'a, 'c> {
     pub(super) now: Tick,
     /// When the row's messages leave.
     pub(super) delay: Tick,
+    /// The CPU's ECI links (a line's messages go on link `line % links`).
+    pub(super) links: u64,
 }
 
 impl Effects<()> for LlcRow<'_, '_> {
@@ -111,8 +114,14 @@ impl Effects<()> for LlcRow<'_, '_> {
             .data
             .then(|| boxed_line(self.copy.map_or([0; LINE_BYTES], |c| *copies.get(c))));
         let out = self.tables.make(s.msg, self.line, data);
+        // The path from the LLC to the link is a fixed delay that ends in
+        // the send and nothing else: the send's place is reserved now and
+        // the kernel makes it there (`Ctx::send_at`), no event of its own.
+        let meta = &self.tables.msgs[s.msg as usize];
+        let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+        let port = modulo(self.line, self.links) as PortId;
         self.ctx
-            .schedule_local(self.now + self.delay, TOK_OUTBOX, Msg::Coh(out));
+            .send_at(self.now + self.delay, port, Msg::Coh(out), bytes, vc);
         Ok(())
     }
 

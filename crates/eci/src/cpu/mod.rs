@@ -240,9 +240,9 @@ const TOK_WATCHDOG: u64 = 3;
 /// write-buffer entry.
 const TOK_DRAIN: u64 = 5;
 // Local-message tokens (`Ctx::schedule_local`): the fixed-latency paths of
-// messages, each item a kernel event of its own.
-/// From the LLC's send to the link.
-const TOK_OUTBOX: u64 = 0;
+// messages, each item a kernel event of its own. (The path from the LLC's
+// send to the link ends in a send and nothing else, so it is a reserved
+// send, `Ctx::send_at`, not an event.)
 /// A received message delayed by link jitter.
 const TOK_INBOX: u64 = 4;
 
@@ -1459,6 +1459,7 @@ impl CoherentCpu {
             checks,
             now,
             delay,
+            links: self.links,
         };
         if let Err(e) = execute(row, &mut fx) {
             if let Some(l) = held {
@@ -1695,12 +1696,6 @@ impl Component<Msg> for CoherentCpu {
     fn on_local(&mut self, token: u64, m: Msg, ctx: &mut Ctx<'_, Msg>) {
         let m = m.local_coh();
         match token {
-            TOK_OUTBOX => {
-                let meta = &self.tables.msgs[m.msg as usize];
-                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                let port = modulo(m.line, self.links) as PortId;
-                ctx.send(port, Msg::Coh(m), bytes, vc);
-            }
             TOK_INBOX => self.receive(ctx, m),
             _ => unreachable!("cpu: local message with token {token}"),
         }

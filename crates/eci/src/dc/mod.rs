@@ -119,11 +119,11 @@ const ST_AXI_WR: usize = 3;
 
 // Tokens of local messages (`Ctx::schedule_local`): the DC's fixed-latency
 // pipelines. Each item is a kernel event of its own, handled at its place
-// among the events of its tick.
+// among the events of its tick. (The egress pipeline, from a DCU's send to
+// the link, ends in a send and nothing else, so it is a reserved send,
+// `Ctx::send_at`, not an event.)
 /// Ingress to a DCU queue (from the link, or from the local machine).
 const TOK_INBOX: u64 = 0;
-/// Egress from a DCU's send to the link.
-const TOK_OUTBOX: u64 = 1;
 /// A DCU's message to the device-local machine (AXI, completions).
 const TOK_LOCAL: u64 = 2;
 // Tokens of wake-ups.
@@ -333,8 +333,9 @@ pub struct DirectoryController {
     /// Each slice's earliest reserved round's tick (`Tick::MAX`: none), so
     /// that `settle` passes over a slice at once before it.
     deferred_from: [Tick; 2],
-    /// Messages in the ingress, egress and local pipelines (carried by the
-    /// kernel as local messages until they are due).
+    /// Messages in the ingress and local pipelines (carried by the kernel
+    /// as local messages until they are due; the egress's are the kernel's
+    /// reserved sends).
     in_pipelines: usize,
     app_ops: VecDeque<AppOp>,
     /// Application ops in flight, by line (at most one per line), with
@@ -1200,14 +1201,6 @@ impl Component<Msg> for DirectoryController {
         self.in_pipelines -= 1;
         match token {
             TOK_INBOX => self.enqueue(ctx, m),
-            TOK_OUTBOX => {
-                let meta = &self.tables.msgs[m.msg as usize];
-                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
-                // Even lines on `eci0`, odd ones on `eci1` (the DC has
-                // exactly two links).
-                let port = (m.line & 1) as PortId;
-                ctx.send(port, Msg::Coh(m), bytes, vc);
-            }
             TOK_LOCAL => self.local_message(ctx, m),
             _ => unreachable!("dc: local message with token {token}"),
         }
@@ -1248,15 +1241,18 @@ impl DirectoryController {
     }
 
     /// Every message inside the DC, sent and not yet handled by a table:
-    /// in the DCU queues. (Those in the ingress, egress and AXI pipelines
-    /// are the kernel's local messages, listed by `Simulation::in_flight`.)
+    /// in the DCU queues. (Those in the ingress and AXI pipelines are the
+    /// kernel's local messages, and those in the egress its reserved
+    /// sends, both listed by `Simulation::in_flight`.)
     pub(crate) fn queued_messages(&self) -> impl Iterator<Item = &CohMsg> + '_ {
         self.dcus
             .iter()
             .flat_map(|d| d.responses.iter().chain(&d.requests))
     }
 
-    /// Messages queued in DCUs (waiting or stalled) and in the pipelines.
+    /// Messages queued in DCUs (waiting or stalled) and in the ingress and
+    /// local pipelines (not the egress: those are the kernel's reserved
+    /// sends, in `Simulation::in_flight`).
     pub fn queued(&self) -> usize {
         self.dcus
             .iter()
@@ -1295,7 +1291,16 @@ impl Effects<Dest> for DcRow<'_, '_> {
                 if s.data && dc.contended.remove(&line) {
                     dc.held_until.insert(line, leaves + dc.contended_hold);
                 }
-                dc.pipe(self.ctx, leaves, TOK_OUTBOX, out)
+                // The egress pipeline is a fixed delay that ends in the
+                // send and nothing else: the send's place is reserved now
+                // and the kernel makes it there (`Ctx::send_at`), with
+                // the credits and wire of that moment, no event of its own.
+                let meta = &dc.tables.msgs[out.msg as usize];
+                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                // Even lines on `eci0`, odd ones on `eci1` (the DC has
+                // exactly two links).
+                let port = (line & 1) as PortId;
+                self.ctx.send_at(leaves, port, Msg::Coh(out), bytes, vc)
             }
             Dest::Local(kind) => dc.send_local(self.ctx, self.d, self.done, out, kind),
             Dest::Dcu => unreachable!("the dc table sends to the peer or the app"),
