@@ -76,6 +76,12 @@ def test_locktable_quick_from_the_cli_and_the_api(tmp_path):
     assert m["grants"] == m["lock_ops"] == 2000
     # Every accelerator CAS is a far atomic the home executed.
     assert m["device_cas"] > 100 and m["home_atomics"] == m["device_cas"]
+    # CAS loops on the bucket's bytes: at 4 buckets both sides' CASes
+    # sometimes compare with a stale word and retry (the device's more often).
+    assert m["device_cas_retries"] > 0 and m["host_cas_retries"] > 0
+    assert m["device_retry_fraction"] > m["host_retry_fraction"]
+    calm = ccsim.run_point("ccix-locktable", "device_retries", 4096)["metrics"]
+    assert calm["device_cas_retries"] == 0
 
 
 @pytest.mark.slow

@@ -34,3 +34,17 @@ def test_vc1_credits_throttle_ccix_but_not_the_dma():
         assert at[("read_latency_quiet", x)] < at[("read_latency_dma", x)] < 1.1 * at[("read_latency_quiet", x)]
     # ATS waits behind the shared lanes: above its idle 617 ns.
     assert all(617.0 < at[("ats_dma", x)] < 700.0 for x in (1, 4, 32))
+
+
+def test_dma_writes_on_vc0_share_the_up_wire_with_ccix_requests():
+    df = ccsim.reproduce("ccix-vc-sharing", quick=True).df
+    at = {(s, x): v for s, x, v in zip(df.series, df.x, df.sim)}
+    # TaPaSCo's posted writes fill the device-to-host wire (~12.7 GB/s)
+    # whatever VC1's credits are.
+    assert all(at[("dma_write_throughput", x)] > 10.0 for x in (1, 4, 32))
+    # The CCIX read requests wait behind at most a write or so (1:1
+    # arbitration): slower than on a quiet VC0, by less than 10%.
+    x = 32
+    assert at[("read_latency_quiet", x)] < at[("read_latency_dma_write", x)] < 1.1 * at[("read_latency_quiet", x)]
+    m = ccsim.run_point("ccix-vc-sharing", "dma_write_throughput", 32)["metrics"]
+    assert m["up_utilization"] > 0.5 > m["down_utilization"]

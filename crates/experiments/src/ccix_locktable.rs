@@ -1,42 +1,50 @@
 //! `ccix_locktable` — neoDBMS's shared lock table (CCIX §V, Figs. 8, 9):
 //! hash buckets in host memory on a huge page (the ATC warmed once), each
-//! bucket one 64 B line holding a queue of lock entries. A locker acquires
-//! a record's lock by a compare-and-swap that appends its entry to the
-//! bucket's queue (the head slot holds the lock, the others wait) and
-//! releases it by a compare-and-swap that shifts the queue left, granting
-//! the lock to the new head.
+//! bucket one 64 B line whose first 8 B word is a queue of lock entries
+//! (see [`queue`]: seven one-byte slots, the head holding the lock, and the
+//! entry count). A locker acquires a record's lock by a compare-and-swap
+//! that appends its entry to the bucket's queue and releases it by one
+//! that shifts the queue left, granting the lock to the new head.
 //!
+//! * **Real bytes, real CAS loops.** Every CAS compares the bucket's word
+//!   with the word its locker last saw there (the table starts empty, all
+//!   zero) and swaps in that word appended or shifted. It fails when
+//!   another locker changed the word meanwhile; it then returns the word
+//!   it found, which becomes the compare value of the retry.
+//!   - On the U280 the lock module's CAS is what "the CCIX-RA on the AU280
+//!     then sends to the host" (§V-A): after the ATC lookup and the
+//!     operands' AXI write into the System Cache, a far AtomicCompare
+//!     carrying its encoded operands (`LineRmw::to_operands`), which the
+//!     home executes on the line's bytes after invalidating every copy (a
+//!     core's dirty line comes back with SnpToI) and answers with the line
+//!     it found (CompData_I). A retry is another such sequence: at least
+//!     one more CCIX round trip.
+//!   - On an N1 core the CAS is a store whose read-modify-write
+//!     (`TableAgent::set_program_rmw`) runs at the instant it takes effect,
+//!     with the line held unique: a hit at once, a miss when the line
+//!     arrives (after a device atomic took it, a ReadUnique to the home),
+//!     plus the CAS's ordering `host_atomic_ns`.
 //! * **The lockers.** neoDBMS on 1-3 N1 cores and the U280's lock module,
 //!   each a loop: draw a record, acquire, hold the lock `hold_ns`, release,
-//!   think `think_ns`, until the run's `lock_ops` acquires are issued.
-//!   Every CAS is a real coherent access of the bucket's line through the
-//!   verified ccix table on `[systems.ccix_host]`: on a core a local atomic
-//!   (a store to the line, its L1 hit or miss, plus the CAS's ordering
-//!   `host_atomic_ns`, as `ccix_atomic`); on the U280 the lock module's
-//!   CCIX Atomic Compare and Swap, which "the CCIX-RA on the AU280 then
-//!   sends to the host" (§V-A): after the ATC lookup and the operands'
-//!   AXI write into the System Cache, a far AtomicCompare that the home
-//!   executes after invalidating every copy (a core's dirty line comes
-//!   back with SnpToI) and answers with the old value. The line then sits
-//!   at the home only, so the host's next CAS on a contended bucket misses
-//!   in its caches and goes to the home (ReadUnique), behind the device's
-//!   atomic when that is still there.
-//! * **Waiting.** A locker whose entry is not at the head waits for the
-//!   grant (notified when the holder's release shifts it to the head;
+//!   think (`think_ns`, exponential or fixed), until the run's `lock_ops`
+//!   acquires are issued. A locker whose entry is not at the head waits
+//!   for its grant: it is notified when the holder's shift puts it at the
+//!   head and learns the word from it (what its read would return;
 //!   neoDBMS's wait is not described, and spinning is not modelled). The
 //!   driver runs the simulation in 20 ns steps and appends each locker's
 //!   next CAS when its previous one completed or its grant came
 //!   ([`TableAgent::append_program`](ccsim_coherence::agents::TableAgent::append_program)).
-//! * **Order.** A core's CAS takes effect when its core holds the line
-//!   unique (`program_effects`), the device's when the home executes it
-//!   (`home_writes`): on one line these instants follow the line's
-//!   coherence order, so the lock table's queues are updated in that order.
-//!   The table is the paper's layout (a fixed array of slots, appended at
-//!   the first free slot, shifted left on release); after the run its
-//!   grants are checked against a sequential reference (a FIFO per bucket
-//!   fed the same acquires and releases in the same order): the same grant
-//!   order, every acquire granted exactly once, no two holders of a bucket
-//!   at once, every queue empty at the end.
+//! * **Checks.** A core's CAS takes effect when its core holds the line
+//!   unique, the device's when the home executes it (`home_writes`, with
+//!   the line it found): on one line these instants follow the line's
+//!   coherence order. After the run the table's bytes are checked: in that
+//!   order each CAS found the word the previous successful one left (no
+//!   lost update), and the final words, read from simulated memory (or a
+//!   core's dirty copy), are every queue empty. The grants, read from the
+//!   words (an append into an empty queue, a shift's new head), are
+//!   checked against a sequential reference (a FIFO per bucket fed the
+//!   same successful CASes in the same order): the same grant order, every
+//!   acquire granted exactly once, no two holders of a bucket at once.
 //!
 //! ```
 //! use ccsim_kernel::component::Params;
@@ -46,20 +54,23 @@
 //! assert_eq!(r.metrics["grants"], r.metrics["lock_ops"]);
 //! ```
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
+use ccsim_coherence::agents::line_engine::LineRmw;
 use ccsim_coherence::agents::PROGRAM_WAKE;
+use ccsim_coherence::{Line, LINE_BYTES};
 use ccsim_kernel::prelude::*;
 use ccsim_platform::BuiltSystem;
 
+use crate::ccix_shared::{word0, ATOMIC_OPERANDS_BYTES};
 use crate::invocation::percentile;
 use crate::program_run::{build_for_program, no_violation, role_agents};
 use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// The lock table's first bucket line (a huge page's frames).
 const TABLE_LINE: u64 = 0x8_8000_0000 / 64;
-/// Lock entries a bucket's line holds (64 B: eight 8 B words, one for the
-/// bucket's header).
+/// Lock entries a bucket holds: the slots of its queue word (see
+/// [`queue`]).
 const SLOTS: usize = 7;
 /// The driver's step: completions are seen, and the next CASes appended,
 /// at most this late (a locker's think time grows by up to it).
@@ -70,14 +81,15 @@ const RECORDS: u64 = 1 << 20;
 /// The declaration of `ccix_locktable`.
 pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
     name: "ccix_locktable",
-    description: "CCIX §V: neoDBMS's shared lock table in host memory (huge page, ATC warm): x hash buckets, each a 64 B line holding a lock queue; neoDBMS on 1-3 N1 cores and the U280's lock module acquire by a CAS that appends to the queue and release by a CAS that shifts it, every CAS a coherent access through the verified ccix table (a local atomic on a core; a far AtomicCompare executed at the home from the U280); grants checked against a sequential reference.",
+    description: "CCIX §V: neoDBMS's shared lock table in host memory (huge page, ATC warm): x hash buckets, each a 64 B line whose first word is a lock queue; neoDBMS on 1-3 N1 cores and the U280's lock module acquire by a CAS that appends to the queue and release by a CAS that shifts it, every CAS on the line's real bytes through the verified ccix table (a read-modify-write in a core's cache; a far AtomicCompare with encoded operands executed at the home from the U280), compared with the word its locker last saw and retried with the word it found when that was stale; the table's bytes and grants checked against a sequential reference.",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix_host"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix_host]", description: "The system: the first `ra` is the device's cache, the next ones the host cores." },
         ParamSpec { name: "host_lockers", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cores", range: ParamRange::between(0.0, 16.0), from: "CCIX §V-B: neoDBMS on a single CPU core", description: "Host cores that lock (one locker each)." },
         ParamSpec { name: "device_lockers", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "lockers", range: ParamRange::between(0.0, 1.0), from: "CCIX §V-A: one lock module on the FPGA", description: "The U280's lock module (0: the host alone)." },
         ParamSpec { name: "lock_ops", kind: ParamKind::Int, default: ParamDefault::Int(2000), unit: "locks", range: ParamRange::between(1.0, 100_000_000.0), from: "assumed: enough for stable means", description: "Acquires issued in the run, over all lockers (each followed by its release)." },
         ParamSpec { name: "hold_ns", kind: ParamKind::Float, default: ParamDefault::Float(200.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: the record's update under the lock (not given)", description: "Time a locker holds a granted lock before its release CAS." },
-        ParamSpec { name: "think_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: the next lock request's preparation", description: "Time from a release's completion to the locker's next acquire." },
+        ParamSpec { name: "think_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: the next lock request's preparation", description: "Mean time from a release's completion to the locker's next acquire (see think)." },
+        ParamSpec { name: "think", kind: ParamKind::Enum(&["exponential", "fixed"]), default: ParamDefault::Str("exponential"), unit: "", range: ParamRange::ANY, from: "assumed: lock requests arrive as a transaction stream's do (memoryless); 'fixed' makes every locker periodic", description: "How think_ns is spent: exponentially distributed with that mean, or exactly think_ns. Fixed periods can lock the device's CAS loop in phase with the host's (each retry compares with a word the host has changed again since: starvation at one bucket)." },
         ParamSpec { name: "host_atomic_ns", kind: ParamKind::Float, default: ParamDefault::Float(48.46), unit: "ns", range: ParamRange::at_least(0.0), from: "calibrated (as ccix_atomic.host_atomic_ns): CCIX §IV Exp. 5, a host AtomicCompare takes 50 ns", description: "A host CAS's cost beyond its access of the line." },
     ],
     check: None,
@@ -93,22 +105,95 @@ pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "queued_fraction", unit: "", description: "Acquires that found the bucket's queue non-empty." },
         MetricSpec { name: "lock_ops", unit: "locks", description: "Acquires completed." },
         MetricSpec { name: "grants", unit: "locks", description: "Grants (each checked against the sequential reference: equal to lock_ops)." },
-        MetricSpec { name: "device_cas", unit: "CASes", description: "The U280's CASes (acquires and releases) that completed." },
+        MetricSpec { name: "device_cas", unit: "CASes", description: "The U280's CASes (acquires, releases and their retries) that completed." },
+        MetricSpec { name: "host_cas", unit: "CASes", description: "The host's CASes (acquires, releases and their retries) that completed." },
+        MetricSpec { name: "device_cas_retries", unit: "CASes", description: "The U280's CASes that failed (compared with a word another locker had changed) and were retried with the word returned." },
+        MetricSpec { name: "host_cas_retries", unit: "CASes", description: "The host's CASes that failed and were retried." },
+        MetricSpec { name: "device_retry_fraction", unit: "", description: "Failed CASes over all CASes of the U280." },
+        MetricSpec { name: "host_retry_fraction", unit: "", description: "Failed CASes over all CASes of the host." },
         MetricSpec { name: "home_atomics", unit: "atomics", description: "Far atomics the home executed (one per device CAS)." },
     ],
     run,
 };
+
+/// A bucket's lock queue as the one 8 B word of its line that every CAS
+/// compares and swaps (little-endian): bytes 0-6 the slots, slot 0 the
+/// holder, each a locker's tag (its index + 1; 0 free), byte 7 the number
+/// of entries (the header). One word, because a CAS must shift the whole
+/// queue at once.
+mod queue {
+    use super::SLOTS;
+
+    fn bytes(word: u64) -> [u8; 8] {
+        word.to_le_bytes()
+    }
+
+    /// The entries' tags, head first; an error names a malformed word (a
+    /// count that disagrees with the slots, a gap, a count past the slots).
+    pub fn entries(word: u64) -> Result<Vec<u8>, String> {
+        let b = bytes(word);
+        let n = b[SLOTS] as usize;
+        let used = b[..SLOTS].iter().take_while(|&&t| t != 0).count();
+        if n > SLOTS || used != n || b[n.min(SLOTS)..SLOTS].iter().any(|&t| t != 0) {
+            return Err(format!(
+                "bucket word {word:#018x} is not a queue (count {n}, slots {:?})",
+                &b[..SLOTS]
+            ));
+        }
+        Ok(b[..n].to_vec())
+    }
+
+    /// The holder's tag, if any.
+    pub fn head(word: u64) -> Result<Option<u8>, String> {
+        Ok(entries(word)?.first().copied())
+    }
+
+    fn pack(entries: &[u8]) -> u64 {
+        let mut b = [0u8; 8];
+        b[..entries.len()].copy_from_slice(entries);
+        b[SLOTS] = entries.len() as u8;
+        u64::from_le_bytes(b)
+    }
+
+    /// The CAS-append: `tag` at the first free slot; the new word and the
+    /// slot (0: the lock is granted at once).
+    pub fn append(word: u64, tag: u8) -> Result<(u64, usize), String> {
+        let mut e = entries(word)?;
+        if e.len() == SLOTS {
+            return Err(format!("a bucket's {SLOTS} slots are full"));
+        }
+        if e.contains(&tag) {
+            return Err(format!(
+                "locker tag {tag} is already queued in {word:#018x}"
+            ));
+        }
+        e.push(tag);
+        Ok((pack(&e), e.len() - 1))
+    }
+
+    /// The CAS-shift: the head (which must be `tag`) leaves, the rest move
+    /// one slot left; the new word.
+    pub fn shift(word: u64, tag: u8) -> Result<u64, String> {
+        let e = entries(word)?;
+        if e.first() != Some(&tag) {
+            return Err(format!(
+                "release by locker tag {tag}, which does not hold the bucket ({word:#018x})"
+            ));
+        }
+        Ok(pack(&e[1..]))
+    }
+}
 
 /// What a locker is doing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
     /// Its next acquire issues at this time.
     Idle(Tick),
-    /// Its acquire CAS is in the program from this op index.
+    /// A CAS of its acquire is in the program from this op index.
     Acquiring(usize),
     /// Its entry waits in the queue.
     Waiting,
-    /// Its release CAS is in the program from this op index.
+    /// A CAS of its release is in the program from this op index.
     Releasing(usize),
     /// The run's acquires are all issued.
     Done,
@@ -117,53 +202,39 @@ enum Phase {
 struct Locker {
     agent: usize,
     device: bool,
+    /// Its entry in a queue (index + 1).
+    tag: u8,
     phase: Phase,
     bucket: u64,
-    /// The current acquire's id, its issue and when it took effect.
+    /// The current acquire's id, and when it took effect.
     acquire: usize,
-    issued_at: Tick,
     /// When the locker knows its acquire completed (its grant can start no
     /// earlier).
     acquired_at: Tick,
+    /// The last word it saw of each bucket (the table starts empty): the
+    /// compare value of its next CAS there.
+    seen: HashMap<u64, u64>,
+    /// The CAS in flight: its compare and swap values.
+    expected: u64,
+    proposed: u64,
+    /// When the current lock request started (its first CAS's request).
+    request_start: Option<Tick>,
+    /// CASes issued, and those that failed (compared with a stale word).
+    cases: usize,
+    retries: usize,
     latencies: Vec<f64>,
     waits: Vec<f64>,
 }
 
-/// The paper's bucket: a fixed array of slots, the head holding the lock.
-#[derive(Clone, Copy, Default)]
-struct Bucket {
-    slots: [Option<usize>; SLOTS],
-}
-
-impl Bucket {
-    /// CAS-append at the first free slot; the slot's index (0: granted).
-    fn append(&mut self, entry: usize) -> Result<usize, String> {
-        let free = self
-            .slots
-            .iter()
-            .position(Option::is_none)
-            .ok_or_else(|| format!("a bucket's {SLOTS} slots are full"))?;
-        self.slots[free] = Some(entry);
-        Ok(free)
-    }
-
-    /// CAS-shift: the head leaves (it must be `entry`), the rest move one
-    /// slot left; the new head, if any.
-    fn shift(&mut self, entry: usize) -> Result<Option<usize>, String> {
-        if self.slots[0] != Some(entry) {
-            return Err(format!(
-                "release of lock {entry} by a locker that is not the head ({:?})",
-                self.slots[0]
-            ));
-        }
-        self.slots.copy_within(1.., 0);
-        self.slots[SLOTS - 1] = None;
-        Ok(self.slots[0])
+impl Locker {
+    fn seen(&self, bucket: u64) -> u64 {
+        self.seen.get(&bucket).copied().unwrap_or(0)
     }
 }
 
-/// One CAS that took effect: when, on which bucket, by which locker, and
-/// whether it acquires or releases.
+/// One CAS that took effect on a bucket's word: when, by which locker,
+/// whether it acquires or releases, the word it found and the word after
+/// it (equal when it failed).
 #[derive(Debug, Clone, Copy)]
 struct CasEvent {
     at: Tick,
@@ -171,6 +242,9 @@ struct CasEvent {
     locker: usize,
     acquire: bool,
     id: usize,
+    old: u64,
+    new: u64,
+    success: bool,
 }
 
 fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
@@ -199,7 +273,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let total = params.uint("lock_ops") as usize;
     let ps = |name: &str| (params.float(name) * 1000.0).round() as Tick;
     let (hold, think, host_atomic) = (ps("hold_ns"), ps("think_ns"), ps("host_atomic_ns"));
-    // The device's CAS issues after the ATC lookup and the operands' write.
+    // Each device CAS issues after the ATC lookup and the operands' write.
     let lookup = crate::ccix_shared::atc_lookup(point.platform)?
         + crate::ccix_shared::device_operand_write(point.platform, system)?;
 
@@ -213,19 +287,27 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         )));
     }
     let ha = role_agents(&s, "ha", system)?[0];
-    // neoDBMS allocated and initialised the table: its lines are in the L3.
+    // neoDBMS allocated and initialised the table (every queue empty): its
+    // lines are zero, in the home's memory and its L3.
+    for line in TABLE_LINE..TABLE_LINE + buckets {
+        s.agent_mut(ha)
+            .preload_memory(line, [0u8; LINE_BYTES])
+            .map_err(werr)?;
+        s.checker.borrow_mut().preload(line, &[0u8; LINE_BYTES]);
+    }
     s.agent_mut(ha).warm(TABLE_LINE..TABLE_LINE + buckets);
-    // The instants the home executes the device's atomics.
+    // The instants the home executes the device's atomics, with the line
+    // each found.
     s.agent_mut(ha).record_home_writes();
     let mut lockers: Vec<Locker> = Vec::new();
     let mut start = 0;
     // The U280 (the first `ra`) when it locks, then the host cores.
     for &a in ras.iter().take(device_lockers) {
-        lockers.push(new_locker(a, true, start));
+        lockers.push(new_locker(a, true, lockers.len(), start));
         start += STEP / 2;
     }
     for &a in &ras[1..=host_lockers] {
-        lockers.push(new_locker(a, false, start));
+        lockers.push(new_locker(a, false, lockers.len(), start));
         start += STEP / 2;
     }
     for l in &lockers {
@@ -233,16 +315,17 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
 
     let mut rng = SimRng::for_path(point.seed, "ccix_locktable.records");
-    let mut table = vec![Bucket::default(); buckets as usize];
+    // Think times drawn per release (with think = exponential).
+    let mut think_rng = SimRng::for_path(point.seed, "ccix_locktable.think");
+    let exponential_think = params.str("think") == "exponential";
     let mut events: Vec<CasEvent> = Vec::new();
     let mut grants: Vec<(u64, usize, Tick)> = Vec::new(); // (bucket, acquire id, at)
-    let mut holder_of: Vec<usize> = Vec::new(); // acquire id -> locker
     let mut issued = 0usize;
     let mut queued = 0usize;
     let mut t: Tick = 0;
     loop {
         // Issue what is due: acquires of idle lockers.
-        for (i, l) in lockers.iter_mut().enumerate() {
+        for l in lockers.iter_mut() {
             if let Phase::Idle(at) = l.phase {
                 if issued == total {
                     l.phase = Phase::Done;
@@ -254,10 +337,9 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                 let record = rng.below(RECORDS);
                 l.bucket = hash(record) % buckets;
                 l.acquire = issued;
-                holder_of.push(i);
                 issued += 1;
-                l.issued_at = at;
-                let first = issue_cas(&mut s, l, at, t, lookup)?;
+                l.request_start = None;
+                let first = issue_cas(&mut s, l, true, at, t, lookup)?;
                 l.phase = Phase::Acquiring(first);
             }
         }
@@ -266,8 +348,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         // CASes that completed by t, in the order they took effect. A
         // device atomic the home executed whose old value is still on its
         // way back holds up every later CAS (its place in the line's order
-        // is known, its completion not yet).
-        let mut done: Vec<CasEvent> = Vec::new();
+        // is known, its outcome to the device not yet).
+        let mut done: Vec<(CasEvent, usize)> = Vec::new();
         let mut horizon = Tick::MAX;
         for (i, l) in lockers.iter().enumerate() {
             let (first, acquire) = match l.phase {
@@ -287,66 +369,104 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                 }
                 continue;
             }
-            let at = if l.device {
+            // The word the CAS found: the old line the home's CompData_I
+            // returned to the device, or the line the core's CAS read.
+            let (at, found) = if l.device {
                 executed_at_home(&s, ha, TABLE_LINE + l.bucket, l.agent, end)?
             } else {
-                agent.program_effects()[first]
+                (
+                    agent.program_effects()[first],
+                    agent.program_found().get(first).copied().flatten(),
+                )
             };
-            done.push(CasEvent {
-                at,
-                bucket: l.bucket,
-                locker: i,
-                acquire,
-                id: l.acquire,
-            });
+            let found = found.ok_or_else(|| RunError::Violation {
+                message: format!(
+                    "lock table: locker {i}'s CAS on bucket {} completed without the line it found",
+                    l.bucket
+                ),
+            })?;
+            let old = word0(&found);
+            let success = old == l.expected;
+            done.push((
+                CasEvent {
+                    at,
+                    bucket: l.bucket,
+                    locker: i,
+                    acquire,
+                    id: l.acquire,
+                    old,
+                    new: if success { l.proposed } else { old },
+                    success,
+                },
+                first,
+            ));
         }
-        done.retain(|e| e.at < horizon);
-        done.sort_by_key(|e| (e.at, e.locker));
-        for e in done {
-            let l = &mut lockers[e.locker];
-            let (first, _) = match l.phase {
-                Phase::Acquiring(f) | Phase::Releasing(f) => (f, ()),
-                _ => unreachable!("a completed CAS's locker is acquiring or releasing"),
-            };
-            let end = s.agent(l.agent).program_times()[first].1;
-            let known = if l.device { end } else { end + host_atomic };
+        done.retain(|(e, _)| e.at < horizon);
+        done.sort_by_key(|(e, _)| (e.at, e.locker));
+        for (e, first) in done {
             events.push(e);
-            let bucket = &mut table[e.bucket as usize];
+            let l = &mut lockers[e.locker];
+            let (cas_start, end) = s.agent(l.agent).program_times()[first];
+            let known = if l.device { end } else { end + host_atomic };
             if e.acquire {
-                let start = if l.device {
-                    s.agent(l.agent).program_times()[first].0 - lookup
+                // The request started with its first CAS (the device's
+                // before its ATC lookup and operands' write).
+                l.request_start
+                    .get_or_insert(cas_start - if l.device { lookup } else { 0 });
+            }
+            // What the CAS returned is now the locker's view of the word.
+            l.seen.insert(e.bucket, e.new);
+            if !e.success {
+                // The CAS loop: compare with the word just returned.
+                l.retries += 1;
+                let again = issue_cas(&mut s, l, e.acquire, known, t, lookup)?;
+                l.phase = if e.acquire {
+                    Phase::Acquiring(again)
                 } else {
-                    s.agent(l.agent).program_times()[first].0
+                    Phase::Releasing(again)
                 };
-                l.latencies.push((known - start) as f64 / 1000.0);
+                continue;
+            }
+            if e.acquire {
+                let started = l.request_start.expect("set above");
+                l.latencies.push((known - started) as f64 / 1000.0);
                 l.acquired_at = known;
-                let slot = bucket.append(e.id).map_err(|m| violation(e, &m))?;
+                let (_, slot) = queue::append(e.old, l.tag).map_err(|m| violation(&e, &m))?;
                 if slot == 0 {
                     grants.push((e.bucket, e.id, e.at));
                     l.waits.push(0.0);
-                    l.phase = Phase::Releasing(issue_cas(&mut s, l, known + hold, t, lookup)?);
+                    l.phase =
+                        Phase::Releasing(issue_cas(&mut s, l, false, known + hold, t, lookup)?);
                 } else {
                     queued += 1;
                     l.phase = Phase::Waiting;
                 }
             } else {
-                let next = bucket.shift(e.id).map_err(|m| violation(e, &m))?;
-                l.phase = Phase::Idle(known + think);
-                if let Some(next) = next {
-                    grants.push((e.bucket, next, e.at));
-                    let w = &mut lockers[holder_of[next]];
-                    if w.phase != Phase::Waiting || w.acquire != next {
+                let next = if exponential_think {
+                    think_rng.exponential(think as f64).round() as Tick
+                } else {
+                    think
+                };
+                l.phase = Phase::Idle(known + next);
+                // The shift's word names the next holder.
+                if let Some(next) = queue::head(e.new).map_err(|m| violation(&e, &m))? {
+                    let w = &mut lockers[next as usize - 1];
+                    if w.phase != Phase::Waiting || w.bucket != e.bucket {
                         return Err(violation(
-                            e,
-                            "the granted entry's locker is not waiting for it",
+                            &e,
+                            "the new head's locker is not waiting in this bucket",
                         ));
                     }
-                    // The grant reaches the waiter no earlier than its own
-                    // acquire's completion.
+                    grants.push((e.bucket, w.acquire, e.at));
+                    // The waiter learns the word with its grant (what its
+                    // read of the bucket would return), and the grant
+                    // reaches it no earlier than its own acquire's end.
+                    w.seen.insert(e.bucket, e.new);
                     let granted = e.at.max(w.acquired_at);
                     w.waits
                         .push((e.at.saturating_sub(w.acquired_at)) as f64 / 1000.0);
-                    w.phase = Phase::Releasing(issue_cas(&mut s, w, granted + hold, t, lookup)?);
+                    w.phase =
+                        Phase::Releasing(issue_cas(&mut s, w, false, granted + hold, t, lookup)?);
                 }
             }
         }
@@ -357,7 +477,12 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
     s.sim.run();
     no_violation(&s)?;
-    check_against_reference(&events, &grants, &table, issued)?;
+    let final_words: Vec<u64> = (0..buckets)
+        .map(|b| word0(&coherent_value(&s, &ras, ha, TABLE_LINE + b)))
+        .collect();
+    check_bytes(&events, &final_words)?;
+    let successes: Vec<CasEvent> = events.iter().copied().filter(|e| e.success).collect();
+    check_against_reference(&successes, &grants, &final_words, issued)?;
 
     let mut metrics = BTreeMap::new();
     let side = |device: bool, f: fn(&Locker) -> &Vec<f64>| -> Vec<f64> {
@@ -383,14 +508,24 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         );
         metrics.insert(format!("{name}_wait_ns"), mean(&waits));
         metrics.insert(format!("{name}_grant_ns"), mean(&lat) + mean(&waits));
+        let (cases, retries) = lockers
+            .iter()
+            .filter(|l| l.device == device)
+            .fold((0, 0), |(c, r), l| (c + l.cases, r + l.retries));
+        metrics.insert(format!("{name}_cas"), cases as f64);
+        metrics.insert(format!("{name}_cas_retries"), retries as f64);
+        metrics.insert(
+            format!("{name}_retry_fraction"),
+            if cases == 0 {
+                0.0
+            } else {
+                retries as f64 / cases as f64
+            },
+        );
     }
     metrics.insert("queued_fraction".into(), queued as f64 / issued as f64);
     metrics.insert("lock_ops".into(), issued as f64);
     metrics.insert("grants".into(), grants.len() as f64);
-    metrics.insert(
-        "device_cas".into(),
-        events.iter().filter(|e| lockers[e.locker].device).count() as f64,
-    );
     metrics.insert(
         "home_atomics".into(),
         s.agent(ha).home_writes().len() as f64,
@@ -398,36 +533,51 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
 }
 
-fn new_locker(agent: usize, device: bool, start: Tick) -> Locker {
+fn new_locker(agent: usize, device: bool, index: usize, start: Tick) -> Locker {
     Locker {
         agent,
         device,
+        tag: index as u8 + 1,
         phase: Phase::Idle(start),
         bucket: 0,
         acquire: 0,
-        issued_at: 0,
         acquired_at: 0,
+        seen: HashMap::new(),
+        expected: 0,
+        proposed: 0,
+        request_start: None,
+        cases: 0,
+        retries: 0,
         latencies: Vec::new(),
         waits: Vec::new(),
     }
 }
 
+/// The latest value of `line` after the run: the copy of a request agent
+/// that may write it (a core's dirty line), else the home's memory.
+fn coherent_value(s: &BuiltSystem, ras: &[usize], ha: usize, line: u64) -> Line {
+    ras.iter()
+        .find(|&&a| s.agent(a).writes(line))
+        .and_then(|&a| s.agent(a).copy_of(line).copied())
+        .unwrap_or_else(|| s.agent(ha).memory_of(line))
+}
+
 /// When the home executed `device`'s far atomic on `line` that completed
-/// at `end`: the home's last write for it on that line by then (the device
-/// has one CAS in flight at a time).
+/// at `end`, and the line it found: the home's last write for it on that
+/// line by then (the device has one CAS in flight at a time).
 fn executed_at_home(
     s: &BuiltSystem,
     ha: usize,
     line: u64,
     device: usize,
     end: Tick,
-) -> Result<Tick, RunError> {
+) -> Result<(Tick, Option<Line>), RunError> {
     s.agent(ha)
         .home_writes()
         .iter()
         .rev()
         .find(|&&(l, req, at, _)| l == line && req as usize == device && at <= end)
-        .map(|&(_, _, at, _)| at)
+        .map(|&(_, _, at, old)| (at, old))
         .ok_or_else(|| RunError::Violation {
             message: format!(
                 "lock table: the device's atomic on line {line:#x} completed at {end} ps but the home never executed it"
@@ -466,7 +616,7 @@ fn mean(v: &[f64]) -> f64 {
     }
 }
 
-fn violation(e: CasEvent, message: &str) -> RunError {
+fn violation(e: &CasEvent, message: &str) -> RunError {
     RunError::Violation {
         message: format!(
             "lock table, bucket {} at {} ps (lock {}): {message}",
@@ -475,29 +625,91 @@ fn violation(e: CasEvent, message: &str) -> RunError {
     }
 }
 
-/// Appends the locker's CAS on its bucket to its agent's program, issuing
-/// no earlier than `at` (the device's after its ATC lookup), and wakes the
-/// agent; the CAS's first operation's index.
+/// Appends the locker's next CAS on its bucket to its agent's program,
+/// issuing no earlier than `at`, and wakes the agent; the CAS's op index.
+/// The compare value is the word the locker last saw, the swap value that
+/// word with its entry appended (`acquire`) or the queue shifted. On the
+/// U280 a far AtomicCompare carrying both (after the ATC lookup and the
+/// operands' AXI write, `lookup`), executed at the home; on a core a store
+/// whose read-modify-write runs when the core holds the line unique.
 fn issue_cas(
     s: &mut BuiltSystem,
-    l: &Locker,
+    l: &mut Locker,
+    acquire: bool,
     at: Tick,
     now: Tick,
     lookup: Tick,
 ) -> Result<usize, RunError> {
     let line = TABLE_LINE + l.bucket;
-    let first = s.agent(l.agent).program_times().len();
-    let (ops, at): (&[(u64, &str)], Tick) = if l.device {
-        // The CCIX atomic, sent to the home (after the ATC lookup and the
-        // operands' AXI write, `lookup` here).
-        (&[(line, "atomic")], at + lookup)
+    let expected = l.seen(l.bucket);
+    let proposed = if acquire {
+        queue::append(expected, l.tag).map(|(word, _)| word)
     } else {
-        (&[(line, "store")], at)
+        queue::shift(expected, l.tag)
+    }
+    .map_err(|m| RunError::Violation {
+        message: format!("lock table, bucket {} (lock {}): {m}", l.bucket, l.acquire),
+    })?;
+    let cas = LineRmw::Cas {
+        offset: 0,
+        expected,
+        new: proposed,
     };
-    s.agent_mut(l.agent).append_program(ops, at).map_err(werr)?;
+    (l.expected, l.proposed) = (expected, proposed);
+    l.cases += 1;
+    let first = s.agent(l.agent).program_times().len();
+    let agent = s.agent_mut(l.agent);
+    let at = if l.device {
+        let at = at + lookup;
+        agent
+            .append_program(&[(line, "atomic")], at)
+            .map_err(werr)?;
+        agent
+            .set_program_value(first, &cas.to_operands()[..ATOMIC_OPERANDS_BYTES])
+            .map_err(werr)?;
+        at
+    } else {
+        agent.append_program(&[(line, "store")], at).map_err(werr)?;
+        agent.set_program_rmw(first, cas).map_err(werr)?;
+        at
+    };
     let id = s.agents[l.agent];
     s.sim.wake(id, at.max(now), PROGRAM_WAKE);
     Ok(first)
+}
+
+/// The bytes' own history, per bucket in the order the CASes took effect:
+/// each CAS found the word the previous successful one left (a failed one
+/// found a word other than its compare value and left it), each success
+/// appended or shifted that word, and the table's final words (read from
+/// simulated memory) are the last ones left, every queue empty.
+fn check_bytes(events: &[CasEvent], final_words: &[u64]) -> Result<(), RunError> {
+    let fail = |m: String| RunError::Violation {
+        message: format!("lock table's bytes: {m}"),
+    };
+    let mut order: Vec<&CasEvent> = events.iter().collect();
+    order.sort_by_key(|e| (e.at, e.locker));
+    let mut word: BTreeMap<u64, u64> = BTreeMap::new();
+    for e in order {
+        let w = word.entry(e.bucket).or_insert(0);
+        if e.old != *w {
+            return Err(fail(format!(
+                "bucket {} at {} ps: a CAS found {:#018x}, the last one left {:#018x} (a lost update)",
+                e.bucket, e.at, e.old, *w
+            )));
+        }
+        queue::entries(e.new).map_err(fail)?;
+        *w = e.new;
+    }
+    for (b, &f) in final_words.iter().enumerate() {
+        let left = word.get(&(b as u64)).copied().unwrap_or(0);
+        if f != left || f != 0 {
+            return Err(fail(format!(
+                "bucket {b} holds {f:#018x} at the end (its last CAS left {left:#018x}; an empty queue is 0)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The simulated lock table against a sequential reference: a FIFO per
@@ -508,7 +720,7 @@ fn issue_cas(
 fn check_against_reference(
     events: &[CasEvent],
     grants: &[(u64, usize, Tick)],
-    table: &[Bucket],
+    final_words: &[u64],
     acquires: usize,
 ) -> Result<(), RunError> {
     let fail = |m: String| RunError::Violation {
@@ -581,10 +793,7 @@ fn check_against_reference(
         }
         *h = grant == 1;
     }
-    if let Some(b) = table
-        .iter()
-        .position(|b| b.slots.iter().any(Option::is_some))
-    {
+    if let Some(b) = final_words.iter().position(|&w| w != 0) {
         return Err(fail(format!("bucket {b} still holds entries at the end")));
     }
     Ok(())
@@ -601,21 +810,62 @@ mod tests {
             locker,
             acquire,
             id,
+            old: 0,
+            new: 0,
+            success: true,
         }
     }
 
     #[test]
-    fn the_papers_bucket_appends_at_the_first_free_slot_and_shifts_on_release() {
-        let mut b = Bucket::default();
-        assert_eq!(b.append(10), Ok(0));
-        assert_eq!(b.append(11), Ok(1));
-        assert!(b.shift(11).is_err(), "only the head releases");
-        assert_eq!(b.shift(10), Ok(Some(11)));
-        assert_eq!(b.shift(11), Ok(None));
-        for id in 0..SLOTS {
-            b.append(id).unwrap();
+    fn the_queue_word_appends_at_the_first_free_slot_and_shifts_on_release() {
+        let (w, slot) = queue::append(0, 3).unwrap();
+        assert_eq!((w, slot), (0x0100_0000_0000_0003, 0), "{w:#x}");
+        let (w, slot) = queue::append(w, 5).unwrap();
+        assert_eq!(slot, 1);
+        assert_eq!(queue::entries(w).unwrap(), vec![3, 5]);
+        assert!(queue::shift(w, 5).is_err(), "only the head releases");
+        assert!(queue::append(w, 5).is_err(), "a locker queues once");
+        let w = queue::shift(w, 3).unwrap();
+        assert_eq!(queue::head(w), Ok(Some(5)));
+        assert_eq!(queue::shift(w, 5), Ok(0), "an empty queue is the zero word");
+        let mut w = 0;
+        for tag in 1..=SLOTS as u8 {
+            w = queue::append(w, tag).unwrap().0;
         }
-        assert!(b.append(99).unwrap_err().contains("full"));
+        assert!(queue::append(w, 99).unwrap_err().contains("full"));
+        // A count that disagrees with the slots is not a queue.
+        assert!(queue::entries(0x0200_0000_0000_0001).is_err());
+        assert!(queue::entries(0x0100_0000_0000_0100).is_err());
+    }
+
+    #[test]
+    fn the_bytes_check_catches_a_lost_update_and_a_table_left_nonempty() {
+        let a = queue::append(0, 1).unwrap().0;
+        let ab = queue::append(a, 2).unwrap().0;
+        let b = queue::shift(ab, 1).unwrap();
+        let cas = |at, locker, old, new, success| CasEvent {
+            old,
+            new,
+            success,
+            ..ev(at, 0, locker, true, 0)
+        };
+        let good = [
+            cas(10, 0, 0, a, true),
+            cas(15, 1, a, a, false),
+            cas(20, 1, a, ab, true),
+            cas(30, 0, ab, b, true),
+            cas(40, 1, b, 0, true),
+        ];
+        assert!(check_bytes(&good, &[0]).is_ok());
+        // Locker 1's append computed from the empty word and swapped in
+        // over locker 0's entry: locker 0's update is lost.
+        let lost = [cas(10, 0, 0, a, true), cas(20, 1, 0, a, true)];
+        let e = check_bytes(&lost, &[a]).unwrap_err();
+        assert!(e.to_string().contains("lost update"), "{e}");
+        let e = check_bytes(&good[..4], &[b]).unwrap_err();
+        assert!(e.to_string().contains("at the end"), "{e}");
+        // Memory that disagrees with the last CAS.
+        assert!(check_bytes(&good, &[b]).is_err());
     }
 
     #[test]
@@ -628,7 +878,7 @@ mod tests {
             ev(40, 3, 1, false, 1),
         ];
         let good = [(3, 0, 10), (3, 1, 30)];
-        let empty = [Bucket::default()];
+        let empty = [0u64];
         assert!(check_against_reference(&events, &good, &empty, 2).is_ok());
         let lost = [(3, 0, 10)];
         assert!(check_against_reference(&events, &lost, &empty, 2).is_err());
@@ -641,8 +891,7 @@ mod tests {
         let e = check_against_reference(&events, &early, &empty, 2).unwrap_err();
         assert!(e.to_string().contains("while held"), "{e}");
         // An entry left in the table.
-        let mut left = Bucket::default();
-        left.append(7).unwrap();
-        assert!(check_against_reference(&events, &good, &[left], 2).is_err());
+        let left = [queue::append(0, 7).unwrap().0];
+        assert!(check_against_reference(&events, &good, &left, 2).is_err());
     }
 }

@@ -138,9 +138,9 @@ pub(crate) fn device_operand_write(platform: &Platform, system: &str) -> Result<
 /// The bytes of a far atomic's encoded request (tag, operation, offset,
 /// compare and swap words; see
 /// [`ATOMIC_OPERANDS_TAG`](ccsim_coherence::agents::line_engine::ATOMIC_OPERANDS_TAG)).
-const ATOMIC_OPERANDS_BYTES: usize = 32;
+pub(crate) const ATOMIC_OPERANDS_BYTES: usize = 32;
 
-fn word0(line: &Line) -> u64 {
+pub(crate) fn word0(line: &Line) -> u64 {
     u64::from_le_bytes(line[..8].try_into().expect("8 bytes"))
 }
 

@@ -23,6 +23,13 @@
 //!   memory to the card: `dma_outstanding` MRRS-sized read requests in
 //!   flight, their completions split at MPS/RCB, a new request as each one
 //!   completes.
+//! * **PCIe-DMA (VC0), `dma = write`.** The engine streams card memory to
+//!   the host with physical addresses (CCIX §IV Exp. 1's TaPaSCo DMA):
+//!   MPS-sized posted Memory Writes up the link, `dma_outstanding` of them
+//!   issued and not yet delivered at the root (the engine's write buffer),
+//!   a new one as each arrives. They share the device-to-host wire with
+//!   the CCIX read requests and ATS Translation Requests; VC0's posted
+//!   credits are the link's (infinite unless given).
 //!
 //! x is `vc1_credits`: the posted header credits of VC1 at each receiver
 //! (CCIX messages are posted VDMs). A credit comes back an UpdateFC's
@@ -65,15 +72,15 @@ const WALK_LEVELS: f64 = 4.0;
 /// The declaration of `ccix_vc_share`.
 pub static CCIX_VC_SHARE: WorkloadInfo = WorkloadInfo {
     name: "ccix_vc_share",
-    description: "CCIX §II: CCIX on PCIe VC1 and regular PCIe on VC0 share one link: the U280's System Cache streams 64 B CCIX reads (VDMs on VC1), translating each new 4 KiB page by ATS over VC0 during the run, while the TaPaSCo DMA engine reads host memory on VC0; per-VC, per-type header credits, a 1:1 VC arbiter, both VCs serialized on the same lanes. x is vc1_credits, VC1's posted header credits at each receiver. A prediction.",
+    description: "CCIX §II: CCIX on PCIe VC1 and regular PCIe on VC0 share one link: the U280's System Cache streams 64 B CCIX reads (VDMs on VC1), translating each new 4 KiB page by ATS over VC0 during the run, while the TaPaSCo DMA engine reads (or writes) host memory on VC0 with physical addresses; per-VC, per-type header credits, a 1:1 VC arbiter, both VCs serialized on the same lanes. x is vc1_credits, VC1's posted header credits at each receiver. A prediction.",
     params: &[
-        ParamSpec { name: "dma", kind: ParamKind::Enum(&["off", "read"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: the TaPaSCo PCIe-DMA engine on VC0 of the same slot", description: "off: no DMA; read: the DMA engine streams host memory to the card on VC0 while the CCIX reads run." },
+        ParamSpec { name: "dma", kind: ParamKind::Enum(&["off", "read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: the TaPaSCo PCIe-DMA engine on VC0 of the same slot, reads and writes with physical addresses", description: "off: no DMA; read: the DMA engine streams host memory to the card on VC0 (read requests up, completions down) while the CCIX reads run; write: it streams card memory to the host (posted MPS-sized writes up)." },
         ParamSpec { name: "attachment", kind: ParamKind::Enum(&["au280", "vck5000", "vck5000_esm"]), default: ParamDefault::Str("au280"), unit: "", range: ParamRange::ANY, from: "CCIX Table I: AU280 on Gen3 x16, VCK5000 on Gen4 x8; CCIX §II-A: ESM raises the Gen4 attachment from 16 to 25 GT/s", description: "au280: the ats_switch's link (Gen3 x16) and ccix_link; vck5000: Gen4 x8 and ccix_link_gen4x8; vck5000_esm: Gen4 x8 at 25 GT/s and ccix_link_gen4x8_esm." },
         ParamSpec { name: "reads", kind: ParamKind::Int, default: ParamDefault::Int(512), unit: "reads", range: ParamRange::between(1.0, 1_000_000.0), from: "assumed: eight 4 KiB pages of sequential lines, enough for a stable median", description: "CCIX 64 B reads per point." },
         ParamSpec { name: "outstanding", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "lines", range: ParamRange::between(1.0, 4096.0), from: "as ccix_ctg (assumed: the System Cache's outstanding CCIX misses)", description: "CCIX reads in flight at once." },
         ParamSpec { name: "request_message_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", range: ParamRange::between(4.0, 4096.0), from: "assumed: a CCIX request message (header with address and attributes) in a VDM's payload", description: "Payload of a CCIX read request's VDM." },
         ParamSpec { name: "data_message_bytes", kind: ParamKind::Int, default: ParamDefault::Int(80), unit: "bytes", range: ParamRange::between(4.0, 4096.0), from: "assumed: a CCIX data response's 16 B header and its 64 B line (CCIX Table I) in a VDM's payload", description: "Payload of a CCIX data response's VDM." },
-        ParamSpec { name: "dma_outstanding", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "requests", range: ParamRange::between(1.0, 256.0), from: "assumed: the DMA engine's read requests in flight", description: "DMA read requests (MRRS bytes each) in flight." },
+        ParamSpec { name: "dma_outstanding", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "requests", range: ParamRange::between(1.0, 256.0), from: "assumed: the DMA engine's read requests (or undelivered writes) in flight", description: "DMA read requests (MRRS bytes each) in flight, or with dma = write MPS-sized writes issued and not yet at the root." },
     ],
     check: None,
     metrics: &[
@@ -85,6 +92,7 @@ pub static CCIX_VC_SHARE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "ats_idle_ns", unit: "ns", description: "The ATS round trip on an idle link (the calibrated ~617 ns)." },
         MetricSpec { name: "vc1_credit_waits", unit: "TLPs", description: "VC1 TLPs that found no VC1 credit (both directions)." },
         MetricSpec { name: "down_utilization", unit: "", description: "Share of the span the host-to-device wire was busy." },
+        MetricSpec { name: "up_utilization", unit: "", description: "Share of the span the device-to-host wire was busy." },
     ],
     run,
 };
@@ -188,6 +196,7 @@ const T_ATS_REQ: u64 = 3 << 56;
 const T_ATS_CPL: u64 = 4 << 56;
 const T_DMA_REQ: u64 = 5 << 56;
 const T_DMA_CPL: u64 = 6 << 56;
+const T_DMA_WR: u64 = 7 << 56;
 const KIND: u64 = 0xff << 56;
 
 fn ats_request(ready: Tick, page: u64) -> Tlp {
@@ -216,7 +225,8 @@ struct Chains {
     parked: VecDeque<u64>,
     ats_sent: Vec<Tick>,
     ats_round_trips: Vec<f64>,
-    dma: bool,
+    /// "off", "read" or "write".
+    dma: &'static str,
     dma_left: BTreeMap<u64, u32>,
     dma_next: u64,
     dma_bytes: u64,
@@ -278,6 +288,22 @@ impl Chains {
         });
     }
 
+    /// The DMA engine's next posted write: MPS bytes of card memory to the
+    /// next host address (physical, no translation).
+    fn dma_write(&mut self, now: Tick, out: &mut Vec<Tlp>) {
+        let id = self.dma_next;
+        self.dma_next += 1;
+        out.push(Tlp {
+            ready: now,
+            dir: UP,
+            vc: VC0,
+            kind: TlpKind::MemWrite,
+            payload: self.s.link.config.mps,
+            header_4dw: true,
+            tag: T_DMA_WR | id,
+        });
+    }
+
     fn respond(&mut self, d: &Delivered) -> Vec<Tlp> {
         let mut out = Vec::new();
         let now = d.arrive;
@@ -324,6 +350,14 @@ impl Chains {
                         header_4dw: false,
                         tag: T_DMA_CPL | index,
                     });
+                }
+            }
+            T_DMA_WR => {
+                // Written at the root: the buffer slot takes the next one
+                // while CCIX reads are still open.
+                self.dma_bytes += d.tlp.payload as u64;
+                if self.done.contains(&0) {
+                    self.dma_write(now, &mut out);
                 }
             }
             T_DMA_CPL => {
@@ -396,15 +430,21 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         parked: VecDeque::new(),
         ats_sent: vec![0; pages],
         ats_round_trips: Vec::new(),
-        dma: p.str("dma") == "read",
+        dma: match p.str("dma") {
+            "read" => "read",
+            "write" => "write",
+            _ => "off",
+        },
         dma_left: BTreeMap::new(),
         dma_next: 0,
         dma_bytes: 0,
     };
     let mut initial = Vec::new();
-    if chains.dma {
-        for _ in 0..p.uint("dma_outstanding") {
-            chains.dma_request(0, &mut initial);
+    for _ in 0..p.uint("dma_outstanding") {
+        match chains.dma {
+            "read" => chains.dma_request(0, &mut initial),
+            "write" => chains.dma_write(0, &mut initial),
+            _ => {}
         }
     }
     for _ in 0..p.uint("outstanding").min(reads) {
@@ -438,6 +478,10 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     metrics.insert(
         "down_utilization".into(),
         (link.counts[DOWN].busy_ps as f64 / 1000.0 / span).min(1.0),
+    );
+    metrics.insert(
+        "up_utilization".into(),
+        (link.counts[UP].busy_ps as f64 / 1000.0 / span).min(1.0),
     );
     let mut stats = BTreeMap::new();
     for (dir, name) in [(DOWN, "down"), (UP, "up")] {
@@ -500,6 +544,33 @@ mod tests {
             "{busy:?} vs {quiet:?}"
         );
         assert!(busy["ats_ns"] > busy["ats_idle_ns"], "{busy:?}");
+    }
+
+    #[test]
+    fn dma_writes_on_vc0_share_the_up_wire_with_ccix_requests_and_ats() {
+        let quiet = point(32.0, "off");
+        let writes = point(32.0, "write");
+        let reads = point(32.0, "read");
+        // Posted MPS writes fill the device-to-host wire the CCIX requests
+        // and Translation Requests use; the DMA reads fill the other one.
+        assert!(writes["dma_throughput_gbps"] > 5.0, "{writes:?}");
+        assert!(writes["up_utilization"] > 0.5, "{writes:?}");
+        assert!(
+            writes["down_utilization"] < reads["down_utilization"],
+            "{writes:?} vs {reads:?}"
+        );
+        assert!(quiet["up_utilization"] < 0.2, "{quiet:?}");
+        // A CCIX read's request and an ATS request each wait behind at
+        // most a write or so (1:1 arbitration): slower, not starved.
+        assert!(
+            writes["read_latency_ns"] > quiet["read_latency_ns"],
+            "{writes:?} vs {quiet:?}"
+        );
+        assert!(writes["ats_ns"] > writes["ats_idle_ns"], "{writes:?}");
+        assert!(
+            writes["read_latency_ns"] < 1.5 * quiet["read_latency_ns"],
+            "{writes:?} vs {quiet:?}"
+        );
     }
 
     #[test]

@@ -340,6 +340,12 @@ struct Program {
     /// Per operation, the value it writes (empty or `None`: a fresh random
     /// one), e.g. the bytes of the objects a device pushes.
     data: Vec<Option<Line>>,
+    /// Per operation, a read-modify-write its store applies to the line's
+    /// present value when it takes effect (empty or `None`: it writes its
+    /// value), e.g. a core's compare-and-swap instruction.
+    rmw: Vec<Option<LineRmw>>,
+    /// Per operation with a read-modify-write, the line it found.
+    found: Vec<Option<Line>>,
 }
 
 /// An inclusive near level as a recency list: line → its last use, and
@@ -662,6 +668,8 @@ impl TableAgent {
                 .position(|e| e.name == "load" && !e.message),
             near: (self.near_lines > 0).then(|| NearLevel::new(self.near_lines as usize)),
             data: Vec::new(),
+            rmw: Vec::new(),
+            found: Vec::new(),
         });
         Ok(())
     }
@@ -822,6 +830,65 @@ impl TableAgent {
         }
         p.data = lines;
         Ok(())
+    }
+
+    /// Gives program operation `index` the value it writes (one
+    /// operation's [`set_program_data`](Self::set_program_data), for a
+    /// driver that appends operations as it goes: a far atomic's encoded
+    /// operands). Errors without a program, past its operations, or with a
+    /// value longer than a line.
+    pub fn set_program_value(&mut self, index: usize, value: &[u8]) -> Result<(), String> {
+        let name = &self.sys.agents[self.id as usize].name;
+        let line_bytes = self.sys.line_bytes;
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!("{name}: a value needs a program first"));
+        };
+        if index >= p.ops.len() || value.len() > line_bytes {
+            return Err(format!(
+                "{name}: a value of {} bytes for program operation {index} (the program has {}, a line {line_bytes} bytes)",
+                value.len(),
+                p.ops.len()
+            ));
+        }
+        let mut l = [0u8; crate::LINE_BYTES];
+        l[..value.len()].copy_from_slice(value);
+        if p.data.len() < p.ops.len() {
+            p.data.resize(p.ops.len(), None);
+        }
+        p.data[index] = Some(l);
+        Ok(())
+    }
+
+    /// Makes program operation `index`'s store a read-modify-write of the
+    /// line's present value at the instant the store takes effect (the
+    /// line held with write access: a hit at once, a miss when the line
+    /// arrives), as a core's atomic instruction executed in its cache; the
+    /// line it found is then in [`program_found`](Self::program_found).
+    /// Errors without a program or past its operations.
+    pub fn set_program_rmw(&mut self, index: usize, rmw: LineRmw) -> Result<(), String> {
+        let name = &self.sys.agents[self.id as usize].name;
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!("{name}: a read-modify-write needs a program first"));
+        };
+        if index >= p.ops.len() {
+            return Err(format!(
+                "{name}: a read-modify-write for program operation {index} (the program has {})",
+                p.ops.len()
+            ));
+        }
+        if p.rmw.len() < p.ops.len() {
+            p.rmw.resize(p.ops.len(), None);
+            p.found.resize(p.ops.len(), None);
+        }
+        p.rmw[index] = Some(rmw);
+        Ok(())
+    }
+
+    /// Per program operation, the line its read-modify-write found when it
+    /// took effect (`None`: none yet, or no read-modify-write; the vector
+    /// may be shorter than the program).
+    pub fn program_found(&self) -> &[Option<Line>] {
+        self.program.as_ref().map_or(&[], |p| &p.found)
     }
 
     /// The program's (issue, completion) times, completion 0 for an
@@ -1485,10 +1552,18 @@ impl TableAgent {
             .as_ref()
             .and_then(|p| p.open.get(&line).copied());
         let open = open.or(program_open.map(|(_, o)| o));
-        let rmw = program_open
-            .filter(|_| !self.engine_ops.is_empty())
-            .and_then(|_| self.engine_ops.get(&line))
-            .map(|(op, _)| op.rmw);
+        // An engine's operation, or a program operation's own (a core's
+        // atomic instruction).
+        let rmw = match program_open {
+            None => None,
+            Some(_) if !self.engine_ops.is_empty() => {
+                self.engine_ops.get(&line).map(|(op, _)| op.rmw)
+            }
+            Some((index, _)) => self
+                .program
+                .as_ref()
+                .and_then(|p| p.rmw.get(index).copied().flatten()),
+        };
         let fresh = open.map(|o| o.value);
         let mut rmw_old = None;
         let row: &Row<()> = row;
@@ -1583,6 +1658,10 @@ impl TableAgent {
         if let Some(old) = rmw_old {
             if let Some(entry) = self.engine_ops.get_mut(&line) {
                 entry.1 = Some(old);
+            } else if let (Some((index, _)), Some(p)) = (program_open, self.program.as_mut()) {
+                if let Some(found) = p.found.get_mut(index) {
+                    *found = Some(old);
+                }
             }
         }
         if stable {
