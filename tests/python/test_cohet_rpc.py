@@ -80,8 +80,11 @@ def test_the_heap_decides_how_much_the_prefetcher_gains_on_bench2(quick):
     gain = {heap: {x: v[("serialize_cxl_cache_prefetch" + heap, x)] / v[("serialize_cxl_cache" + heap, x)]
                    for x in [1.0, 2.0, 5.0]}
             for heap in ["", "_fresh", "_arena"]}
+    # The serializer issues a read once its pointer arrived (by_pointer):
+    # a prefetch saves less than with reads in walk order (+25% or more
+    # on the fresh heap there, tests/rpc.rs), so +8% or more here.
     for heap in ["_fresh", "_arena"]:
-        assert gain[heap][2.0] > 1.25, (heap, gain)
+        assert gain[heap][2.0] > 1.08, (heap, gain)
     assert 1.0 < gain[""][2.0] < 1.12, gain
     assert gain[""][2.0] - 1 < (gain["_fresh"][2.0] - 1) / 3, gain
     assert max(gain[""], key=gain[""].get) == 2.0, gain
@@ -99,6 +102,23 @@ def test_rpcnics_calibrated_dma_setup_is_paid_per_buffer(quick):
         assert v[("serialize_cxl_mem_dma_setup", x)] > v[("serialize_cxl_mem", x)] * 1.1
     assert v[("deserialize_dma_setup", 5.0)] > v[("deserialize_dma_setup", 1.0)]
     assert v[("serialize_cxl_mem_dma_setup", 1.0)] > v[("serialize_cxl_mem_dma_setup", 5.0)]
+
+
+def test_ddio_and_the_serializers_fetch_order_are_mechanisms(quick):
+    # DDIO: RpcNIC's DMA writes land in the LLC, so its CPU's copy loads
+    # LLC hits: RpcNIC is faster on every bench, the large ones most, and
+    # the CXL-NIC's deserialization gains less (bench1 loses: 0.96x).
+    v = at(quick.df)
+    for x in [1.0, 2.0, 5.0]:
+        assert v[("deserialize_ddio", x)] < v[("deserialize", x)]
+    assert v[("deserialize", 5.0)] - v[("deserialize_ddio", 5.0)] > v[("deserialize", 1.0)] - v[("deserialize_ddio", 1.0)]
+    assert v[("deserialize_ddio", 1.0)] < 1.0
+    # The serializer's reads by pointer beat its reads in walk order on
+    # the nested benches; by pointer CXL.cache beats RpcNIC on bench5, not
+    # on bench2, whose 13-level chains of dependent reads outlast RpcNIC.
+    for x in [2.0, 5.0]:
+        assert v[("serialize_cxl_cache", x)] > 1.15 * v[("serialize_cxl_cache_in_order", x)]
+    assert v[("serialize_cxl_cache", 5.0)] > 1.0 > v[("serialize_cxl_cache", 2.0)]
 
 
 def test_every_reference_is_a_prediction_with_its_error(quick):

@@ -104,7 +104,7 @@ use std::collections::BTreeMap;
 
 use ccsim_devices::rpc::engine::Pipeline;
 use ccsim_devices::rpc::image;
-use ccsim_devices::rpc::layout::{Allocator, Layout, LineOp, LINE};
+use ccsim_devices::rpc::layout::{by_pointer_level, Allocator, Layout, LineOp, LINE};
 use ccsim_devices::rpc::prefetch::{MultiStridePrefetcher, PrefetcherParams};
 use ccsim_devices::rpc::wire::{self, WorkItem};
 use ccsim_devices::rpc::{bench, wire::Decoded};
@@ -130,6 +130,8 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "phase", kind: ParamKind::Enum(&["deserialize", "serialize", "construct"]), default: ParamDefault::Str("deserialize"), unit: "", range: ParamRange::ANY, from: "Cohet Fig. 18 (a), (b); §VI-E's construction overhead", description: "Deserialization of a request, serialization of a response, or the CPU's construction of a response (in host memory for rpcnic, through CXL.mem on the expander with nic = cxl and access = cxl_mem)." },
         ParamSpec { name: "access", kind: ParamKind::Enum(&["cxl_cache", "cxl_cache_prefetch", "cxl_mem"]), default: ParamDefault::Str("cxl_cache"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B2", description: "The CXL-NIC's serialization variant (ignored otherwise)." },
         ParamSpec { name: "rpcnic_copy", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "Cohet §V-B1 limitation (2) 'redundant data copies'; §VI-E 'by eliminating redundant copies'", description: "Whether RpcNIC's CPU copies the decoded objects out of the DMA area into the application's objects before the request is usable (false: the application uses the DMA area in place)." },
+        ParamSpec { name: "rpcnic_ddio", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Intel Data Direct I/O (Intel DDIO, Xeon E5 and every Xeon Scalable since, the Cohet host's Xeon 8468V of §VI-A among them): a PCIe device's DMA writes allocate into the LLC instead of going to memory; off: assumed, as gem5's DMA (which SimCXL, where the text ran RpcNIC, extends) writes memory", description: "Whether RpcNIC's DMA writes land in the host's LLC (DDIO), so the CPU's copy out of the DMA area (or its access to it in place) loads LLC hits instead of memory reads." },
+        ParamSpec { name: "serializer_fetch", kind: ParamKind::Enum(&["by_pointer", "in_order"]), default: ParamDefault::Str("by_pointer"), unit: "", range: ParamRange::ANY, from: "assumed: the CXL-NIC's serializer fetches a line as soon as the line holding its pointer has arrived (its reads decoupled from the encoder, which takes the fields in wire order; Cohet §V-B2 states no order); in_order: its reads issued in the walk's order, a dependent read holding up every later one (as ProtoAcc's serializer, Karandikar et al. MICRO 2021, walks a sub-message before the fields after it)", description: "How the CXL-NIC's serializer issues its reads over CXL.cache or CXL.mem: by_pointer (level by level of the pointer chains: a read waits for its own pointer only) or in_order (the walk's order)." },
         ParamSpec { name: "rpcnic_dma_setup", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Cohet §II-A 'DMA operations incur substantial per-transfer setup overhead', §VI-B3 (~2.5 us below 8 KB, the SimCXL DMA engines matching it); off: assumed, RpcNIC's hardware programs its own DMA", description: "Whether each of RpcNIC's DMAs carries the calibrated Cohet DMA model's whole per-transfer path (the driver's descriptor and doorbell with its fitted submission cost, the engine's descriptor fetch, the completion write-back and poll: cohet-dma's ~2.5 us at 64 B) instead of a register-programmed start with no host software." },
         ParamSpec { name: "heap", kind: ParamKind::Enum(&["size_classes", "arena", "recycled"]), default: ParamDefault::Str("recycled"), unit: "", range: ParamRange::ANY, from: "assumed: recycled, a malloc-like heap with size classes (each class in a region of its own) in a long-running server's steady state: every message freed after use in its destructor's order onto LIFO per-class free lists (tcmalloc's design), the measured requests preceded by as many earlier ones of the bench; size_classes, the same heap fresh (bump-allocated, nothing freed); arena, protobuf's Arena (blocks one after the other in construction order)", description: "How the CPU's (and the CXL-NIC's) objects are placed in memory: it decides which of the serializer's misses form strides for the RPC prefetcher." },
         ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "messages", range: ParamRange::between(1.0, 1000.0), from: "HyperProtoBench: a bench builds one message of each of its ten top-level types (benchN/benchmark.inc); here ten seeded trees of the bench's size", description: "Requests per point (the mean is reported)." },
@@ -171,6 +173,9 @@ const DEVICE_START: Tick = 1000 * US;
 /// When the CPU starts using the pushed fields (after the pushes; its time
 /// is measured from here).
 const CPU_START: Tick = 1000 * US;
+/// With DDIO, when RpcNIC's copy starts (after the DMA area's lines were
+/// placed in the LLC; its time is measured from here).
+const DDIO_COPY_START: Tick = 500 * US;
 /// Line requests a host core keeps in flight (assumed: its 16 L1 fill
 /// buffers, Intel's Golden Cove core of the Xeon 8468V).
 const CORE_WINDOW: usize = 16;
@@ -549,10 +554,10 @@ fn rpcnic_deserialize(
         let area: Vec<u64> = (0..decoded.div_ceil(LINE))
             .map(|i| DMA_BUF + i * LINE)
             .collect();
-        let (_, cpu) = rpcnic_copy_then_access(point, 0, &area)?;
+        let (_, cpu) = rpcnic_copy_then_access(point, &objects, 0, &area)?;
         return Ok((decode + dma, cpu));
     }
-    let (copy, cpu) = rpcnic_copy_then_access(point, decoded.div_ceil(LINE), &dst)?;
+    let (copy, cpu) = rpcnic_copy_then_access(point, &objects, decoded.div_ceil(LINE), &dst)?;
     // The copy is the message's `CopyFrom`: per field its instructions, as
     // construction's, besides the lines it moves.
     let instructions = m.items.len() as Tick * FIELD_INSTRUCTIONS * CORE_CYCLE;
@@ -561,21 +566,31 @@ fn rpcnic_deserialize(
 
 /// RpcNIC's copy (Cohet §V-B1 limitation 2, "redundant data copies";
 /// §VI-E: the CXL-NIC wins "by eliminating redundant copies"): the DMA
-/// wrote the decoded objects into its DMA area in host memory, not into
-/// the application's objects, so the CPU copies them line by line (a
-/// memcpy: its loads from the DMA area miss to memory, assumed no DDIO as
-/// gem5's DMA, which SimCXL extends, writes memory; each store misses on
-/// the application's line, a read for ownership) before the request is
-/// usable. The CXL-NIC's pushes go to the designated location itself
-/// (Fig. 11 step 2), so it has no copy. Then the CPU's first access to
-/// the application's objects (`CPU_START` on; L1 and L2 hits after the
-/// copy). With no source lines, no copy: the access alone, to `dst` where
-/// it lies. Returns (the copy's span, the access's span).
+/// wrote the decoded objects (`area`, their bytes) into its DMA area in
+/// host memory, not into the application's objects, so the CPU copies
+/// them line by line (a memcpy: each store misses on the application's
+/// line, a read for ownership) before the request is usable. Where the
+/// DMA's writes went decides the loads (`rpcnic_ddio`): without DDIO to
+/// memory (as gem5's DMA, which SimCXL extends, writes memory), so the
+/// loads miss to memory; with DDIO into the LLC (Intel DDIO: a device's
+/// DMA writes allocate in the LLC), placed there before the copy by
+/// allocating whole-line writes with the area's bytes (the device's
+/// ItoMWr on the verified table, untimed: the DMA's own time is the PCIe
+/// model's), so the loads hit the LLC and must read those bytes. The
+/// CXL-NIC's pushes go to the designated location itself (Fig. 11 step
+/// 2), so it has no copy. Then the CPU's first access to the
+/// application's objects (`CPU_START` on; L1 and L2 hits after the
+/// copy). With no source lines, no copy: the access alone, to `dst`
+/// where it lies. Returns (the copy's span, the access's span).
 fn rpcnic_copy_then_access(
     point: &Point<'_>,
+    area: &[u8],
     lines: u64,
     dst: &[u64],
 ) -> Result<(Tick, Tick), RunError> {
+    let ddio = point.params.bool("rpcnic_ddio");
+    // With DDIO the copy starts once the area's lines are in the LLC.
+    let copy_start = if ddio { DDIO_COPY_START } else { 0 };
     let n = dst.len();
     let mut ops: Vec<(u64, &str)> = (0..lines).map(|i| (DMA_BUF / LINE + i, "load")).collect();
     let loads = ops.len();
@@ -587,20 +602,66 @@ fn rpcnic_copy_then_access(
     let mut after: Vec<Option<usize>> = vec![None; loads];
     after.extend((0..stores).map(|i| Some((i * loads / stores).min(loads - 1))));
     after.extend(std::iter::repeat_n(None, n));
-    let mut release = vec![0; loads + stores];
+    let mut release = vec![copy_start; loads + stores];
     release.extend(std::iter::repeat_n(CPU_START, n));
     let system = "cxl";
     let mut s = build_for_program(point.platform, system, point)?;
     let core = role_agent(&s, "core", system)?;
+    let area_lines: Vec<u64> = lines_in(DMA_BUF, area.len() as u64).collect();
+    if ddio {
+        let device = role_agent(&s, "device", system)?;
+        let pushes: Vec<(u64, &str)> = area_lines
+            .iter()
+            .map(|&l| (l / LINE, "write_line"))
+            .collect();
+        let data = area_lines
+            .iter()
+            .map(|&l| Some(line_of(area, DMA_BUF, l)))
+            .collect();
+        let d = s.agent_mut(device);
+        d.set_program(&pushes, point.params.uint("window") as usize)
+            .map_err(werr)?;
+        d.set_program_data(data).map_err(werr)?;
+    }
     let cpu = s.agent_mut(core);
     cpu.set_program(&ops, CORE_WINDOW).map_err(werr)?;
     cpu.set_program_after(after).map_err(werr)?;
     cpu.set_program_release(release).map_err(werr)?;
     s.sim.run();
     no_violation(&s)?;
+    if ddio {
+        let device = role_agent(&s, "device", system)?;
+        let placed = span(s.agent(device).program_times(), 0, "DDIO's placement")?;
+        if placed > copy_start {
+            return Err(werr(
+                "rpc_offload: DDIO's placement of the DMA area ran past the copy's start",
+            ));
+        }
+        // The CPU read the bytes the DMA wrote (each area line it still
+        // holds).
+        let mut held = 0;
+        for &l in &area_lines {
+            if let Some(got) = s.agent(core).copy_of(l / LINE) {
+                if got[..LINE as usize] != line_of(area, DMA_BUF, l)[..] {
+                    return Err(RunError::Violation {
+                        message: format!(
+                            "rpc_offload: the CPU read line {l:#x} of RpcNIC's DMA area as {:?}, not the bytes the DMA wrote",
+                            &got[..LINE as usize]
+                        ),
+                    });
+                }
+                held += 1;
+            }
+        }
+        if held == 0 && !area_lines.is_empty() {
+            return Err(werr(
+                "rpc_offload: the CPU holds none of the DMA area's lines it read",
+            ));
+        }
+    }
     let times = s.agent(core).program_times();
-    let copy = span(&times[..loads + stores], 0, "RpcNIC's copy")?;
-    if copy > CPU_START {
+    let copy = span(&times[..loads + stores], copy_start, "RpcNIC's copy")?;
+    if copy_start + copy > CPU_START {
         return Err(werr("rpc_offload: RpcNIC's copy ran past the CPU's start"));
     }
     let access = span(&times[loads + stores..], CPU_START, "the CPU's access")?;
@@ -1056,6 +1117,13 @@ fn cxl_serialize(
     access: &str,
 ) -> Result<Tick, RunError> {
     let plan = layout.read_plan(&m.items);
+    // The fetch unit issues a read once its pointer has arrived
+    // (`by_pointer_level`), or, `in_order`, in the walk's order.
+    let plan = if point.params.str("serializer_fetch") == "by_pointer" {
+        by_pointer_level(&plan)
+    } else {
+        plan
+    };
     let reads: Vec<(u64, Option<usize>, Vec<usize>)> = if access == "cxl_cache_prefetch" {
         with_prefetches(
             &plan,
@@ -1344,7 +1412,8 @@ mod tests {
         assert!(mem["speedup"] > 1.5, "{mem:?}");
     }
 
-    /// The RPC prefetcher's gain on Bench2 is the heap's doing. On a fresh
+    /// The RPC prefetcher's gain on Bench2 is the heap's doing (with the
+    /// serializer's reads in walk order, where a prefetch saves the most). On a fresh
     /// size-class heap a parent's only child is the next block of its
     /// class even in the CPU's construction order, so the stride
     /// prefetcher fetches most of a chain before its pointers arrive
@@ -1359,7 +1428,12 @@ mod tests {
             let run = |access: &str| {
                 point(
                     2.0,
-                    &[("phase", "serialize"), ("access", access), ("heap", heap)],
+                    &[
+                        ("phase", "serialize"),
+                        ("access", access),
+                        ("heap", heap),
+                        ("serializer_fetch", "in_order"),
+                    ],
                 )
                 .unwrap()
             };
@@ -1427,7 +1501,8 @@ mod tests {
     fn the_access_after_the_copy_hits_the_cores_l1_and_l2() {
         let platform = Platform::load("cohet").unwrap();
         let cached = with_core_caches(&platform).unwrap();
-        let p = Params::new();
+        let mut p = Params::new();
+        p.set("rpcnic_ddio", ParamValue::Bool(false), "test");
         let pt = Point {
             platform: &cached,
             x_name: "bench",
@@ -1439,7 +1514,7 @@ mod tests {
         let c = CORE_CYCLE;
         let access = |pt: &Point<'_>, n: u64| {
             let dst: Vec<u64> = (0..n).map(|i| HEAP + i * LINE).collect();
-            rpcnic_copy_then_access(pt, n, &dst).unwrap().1
+            rpcnic_copy_then_access(pt, &[], n, &dst).unwrap().1
         };
         // The last load issues 99 cycles after the first, then hits.
         assert_eq!(access(&pt, 100), 99 * c + 5 * c);
@@ -1450,6 +1525,89 @@ mod tests {
             ..pt
         };
         assert_eq!(access(&bare, 100), 0);
+    }
+
+    /// The CXL-NIC's serializer over CXL.cache is latency-bound: every
+    /// level of a pointer chain is a dependent read over the link (the
+    /// CPU's dirty line recalled through the host, at least the calibrated
+    /// 575.6 ns LLC hit of Cohet §VI-B2), and more tags in flight change
+    /// nothing. Issued as their pointers arrive (`by_pointer`) the reads
+    /// wait for their own chain only; in walk order a sibling subtree's
+    /// chain holds up every later read, which costs bench2 (13 levels) and
+    /// bench5 (large strings behind 2-7 levels) a third or more. By
+    /// pointer the CXL-NIC beats RpcNIC on bench5, not on bench2, whose
+    /// chains alone outlast RpcNIC's whole serialization.
+    #[test]
+    fn cxl_cache_serialization_pays_a_round_trip_per_pointer_level() {
+        let platform = Platform::load("cohet").unwrap();
+        let run = |bench: f64, fetch: &str, window: i64| {
+            let mut p = Params::new();
+            p.set("phase", ParamValue::Str("serialize".into()), "test");
+            p.set("access", ParamValue::Str("cxl_cache".into()), "test");
+            p.set("serializer_fetch", ParamValue::Str(fetch.into()), "test");
+            p.set("window", ParamValue::Int(window), "test");
+            p.set("messages", ParamValue::Int(4), "test");
+            crate::run_point("rpc_offload", &platform, "bench", bench, &p, 0, false)
+                .unwrap()
+                .metrics
+        };
+        let mut p = Params::new();
+        p.set("messages", ParamValue::Int(4), "test");
+        for bench in [2.0, 5.0] {
+            let msgs = messages(bench, &p, 0).unwrap();
+            // The mean number of levels of the longest pointer chain.
+            let depth = msgs
+                .iter()
+                .map(|m| {
+                    let plan =
+                        Layout::place(&m.tree, &mut Allocator::new(HEAP)).read_plan(&m.items);
+                    let mut level = vec![0usize; plan.len()];
+                    for (i, op) in plan.iter().enumerate() {
+                        level[i] = op.after.map_or(1, |j| level[j] + 1);
+                    }
+                    level.into_iter().max().unwrap_or(0) as f64
+                })
+                .sum::<f64>()
+                / msgs.len() as f64;
+            let by_pointer = run(bench, "by_pointer", 128);
+            let in_order = run(bench, "in_order", 128);
+            let t = by_pointer["time_us"];
+            assert!(t >= depth * 0.5756, "bench{bench}: {t} us, {depth} levels");
+            assert!(t < depth * 1.0, "bench{bench}: {t} us, {depth} levels");
+            assert!(
+                t * 1.15 < in_order["time_us"],
+                "bench{bench}: {t} vs {in_order:?}"
+            );
+            assert_eq!(t, run(bench, "by_pointer", 1024)["time_us"], "bench{bench}");
+            if bench == 5.0 {
+                assert!(by_pointer["speedup"] > 1.0, "{by_pointer:?}");
+                assert!(in_order["speedup"] < 1.0, "{in_order:?}");
+            } else {
+                assert!(by_pointer["speedup"] < 1.0, "{by_pointer:?}");
+            }
+        }
+    }
+
+    /// With DDIO RpcNIC's DMA writes land in the LLC: its CPU's copy
+    /// loads LLC hits instead of memory reads (cheaper on every bench,
+    /// most on the large ones), the CPU reads the DMA area in place as
+    /// fast as the CXL-NIC's pushed lines (both LLC hits), and the
+    /// CXL-NIC's own time does not change.
+    #[test]
+    fn ddio_turns_rpcnics_copy_loads_into_llc_hits() {
+        let mut saved = Vec::new();
+        for bench in [1.0, 5.0] {
+            let plain = point(bench, &[]).unwrap();
+            let ddio = point(bench, &[("rpcnic_ddio", "true")]).unwrap();
+            assert_eq!(plain["time_us"], ddio["time_us"]);
+            assert!(ddio["rpcnic_time_us"] < plain["rpcnic_time_us"], "{ddio:?}");
+            saved.push(plain["rpcnic_time_us"] - ddio["rpcnic_time_us"]);
+            let in_place =
+                point(bench, &[("rpcnic_ddio", "true"), ("rpcnic_copy", "false")]).unwrap();
+            let r = in_place["rpcnic_cpu_access_us"] / in_place["cpu_access_us"];
+            assert!((0.8..1.1).contains(&r), "bench{bench}: {in_place:?}");
+        }
+        assert!(saved[1] > saved[0] * 2.0, "{saved:?}");
     }
 
     #[test]

@@ -166,6 +166,35 @@ pub struct LineOp {
     pub item: usize,
 }
 
+/// `plan` (a [`Layout::read_plan`]) reordered level by level of its
+/// pointer chains: the reads that need no pointer first, then those whose
+/// pointer is in a first-level line, and so on, each level in walk order,
+/// the dependencies renumbered. A fetch unit that issues a read as soon as
+/// the line holding its pointer has arrived (decoupled from the encoder,
+/// which still takes the fields in wire order) issues in this order, so a
+/// read waits for its own pointer only; issued in walk order by an
+/// in-order requester, a read would also wait behind every dependent read
+/// of the sibling subtrees walked before it.
+pub fn by_pointer_level(plan: &[LineOp]) -> Vec<LineOp> {
+    let mut level = vec![0usize; plan.len()];
+    for (i, op) in plan.iter().enumerate() {
+        level[i] = op.after.map_or(0, |j| level[j] + 1);
+    }
+    let mut order: Vec<usize> = (0..plan.len()).collect();
+    order.sort_by_key(|&i| (level[i], i));
+    let mut new_index = vec![0usize; plan.len()];
+    for (k, &i) in order.iter().enumerate() {
+        new_index[i] = k;
+    }
+    order
+        .iter()
+        .map(|&i| LineOp {
+            after: plan[i].after.map(|j| new_index[j]),
+            ..plan[i]
+        })
+        .collect()
+}
+
 fn lines_of(addr: u64, bytes: u64) -> impl Iterator<Item = u64> {
     let first = addr / LINE;
     let last = (addr + bytes.max(1) - 1) / LINE;
@@ -414,6 +443,52 @@ impl Layout {
 mod tests {
     use super::super::{bench, wire};
     use super::*;
+
+    /// Level by level: every read after the one holding its pointer, the
+    /// levels in order, each level in walk order, the same reads.
+    #[test]
+    fn reads_by_pointer_level_keep_their_pointers_first() {
+        let op = |line, after, item| LineOp { line, after, item };
+        // Walk order: root, child A (after root), A's child (after A),
+        // child B (after root).
+        let plan = vec![
+            op(0x0, None, 0),
+            op(0x40, Some(0), 1),
+            op(0x80, Some(1), 2),
+            op(0xc0, Some(0), 3),
+        ];
+        let by_level = by_pointer_level(&plan);
+        assert_eq!(
+            by_level,
+            vec![
+                op(0x0, None, 0),
+                op(0x40, Some(0), 1),
+                op(0xc0, Some(0), 3),
+                op(0x80, Some(1), 2),
+            ]
+        );
+        for p in &bench::PROFILES {
+            for r in bench::generate(p, 5, 3) {
+                let (items, tree) = wire::walk(&bench::encode(&r)).unwrap();
+                let plan = Layout::place(&tree, &mut Allocator::new(0)).read_plan(&items);
+                let b = by_pointer_level(&plan);
+                assert_eq!(b.len(), plan.len(), "{}", p.name);
+                let mut lines: Vec<u64> = b.iter().map(|o| o.line).collect();
+                lines.sort_unstable();
+                let mut want: Vec<u64> = plan.iter().map(|o| o.line).collect();
+                want.sort_unstable();
+                assert_eq!(lines, want, "{}", p.name);
+                for (i, o) in b.iter().enumerate() {
+                    if let Some(j) = o.after {
+                        assert!(j < i, "{}: read {i} before its pointer {j}", p.name);
+                        // The pointer's line is the one the walk named.
+                        let orig = plan.iter().position(|x| x.line == o.line).unwrap();
+                        assert_eq!(b[j].line, plan[plan[orig].after.unwrap()].line);
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn allocator_keeps_size_classes_apart_at_a_stride() {
