@@ -110,3 +110,51 @@ fn a_fraction_outside_zero_to_one_is_an_error_naming_it() {
     .to_string();
     assert!(e.contains("contended_fraction"), "{e}");
 }
+
+fn point(config: &str, fraction: f64) -> ccsim_experiments::PointResult {
+    let enzian = Platform::load("enzian").unwrap();
+    run_point(
+        "shared_table",
+        &enzian,
+        "contended_fraction",
+        fraction,
+        &small(config, 2048),
+        7,
+        false,
+    )
+    .unwrap_or_else(|e| panic!("{config} at {fraction}: {e}"))
+}
+
+#[test]
+fn each_contended_row_costs_the_scanner_one_migration_at_its_homes_miss_latency() {
+    // The gap between the curves, measured where the paper puts it ("the
+    // latency that CCKit adds to migrating a cache line across the
+    // interconnect"): the contending thread laps the serial scanner, so
+    // every row of its prefix has migrated to the home by the time the
+    // scanner comes back, and that increment pays one miss through the
+    // home (CCKit Table 2: 454 ns over ECI to DC+BRAM, 268 ns over CCPI)
+    // plus any wait for the row's unlock; every other row is an LLC hit.
+    for (config, table2_ns) in [("dc_bram", 454.0), ("llc_ddr", 268.0)] {
+        let quarter = point(config, 0.25);
+        let pct = quarter.stats["table.migrated_pct"];
+        assert!(
+            (pct - 25.0).abs() < 0.5,
+            "{config}: {pct}% of rows migrated"
+        );
+        let kept = quarter.stats["table.kept_row_ns"];
+        assert!((kept - 10.0).abs() < 0.5, "{config}: kept rows {kept} ns");
+        let all = point(config, 1.0);
+        assert!(all.stats["table.migrated_pct"] > 99.0, "{config}");
+        let migration = all.stats["table.migration_ns"];
+        assert!(
+            migration > 0.98 * table2_ns && migration < 1.25 * table2_ns,
+            "{config}: a migration costs {migration} ns (Table 2: {table2_ns})"
+        );
+        // One line in flight: a fully contended row costs its migration.
+        let per_row_ns = 1e3 / all.metrics["mrps"];
+        assert!(
+            (per_row_ns / migration - 1.0).abs() < 0.05,
+            "{config}: {per_row_ns} ns per row vs {migration} ns per migration"
+        );
+    }
+}

@@ -168,6 +168,12 @@ impl Contender {
 struct Iteration {
     mrps: f64,
     contender_increments: u64,
+    /// The measured increments that found their row migrated (the
+    /// contending thread incremented it since the scanner's previous
+    /// visit), and the sum of their latencies and of the others' (ps).
+    migrated: u64,
+    migrated_ps: f64,
+    kept_ps: f64,
     transitions: f64,
     /// The run's statistics and trace.
     result: PointResult,
@@ -271,9 +277,33 @@ fn iteration(
         return Err(fail("the measured scans took no time".to_string()));
     }
     let mrps = (passes * rows) as f64 / ((end - start) as f64 / 1e12) / 1e6;
+    // A measured increment found its row migrated when the counter it read
+    // is not the one the scanner left on its previous visit: the contending
+    // thread took the line in between, so this increment paid a migration
+    // back across the interconnect (and any wait for the row's unlock).
+    let mut old_of = vec![None; total];
+    for done in &cpu.completed {
+        old_of[done.op] = Some((done.old, done.latency_ps));
+    }
+    let (mut migrated, mut migrated_ps, mut kept_ps) = (0u64, 0.0, 0.0);
+    for i in rows as usize..total {
+        let (Some((now, latency)), Some((before, _))) = (old_of[i], old_of[i - rows as usize])
+        else {
+            return Err(fail(format!("scanner increment {i} did not complete")));
+        };
+        if now != before.map(|v| v.wrapping_add(1)) {
+            migrated += 1;
+            migrated_ps += latency as f64;
+        } else {
+            kept_ps += latency as f64;
+        }
+    }
     let transitions = sys.checker.borrow().checked as f64;
     Ok(Iteration {
         mrps,
+        migrated,
+        migrated_ps,
+        kept_ps,
         contender_increments: c.increments.iter().sum(),
         transitions,
         result: crate::sim_result(&sys.sim, BTreeMap::new(), crate::trace_mode(point.trace)),
@@ -319,6 +349,10 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let transitions: f64 = runs.iter().map(|r| r.transitions).sum();
     let increments: f64 = runs.iter().map(|r| r.contender_increments as f64).sum();
     let mrps: Vec<f64> = runs.iter().map(|r| r.mrps).collect();
+    let measured = (iterations * passes * rows) as f64;
+    let migrated: f64 = runs.iter().map(|r| r.migrated as f64).sum();
+    let migrated_ps: f64 = runs.iter().map(|r| r.migrated_ps).sum();
+    let kept_ps: f64 = runs.iter().map(|r| r.kept_ps).sum();
     let mut result = runs.swap_remove(0).result;
     result.metrics = metrics;
     let stats = &mut result.stats;
@@ -328,6 +362,24 @@ pub(crate) fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     stats.insert("table.rows".to_string(), rows as f64);
     stats.insert("table.contended_rows".to_string(), region as f64);
     stats.insert("table.contender_increments".to_string(), increments);
+    // What a migration costs on this home (the paper's explanation of the
+    // gap between the curves) and how many of the scanner's rows pay one.
+    stats.insert(
+        "table.migrated_pct".to_string(),
+        100.0 * migrated / measured.max(1.0),
+    );
+    if migrated > 0.0 {
+        stats.insert(
+            "table.migration_ns".to_string(),
+            migrated_ps / migrated / 1000.0,
+        );
+    }
+    if measured > migrated {
+        stats.insert(
+            "table.kept_row_ns".to_string(),
+            kept_ps / (measured - migrated) / 1000.0,
+        );
+    }
     stats.insert("check.transitions".to_string(), transitions);
     stats.insert("sim.events".to_string(), events);
     Ok(result)
