@@ -16,17 +16,7 @@ fn small(config: &str, rows: i64) -> Params {
 }
 
 fn mrps(config: &str, fraction: f64) -> (f64, f64, f64) {
-    let enzian = Platform::load("enzian").unwrap();
-    let r = run_point(
-        "shared_table",
-        &enzian,
-        "contended_fraction",
-        fraction,
-        &small(config, 2048),
-        7,
-        false,
-    )
-    .unwrap_or_else(|e| panic!("{config} at {fraction}: {e}"));
+    let r = point(config, fraction);
     (
         r.metrics["mrps"],
         r.metrics["mrps_std"],
