@@ -692,8 +692,7 @@ impl Effects<CcDest> for CcRow<'_, '_> {
                 // The egress ends in the send and nothing else: a
                 // reserved send (`Ctx::send_at`), no event of its own.
                 let at = self.done + cc.egress;
-                let meta = &cc.tables.msgs[s.msg as usize];
-                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                let (bytes, vc) = EciLink::wire_of(&cc.tables.msgs[s.msg as usize]);
                 let port = (line % cc.links) as PortId;
                 self.ctx.send_at(at, port, Msg::Coh(out), bytes, vc);
             }

@@ -502,8 +502,7 @@ impl Effects<()> for HomeRow<'_, '_> {
         let out = h.tables.make(s.msg, line, data);
         // The path to the link ends in the send and nothing else: a
         // reserved send (`Ctx::send_at`), no event of its own.
-        let meta = &h.tables.msgs[s.msg as usize];
-        let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+        let (bytes, vc) = EciLink::wire_of(&h.tables.msgs[s.msg as usize]);
         let port = (line % h.links) as PortId;
         self.ctx
             .send_at(self.now + self.delay, port, Msg::Coh(out), bytes, vc);

@@ -20,6 +20,7 @@
 
 use ccsim_kernel::prelude::*;
 
+use ccsim_coherence::tables::MsgMeta;
 use ccsim_coherence::util::{complete, ns_to_ps};
 
 /// The 64-bit message header.
@@ -120,5 +121,11 @@ impl EciLink {
     /// Wire bytes of a message (header + payload).
     pub fn bytes(data: bool) -> u32 {
         HEADER_BYTES + if data { 128 } else { 0 }
+    }
+
+    /// The wire bytes and virtual channel of a message of the table
+    /// `meta` describes: what every ECI agent passes to its send.
+    pub fn wire_of(meta: &MsgMeta) -> (u32, u8) {
+        (Self::bytes(meta.data), meta.vc)
     }
 }

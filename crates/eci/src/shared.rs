@@ -104,8 +104,7 @@ impl Component<Msg> for EciMux {
         } else {
             (&self.cpu_homed, 4, 1)
         };
-        let meta = &tables.msgs[c.msg as usize];
-        let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+        let (bytes, vc) = EciLink::wire_of(&tables.msgs[c.msg as usize]);
         // From the link to the agent of the message's protocol, or from an
         // agent to the link of the line's parity.
         let out = if port < 2 { local + port } else { port % 2 };

@@ -117,8 +117,7 @@ impl Effects<()> for LlcRow<'_, '_> {
         // The path from the LLC to the link is a fixed delay that ends in
         // the send and nothing else: the send's place is reserved now and
         // the kernel makes it there (`Ctx::send_at`), no event of its own.
-        let meta = &self.tables.msgs[s.msg as usize];
-        let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+        let (bytes, vc) = EciLink::wire_of(&self.tables.msgs[s.msg as usize]);
         let port = modulo(self.line, self.links) as PortId;
         self.ctx
             .send_at(self.now + self.delay, port, Msg::Coh(out), bytes, vc);

@@ -1295,8 +1295,7 @@ impl Effects<Dest> for DcRow<'_, '_> {
                 // send and nothing else: the send's place is reserved now
                 // and the kernel makes it there (`Ctx::send_at`), with
                 // the credits and wire of that moment, no event of its own.
-                let meta = &dc.tables.msgs[out.msg as usize];
-                let (bytes, vc) = (EciLink::bytes(meta.data), meta.vc);
+                let (bytes, vc) = EciLink::wire_of(&dc.tables.msgs[out.msg as usize]);
                 // Even lines on `eci0`, odd ones on `eci1` (the DC has
                 // exactly two links).
                 let port = (line & 1) as PortId;
