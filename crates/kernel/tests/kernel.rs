@@ -4,19 +4,8 @@
 
 use ccsim_kernel::prelude::*;
 
-/// A message carrying an id and a declared wire size.
-#[derive(Debug, Clone)]
-struct Packet {
-    id: u32,
-    bytes: u32,
-    vc: u8,
-}
-
-impl Message for Packet {
-    fn label(&self) -> String {
-        format!("pkt{} {}B vc{}", self.id, self.bytes, self.vc)
-    }
-}
+mod common;
+use common::Packet;
 
 static SOURCE: ComponentSpec = ComponentSpec {
     type_name: "test_source",

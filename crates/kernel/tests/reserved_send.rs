@@ -10,18 +10,8 @@ use std::rc::Rc;
 
 use ccsim_kernel::prelude::*;
 
-#[derive(Debug, Clone, PartialEq)]
-struct Packet {
-    id: u32,
-    bytes: u32,
-    vc: u8,
-}
-
-impl Message for Packet {
-    fn label(&self) -> String {
-        format!("pkt{} {}B vc{}", self.id, self.bytes, self.vc)
-    }
-}
+mod common;
+use common::Packet;
 
 /// What the components of a run handled, in the order they handled it:
 /// (tick, component, what, packet id or token).
