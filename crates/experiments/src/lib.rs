@@ -308,6 +308,8 @@ static TAPASCO_DMA: WorkloadInfo = WorkloadInfo {
     params: &[
         ParamSpec { name: "direction", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: reads from and writes to the host", description: "read: the device reads host memory (H2C); write: the device writes host memory (C2H)." },
         COMPLETION,
+        ParamSpec { name: "pcie_link", kind: ParamKind::Str, default: ParamDefault::Str(""), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: the baseline on each board's own attachment (Table I)", description: "The platform's pcie_link component the engine sits behind (n1sdp: u280_pcie or vck5000_pcie); empty: the platform's only one." },
+        ParamSpec { name: "xdma_engine", kind: ParamKind::Str, default: ParamDefault::Str(""), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: the baseline on each board", description: "The platform's xdma_engine component (n1sdp: u280_dma or vck5000_dma); empty: the platform's only one." },
     ],
     metrics: &[
         MetricSpec { name: "latency_ns", unit: "ns", description: "API call to the completion seen by the core." },
@@ -541,14 +543,68 @@ pub(crate) fn system_params(
     platform: &Platform,
     workload: &str,
 ) -> Result<PcieSystemParams, RunError> {
+    system_params_on(platform, workload, &EngineChoice::default())
+}
+
+/// Which `pcie_link` and `xdma_engine` a PCIe workload runs on, by
+/// instance name; an empty name takes the platform's only component of
+/// that type (a platform with two boards names them).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EngineChoice {
+    pub pcie_link: String,
+    pub xdma_engine: String,
+}
+
+impl EngineChoice {
+    /// The choice a workload's `pcie_link` and `xdma_engine` parameters make.
+    pub(crate) fn of(params: &Params) -> Self {
+        let name = |key: &str| params.get(key).map_or("", |_| params.str(key)).to_string();
+        EngineChoice {
+            pcie_link: name("pcie_link"),
+            xdma_engine: name("xdma_engine"),
+        }
+    }
+}
+
+/// The PCIe system's components, with the link and engine `choice` names.
+pub(crate) fn system_params_on(
+    platform: &Platform,
+    workload: &str,
+    choice: &EngineChoice,
+) -> Result<PcieSystemParams, RunError> {
     Ok(PcieSystemParams {
         core: component(platform, "core", workload)?.clone(),
         host_memory: component(platform, "host_memory", workload)?.clone(),
         root_complex: component(platform, "root_complex", workload)?.clone(),
-        pcie_link: component(platform, "pcie_link", workload)?.clone(),
-        xdma_engine: component(platform, "xdma_engine", workload)?.clone(),
+        pcie_link: named_component(platform, "pcie_link", &choice.pcie_link, workload)?.clone(),
+        xdma_engine: named_component(platform, "xdma_engine", &choice.xdma_engine, workload)?
+            .clone(),
         device_memory: component(platform, "device_memory", workload)?.clone(),
     })
+}
+
+/// The component instance `name` of type `type_name` (empty `name`: the
+/// platform's only component of that type, as [`component`]).
+pub(crate) fn named_component<'a>(
+    platform: &'a Platform,
+    type_name: &str,
+    name: &str,
+    workload: &str,
+) -> Result<&'a Params, RunError> {
+    if name.is_empty() {
+        return component(platform, type_name, workload);
+    }
+    match platform.components.get(name) {
+        Some(c) if c.type_name == type_name => Ok(&c.params),
+        Some(c) => Err(werr(format!(
+            "platform {}: component `{name}` is a `{}`, but workload {workload} needs a `{type_name}` there",
+            platform.name, c.type_name
+        ))),
+        None => Err(werr(format!(
+            "platform {} has no component `{name}` (workload {workload} asks for it as its `{type_name}`)",
+            platform.name
+        ))),
+    }
 }
 
 pub(crate) fn model_err(platform: &Platform) -> impl Fn(String) -> RunError + '_ {
@@ -646,7 +702,16 @@ pub(crate) fn driver_for(platform: &Platform, workload: &str) -> Result<DmaDrive
 /// The DMA engine's BAR0 and BAR1 (from its parameters, as the system
 /// places them), without building a system.
 pub(crate) fn engine_bars(platform: &Platform, workload: &str) -> Result<(u64, u64), RunError> {
-    let sp = system_params(platform, workload)?;
+    engine_bars_on(platform, workload, &EngineChoice::default())
+}
+
+/// [`engine_bars`] of the engine `choice` names.
+pub(crate) fn engine_bars_on(
+    platform: &Platform,
+    workload: &str,
+    choice: &EngineChoice,
+) -> Result<(u64, u64), RunError> {
+    let sp = system_params_on(platform, workload, choice)?;
     let cfg = link_config(&sp.pcie_link).map_err(model_err(platform))?;
     let engine = XdmaEngine::from_params(&sp.xdma_engine, &cfg).map_err(model_err(platform))?;
     Ok((engine.bar0(), engine.bar1()))
@@ -654,8 +719,17 @@ pub(crate) fn engine_bars(platform: &Platform, workload: &str) -> Result<(u64, u
 
 /// Where the driver keeps its ring and write-back, and the engine's BAR0.
 pub(crate) fn driver_layout(platform: &Platform, workload: &str) -> Result<DriverLayout, RunError> {
+    driver_layout_on(platform, workload, &EngineChoice::default())
+}
+
+/// [`driver_layout`] for the engine `choice` names.
+pub(crate) fn driver_layout_on(
+    platform: &Platform,
+    workload: &str,
+    choice: &EngineChoice,
+) -> Result<DriverLayout, RunError> {
     Ok(DriverLayout {
-        bar0: engine_bars(platform, workload)?.0,
+        bar0: engine_bars_on(platform, workload, choice)?.0,
         ring: RING,
         writeback: WRITEBACK,
     })
@@ -763,11 +837,12 @@ fn tapasco_dma(
     seed: u64,
     trace: TraceMode,
 ) -> Result<PointResult, RunError> {
-    let sp = system_params(platform, "tapasco_dma")?;
+    let choice = EngineChoice::of(params);
+    let sp = system_params_on(platform, "tapasco_dma", &choice)?;
     let driver = driver_for(platform, "tapasco_dma")?;
     let write = params.str("direction") == "write";
     let completion = completion_of(params);
-    let layout = driver_layout(platform, "tapasco_dma")?;
+    let layout = driver_layout_on(platform, "tapasco_dma", &choice)?;
     let transfer = Transfer {
         channel: if write { C2H } else { H2C },
         host: if write { RSP_BUF } else { REQ_BUF },
