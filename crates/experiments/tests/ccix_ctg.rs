@@ -203,7 +203,11 @@ fn a_ccix_write_is_two_link_round_trips_without_a_memory_read() {
 fn the_tapasco_dma_baseline_moves_the_bytes_both_ways() {
     let p = Platform::load("n1sdp").unwrap();
     let dma = |direction: &str, bytes: f64| {
-        let params = Params::new().with("direction", ParamValue::Str(direction.into()), "test");
+        // The AU280's baseline (the platform also holds the VCK5000's).
+        let params = Params::new()
+            .with("direction", ParamValue::Str(direction.into()), "test")
+            .with("pcie_link", ParamValue::Str("u280_pcie".into()), "test")
+            .with("xdma_engine", ParamValue::Str("u280_dma".into()), "test");
         run_point("tapasco_dma", &p, "message_bytes", bytes, &params, 0, false)
             .unwrap()
             .metrics["latency_ns"]
