@@ -286,10 +286,15 @@ fn deep_scattered_row_reads_are_not_bounded_near_the_texts_plain_rate_by_jedec_t
     // lines carry 6.67 ns of data each, more than tFAW's 21 ns / 4
     // activates, so DRAM timing alone cannot be the text's limit even if
     // the LLC scrambler made sequential reads fully pseudo-random.
-    // The limit the text needs sits in the controller's architecture (its
-    // reordering window, per-transaction AXI overhead), which PG150 does
-    // not quantify; this test fails once such a mechanism lands, and is
-    // then to be rewritten around it.
+    // Nor does the Group FSMs' reordering window: the MIG's RTL (shipped
+    // with the IP, ddr4_v2_2_*_mc_group.sv) gives each Group FSM a
+    // 4-entry transaction FIFO admitting below 2 and a 4-entry CAS FIFO, so
+    // one transaction can open its row while another waits for its column
+    // command; this model's Group FSMs are stricter (the next transaction
+    // starts after the previous one's column command), and a window of 2-4
+    // with in-order acceptance changes none of these rates (checked). The
+    // limit the text needs is elsewhere; this test fails once such a
+    // mechanism lands, and is then to be rewritten around it.
     let n = 8192u64;
     let seq: Vec<u64> = (0..n).collect();
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
