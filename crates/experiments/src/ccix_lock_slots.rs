@@ -76,7 +76,9 @@
 //! both leave a stuck waiter behind a hole with two lockers and two slots.
 //!
 //! The exhaustive check (`explore`) covers 15,079 states over its five
-//! small configurations; a proptest runs random schedules on a larger
+//! small configurations and 220,822 with three lockers of two acquires
+//! each on three slots (starting at slot 0; the corrected last-free start
+//! passes that configuration too); a proptest runs random schedules on a larger
 //! bucket (four lockers, three acquires each, five slots).
 
 use std::collections::HashSet;
@@ -449,6 +451,22 @@ mod tests {
             total += e.states;
         }
         assert!(total > 10_000, "explored only {total} states");
+    }
+
+    #[test]
+    fn protocol_passes_three_lockers_two_acquires_each_on_three_slots() {
+        for start in [StartHint::Zero, StartHint::LastFreeLessReleases] {
+            let c = cfg(
+                3,
+                &[2, 2, 2],
+                Variant {
+                    start,
+                    ..Variant::PROTOCOL
+                },
+            );
+            let e = explore(&c).unwrap_or_else(|v| panic!("{start:?}: {v:?}"));
+            assert!(e.finished > 0 && e.states > 100_000, "{start:?}: {e:?}");
+        }
     }
 
     #[test]
