@@ -97,6 +97,7 @@
 pub mod bench;
 pub mod cc_invocation;
 pub mod ccix_ctg;
+pub mod ccix_lock_slots;
 pub mod ccix_locktable;
 pub mod ccix_shared;
 pub mod ccix_vc;
