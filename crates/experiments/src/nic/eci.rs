@@ -23,7 +23,10 @@
 //!   ([`EciNicConfig::pipelined_tx`]) the core is the ThunderX-1's (misses
 //!   in flight, write buffer): before the frame it makes its TX lines
 //!   writable (prefetch-exclusive: the write-allocate round trip, off the
-//!   frame's path), then stores line 0 into Q and the others into the TX
+//!   frame's path; without [`EciNicConfig::prefetch_tx_lines`], as the
+//!   public driver, the stores miss on the lines the NIC clean-invalidated
+//!   for the previous frame and the write-allocates are in the frame's TX
+//!   latency), then stores line 0 into Q and the others into the TX
 //!   lines, a DMB, and one load of G; the device fetches Q (the control
 //!   line, which gives the frame's length) and then all the others at once.
 //!   A DMB orders every exchange's stores before its load. It records when each frame's
@@ -76,6 +79,8 @@ struct Client {
     /// Pipelined TX: where a frame's lines 1.. go (empty: one line per
     /// exchange).
     tx_lines: Vec<u64>,
+    /// Make the TX lines writable before each frame ([`EciNicConfig`]).
+    prefetch_tx_lines: bool,
     /// A barrier (DMB) before each signal load: needed once the core keeps
     /// more than one access in flight (PIO §5).
     fence: bool,
@@ -113,7 +118,7 @@ impl Client {
         let mut ops = Vec::new();
         self.first_store = usize::MAX;
         if self.x > 0 && !self.rx {
-            if self.k == 0 {
+            if self.k == 0 && self.prefetch_tx_lines {
                 // Pipelined TX: the driver holds its TX lines writable
                 // before the frame is in its registers (PRFM PSTL1KEEP,
                 // each the core's write-allocate round trip), as it holds
@@ -254,6 +259,15 @@ pub struct EciNicConfig {
     /// A barrier (DMB) orders each exchange's stores before its load: set
     /// it when the core keeps more than one access in flight.
     pub fence: bool,
+    /// Pipelined TX only: the driver makes its TX lines writable before the
+    /// frame is in its registers (a prefetch-exclusive per line, off the
+    /// frame's path). False is the public driver (enzian-pio-nic
+    /// sw/eci/core.c `pionic_tx`: it stores the length, the first 64 B and
+    /// the overflow lines with no prefetch), whose stores land on lines the
+    /// NIC clean-invalidated when it sent the previous frame, so each
+    /// overflow line's write-allocate round trip is inside the frame's TX
+    /// latency (overlapping in the ThunderX-1's store misses).
+    pub prefetch_tx_lines: bool,
 }
 
 /// Result of [`run_eci_nic`].
@@ -319,6 +333,7 @@ pub fn run_eci_nic(
         a,
         b,
         tx_lines: tx_lines.clone(),
+        prefetch_tx_lines: cfg.prefetch_tx_lines,
         fence: cfg.fence,
         frames: frames.to_vec(),
         think: think.to_vec(),

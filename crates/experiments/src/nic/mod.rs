@@ -115,6 +115,7 @@ pub static NIC_LOOPBACK: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "echo_delay_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "PIO §6.3: near-end loopback, no echo peer", description: "Bound of a seeded uniform extra delay before each frame comes back: 0 is the paper's near-end loopback; above 0 a remote echo peer, which moves each arrival's phase against the receive path (polling loops, DMA descriptor posting)." },
         COMPLETION,
         ParamSpec { name: "eci_tx", kind: ParamKind::Enum(&["pipelined", "serial"]), default: ParamDefault::Str("pipelined"), unit: "", range: ParamRange::ANY, from: "PIO §6.3: ECI TX needs '2 round-trips over ECI for each 128 bytes' yet 'PCIe PIO competes well with ECI across all packet sizes'", description: "eci_pio TX: pipelined, the core stores the whole frame (its write-allocate fetches overlapping in the ThunderX-1 write buffer and misses of thunderx_cpu), signals once, and the NIC fetches the control line and then every other line at once through the DC; serial, one two-round-trip exchange per 128-byte line. RX is one exchange per line either way." },
+        ParamSpec { name: "eci_tx_lines", kind: ParamKind::Enum(&["prefetched", "store_miss"]), default: ParamDefault::Str("prefetched"), unit: "", range: ParamRange::ANY, from: "assumed: the driver prefetches its TX lines writable between frames; the public driver (enzian-pio-nic sw/eci/core.c pionic_tx) does not (store_miss)", description: "eci_pio with eci_tx = pipelined: prefetched, the driver makes its TX lines writable before the frame is in its registers (off the frame's path); store_miss, the public driver's order: the frame's stores land on lines the NIC clean-invalidated for the previous frame, so each overflow line's write-allocate round trip is inside the TX latency (overlapped in the ThunderX-1's store misses)." },
         ParamSpec { name: "kernel", kind: ParamKind::Enum(&["tickless", "stock"]), default: ParamDefault::Str("tickless"), unit: "", range: ParamRange::ANY, from: "PIO §6.3: Table 1 is measured on a tickless kernel; the other experiments on a stock Ubuntu kernel with its 250 Hz timer", description: "tickless: no periodic timer interrupt (Table 1's kernel); stock: the 250 Hz timer interrupt on the measuring core (PCIe designs; the ECI design's CPU model has no timer)." },
     ],
     metrics: &[
@@ -333,6 +334,7 @@ fn run_batch(
             let cfg = EciNicConfig {
                 pipelined_tx,
                 fence: pipelined_tx,
+                prefetch_tx_lines: params.str("eci_tx_lines") == "prefetched",
             };
             let r = run_eci_nic(sys, mac, frames, (think, echo), cfg)
                 .map_err(|e| werr(format!("platform {}: nic_loopback: {e}", platform.name)))?;
