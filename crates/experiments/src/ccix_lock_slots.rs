@@ -475,6 +475,12 @@ mod tests {
             count_tags: false,
             ..Variant::PROTOCOL
         };
+        assert_caught_as_stuck(mutant, "the checker missed the untagged release");
+    }
+
+    /// Some small configuration of `mutant` fails the checker, and every
+    /// failure is a waiter stuck behind a hole (`why`: the message if none).
+    fn assert_caught_as_stuck(mutant: Variant, why: &str) {
         let failed: Vec<_> = small_configs(mutant)
             .iter()
             .filter_map(|c| explore(c).err().map(|v| (c.clone(), v)))
@@ -483,10 +489,7 @@ mod tests {
             failed.iter().all(|(_, v)| v.what.starts_with("stuck")),
             "{failed:?}"
         );
-        assert!(
-            !failed.is_empty(),
-            "the checker missed the untagged release"
-        );
+        assert!(!failed.is_empty(), "{why}");
     }
 
     #[test]
@@ -495,18 +498,7 @@ mod tests {
             start: StartHint::LastFree,
             ..Variant::PROTOCOL
         };
-        let failed: Vec<_> = small_configs(mutant)
-            .iter()
-            .filter_map(|c| explore(c).err().map(|v| (c.clone(), v)))
-            .collect();
-        assert!(
-            failed.iter().all(|(_, v)| v.what.starts_with("stuck")),
-            "{failed:?}"
-        );
-        assert!(
-            !failed.is_empty(),
-            "restarting at the last free slot should be caught"
-        );
+        assert_caught_as_stuck(mutant, "restarting at the last free slot should be caught");
     }
 
     #[test]
