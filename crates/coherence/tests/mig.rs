@@ -204,6 +204,20 @@ fn serialized(d: &mut Ddr, lines: &[u64], gap: Tick) -> (Tick, [u64; 3]) {
     (sum / lines.len() as Tick, d.outcomes)
 }
 
+/// `n` lines scattered over 1 GiB (2^23 lines of 128 B) by a fixed
+/// xorshift, the same sequence in every test.
+fn scattered_lines(n: u64) -> Vec<u64> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % (1 << 23)
+        })
+        .collect()
+}
+
 #[test]
 fn serialized_random_reads_pay_trp_only_for_banks_opened_since_the_last_refresh() {
     // CCKit Table 2's latency test: one read at a time, ~590 ns apart, over
@@ -213,15 +227,7 @@ fn serialized_random_reads_pay_trp_only_for_banks_opened_since_the_last_refresh(
     let n = 2048u64;
     let gap = 550_000;
     let seq: Vec<u64> = (0..n).collect();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let rand: Vec<u64> = (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % (1 << 23)
-        })
-        .collect();
+    let rand = scattered_lines(n);
     // With refresh: every read finds its bank closed. Sequential lines come
     // back to a bank 32 lines (~19 us) later, after two refreshes: an
     // activate each (tRCD + CL + burst), never a hit or a conflict.
@@ -297,15 +303,7 @@ fn deep_scattered_row_reads_are_not_bounded_near_the_texts_plain_rate_by_jedec_t
     // mechanism lands, and is then to be rewritten around it.
     let n = 8192u64;
     let seq: Vec<u64> = (0..n).collect();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let rand: Vec<u64> = (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % (1 << 23)
-        })
-        .collect();
+    let rand = scattered_lines(n);
     let seq_rate = closed_loop_gibps(&mut mig(true), &seq, 64);
     let rand_rate = closed_loop_gibps(&mut mig(true), &rand, 64);
     eprintln!("sequential {seq_rate:.2} GiB/s, scattered {rand_rate:.2} GiB/s");
