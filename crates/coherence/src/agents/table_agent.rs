@@ -1552,18 +1552,20 @@ impl TableAgent {
             .as_ref()
             .and_then(|p| p.open.get(&line).copied());
         let open = open.or(program_open.map(|(_, o)| o));
-        // An engine's operation, or a program operation's own (a core's
-        // atomic instruction).
-        let rmw = match program_open {
-            None => None,
-            Some(_) if !self.engine_ops.is_empty() => {
+        // An engine's operation on this line, else the program operation's
+        // own (a core's atomic instruction).
+        let rmw = program_open.and_then(|(index, _)| {
+            let engine = if self.engine_ops.is_empty() {
+                None
+            } else {
                 self.engine_ops.get(&line).map(|(op, _)| op.rmw)
-            }
-            Some((index, _)) => self
-                .program
-                .as_ref()
-                .and_then(|p| p.rmw.get(index).copied().flatten()),
-        };
+            };
+            engine.or_else(|| {
+                self.program
+                    .as_ref()
+                    .and_then(|p| p.rmw.get(index).copied().flatten())
+            })
+        });
         let fresh = open.map(|o| o.value);
         let mut rmw_old = None;
         let row: &Row<()> = row;
