@@ -234,6 +234,17 @@ fn eci_tx(mode: &str, bytes: f64) -> PointResult {
     nic_point("eci_pio", bytes, (4, 1), &[("eci_tx", mode)])
 }
 
+/// Pipelined ECI transmit with the TX lines already writable
+/// (`eci_tx_lines = prefetched`), so only the NIC's fetches are timed.
+fn eci_tx_prefetched(bytes: f64) -> PointResult {
+    nic_point(
+        "eci_pio",
+        bytes,
+        (4, 1),
+        &[("eci_tx", "pipelined"), ("eci_tx_lines", "prefetched")],
+    )
+}
+
 fn point_with(design: &str, bytes: f64, packets: i64, seed: u64, kernel: &str) -> PointResult {
     nic_point(design, bytes, (packets, seed), &[("kernel", kernel)])
 }
@@ -255,9 +266,11 @@ fn pipelined_eci_transmit_overlaps_lines_and_competes_with_pcie_pio() {
     assert_eq!(pipelined.stats["nic.max_fetches_in_flight"], 64.0);
     assert_eq!(serial.stats["nic.max_fetches_in_flight"], 1.0);
     let (p, s) = (m(&pipelined, "tx_p50_ns"), m(&serial, "tx_p50_ns"));
-    // Serial: ~0.83 us per line; pipelined: a few microseconds.
+    // Serial: ~0.83 us per line; pipelined: a few microseconds (the
+    // public driver's order: the write-allocates, the control line, then
+    // the overflow lines, each step's lines overlapped).
     assert!(s > 60.0 * 800.0, "{s}");
-    assert!(p < 2500.0, "{p}");
+    assert!(p < 3500.0, "{p}");
     let dma = point("pcie_dma", 8192.0, 2, 1);
     let pio = point("pcie_pio", 8192.0, 2, 1);
     assert!(p < m(&dma, "tx_p50_ns"));
@@ -272,10 +285,11 @@ fn the_control_line_is_fetched_before_the_rest_of_the_frame() {
     // overflow lines: a frame above 64 B costs one clean-invalidate round
     // trip (~230 ns on the link, plus the DC's and the core's pipelines)
     // more than a one-line frame, while each further line adds only its
-    // share of the overlapped fetches and of the wire.
-    let one = m(&eci_tx("pipelined", 64.0), "tx_p50_ns");
-    let two = m(&eci_tx("pipelined", 192.0), "tx_p50_ns");
-    let four = m(&eci_tx("pipelined", 448.0), "tx_p50_ns");
+    // share of the overlapped fetches and of the wire. The TX lines are
+    // writable beforehand, so the store misses' round trip is not in it.
+    let one = m(&eci_tx_prefetched(64.0), "tx_p50_ns");
+    let two = m(&eci_tx_prefetched(192.0), "tx_p50_ns");
+    let four = m(&eci_tx_prefetched(448.0), "tx_p50_ns");
     assert!((300.0..500.0).contains(&(two - one)), "{one} -> {two}");
     assert!(four - two < 100.0, "{two} -> {four}");
 }
