@@ -155,3 +155,53 @@ fn the_engine_needs_a_store_event_and_the_lock_is_visible() {
     assert!(!s.agent(dcoh).is_locked(LINE));
     let _ = TableAgent::PROGRAM_WAKE;
 }
+
+#[test]
+fn an_agent_takes_an_engine_or_a_program_not_both() {
+    // The engine's operations are the agent's program: a program given
+    // beside an engine would silently replace the engine's bookkeeping (or
+    // never be issued), so either order is refused with the agent's name.
+    let p = Platform::load("cohet").unwrap();
+    let build = || {
+        p.build(
+            "cxl",
+            BuildOptions {
+                seed: 1,
+                trace: TraceMode::Off,
+                checks: true,
+                tester: None,
+            },
+        )
+        .unwrap()
+    };
+    let engine = || {
+        Box::new(OneAdd {
+            issued: false,
+            hold: 0,
+            log: Rc::default(),
+            released_at: Rc::default(),
+        })
+    };
+    let mut s = build();
+    let dcoh = s.agent_id("dcoh").unwrap();
+    s.agent_mut(dcoh).set_engine(engine()).unwrap();
+    let e = s
+        .agent_mut(dcoh)
+        .set_program(&[(LINE + 3, "store")], 1)
+        .unwrap_err();
+    assert!(e.contains("dcoh") && e.contains("line engine"), "{e}");
+    // The engine still runs its add, alone.
+    s.sim.run();
+    assert!(s.checker.borrow().violations.is_empty());
+    assert!(s.agent(dcoh).finished());
+
+    let mut s = build();
+    s.agent_mut(dcoh)
+        .set_program(&[(LINE + 3, "store")], 1)
+        .unwrap();
+    let e = s.agent_mut(dcoh).set_engine(engine()).unwrap_err();
+    assert!(
+        e.contains("dcoh") && e.contains("already has a program"),
+        "{e}"
+    );
+}

@@ -579,9 +579,17 @@ impl TableAgent {
     /// [`line_engine`](super::line_engine)): its operations run the role's
     /// `store` event, as many open at once as it issues, paced by
     /// `issue_ns` / `miss_issue_ns`, each with `access_ns` of pipeline, in
-    /// the bounded cache of `capacity_lines` / `ways` when set. Errors when
-    /// the role has no `store` event.
+    /// the bounded cache of `capacity_lines` / `ways` when set. The
+    /// engine's operations are the agent's program, so an agent has either
+    /// an engine or a program. Errors when the role has no `store` event or
+    /// the agent already has a program.
     pub fn set_engine(&mut self, engine: Box<dyn LineEngine>) -> Result<(), String> {
+        if self.program.is_some() {
+            return Err(format!(
+                "{}: a line engine issues the agent's operations, and the agent already has a program",
+                self.sys.agents[self.id as usize].name
+            ));
+        }
         let role = &self.sys.protocol.ir.roles[self.role];
         let Some(store) = role
             .events
@@ -611,8 +619,15 @@ impl TableAgent {
 
     /// Gives the agent a program: `ops` (line, local event name) issued in
     /// order from the start of the run, up to `window` open at once.
-    /// Errors name an event the role does not have.
+    /// Errors name an event the role does not have, or the agent's line
+    /// engine (whose operations are the agent's program).
     pub fn set_program(&mut self, ops: &[(u64, &str)], window: usize) -> Result<(), String> {
+        if self.engine.is_some() {
+            return Err(format!(
+                "{}: the agent's line engine issues its operations; it takes no program",
+                self.sys.agents[self.id as usize].name
+            ));
+        }
         let p = &self.sys.protocol;
         let role = &p.ir.roles[self.role];
         let mut resolved = Vec::with_capacity(ops.len());
@@ -1552,19 +1567,17 @@ impl TableAgent {
             .as_ref()
             .and_then(|p| p.open.get(&line).copied());
         let open = open.or(program_open.map(|(_, o)| o));
-        // An engine's operation on this line, else the program operation's
-        // own (a core's atomic instruction).
+        // The engine's operation on this line (an agent with an engine has
+        // no program of its own), else the program operation's own (a
+        // core's atomic instruction).
         let rmw = program_open.and_then(|(index, _)| {
-            let engine = if self.engine_ops.is_empty() {
-                None
-            } else {
+            if self.engine.is_some() {
                 self.engine_ops.get(&line).map(|(op, _)| op.rmw)
-            };
-            engine.or_else(|| {
+            } else {
                 self.program
                     .as_ref()
                     .and_then(|p| p.rmw.get(index).copied().flatten())
-            })
+            }
         });
         let fresh = open.map(|o| o.value);
         let mut rmw_old = None;
