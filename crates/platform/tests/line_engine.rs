@@ -10,7 +10,7 @@ use ccsim_coherence::agents::line_engine::{EngineOp, LineEngine, LineRmw};
 use ccsim_coherence::agents::TableAgent;
 use ccsim_coherence::Line;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::{BuildOptions, Platform};
+use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
 
 const LINE: u64 = 40;
 
@@ -56,12 +56,10 @@ impl LineEngine for OneAdd {
     }
 }
 
-/// Runs the engine's add with `hold`, a host core loading the line at
-/// 3 us; returns (acquired, released, the load's completion, the word the
-/// core read, the word before the add).
-fn run(hold: Tick) -> (Tick, Tick, Tick, u64, u64) {
-    let p = Platform::load("cohet").unwrap();
-    let mut s = p
+/// Cohet's CXL system, checks on.
+fn cohet_cxl() -> BuiltSystem {
+    Platform::load("cohet")
+        .unwrap()
         .build(
             "cxl",
             BuildOptions {
@@ -71,7 +69,14 @@ fn run(hold: Tick) -> (Tick, Tick, Tick, u64, u64) {
                 tester: None,
             },
         )
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs the engine's add with `hold`, a host core loading the line at
+/// 3 us; returns (acquired, released, the load's completion, the word the
+/// core read, the word before the add).
+fn run(hold: Tick) -> (Tick, Tick, Tick, u64, u64) {
+    let mut s = cohet_cxl();
     let dcoh = s.agent_id("dcoh").unwrap();
     let core = s.agent_id("core0").unwrap();
     let log = Rc::new(RefCell::new(Vec::new()));
@@ -127,18 +132,7 @@ fn a_snoop_for_a_locked_line_waits_for_the_release_and_sees_the_write() {
 
 #[test]
 fn the_engine_needs_a_store_event_and_the_lock_is_visible() {
-    let p = Platform::load("cohet").unwrap();
-    let mut s = p
-        .build(
-            "cxl",
-            BuildOptions {
-                seed: 1,
-                trace: TraceMode::Off,
-                checks: true,
-                tester: None,
-            },
-        )
-        .unwrap();
+    let mut s = cohet_cxl();
     // The home role has no local `store` event.
     let llc = s.agent_id("llc").unwrap();
     let e = s
@@ -161,19 +155,6 @@ fn an_agent_takes_an_engine_or_a_program_not_both() {
     // The engine's operations are the agent's program: a program given
     // beside an engine would silently replace the engine's bookkeeping (or
     // never be issued), so either order is refused with the agent's name.
-    let p = Platform::load("cohet").unwrap();
-    let build = || {
-        p.build(
-            "cxl",
-            BuildOptions {
-                seed: 1,
-                trace: TraceMode::Off,
-                checks: true,
-                tester: None,
-            },
-        )
-        .unwrap()
-    };
     let engine = || {
         Box::new(OneAdd {
             issued: false,
@@ -182,7 +163,7 @@ fn an_agent_takes_an_engine_or_a_program_not_both() {
             released_at: Rc::default(),
         })
     };
-    let mut s = build();
+    let mut s = cohet_cxl();
     let dcoh = s.agent_id("dcoh").unwrap();
     s.agent_mut(dcoh).set_engine(engine()).unwrap();
     let e = s
@@ -195,7 +176,7 @@ fn an_agent_takes_an_engine_or_a_program_not_both() {
     assert!(s.checker.borrow().violations.is_empty());
     assert!(s.agent(dcoh).finished());
 
-    let mut s = build();
+    let mut s = cohet_cxl();
     s.agent_mut(dcoh)
         .set_program(&[(LINE + 3, "store")], 1)
         .unwrap();
