@@ -225,6 +225,48 @@ fn the_tapasco_dma_baseline_moves_the_bytes_both_ways() {
     assert!(ccix(4096.0) > dma("read", 4096.0));
 }
 
+/// The PCIe-DMA baseline's card side is the card's DDR4 behind a MIG
+/// (TaPaSCo's PCIe platforms, pcie_base.tcl): a write to the host waits for
+/// the engine's DDR4 read (159 ns), a read from the host only for the MIG's
+/// posted write (26.7 ns). Against BRAM (12 ns both ways) the write is
+/// longer by that read, rounded up to whole poll periods of the status
+/// word (each an 80 ns DRAM read plus the loop), and the 64 B read, the
+/// calibration point, stays where it was.
+#[test]
+fn the_pcie_dma_write_waits_for_the_cards_ddr4_read() {
+    let ddr4 = Platform::load("n1sdp").unwrap();
+    let bram = ddr4
+        .with_overrides(&[
+            ("u280_ddr4.latency_ns".into(), ParamValue::Float(12.0)),
+            (
+                "u280_ddr4.write_response".into(),
+                ParamValue::Str("written".into()),
+            ),
+        ])
+        .unwrap();
+    let dma = |p: &Platform, direction: &str, bytes: f64| {
+        let params = Params::new()
+            .with("direction", ParamValue::Str(direction.into()), "test")
+            .with("pcie_link", ParamValue::Str("u280_pcie".into()), "test")
+            .with("xdma_engine", ParamValue::Str("u280_dma".into()), "test");
+        run_point("tapasco_dma", p, "message_bytes", bytes, &params, 0, false)
+            .unwrap()
+            .metrics["latency_ns"]
+    };
+    let ddr4_read_extra_ns = 159.0 - 12.0;
+    let poll_ns = dma(&ddr4, "write", 64.0) - dma(&bram, "write", 64.0);
+    // One poll period covers the DDR4 read's 147 ns at 64 B: the period is
+    // the status word's 80 ns DRAM read and the loop around it.
+    assert!(poll_ns > 80.0 && poll_ns < 100.0, "{poll_ns}");
+    assert!(poll_ns * 2.0 > ddr4_read_extra_ns);
+    // At 128 B the DDR4 read crosses a second poll.
+    let extra_128 = dma(&ddr4, "write", 128.0) - dma(&bram, "write", 128.0);
+    assert!((extra_128 - 2.0 * poll_ns).abs() < 1.0, "{extra_128}");
+    // The read's posted MIG write falls inside the poll it already waited.
+    assert_eq!(dma(&ddr4, "read", 64.0), dma(&bram, "read", 64.0));
+    assert!(within(dma(&ddr4, "read", 64.0), 1045.0, 0.05));
+}
+
 fn program_times_on(system: &str, agent: usize, ops: &[(u64, &str)]) -> Vec<(Tick, Tick)> {
     let mut s = build(&Platform::load("n1sdp").unwrap(), system);
     s.agent_mut(agent).set_program(ops, 1).unwrap();

@@ -1,4 +1,5 @@
-//! Memories that hold real bytes: host DRAM and device BRAM.
+//! Memories that hold real bytes: host DRAM and device memory (BRAM, or
+//! DDR behind a controller that answers writes early).
 //!
 //! [`SparseMemory`] stores 4 KiB pages in a `BTreeMap`, so a 64-bit address
 //! space costs only the pages touched; unwritten bytes read as zero.
@@ -30,6 +31,16 @@
 //!   its end. The windows' phase is drawn from the run's seed, so which
 //!   accesses stall is seeded and repeatable; all ranks refresh together
 //!   (a simplification: per-rank staggering would spread the same stall).
+//! * **Posted writes** (`write_response = "accepted"`). A memory controller
+//!   may answer a write once it has taken the command and data, before the
+//!   DRAM write: the UltraScale DDR4 MIG's AXI shim pushes the write
+//!   response when the controller accepts the burst's last command (the
+//!   same rule as `ddr_controller`'s `write_response`). The write is then
+//!   answered `write_accept_ns` after its data is in (it occupies the
+//!   memory's bandwidth as before), where a read is answered `latency_ns`
+//!   after. A
+//!   DMA engine that waits for its card-memory writes (an H2C transfer's
+//!   completion) waits the shorter time.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -146,6 +157,24 @@ const MEMORY_PARAMS: &[ParamSpec] = &[
         from: "assumed: off",
         description: "DRAM refresh cycle time tRFC: how long each refresh blocks every access.",
     },
+    ParamSpec {
+        name: "write_response",
+        kind: ParamKind::Enum(&["written", "accepted"]),
+        default: ParamDefault::Str("written"),
+        unit: "",
+        range: ParamRange::ANY,
+        from: "assumed: a write is answered after the same latency as a read",
+        description: "When a write is answered. written: latency_ns after its data is in, as a read; accepted: write_accept_ns after its data is in, as a memory controller that answers once it holds command and data (the DDR4 MIG's AXI shim).",
+    },
+    ParamSpec {
+        name: "write_accept_ns",
+        kind: ParamKind::Float,
+        default: ParamDefault::Float(0.0),
+        unit: "ns",
+        range: ParamRange::at_least(0.0),
+        from: "assumed",
+        description: "write_response = accepted: a write's data in to its response.",
+    },
 ];
 const MEMORY_STATS: &[StatSpec] = &[
     StatSpec {
@@ -218,7 +247,7 @@ fn check_memory(p: &Params, _: Peers<'_>) -> Result<(), ParamProblem> {
 pub static DEVICE_MEMORY: ComponentSpec = ComponentSpec {
     type_name: "device_memory",
     description:
-        "On-device memory (FPGA BRAM) holding real bytes, behind the device's PCIe endpoint.",
+        "On-device memory (FPGA BRAM, or DDR behind a memory controller) holding real bytes, behind the device's PCIe endpoint.",
     params: MEMORY_PARAMS,
     ports: &[PortSpec {
         name: "dev",
@@ -245,6 +274,9 @@ pub struct Memory {
     refresh: Tick,
     /// Start of the first refresh window (seeded at init).
     refresh_phase: Tick,
+    /// A write's start to its response when writes are posted
+    /// (`write_response = "accepted"`); `None`: `latency`, as a read.
+    write_accept: Option<Tick>,
     /// The stored bytes (inspect after a run; preload before one).
     pub data: SparseMemory,
     /// CPU line accesses that hit (with the cache state modelled).
@@ -284,6 +316,8 @@ impl Memory {
             refresh_interval: ns_to_ps(p.float("refresh_interval_ns")),
             refresh: ns_to_ps(p.float("refresh_ns")),
             refresh_phase: 0,
+            write_accept: (p.str("write_response") == "accepted")
+                .then(|| ns_to_ps(p.float("write_accept_ns"))),
             data: SparseMemory::new(),
             cpu_hits: 0,
             cpu_misses: 0,
@@ -366,8 +400,9 @@ impl Memory {
     }
 
     /// Starts a DRAM access of `bytes` arriving at `now`: queues behind the
-    /// previous one and any refresh window; returns when it is answered.
-    fn dram_access(&mut self, now: Tick, bytes: u64) -> Tick {
+    /// previous one and any refresh window; returns when it is answered
+    /// (a posted write once accepted, anything else after `latency`).
+    fn dram_access(&mut self, now: Tick, bytes: u64, is_write: bool) -> Tick {
         let queued = now.max(self.busy_until);
         let start = self.after_refresh(queued);
         if start > queued {
@@ -375,7 +410,10 @@ impl Memory {
             self.refresh_stall_ps += start - queued;
         }
         self.busy_until = start + transfer_ps(bytes, self.bandwidth_gbps);
-        self.busy_until + self.latency
+        match self.write_accept {
+            Some(accept) if is_write => self.busy_until + accept,
+            _ => self.busy_until + self.latency,
+        }
     }
 }
 
@@ -417,7 +455,7 @@ impl Component<Msg> for Memory {
         self.served += 1;
         let now = ctx.now();
         let at = if self.line == 0 {
-            self.dram_access(now, bytes)
+            self.dram_access(now, bytes, is_write)
         } else if from_cpu {
             // Hits are served by the caches; the missed lines are fetched
             // from DRAM (a store's too: write-allocate) and then held.
@@ -433,7 +471,8 @@ impl Component<Msg> for Memory {
             if missed.is_empty() {
                 now + self.hit
             } else {
-                self.dram_access(now, missed.len() as u64 * self.line)
+                // A store's miss is a line fill (write-allocate): a read.
+                self.dram_access(now, missed.len() as u64 * self.line, false)
             }
         } else {
             if is_write {
@@ -444,7 +483,7 @@ impl Component<Msg> for Memory {
                     }
                 }
             }
-            self.dram_access(now, bytes)
+            self.dram_access(now, bytes, is_write)
         };
         self.out.push(ctx, at, port, Msg::MemResp(resp));
     }
