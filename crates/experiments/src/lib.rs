@@ -494,7 +494,7 @@ fn bytes_point(
 /// declaration (ranges, then the check hook). An experiment's series
 /// parameters passed this check when the experiment was loaded; this guards
 /// hand-built ones.
-fn with_defaults(info: &WorkloadInfo, params: &Params) -> Result<Params, RunError> {
+pub(crate) fn with_defaults(info: &WorkloadInfo, params: &Params) -> Result<Params, RunError> {
     let mut p = params.clone();
     for (name, _) in params.iter() {
         if !info.params.iter().any(|s| s.name == name) {
