@@ -59,6 +59,38 @@ fn a_load_after_an_invalidation_misses() {
     assert_eq!(s.world.cores[1].now - t2, 68, "a miss forwarded to core 0");
 }
 
+/// `fence` on the Ariane OpenPiton builds (CVA6 `4c01614f` with
+/// `WT_DCACHE`): it waits for the older stores to drain and leaves the
+/// write-through L1D as it is (`controller.sv` raises `flush_dcache` only
+/// `ifndef WT_DCACHE`). The wait is counted in `fence_cycles`, and each
+/// store's transaction in `store_cycles_by_line`; a line loaded before the
+/// fence still hits after it.
+#[test]
+fn a_fence_waits_for_the_drain_and_keeps_the_l1d() {
+    let mut s = soc();
+    s.map(VA, 4096);
+    s.load(0, VA); // a miss: the line is now in core 0's L1D/L1.5
+    let before = s.world.cores[0].now;
+    s.store(0, VA + 64, 1);
+    s.store(0, VA + 128, 2);
+    // The fence waits out both store misses (34 each, one at a time,
+    // from the first store's issue) less the two cycles the stores took.
+    s.fence(0);
+    assert_eq!(s.world.cores[0].fence_cycles, 2 * 34 - 2);
+    assert_eq!(s.world.cores[0].now, before + 2 * 34 + 1);
+    let line = |va: u64| s.aspace.translate(&s.world.mem, va).unwrap() / 64;
+    let by_line = &s.world.cores[0].store_cycles_by_line;
+    assert_eq!(by_line[&line(VA + 64)], (1, 34));
+    assert_eq!(by_line[&line(VA + 128)], (1, 34));
+    // No flush: the line loaded before the fence is still a hit.
+    let t = s.world.cores[0].now;
+    s.load(0, VA + 8);
+    assert_eq!(s.world.cores[0].now - t, 1, "still in the L1D");
+    // A fence with nothing buffered waits for nothing.
+    s.fence(0);
+    assert_eq!(s.world.cores[0].fence_cycles, 2 * 34 - 2);
+}
+
 #[test]
 fn stores_retire_into_the_buffer_and_fence_drains_it() {
     let mut s = soc();

@@ -72,6 +72,17 @@ fn main() {
                     per_el(o, "lines.out_queue.data_migrations"),
                 );
             }
+            // What the pointer updates cost, part by part, per word.
+            for (label, o) in [("batch 64", &c64), ("small batch", &cs)] {
+                let s = |k: &str| o.stats.get(k).copied().unwrap_or(0.0) / n as f64;
+                println!(
+                    "  {label} pointer-update parts per word: core fence {:.1}, core in-index stores {:.1} ({:.3}/word), core out-index stores {:.1}, core waiting {:.1} | RCM backoff {:.1} re-read {:.1} read-index stores {:.1} | WCM data {:.1} pointer {:.1} | total {:.1} cycles/word",
+                    s("core0.fence_cycles"), s("core0.in_queue.index_store_cycles"), s("core0.in_queue.index_stores"),
+                    s("core0.out_queue.index_store_cycles"), s("core0.wait_cycles"),
+                    s("engine0.backoff_cycles"), s("engine0.reread_cycles"), s("engine0.read_index_cycles"),
+                    s("engine0.wcm_data_cycles"), s("engine0.wcm_pointer_cycles"), o.cycles as f64 / n as f64,
+                );
+            }
             let rate = |o: &ccsim_experiments::cohort::Outcome| {
                 let s = |k: &str| o.stats.get(k).copied().unwrap_or(0.0);
                 (

@@ -236,6 +236,7 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
     m.insert("core0.load_stall_cycles".into(), core.load_stall as f64);
     m.insert("core0.wait_cycles".into(), core.wait_cycles as f64);
     m.insert("core0.wait_retired".into(), core.wait_retired as f64);
+    m.insert("core0.fence_cycles".into(), core.fence_cycles as f64);
     m.insert("core0.mmio".into(), core.mmio as f64);
     m.insert("core0.accesses".into(), core.accesses as f64);
     for e in &soc.engines {
@@ -249,6 +250,11 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
             ("publishes", st.publishes),
             ("publish_misses", st.publish_misses),
             ("read_index_misses", st.read_index_misses),
+            ("backoff_cycles", st.backoff_cycles),
+            ("reread_cycles", st.reread_cycles),
+            ("read_index_cycles", st.read_index_cycles),
+            ("wcm_data_cycles", st.wcm_data_cycles),
+            ("wcm_pointer_cycles", st.wcm_pointer_cycles),
             ("tlb_hits", e.mmu.hits),
             ("walks", e.mmu.walks),
             ("page_faults", e.mmu.faults),
@@ -475,6 +481,18 @@ pub fn run_cohort_with(
             .insert(format!("core0.{name}.index_loads"), q.index_loads as f64);
         o.stats
             .insert(format!("core0.{name}.index_misses"), q.index_misses as f64);
+        // The core's stores to the queue's index (the write index it
+        // publishes, or the read index): their transactions' cycles.
+        let own_index = if name == "in_queue" {
+            q.write_index
+        } else {
+            q.read_index
+        };
+        let (stores, cycles) = index_store_cycles(&soc, c, own_index);
+        o.stats
+            .insert(format!("core0.{name}.index_stores"), stores as f64);
+        o.stats
+            .insert(format!("core0.{name}.index_store_cycles"), cycles as f64);
         let (index, data) = queue_migrations(&soc, q);
         o.stats
             .insert(format!("lines.{name}.index_migrations"), index as f64);
@@ -504,6 +522,20 @@ pub fn queue_migrations(soc: &Soc, q: &Fifo) -> (u64, u64) {
         .map(of_line)
         .sum();
     (index, data)
+}
+
+/// Core `c`'s stores to the line of virtual address `va` and the cycles
+/// their coherence transactions took (`CoreState::store_cycles_by_line`).
+pub fn index_store_cycles(soc: &Soc, c: usize, va: u64) -> (u64, Cycle) {
+    soc.aspace
+        .translate(&soc.world.mem, va)
+        .and_then(|pa| {
+            soc.world.cores[c]
+                .store_cycles_by_line
+                .get(&(pa / LINE))
+                .copied()
+        })
+        .unwrap_or((0, 0))
 }
 
 /// Core `c` waited from `began` with `retired` instructions retired then:
