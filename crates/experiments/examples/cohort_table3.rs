@@ -4,12 +4,15 @@
 //! where a key is `backoff`, `mmio`, `setup` or `l15` (the L1.5 line's
 //! bytes: 16 as OpenPiton, 64 for whole lines) overriding the platform's,
 //! or `check=every_call` (the queue library's index checks; default cached,
-//! as the workload's). Besides the ratios it prints each queue's line
+//! as the workload's), `fences=around` (a fence after each index store too,
+//! as the Cohort project's C library) or `padded=true` (each read index on
+//! a line of its own). Besides the ratios it prints each queue's line
 //! migrations per element (the pointer and data ping-pong) and what the
-//! waiting core retires per waiting cycle in each mode.
+//! waiting core retires per waiting cycle in each mode, and the parts of
+//! a pointer update per word (the engine's and the core's counters).
 
-use ccsim_devices::cohort::queue::IndexCheck;
-use ccsim_experiments::cohort::{run_cohort_with, run_dma, run_mmio, SocParams};
+use ccsim_devices::cohort::queue::{IndexCheck, PublishFences};
+use ccsim_experiments::cohort::{run_cohort_fenced, run_dma, run_mmio, SocParams};
 
 fn main() {
     let platform = ccsim_platform::Platform::load("openpiton").expect("platform");
@@ -17,6 +20,8 @@ fn main() {
     eprintln!("{:?}", p.timing);
     let mut sizes = Vec::new();
     let mut check = IndexCheck::Cached;
+    let mut fences = PublishFences::Before;
+    let mut padded = false;
     for a in std::env::args().skip(1) {
         match a.split_once('=') {
             Some(("backoff", v)) => p.backoff = v.parse().expect("number"),
@@ -24,6 +29,8 @@ fn main() {
             Some(("setup", v)) => p.dma_setup = v.parse().expect("number"),
             Some(("l15", v)) => p.l15_line = v.parse().expect("number"),
             Some(("check", "every_call")) => check = IndexCheck::EveryCall,
+            Some(("fences", "around")) => fences = PublishFences::Around,
+            Some(("padded", "true")) => padded = true,
             _ => sizes.push(a.parse::<u64>().expect("a queue size")),
         }
     }
@@ -40,8 +47,8 @@ fn main() {
     for accel in ["sha256", "aes128"] {
         let small = if accel == "sha256" { 8 } else { 2 };
         for &n in &sizes {
-            let c64 = run_cohort_with(&p, accel, n, 64.min(n), false, check);
-            let cs = run_cohort_with(&p, accel, n, small, false, check);
+            let c64 = run_cohort_fenced(&p, accel, n, 64.min(n), padded, check, fences);
+            let cs = run_cohort_fenced(&p, accel, n, small, padded, check, fences);
             let m = run_mmio(&p, accel, n);
             let d = run_dma(&p, accel, n);
             let ipc =

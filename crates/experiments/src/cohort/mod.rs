@@ -44,7 +44,7 @@ use ccsim_devices::cohort::maple::{
 };
 use ccsim_devices::cohort::queue::{
     cohort_register, cohort_unregister, fifo_init, pop, publish_read, publish_write, push, Fifo,
-    IndexCheck, POLL_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
+    IndexCheck, PublishFences, POLL_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
 };
 use ccsim_devices::cohort::{Cycle, Soc, Timing, LINE};
 use ccsim_kernel::prelude::*;
@@ -436,6 +436,20 @@ pub fn run_cohort_with(
     padded: bool,
     check: IndexCheck,
 ) -> Outcome {
+    run_cohort_fenced(p, accel, n, batch, padded, check, PublishFences::Before)
+}
+
+/// Runs the Cohort benchmark with the queue library's index stores fenced
+/// as `fences` says.
+pub fn run_cohort_fenced(
+    p: &SocParams,
+    accel: &str,
+    n: u64,
+    batch: u64,
+    padded: bool,
+    check: IndexCheck,
+    fences: PublishFences,
+) -> Outcome {
     let mut soc = p.soc(accel);
     let a = make_accel(accel);
     let (win, wout) = (
@@ -443,10 +457,13 @@ pub fn run_cohort_with(
         a.words_per_output_block() as u64,
     );
     let n_out = n / win * wout;
-    let mut input = fifo_init(&mut soc, IN_VA, n, batch, padded, &[]).with_check(check);
+    let mut input = fifo_init(&mut soc, IN_VA, n, batch, padded, &[])
+        .with_check(check)
+        .with_fences(fences);
     let out_batch = (batch * wout / win).max(1);
-    let mut output =
-        fifo_init(&mut soc, OUT_VA, n_out.max(1), out_batch, padded, &[]).with_check(check);
+    let mut output = fifo_init(&mut soc, OUT_VA, n_out.max(1), out_batch, padded, &[])
+        .with_check(check)
+        .with_fences(fences);
     let csr = if accel == "aes128" {
         map_aes_csr(&mut soc)
     } else {
