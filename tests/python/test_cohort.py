@@ -125,6 +125,29 @@ def test_the_points_count_the_pointer_ping_pong_and_what_waiting_cores_retire():
     assert rate(mmio) < rate(dma) < rate(sha64) < 0.6
 
 
+def test_the_points_carry_what_a_pointer_update_costs_each_endpoint():
+    # Issue 17: AES at batch 2 publishes once per 2-word block (512 blocks
+    # at 1024 words). Per block, the RCM backs off (16 cycles) and re-reads
+    # the write index from the core that stored it (LOAD_FWD, 68); its
+    # read-index store and the core's output read-index store each
+    # invalidate the other's shared copy (INV_FWD, 52); the WCM's index
+    # store is forwarded to the core (STORE_FWD, 68).
+    s = ccsim.run_point("cohort-aes", "cohort_b2", 1024)["stats"]
+    assert s["engine0.rereads"] == s["engine0.publishes"] == 512
+    assert s["engine0.backoff_cycles"] == 512 * 16
+    assert s["engine0.reread_cycles"] == 512 * 68
+    assert s["engine0.read_index_cycles"] == 512 * 52
+    assert s["core0.out_queue.index_store_cycles"] == 512 * 52
+    assert round(s["engine0.wcm_pointer_cycles"] / 512) == 68
+    # The core's fence (data before pointer) waits for its element stores:
+    # about one transaction a block; the L1D is not flushed.
+    assert 60 < s["core0.fence_cycles"] / 512 < 90
+    # At batch 64 the same parts are paid 32 times less often.
+    s64 = ccsim.run_point("cohort-aes", "cohort_b64", 1024)["stats"]
+    assert s64["engine0.rereads"] == 16
+    assert s64["engine0.backoff_cycles"] == 16 * 16
+
+
 def test_the_l15_holds_16_byte_lines_and_the_l2_answers_their_fills():
     # OpenPiton's L1.5 lines are 16 B (pyhplib.py L15_LINE_SIZE) within the
     # L2's 64 B lines: the first access to each 16 B of a line a tile

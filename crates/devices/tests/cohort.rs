@@ -9,7 +9,7 @@ use ccsim_devices::cohort::core::Device;
 use ccsim_devices::cohort::maple::{Maple, REG_DMA_LEN};
 use ccsim_devices::cohort::queue::{
     fifo_init, pop, publish_read, publish_write, push, try_pop, try_push, IndexCheck,
-    CHECK_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
+    PublishFences, CHECK_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
 };
 use ccsim_devices::cohort::{Soc, Timing};
 
@@ -57,6 +57,38 @@ fn a_load_after_an_invalidation_misses() {
     let t2 = s.world.cores[1].now;
     assert_eq!(s.load(1, VA), 7, "the new value");
     assert_eq!(s.world.cores[1].now - t2, 68, "a miss forwarded to core 0");
+}
+
+/// `fence` on the Ariane OpenPiton builds (CVA6 `4c01614f` with
+/// `WT_DCACHE`): it waits for the older stores to drain and leaves the
+/// write-through L1D as it is (`controller.sv` raises `flush_dcache` only
+/// `ifndef WT_DCACHE`). The wait is counted in `fence_cycles`, and each
+/// store's transaction in `store_cycles_by_line`; a line loaded before the
+/// fence still hits after it.
+#[test]
+fn a_fence_waits_for_the_drain_and_keeps_the_l1d() {
+    let mut s = soc();
+    s.map(VA, 4096);
+    s.load(0, VA); // a miss: the line is now in core 0's L1D/L1.5
+    let before = s.world.cores[0].now;
+    s.store(0, VA + 64, 1);
+    s.store(0, VA + 128, 2);
+    // The fence waits out both store misses (34 each, one at a time,
+    // from the first store's issue) less the two cycles the stores took.
+    s.fence(0);
+    assert_eq!(s.world.cores[0].fence_cycles, 2 * 34 - 2);
+    assert_eq!(s.world.cores[0].now, before + 2 * 34 + 1);
+    let line = |va: u64| s.aspace.translate(&s.world.mem, va).unwrap() / 64;
+    let by_line = &s.world.cores[0].store_cycles_by_line;
+    assert_eq!(by_line[&line(VA + 64)], (1, 34));
+    assert_eq!(by_line[&line(VA + 128)], (1, 34));
+    // No flush: the line loaded before the fence is still a hit.
+    let t = s.world.cores[0].now;
+    s.load(0, VA + 8);
+    assert_eq!(s.world.cores[0].now - t, 1, "still in the L1D");
+    // A fence with nothing buffered waits for nothing.
+    s.fence(0);
+    assert_eq!(s.world.cores[0].fence_cycles, 2 * 34 - 2);
 }
 
 #[test]
@@ -253,6 +285,49 @@ fn each_queue_operation_retires_its_instructions() {
             IndexCheck::EveryCall => assert_eq!((loads, misses), (2, 1)),
         }
     }
+}
+
+/// The Cohort C library's fences ([`PublishFences::Around`]): a fence
+/// after each index store makes the core wait for the store's own
+/// transaction. Core 1 has read the write index (it holds the line S), so
+/// the producer's index store is an INV_FWD store (52 cycles): with
+/// `Before` the core goes on at once, with `Around` it waits it out; the
+/// consumer's read-index store likewise.
+#[test]
+fn a_fence_after_the_index_store_waits_for_its_transaction() {
+    let mut waited = Vec::new();
+    for fences in [PublishFences::Before, PublishFences::Around] {
+        let mut s = soc();
+        let mut q = fifo_init(&mut s, VA, 64, 2, false, &[]).with_fences(fences);
+        let mut consumer = q.clone();
+        push(&mut s, 0, &mut q, 1);
+        push(&mut s, 0, &mut q, 2); // publishes: fence, index store
+        s.fence(0);
+        s.world.cores[1].now = s.world.cores[0].now;
+        assert_eq!(pop(&mut s, 1, &mut consumer), 1); // core 1 reads the index
+        s.world.cores[0].now = s.world.cores[1].now;
+        push(&mut s, 0, &mut q, 3);
+        let (t, f) = (s.world.cores[0].now, s.world.cores[0].fence_cycles);
+        push(&mut s, 0, &mut q, 4); // the second publication
+        let publish = s.world.cores[0].now - t;
+        let fenced = s.world.cores[0].fence_cycles - f;
+        // And the consumer's read-index store, after its second pop.
+        s.world.cores[1].now = s.world.cores[0].now;
+        let f1 = s.world.cores[1].fence_cycles;
+        assert_eq!(pop(&mut s, 1, &mut consumer), 2);
+        waited.push((publish, fenced, s.world.cores[1].fence_cycles - f1));
+    }
+    // Before: the fence drains the element store (an upgrade: core 1 read
+    // that line too) and the core goes on past the index store; the
+    // consumer's read-index store is not waited for.
+    assert_eq!(waited[0].2, 0);
+    // Around: the same plus the index store's INV_FWD (52; the fence
+    // waits 51 of it, the store having taken a cycle). The consumer waits
+    // for its read-index store, forwarded to core 0, which owns the line
+    // after its index store (STORE_FWD, 68, less the store's cycle).
+    assert_eq!(waited[1].0 - waited[0].0, 52);
+    assert_eq!(waited[1].1 - waited[0].1, 51);
+    assert_eq!(waited[1].2, 67);
 }
 
 /// The pointer ping-pong: the producer publishes after every element and

@@ -4,12 +4,15 @@
 //! where a key is `backoff`, `mmio`, `setup` or `l15` (the L1.5 line's
 //! bytes: 16 as OpenPiton, 64 for whole lines) overriding the platform's,
 //! or `check=every_call` (the queue library's index checks; default cached,
-//! as the workload's). Besides the ratios it prints each queue's line
+//! as the workload's), `fences=around` (a fence after each index store too,
+//! as the Cohort project's C library) or `padded=true` (each read index on
+//! a line of its own). Besides the ratios it prints each queue's line
 //! migrations per element (the pointer and data ping-pong) and what the
-//! waiting core retires per waiting cycle in each mode.
+//! waiting core retires per waiting cycle in each mode, and the parts of
+//! a pointer update per word (the engine's and the core's counters).
 
-use ccsim_devices::cohort::queue::IndexCheck;
-use ccsim_experiments::cohort::{run_cohort_with, run_dma, run_mmio, SocParams};
+use ccsim_devices::cohort::queue::{IndexCheck, PublishFences};
+use ccsim_experiments::cohort::{run_cohort_fenced, run_dma, run_mmio, SocParams};
 
 fn main() {
     let platform = ccsim_platform::Platform::load("openpiton").expect("platform");
@@ -17,6 +20,8 @@ fn main() {
     eprintln!("{:?}", p.timing);
     let mut sizes = Vec::new();
     let mut check = IndexCheck::Cached;
+    let mut fences = PublishFences::Before;
+    let mut padded = false;
     for a in std::env::args().skip(1) {
         match a.split_once('=') {
             Some(("backoff", v)) => p.backoff = v.parse().expect("number"),
@@ -24,6 +29,8 @@ fn main() {
             Some(("setup", v)) => p.dma_setup = v.parse().expect("number"),
             Some(("l15", v)) => p.l15_line = v.parse().expect("number"),
             Some(("check", "every_call")) => check = IndexCheck::EveryCall,
+            Some(("fences", "around")) => fences = PublishFences::Around,
+            Some(("padded", "true")) => padded = true,
             _ => sizes.push(a.parse::<u64>().expect("a queue size")),
         }
     }
@@ -40,8 +47,8 @@ fn main() {
     for accel in ["sha256", "aes128"] {
         let small = if accel == "sha256" { 8 } else { 2 };
         for &n in &sizes {
-            let c64 = run_cohort_with(&p, accel, n, 64.min(n), false, check);
-            let cs = run_cohort_with(&p, accel, n, small, false, check);
+            let c64 = run_cohort_fenced(&p, accel, n, 64.min(n), padded, check, fences);
+            let cs = run_cohort_fenced(&p, accel, n, small, padded, check, fences);
             let m = run_mmio(&p, accel, n);
             let d = run_dma(&p, accel, n);
             let ipc =
@@ -70,6 +77,17 @@ fn main() {
                     per_el(o, "lines.in_queue.data_migrations"),
                     per_el(o, "lines.out_queue.index_migrations"),
                     per_el(o, "lines.out_queue.data_migrations"),
+                );
+            }
+            // What the pointer updates cost, part by part, per word.
+            for (label, o) in [("batch 64", &c64), ("small batch", &cs)] {
+                let s = |k: &str| o.stats.get(k).copied().unwrap_or(0.0) / n as f64;
+                println!(
+                    "  {label} pointer-update parts per word: core fence {:.1}, core in-index stores {:.1} ({:.3}/word), core out-index stores {:.1}, core waiting {:.1} | RCM backoff {:.1} re-read {:.1} read-index stores {:.1} | WCM data {:.1} pointer {:.1} | total {:.1} cycles/word",
+                    s("core0.fence_cycles"), s("core0.in_queue.index_store_cycles"), s("core0.in_queue.index_stores"),
+                    s("core0.out_queue.index_store_cycles"), s("core0.wait_cycles"),
+                    s("engine0.backoff_cycles"), s("engine0.reread_cycles"), s("engine0.read_index_cycles"),
+                    s("engine0.wcm_data_cycles"), s("engine0.wcm_pointer_cycles"), o.cycles as f64 / n as f64,
                 );
             }
             let rate = |o: &ccsim_experiments::cohort::Outcome| {

@@ -642,3 +642,82 @@ fn the_l15_line_size_adds_fills_not_migrations() {
         assert!((1.3..1.45).contains(&ratio), "{ratio}");
     }
 }
+
+/// What a pointer update costs the endpoints, part by part (issue 17),
+/// AES at batch 2 and 1024 words: one accelerator block per batch, so
+/// each part below is paid once per block (512 blocks). Every part is one
+/// P-Mesh transaction of the verified table (or the backoff), so each is
+/// pinned to the transaction the line's state calls for:
+/// - the RCM: the backoff (16 cycles, assumed), then the re-read of the
+///   write index, forwarded to the core that stored it (LOAD_FWD, 68);
+/// - the consumer's read-index store: the core holds the control line S
+///   after its poll, so an INV_FWD store (52);
+/// - the WCM: its data stores, then the write index, forwarded to the core
+///   that owns the output control line after its read-index store (68);
+/// - the core: its fence before the write index (data before pointer),
+///   the write-index store that takes the line back from the engine
+///   (STORE_FWD, 68, plus a cycle behind the line's previous
+///   transaction), the output read-index store (INV_FWD, 52).
+///
+/// The parts add up to about 2/3 of the model's 659 cycles per block;
+/// Table 3's AES figures imply about 3,900 per block (AES at batch 2 is
+/// 8.02x batch 64, which is MMIO / 2.07 at 1024 words).
+#[test]
+fn what_a_pointer_update_costs_the_endpoints() {
+    let p = params();
+    let t = &p.timing;
+    let o = run_cohort(&p, "aes128", 1024, 2, false);
+    assert_eq!(o.results, reference("aes128", &input_words(1024)));
+    let s = |k: &str| o.stats[k] as u64;
+    let blocks = s("engine0.accel_blocks");
+    assert_eq!(blocks, 512);
+    assert_eq!(
+        (s("engine0.rereads"), s("engine0.publishes")),
+        (blocks, blocks)
+    );
+    assert_eq!(s("engine0.backoff_cycles"), blocks * p.backoff);
+    assert_eq!(s("engine0.reread_cycles"), blocks * t.load_fwd);
+    assert_eq!(s("engine0.read_index_cycles"), blocks * t.store_inv);
+    assert_eq!(
+        s("core0.out_queue.index_store_cycles"),
+        blocks * t.store_inv
+    );
+    let per_block = |k: &str| s(k) as f64 / blocks as f64;
+    assert_eq!(
+        per_block("engine0.wcm_pointer_cycles").round() as u64,
+        t.store_fwd
+    );
+    let core_index = per_block("core0.in_queue.index_store_cycles");
+    assert!(
+        (t.store_fwd as f64..t.store_fwd as f64 + 1.0).contains(&core_index),
+        "{core_index}"
+    );
+    // The WCM's two data stores and the core's fence (its two data stores
+    // draining) each cost about one transaction.
+    let (wcm_data, fence) = (
+        per_block("engine0.wcm_data_cycles"),
+        per_block("core0.fence_cycles"),
+    );
+    assert!((40.0..60.0).contains(&wcm_data), "{wcm_data}");
+    assert!((60.0..90.0).contains(&fence), "{fence}");
+    // Table 3's implied cost per block, against the model's MMIO AES.
+    let mmio = run_mmio(&p, "aes128", 1024);
+    let implied = mmio.cycles as f64 / 2.07 * 8.02 / blocks as f64;
+    let model = o.cycles as f64 / blocks as f64;
+    assert_eq!((implied.round(), model.round()), (3921.0, 659.0));
+    let parts: f64 = [
+        "engine0.backoff_cycles",
+        "engine0.reread_cycles",
+        "engine0.read_index_cycles",
+        "engine0.wcm_data_cycles",
+        "engine0.wcm_pointer_cycles",
+        "core0.fence_cycles",
+        "core0.in_queue.index_store_cycles",
+        "core0.out_queue.index_store_cycles",
+    ]
+    .iter()
+    .map(|k| per_block(k))
+    .sum();
+    assert!((420.0..460.0).contains(&parts), "{parts}");
+    assert!(parts / implied < 0.12, "{parts} of {implied}");
+}

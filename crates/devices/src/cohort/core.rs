@@ -3,10 +3,26 @@
 //! loads that stall the pipeline until their data come back (an in-order
 //! core uses a load's value in the next instructions), stores that retire
 //! into a FIFO store buffer and drain to the L1.5 one at a time, `fence`
-//! that waits for the buffer to drain (Ariane implements `fence` by
-//! draining its store buffer), and MMIO as non-speculative uncached round
-//! trips: the access leaves only when every older store has drained and
-//! nothing overlaps it.
+//! that waits for the buffer to drain, and MMIO as non-speculative uncached
+//! round trips: the access leaves only when every older store has drained
+//! and nothing overlaps it.
+//!
+//! **What `fence` does on the Ariane OpenPiton builds.** OpenPiton pins
+//! Ariane/CVA6 at `4c01614f` (submodule `piton/design/chip/tile/ariane`;
+//! its MAPLE branches pin `cbbcf356`) and defines `WT_DCACHE`
+//! (`piton/tools/src/proto/common/setup.tcl` l. 97, `manycore.config`
+//! l. 73): the write-through L1D. At both commits the commit stage holds a
+//! `FENCE` until `no_st_pending` (`core/commit_stage.sv` l. 193–197),
+//! which is the store buffer *and* the write-through cache's write buffer
+//! empty (`core/cva6.sv` l. 515), i.e. every older store acknowledged by
+//! the L1.5; the controller then flushes the pipeline and refetches, and
+//! raises `flush_dcache` only `` `ifndef WT_DCACHE `` (`core/controller.sv`
+//! l. 84–87). So a `fence` does **not** flush or invalidate the L1D: it
+//! costs the drain of older stores, which is what [`Soc::fence`] waits
+//! for and counts ([`CoreState::fence_cycles`]). (Had it flushed, the WT
+//! cache's FLUSH state clears one set a cycle, `wt_dcache_missunit.sv`
+//! l. 120–121, 478: 128 cycles for OpenPiton's 8 KiB 4-way L1D of 16 B
+//! lines.) The pipeline refill after the fence is not modelled.
 //!
 //! **The L1D.** OpenPiton's 8 KiB L1D is write-through and inclusive in the
 //! L1.5: every store goes to the L1.5, and an invalidation of the L1.5's
@@ -66,6 +82,15 @@ pub struct CoreState {
     /// retires depends on how it waits (a spin on a cached line retires
     /// its loop every few cycles, an uncached load stalls the pipeline).
     pub wait_retired: u64,
+    /// Cycles the core's `fence`s stood waiting for older stores to
+    /// drain (a queue library's data-before-pointer order costs this).
+    pub fence_cycles: Cycle,
+    /// Per line (physical address / [`LINE`](super::LINE)): the stores
+    /// drained to it and the cycles their coherence transactions took
+    /// (what a store to a queue's index line costs: taking the line back
+    /// from the agent that read it). Off the core's path unless something
+    /// waits for the store, as a `fence` after it does.
+    pub store_cycles_by_line: std::collections::HashMap<u64, (u64, Cycle)>,
     /// Uncached accesses made.
     pub mmio: u64,
     /// Loads and stores made (cacheable).
@@ -88,6 +113,8 @@ impl CoreState {
             load_stall: 0,
             wait_cycles: 0,
             wait_retired: 0,
+            fence_cycles: 0,
+            store_cycles_by_line: std::collections::HashMap::new(),
             mmio: 0,
             accesses: 0,
             store_buffer: VecDeque::new(),
@@ -113,6 +140,12 @@ pub(super) fn drain(world: &mut World, c: usize, at: Cycle, ev: Event) {
             };
             let agent = world.cores[c].agent;
             let done = world.coherent(agent, pa, Access::Write, at);
+            let per_line = world.cores[c]
+                .store_cycles_by_line
+                .entry(pa / super::LINE)
+                .or_default();
+            per_line.0 += 1;
+            per_line.1 += done - at;
             world.schedule(done, Event::DrainDone(c));
         }
         Event::DrainDone(_) => {
@@ -214,10 +247,13 @@ impl Soc {
     }
 
     /// Core `c` executes `fence` (one instruction): it waits for its store
-    /// buffer to drain.
+    /// buffer to drain (counted in [`CoreState::fence_cycles`]); the L1D
+    /// stays as it is (module doc).
     pub fn fence(&mut self, c: usize) {
+        let before = self.world.cores[c].now;
         self.core_wait(c, |w| w.cores[c].store_buffer.is_empty());
         let core = &mut self.world.cores[c];
+        core.fence_cycles += core.now - before;
         core.retired += 1;
         core.now += 1;
     }

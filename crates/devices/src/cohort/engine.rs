@@ -129,6 +129,25 @@ pub struct EngineStats {
     /// Read-index stores of the consumer that missed: the input queue's
     /// control line had been taken by the core.
     pub read_index_misses: u64,
+    /// What the pointer updates cost the endpoints, in cycles (each a sum
+    /// over the run). The RCM's backoffs: the wait after each invalidation
+    /// of the watched write-index line before the re-read.
+    pub backoff_cycles: Cycle,
+    /// The RCM's re-reads of the write index: the coherent load that takes
+    /// the line back from the producer that stored it.
+    pub reread_cycles: Cycle,
+    /// The consumer's read-index stores (one per input block), from issue
+    /// to completion: off the consumer's path (nothing waits for them),
+    /// but they hold the line's directory entry meanwhile.
+    pub read_index_cycles: Cycle,
+    /// The WCM's data-before-pointer wait: from a result block's first data
+    /// store to the completion of its last, which the pointer store waits
+    /// out (§4.2.3).
+    pub wcm_data_cycles: Cycle,
+    /// The WCM's write-index stores, issue to completion: taking the
+    /// output queue's index line back from the core that polls it. The
+    /// producer starts no further block until it completes.
+    pub wcm_pointer_cycles: Cycle,
 }
 
 /// One Cohort engine with its accelerator.
@@ -346,6 +365,7 @@ impl CohortEngine {
         match self.state {
             Consumer::Watching => {
                 self.state = Consumer::Rereading;
+                self.stats.backoff_cycles += self.backoff;
                 world.schedule(at + self.backoff, Event::Engine(self.id, T_REREAD));
             }
             Consumer::Off => {}
@@ -363,7 +383,10 @@ impl CohortEngine {
                 }
                 self.stats.rereads += 1;
                 match self.access(world, self.input.write_index, Access::Read, at, false) {
-                    Some((_, done)) => world.schedule(done, Event::Engine(self.id, T_POINTER)),
+                    Some((_, done)) => {
+                        self.stats.reread_cycles += done - at;
+                        world.schedule(done, Event::Engine(self.id, T_POINTER));
+                    }
                     None => self.state = Consumer::Faulted,
                 }
             }
@@ -403,6 +426,7 @@ impl CohortEngine {
         if self.consumed >= self.write_seen {
             if std::mem::take(&mut self.pending_invalidation) {
                 self.state = Consumer::Rereading;
+                self.stats.backoff_cycles += self.backoff;
                 world.schedule(at + self.backoff, Event::Engine(self.id, T_REREAD));
             } else {
                 self.state = Consumer::Watching;
@@ -449,9 +473,10 @@ impl CohortEngine {
                 if self.consumed % per_block == 0 {
                     // The read index moves by the block (§4.3).
                     let missed_stores = world.counts.missed_stores();
-                    if let Some((rpa, _)) =
+                    if let Some((rpa, stored)) =
                         self.access(world, q.read_index, Access::Write, delivered, false)
                     {
+                        self.stats.read_index_cycles += stored - delivered;
                         world.mem.write_u64(rpa, self.consumed);
                         if world.counts.missed_stores() > missed_stores {
                             self.stats.read_index_misses += 1;
@@ -521,6 +546,8 @@ impl CohortEngine {
         if world.counts.missed_stores() > missed_stores {
             self.stats.publish_misses += 1;
         }
+        self.stats.wcm_data_cycles += data_done - t;
+        self.stats.wcm_pointer_cycles += done - data_done;
         self.producing = true;
         world.schedule(done, Event::Engine(self.id, T_PUBLISHED));
     }

@@ -33,6 +33,17 @@
 //! to acquire the output data"). Each queue counts its index loads and
 //! the ones that missed ([`Fifo::index_loads`], [`Fifo::index_misses`]).
 //!
+//! **Fences** ([`PublishFences`]). Data before pointer needs a `fence`
+//! between a side's element accesses and its index store
+//! ([`PublishFences::Before`], the default). The Cohort project's public
+//! C queue library (`fifo_push_sync` / `fifo_pop_sync`) puts a
+//! `__sync_synchronize()` on both sides of every index store, producer's
+//! and consumer's ([`PublishFences::Around`]): the fence after makes the
+//! core wait for the index store's own coherence transaction, which takes
+//! the index line back from the agent that last read it. On the Ariane
+//! OpenPiton builds a `fence` drains the stores and does not touch the
+//! write-through L1D ([`core`](super::core)).
+//!
 //! **Instructions per loop** (for IPC), as a RISC-V compiler emits the
 //! loops (assumed counts): a push is 6 instructions (slot address: `and`,
 //! `slli`, `add`; the store; the index increment; the batch test branch),
@@ -72,6 +83,19 @@ pub enum IndexCheck {
     EveryCall,
 }
 
+/// Where the queue library fences around its index stores (module doc).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PublishFences {
+    /// A `fence` before the producer's write-index store (data before
+    /// pointer); the consumer's read-index store follows its loads, which
+    /// the in-order core has completed.
+    #[default]
+    Before,
+    /// A `fence` before and after every index store, on both sides (the
+    /// Cohort project's C library, `fifo_push_sync` / `fifo_pop_sync`).
+    Around,
+}
+
 /// A queue as the software holds it: its addresses and each side's private
 /// copies of the indices.
 #[derive(Debug, Clone, Default)]
@@ -100,6 +124,8 @@ pub struct Fifo {
     cached_write: u64,
     /// How the other side's index is checked.
     pub check: IndexCheck,
+    /// Where the index stores are fenced.
+    pub fences: PublishFences,
     /// Loads of the other side's index: every-call checks, and one per
     /// spin (its turns on a held line hit, are not counted; the turn that
     /// ends it is).
@@ -113,6 +139,12 @@ impl Fifo {
     /// The same queue with index checks `check`.
     pub fn with_check(mut self, check: IndexCheck) -> Fifo {
         self.check = check;
+        self
+    }
+
+    /// The same queue with its index stores fenced as `fences` says.
+    pub fn with_fences(mut self, fences: PublishFences) -> Fifo {
+        self.fences = fences;
         self
     }
 }
@@ -203,6 +235,9 @@ pub fn publish_write(soc: &mut Soc, c: usize, q: &mut Fifo) {
     }
     soc.fence(c);
     soc.store(c, q.write_index, q.pushed);
+    if q.fences == PublishFences::Around {
+        soc.fence(c);
+    }
     q.published_write = q.pushed;
 }
 
@@ -243,7 +278,14 @@ pub fn publish_read(soc: &mut Soc, c: usize, q: &mut Fifo) {
     if q.popped == q.published_read {
         return;
     }
+    let around = q.fences == PublishFences::Around;
+    if around {
+        soc.fence(c);
+    }
     soc.store(c, q.read_index, q.popped);
+    if around {
+        soc.fence(c);
+    }
     q.published_read = q.popped;
 }
 

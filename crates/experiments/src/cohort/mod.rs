@@ -44,7 +44,7 @@ use ccsim_devices::cohort::maple::{
 };
 use ccsim_devices::cohort::queue::{
     cohort_register, cohort_unregister, fifo_init, pop, publish_read, publish_write, push, Fifo,
-    IndexCheck, POLL_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
+    IndexCheck, PublishFences, POLL_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
 };
 use ccsim_devices::cohort::{Cycle, Soc, Timing, LINE};
 use ccsim_kernel::prelude::*;
@@ -236,6 +236,7 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
     m.insert("core0.load_stall_cycles".into(), core.load_stall as f64);
     m.insert("core0.wait_cycles".into(), core.wait_cycles as f64);
     m.insert("core0.wait_retired".into(), core.wait_retired as f64);
+    m.insert("core0.fence_cycles".into(), core.fence_cycles as f64);
     m.insert("core0.mmio".into(), core.mmio as f64);
     m.insert("core0.accesses".into(), core.accesses as f64);
     for e in &soc.engines {
@@ -249,6 +250,11 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
             ("publishes", st.publishes),
             ("publish_misses", st.publish_misses),
             ("read_index_misses", st.read_index_misses),
+            ("backoff_cycles", st.backoff_cycles),
+            ("reread_cycles", st.reread_cycles),
+            ("read_index_cycles", st.read_index_cycles),
+            ("wcm_data_cycles", st.wcm_data_cycles),
+            ("wcm_pointer_cycles", st.wcm_pointer_cycles),
             ("tlb_hits", e.mmu.hits),
             ("walks", e.mmu.walks),
             ("page_faults", e.mmu.faults),
@@ -430,6 +436,20 @@ pub fn run_cohort_with(
     padded: bool,
     check: IndexCheck,
 ) -> Outcome {
+    run_cohort_fenced(p, accel, n, batch, padded, check, PublishFences::Before)
+}
+
+/// Runs the Cohort benchmark with the queue library's index stores fenced
+/// as `fences` says.
+pub fn run_cohort_fenced(
+    p: &SocParams,
+    accel: &str,
+    n: u64,
+    batch: u64,
+    padded: bool,
+    check: IndexCheck,
+    fences: PublishFences,
+) -> Outcome {
     let mut soc = p.soc(accel);
     let a = make_accel(accel);
     let (win, wout) = (
@@ -437,10 +457,13 @@ pub fn run_cohort_with(
         a.words_per_output_block() as u64,
     );
     let n_out = n / win * wout;
-    let mut input = fifo_init(&mut soc, IN_VA, n, batch, padded, &[]).with_check(check);
+    let mut input = fifo_init(&mut soc, IN_VA, n, batch, padded, &[])
+        .with_check(check)
+        .with_fences(fences);
     let out_batch = (batch * wout / win).max(1);
-    let mut output =
-        fifo_init(&mut soc, OUT_VA, n_out.max(1), out_batch, padded, &[]).with_check(check);
+    let mut output = fifo_init(&mut soc, OUT_VA, n_out.max(1), out_batch, padded, &[])
+        .with_check(check)
+        .with_fences(fences);
     let csr = if accel == "aes128" {
         map_aes_csr(&mut soc)
     } else {
@@ -475,6 +498,18 @@ pub fn run_cohort_with(
             .insert(format!("core0.{name}.index_loads"), q.index_loads as f64);
         o.stats
             .insert(format!("core0.{name}.index_misses"), q.index_misses as f64);
+        // The core's stores to the queue's index (the write index it
+        // publishes, or the read index): their transactions' cycles.
+        let own_index = if name == "in_queue" {
+            q.write_index
+        } else {
+            q.read_index
+        };
+        let (stores, cycles) = index_store_cycles(&soc, c, own_index);
+        o.stats
+            .insert(format!("core0.{name}.index_stores"), stores as f64);
+        o.stats
+            .insert(format!("core0.{name}.index_store_cycles"), cycles as f64);
         let (index, data) = queue_migrations(&soc, q);
         o.stats
             .insert(format!("lines.{name}.index_migrations"), index as f64);
@@ -504,6 +539,20 @@ pub fn queue_migrations(soc: &Soc, q: &Fifo) -> (u64, u64) {
         .map(of_line)
         .sum();
     (index, data)
+}
+
+/// Core `c`'s stores to the line of virtual address `va` and the cycles
+/// their coherence transactions took (`CoreState::store_cycles_by_line`).
+pub fn index_store_cycles(soc: &Soc, c: usize, va: u64) -> (u64, Cycle) {
+    soc.aspace
+        .translate(&soc.world.mem, va)
+        .and_then(|pa| {
+            soc.world.cores[c]
+                .store_cycles_by_line
+                .get(&(pa / LINE))
+                .copied()
+        })
+        .unwrap_or((0, 0))
 }
 
 /// Core `c` waited from `began` with `retired` instructions retired then:
