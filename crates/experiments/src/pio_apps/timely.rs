@@ -659,6 +659,30 @@ mod tests {
     }
 
     #[test]
+    fn the_gen3_x8_link_is_not_what_sets_dmas_slope() {
+        // §6.4 puts DMA's transfer 'on the order of 0.1ns' a byte, the
+        // wire's rate; here twice the lanes leave the slope where it is
+        // (the wire is off the per-byte path at x8), so what DMA adds to
+        // the pipeline is the driver's per-page work
+        // (dmas_per_byte_cost_is_the_pipeline_and_pinning_with_a_descriptor_per_page).
+        let slope = |lanes: i64| {
+            let enzian = Platform::load("enzian")
+                .unwrap()
+                .with_overrides(&[("pcie.lanes".to_string(), ParamValue::Int(lanes))])
+                .unwrap();
+            let p = Params::new().with("path", ParamValue::Str("pcie_dma".into()), "test");
+            let at = |x: f64| {
+                crate::run_point("pio_timely", &enzian, "batch_bytes", x, &p, 2, false)
+                    .unwrap()
+                    .metrics["latency_ns"]
+            };
+            (at(32768.0) - at(16384.0)) / 16384.0
+        };
+        let (x8, x16) = (slope(8), slope(16));
+        assert!((x8 - x16).abs() < 0.02, "x8 {x8} ns/B, x16 {x16} ns/B");
+    }
+
+    #[test]
     fn refuses_partial_records() {
         let enzian = Platform::load("enzian").unwrap();
         let e = crate::run_point(
