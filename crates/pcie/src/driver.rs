@@ -32,16 +32,25 @@
 //! ```text
 //!  poll:      submitter ─wake─► cmpl_status_th ─switch─► [kthread polls the
 //!             write-back] ─wake─► submitter ─switch─► submitter runs again
-//!  interrupt: submitter ─switch─► idle … MSI-X ─► ISR (channel_int_request)
-//!             ─schedule_work─► kworker ─switch─► [engine_service: status_rc,
-//!             completed_desc_count] ─wake─► submitter ─switch─► runs again
+//!  interrupt: submitter ─switch─► idle … MSI-X ─► xdma_channel_irq
+//!             (channel_int_pending) ─schedule_work─► kworker ─switch─►
+//!             [engine_service: status_rc, completed_desc_count] ─wake─►
+//!             submitter ─switch─► runs again
 //! ```
+//!
+//! Where the completing context runs decides which of these parts lie on
+//! the transfer's path (`poll_thread_core`, `irq_core`; the counts per
+//! placement, with the driver's line numbers, are on
+//! `DmaDriver::completion_steps`): a context on the submitter's core needs
+//! no idle exit, one on another core runs beside the submitter's own
+//! switch to idle. The diagram is the platforms' placement (the poll
+//! thread on a core of its own, the MSI-X on the submitter's core).
 //!
 //! Poll mode wakes the driver's completion-status kernel thread
 //! (`xdma_kthread_wakeup`, xdma_thread.c), which polls the write-back and
-//! then wakes the submitter; interrupt mode takes the MSI-X in `xdma_isr`,
-//! which reads the channel interrupt request register and defers to a
-//! kworker (`engine_service_work`) that reads the status (`status_rc`) and
+//! then wakes the submitter; interrupt mode takes the MSI-X in
+//! `xdma_channel_irq`, which reads the channel interrupt pending register
+//! (to flush its mask write) and defers to a kworker (`engine_service_work`) that reads the status (`status_rc`) and
 //! the completed descriptor count over MMIO before waking the submitter.
 //! Each wake-up is `wakeup_instructions` (try_to_wake_up and enqueue) and
 //! each context switch `context_switch_instructions` (schedule, the switch
@@ -54,8 +63,10 @@
 //! reads go through the root complex. A core that idled while its thread
 //! slept takes `idle_exit_ns` to resume when woken (the exit latency of
 //! its idle state: C1's 2 us on a Kaby Lake, next to nothing for the WFI
-//! of a ThunderX-1): the poll thread's core and then the submitter's in
-//! poll mode, the core that takes the interrupt in interrupt mode. In poll mode the write-back carries
+//! of a ThunderX-1): in the diagram's placement, the poll thread's core and
+//! then the submitter's in poll mode, the core that takes the interrupt in
+//! interrupt mode (and the submitter's too when that is another core). In
+//! poll mode the write-back carries
 //! the completed count and the driver reads no register on completion
 //! (engine_service skips it "to reduce latency"), so `read_status` should
 //! be off where `handoff` is on.
@@ -97,7 +108,9 @@ pub static DMA_DRIVER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "wakeup_instructions", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed: none", description: "One wake-up of a sleeping thread (try_to_wake_up, enqueue on a run queue) in the completion hand-off." },
         ParamSpec { name: "context_switch_instructions", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "instructions", range: ParamRange::at_least(0.0), from: "assumed: none", description: "One context switch (schedule, switching register state and address space, finish_task_switch) in the completion hand-off." },
         ParamSpec { name: "idle_exit_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::between(0.0, 1e6), from: "assumed: none", description: "Time for a core that went idle while the hand-off's thread slept to resume when woken (the exit latency of the idle state it sleeps in): twice per transfer in poll mode (the poll thread's core, then the submitter's), once in interrupt mode (the core that takes the interrupt)." },
-        ParamSpec { name: "irq_register_reads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "reads", range: ParamRange::at_least(0.0), from: "assumed: none", description: "Non-posted reads of the engine's registers on the interrupt completion path (the Xilinx driver: channel_int_request in xdma_isr, status_rc and completed_desc_count in engine_service), besides `read_status`." },
+        ParamSpec { name: "irq_register_reads", kind: ParamKind::Int, default: ParamDefault::Int(0), unit: "reads", range: ParamRange::at_least(0.0), from: "assumed: none", description: "Non-posted reads of the engine's registers on the interrupt completion path, besides `read_status`: the first in the interrupt handler (the Xilinx driver's xdma_channel_irq reads channel_int_pending), the others in the kworker after its hop (engine_service reads status_rc and completed_desc_count)." },
+        ParamSpec { name: "poll_thread_core", kind: ParamKind::Enum(&["other", "submitter"]), default: ParamDefault::Str("other"), unit: "", range: ParamRange::ANY, from: "assumed: other (the Xilinx driver binds each engine's completion-status thread to a fixed CPU, xdma_thread.c xdma_kthread_start: kthread_bind)", description: "Poll mode with `handoff`: where the completion-status thread runs. other: a core of its own, idle between transfers (woken by IPI: it leaves idle and switches to the thread beside the engine's work; the submitter's core idles and leaves idle when woken back). submitter: the submitting thread's core (its sleep is the switch to the poll thread, and the poll thread's schedule() the switch back; no core idles)." },
+        ParamSpec { name: "irq_core", kind: ParamKind::Enum(&["submitter", "other"]), default: ParamDefault::Str("submitter"), unit: "", range: ParamRange::ANY, from: "assumed: submitter (the channel's MSI-X is delivered to the submitting thread's core)", description: "Interrupt mode with `handoff`: the core that takes the MSI-X, where schedule_work queues the kworker (system_wq is per-CPU). submitter: the submitter's core, whose switch to idle precedes the interrupt and whose kworker wakes the submitter locally. other: another idle core; the submitter's switch to idle runs on its own core beside the engine's work, and the kworker's wake-up of the submitter is cross-core (that core leaves idle)." },
     ],
     ports: &[],
     stats: &[],
@@ -111,6 +124,30 @@ pub enum Completion {
     Poll,
     /// Sleep until the MSI-X interrupt.
     Interrupt,
+}
+
+/// Where the context that completes a transfer (the poll thread, or the
+/// core that takes the MSI-X and runs its kworker) runs, relative to the
+/// submitting thread ([`DmaDriver::completion_steps`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompletionCore {
+    /// The submitting thread's own core.
+    Submitter,
+    /// Another core, idle until woken.
+    Other,
+}
+
+impl CompletionCore {
+    /// The value of parameter `param` (`submitter` or `other`).
+    fn parse(param: &str, value: &str) -> Result<CompletionCore, String> {
+        match value {
+            "submitter" => Ok(CompletionCore::Submitter),
+            "other" => Ok(CompletionCore::Other),
+            _ => Err(format!(
+                "dma_driver.{param}: '{value}' is not a core; expected 'submitter' or 'other'"
+            )),
+        }
+    }
 }
 
 /// Where the driver keeps its structures in host memory and how it reaches
@@ -146,6 +183,8 @@ pub struct DmaDriver {
     context_switch: u64,
     irq_register_reads: u64,
     idle_exit: Tick,
+    poll_thread_core: CompletionCore,
+    irq_core: CompletionCore,
 }
 
 /// The host's side of completing one transfer ([`DmaDriver::completion_path`]).
@@ -231,6 +270,8 @@ impl DmaDriver {
             context_switch: p.uint("context_switch_instructions"),
             irq_register_reads: p.uint("irq_register_reads"),
             idle_exit: (p.float("idle_exit_ns") * 1000.0).round() as Tick,
+            poll_thread_core: CompletionCore::parse("poll_thread_core", p.str("poll_thread_core"))?,
+            irq_core: CompletionCore::parse("irq_core", p.str("irq_core"))?,
         })
     }
 
@@ -405,49 +446,93 @@ impl DmaDriver {
     }
 
     /// The host's steps of completing one transfer in `completion` mode, in
-    /// the order they run: [`DmaDriver::wait_done`] emits one op for each,
-    /// and [`DmaDriver::completion_path`] counts them, so the two cannot
-    /// disagree.
+    /// the order they run on the transfer's critical path:
+    /// [`DmaDriver::wait_done`] emits one op for each, and
+    /// [`DmaDriver::completion_path`] counts them, so the two cannot
+    /// disagree. Line numbers are those of the driver Enzian ran
+    /// (libxdma.c and xdma_thread.c of Xilinx XDMA 2020.2.2, bundled with
+    /// the Enzian Timely sources, github.com/skotti/timely-mirror branch
+    /// `timely_together`, `xdma_driver/xdma/`):
+    ///
+    /// * poll, thread on another core: the submitter wakes the bound
+    ///   thread (`xdma_kthread_wakeup`, libxdma.c:3590; a
+    ///   `wake_up_interruptible`, xdma_thread.h:65-69), whose core leaves
+    ///   idle and switches to it while the submitter's core switches to
+    ///   idle (off the path); the thread spins on the write-back
+    ///   (`engine_service_wb_monitor`, libxdma.c:1246), services the
+    ///   engine without a register read (the count came in the write-back,
+    ///   libxdma.c:1121-1124 and 1147-1151) and wakes the submitter
+    ///   (`engine_transfer_completion`, libxdma.c:818), whose core leaves
+    ///   idle and switches to it: 2 wake-ups, 2 switches, 2 idle exits.
+    /// * poll, thread on the submitter's core: the local wake-up, the
+    ///   submitter's sleep *is* the switch to the thread, then the thread's
+    ///   wake-up of the submitter and its `schedule()` at the end of
+    ///   `xthread_main`'s loop (xdma_thread.c:126): 2 wake-ups, 2
+    ///   switches, no idle exit. Which it is depends on where the
+    ///   submitter runs: the driver makes one thread per channel
+    ///   (libxdma.c:113), bound to the first online CPUs
+    ///   (xdma_thread.c:296-298, kthread_bind at 173), and gives each
+    ///   engine the least-loaded one (`xdma_thread_add_work`).
+    /// * interrupt on the submitter's core: the submitter's sleep
+    ///   (libxdma.c:3597, a switch to idle, beside the engine's work); the
+    ///   MSI-X finds the core idle; `xdma_channel_irq` (libxdma.c:1488)
+    ///   reads `channel_int_pending` (1519) and `schedule_work` (1521)
+    ///   queues `engine_service_work` on this CPU: the kworker's wake-up
+    ///   and the switch to it; `engine_service(engine, 0)` reads
+    ///   `status_rc` (1126-1127, 526) and `completed_desc_count` (1154) and
+    ///   wakes the submitter locally, which the kworker switches to:
+    ///   2 wake-ups, 3 switches, 1 idle exit, 3 reads.
+    /// * interrupt on another core: as above, but the submitter's switch to
+    ///   idle runs on its own core, off the path, and its wake-up is
+    ///   cross-core, so its core leaves idle: 2 wake-ups, 2 switches on
+    ///   the path, 2 idle exits, 3 reads.
+    ///
+    /// Without `handoff`, the submitter waits for its own transfer.
     fn completion_steps(&self, completion: Completion) -> Vec<CompletionStep> {
+        use CompletionCore::*;
         use CompletionStep::*;
         let mut steps = Vec::new();
-        match completion {
-            Completion::Poll => {
-                if self.handoff {
-                    // xdma_kthread_wakeup; the poll thread's core leaves its
-                    // idle state and switches to it (beside the engine's
-                    // work, while the submitter's core goes idle).
-                    steps.extend([Wakeup, IdleExit, ContextSwitch]);
-                }
-                steps.push(PollWriteback);
-            }
-            Completion::Interrupt => {
-                if self.handoff {
-                    // The submitter sleeps; its core goes idle.
-                    steps.push(ContextSwitch);
-                }
-                steps.push(WaitInterrupt);
-                if self.handoff {
-                    // The interrupt finds the core idle.
-                    steps.push(IdleExit);
-                }
+        if !self.handoff {
+            steps.push(match completion {
+                Completion::Poll => PollWriteback,
+                Completion::Interrupt => WaitInterrupt,
+            });
+            if completion == Completion::Interrupt {
                 steps.push(Handler);
                 steps.extend((0..self.irq_register_reads).map(|_| StatusRead));
-                if self.handoff {
-                    // schedule_work wakes the kworker, which runs
-                    // engine_service.
+            }
+        } else {
+            match (completion, self.poll_thread_core, self.irq_core) {
+                (Completion::Poll, Other, _) => steps.extend([
+                    Wakeup,
+                    IdleExit,
+                    ContextSwitch,
+                    PollWriteback,
+                    Wakeup,
+                    IdleExit,
+                    ContextSwitch,
+                ]),
+                (Completion::Poll, Submitter, _) => {
+                    steps.extend([Wakeup, ContextSwitch, PollWriteback, Wakeup, ContextSwitch])
+                }
+                (Completion::Interrupt, _, core) => {
+                    if core == Submitter {
+                        steps.push(ContextSwitch);
+                    }
+                    steps.extend([WaitInterrupt, IdleExit, Handler]);
+                    // The handler's flush read, the kworker hop, then
+                    // engine_service's reads.
+                    let reads = self.irq_register_reads;
+                    steps.extend((0..reads.min(1)).map(|_| StatusRead));
                     steps.push(WakeAndSwitch);
+                    steps.extend((1..reads.max(1)).map(|_| StatusRead));
+                    steps.push(Wakeup);
+                    if core == Other {
+                        steps.push(IdleExit);
+                    }
+                    steps.push(ContextSwitch);
                 }
             }
-        }
-        if self.handoff {
-            // The completing context wakes the submitter, whose core (idle
-            // since it slept, in poll mode) resumes and switches to it.
-            steps.push(Wakeup);
-            if completion == Completion::Poll {
-                steps.push(IdleExit);
-            }
-            steps.push(ContextSwitch);
         }
         if self.read_status {
             steps.push(StatusRead);

@@ -69,6 +69,69 @@ fn the_completion_path_is_its_named_parts_in_each_mode() {
     assert_eq!(p.register_reads, 1, "read_status defaults on");
 }
 
+fn placed(poll_thread: &str, irq: &str, extra: &[(&str, ParamValue)]) -> DmaDriver {
+    let mut all = vec![
+        ("poll_thread_core", ParamValue::Str(poll_thread.into())),
+        ("irq_core", ParamValue::Str(irq.into())),
+    ];
+    all.extend(extra.iter().cloned());
+    driver(&all)
+}
+
+/// (mode, poll thread's core, MSI-X's core, wake-ups, switches, idle
+/// exits, register reads) on the path, as DmaDriver::completion_steps
+/// derives them from libxdma.c and xdma_thread.c.
+const PLACEMENTS: [(Completion, &str, &str, u64, u64, u64, u64); 4] = [
+    (Completion::Poll, "other", "submitter", 2, 2, 2, 0),
+    (Completion::Poll, "submitter", "submitter", 2, 2, 0, 0),
+    (Completion::Interrupt, "other", "submitter", 2, 3, 1, 3),
+    (Completion::Interrupt, "other", "other", 2, 2, 2, 3),
+];
+
+#[test]
+fn each_placement_of_the_completing_context_has_its_named_parts() {
+    for (mode, poll_thread, irq, wakeups, switches, exits, reads) in PLACEMENTS {
+        let d = placed(poll_thread, irq, &[]);
+        let path = d.completion_path(mode);
+        let what = format!("{mode:?}, poll thread on {poll_thread}, MSI-X on {irq}");
+        assert_eq!(
+            (path.wakeups, path.context_switches, path.idle_exits),
+            (wakeups, switches, exits),
+            "{what}"
+        );
+        assert_eq!(path.register_reads, reads, "{what}");
+        let handler = if mode == Completion::Interrupt {
+            IRQ
+        } else {
+            0
+        };
+        assert_eq!(
+            path.instructions,
+            wakeups * WAKEUP as u64 + switches * SWITCH as u64 + handler as u64,
+            "{what}"
+        );
+    }
+    // The poll thread's core does not change the interrupt path, nor the
+    // MSI-X's core the poll path.
+    for mode in [Completion::Poll, Completion::Interrupt] {
+        let a = placed("other", "submitter", &[]).completion_path(mode);
+        let b = match mode {
+            Completion::Poll => placed("other", "other", &[]),
+            Completion::Interrupt => placed("submitter", "submitter", &[]),
+        }
+        .completion_path(mode);
+        assert_eq!(a, b, "{mode:?}");
+    }
+}
+
+#[test]
+fn a_placement_nobody_offers_is_refused_with_its_name() {
+    let mut p = Params::new();
+    p.set("irq_core", ParamValue::Str("elsewhere".into()), "test");
+    let err = DmaDriver::from_params(&p).unwrap_err();
+    assert!(err.contains("irq_core"), "{err}");
+}
+
 /// The span of one 64-byte H2C transfer by `d` in `completion` mode.
 fn transfer_ns(d: &DmaDriver, completion: Completion) -> (Tick, Tick) {
     let p = PcieSystemParams::default();
@@ -112,20 +175,25 @@ fn each_idle_exit_and_each_context_switch_is_on_the_transfers_path() {
     // it, so every part lands on the path: the differences are exact.
     let long = ("context_switch_instructions", ParamValue::Int(50_000));
     let longer = ("context_switch_instructions", ParamValue::Int(60_000));
-    for (mode, exits, switches) in [(Completion::Poll, 2, 2), (Completion::Interrupt, 1, 3)] {
-        let (base, per_instruction) = transfer_ns(&driver(std::slice::from_ref(&long)), mode);
+    // Where the submitter's switch to idle is off the path (the MSI-X on
+    // another core), the engine's work is beside nothing, so the test
+    // holds there too.
+    for (mode, poll_thread, irq, _, switches, exits, _) in PLACEMENTS {
+        let what = format!("{mode:?}, poll thread on {poll_thread}, MSI-X on {irq}");
+        let d = |extra: &[(&str, ParamValue)]| placed(poll_thread, irq, extra);
+        let (base, per_instruction) = transfer_ns(&d(std::slice::from_ref(&long)), mode);
         let no_exit = ("idle_exit_ns", ParamValue::Float(0.0));
-        let (without, _) = transfer_ns(&driver(&[long.clone(), no_exit]), mode);
+        let (without, _) = transfer_ns(&d(&[long.clone(), no_exit]), mode);
         assert_eq!(
             base - without,
-            exits * 2_000_000,
-            "{mode:?}: 2 us per idle exit"
+            exits as Tick * 2_000_000,
+            "{what}: 2 us per idle exit"
         );
-        let (slower, _) = transfer_ns(&driver(std::slice::from_ref(&longer)), mode);
+        let (slower, _) = transfer_ns(&d(std::slice::from_ref(&longer)), mode);
         assert_eq!(
             slower - base,
-            switches * 10_000 * per_instruction,
-            "{mode:?}: every switch pays the extra 10,000 instructions"
+            switches as Tick * 10_000 * per_instruction,
+            "{what}: every switch on the path pays the extra 10,000 instructions"
         );
     }
 }

@@ -90,7 +90,7 @@ use ccsim_devices::nic::{
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::core::Op;
 use ccsim_pcie::dma::{C2H, H2C, RESULT_BYTES};
-use ccsim_pcie::driver::{Completion, DriverLayout, Transfer};
+use ccsim_pcie::driver::{Completion, DmaDriver, DriverLayout, Transfer};
 use ccsim_platform::EciOptions;
 use ccsim_platform::Platform;
 
@@ -116,6 +116,7 @@ pub static NIC_LOOPBACK: WorkloadInfo = WorkloadInfo {
         COMPLETION,
         ParamSpec { name: "eci_tx", kind: ParamKind::Enum(&["pipelined", "serial"]), default: ParamDefault::Str("pipelined"), unit: "", range: ParamRange::ANY, from: "PIO §6.3: ECI TX needs '2 round-trips over ECI for each 128 bytes' yet 'PCIe PIO competes well with ECI across all packet sizes'", description: "eci_pio TX: pipelined, the core stores the whole frame (its write-allocate fetches overlapping in the ThunderX-1 write buffer and misses of thunderx_cpu), signals once, and the NIC fetches the control line and then every other line at once through the DC; serial, one two-round-trip exchange per 128-byte line. RX is one exchange per line either way." },
         ParamSpec { name: "eci_tx_lines", kind: ParamKind::Enum(&["prefetched", "store_miss"]), default: ParamDefault::Str("store_miss"), unit: "", range: ParamRange::ANY, from: "enzian-pio-nic sw/eci/core.c pionic_tx: the public driver stores the frame into its TX lines without making them writable first (store_miss); prefetched is a what-if", description: "eci_pio with eci_tx = pipelined: prefetched, the driver makes its TX lines writable before the frame is in its registers (off the frame's path); store_miss, the public driver's order: the frame's stores land on lines the NIC clean-invalidated for the previous frame, so each overflow line's write-allocate round trip is inside the TX latency (overlapped in the ThunderX-1's store misses)." },
+        ParamSpec { name: "irq_core", kind: ParamKind::Enum(&["platform", "submitter", "other"]), default: ParamDefault::Str("platform"), unit: "", range: ParamRange::ANY, from: "assumed: the platform's dma_driver.irq_core; PIO §6.3 frees the measuring core 'from kernel tasks and IRQ processing, with the isolcpus function together with core pinning using taskset' (other)", description: "pcie_dma with completion = interrupt: the core that takes the XDMA channel's MSI-X and runs its kworker (dma_driver.irq_core). platform: the platform's value; submitter: the application's core; other: another core, as on §6.3's isolated core, so the kworker's wake-up of the application is cross-core." },
         ParamSpec { name: "kernel", kind: ParamKind::Enum(&["tickless", "stock"]), default: ParamDefault::Str("tickless"), unit: "", range: ParamRange::ANY, from: "PIO §6.3: Table 1 is measured on a tickless kernel; the other experiments on a stock Ubuntu kernel with its 250 Hz timer", description: "tickless: no periodic timer interrupt (Table 1's kernel); stock: the 250 Hz timer interrupt on the measuring core (PCIe designs; the ECI design's CPU model has no timer)." },
     ],
     metrics: &[
@@ -387,7 +388,18 @@ fn run_pcie(
             "PIO §6.3: 'the 250 Hz timer interrupt present on all cores' of the stock kernel",
         );
     }
-    let driver = driver_for(platform, "nic_loopback")?;
+    let driver = match params.str("irq_core") {
+        "platform" => driver_for(platform, "nic_loopback")?,
+        core => {
+            let mut p = component(platform, "dma_driver", "nic_loopback")?.clone();
+            p.set(
+                "irq_core",
+                ParamValue::Str(core.into()),
+                "nic_loopback.irq_core",
+            );
+            DmaDriver::from_params(&p).map_err(model_err(platform))?
+        }
+    };
     let poll_loop = component(platform, "dma_driver", "nic_loopback")?
         .get("poll_loop_instructions")
         .and_then(|(v, _)| match v {

@@ -627,6 +627,62 @@ mod tests {
     }
 
     #[test]
+    fn the_whatif_against_dma_is_set_by_the_two_transfer_costs_alone() {
+        // PIO §6.4's what-if (ECI-PIO overtaken by DMA above 142 KiB)
+        // compares 204 us + 0.5 us + S (C + 3.6 ns/B) with Table 2's
+        // 336 us + 3.7 S: the pipeline's 3.6 ns/B is on both sides, so DMA
+        // overtakes only because the what-if's transfer (C = 1 ns/B) costs
+        // more per byte than DMA's (~0.1 ns/B). Here too the pipeline
+        // cancels: the slope gap does not move with fpga_ns_per_byte, and
+        // it is negative (32 lines in flight over the ~890 ns exchange,
+        // ~0.22 ns/B, against the driver's per-page pinning and
+        // descriptors, ~0.8 ns/B), so no calibration of the pipeline gives
+        // the crossing.
+        let slope_gap = |fpga: f64| {
+            let f = [("fpga_ns_per_byte", ParamValue::Float(fpga))];
+            let slope = |path: &str| {
+                (with(path, 32768.0, &f).metrics["latency_ns"]
+                    - with(path, 16384.0, &f).metrics["latency_ns"])
+                    / 16384.0
+            };
+            slope("eci_whatif") - slope("pcie_dma")
+        };
+        let (paper, faster) = (slope_gap(3.6), slope_gap(2.0));
+        assert!(
+            (paper - faster).abs() < 0.02,
+            "gap {paper} ns/B with the 3.6 ns/B pipeline, {faster} with 2.0"
+        );
+        assert!(
+            (-0.8..-0.4).contains(&paper),
+            "what-if slope - DMA slope = {paper} ns/B"
+        );
+    }
+
+    #[test]
+    fn the_gen3_x8_link_is_not_what_sets_dmas_slope() {
+        // §6.4 puts DMA's transfer 'on the order of 0.1ns' a byte, the
+        // wire's rate; here twice the lanes leave the slope where it is
+        // (the wire is off the per-byte path at x8), so what DMA adds to
+        // the pipeline is the driver's per-page work
+        // (dmas_per_byte_cost_is_the_pipeline_and_pinning_with_a_descriptor_per_page).
+        let slope = |lanes: i64| {
+            let enzian = Platform::load("enzian")
+                .unwrap()
+                .with_overrides(&[("pcie.lanes".to_string(), ParamValue::Int(lanes))])
+                .unwrap();
+            let p = Params::new().with("path", ParamValue::Str("pcie_dma".into()), "test");
+            let at = |x: f64| {
+                crate::run_point("pio_timely", &enzian, "batch_bytes", x, &p, 2, false)
+                    .unwrap()
+                    .metrics["latency_ns"]
+            };
+            (at(32768.0) - at(16384.0)) / 16384.0
+        };
+        let (x8, x16) = (slope(8), slope(16));
+        assert!((x8 - x16).abs() < 0.02, "x8 {x8} ns/B, x16 {x16} ns/B");
+    }
+
+    #[test]
     fn refuses_partial_records() {
         let enzian = Platform::load("enzian").unwrap();
         let e = crate::run_point(
