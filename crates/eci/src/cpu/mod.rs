@@ -102,7 +102,6 @@
 //! one entry at a time.
 
 use std::cell::RefCell;
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -117,6 +116,7 @@ use super::link::EciLink;
 mod l1;
 mod llc;
 mod program;
+mod wait_map;
 
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::line_map::Slot;
@@ -128,6 +128,7 @@ use l1::PresenceCache;
 use llc::{CopySlab, CopySlot, LlcLine, LlcMap, LlcRow, LruSets};
 use program::{check_words, put_word, word_of};
 pub use program::{AtomicOp, Completed, CpuOp};
+use wait_map::WaitMap;
 
 /// Declaration of `coherent_cpu`.
 pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
@@ -477,8 +478,8 @@ pub struct CoherentCpu {
     links: u64,
     link: EciLink,
     cores: Vec<Core>,
-    /// Who waits for each line (never iterated, so hashed).
-    waiting: HashMap<u64, Waiters>,
+    /// Who waits for each line (never iterated).
+    waiting: WaitMap<Waiters>,
     /// Emptied `waiting` lists, reused so that a line with several
     /// waiters allocates none.
     spare_waiters: Vec<Vec<Waiter>>,
@@ -604,7 +605,7 @@ impl CoherentCpu {
             links: link.links,
             link: link.clone(),
             cores,
-            waiting: HashMap::default(),
+            waiting: WaitMap::default(),
             spare_waiters: Vec::new(),
             llc: llc::llc_map(),
             copies: CopySlab::default(),
@@ -867,23 +868,22 @@ impl CoherentCpu {
     }
 
     fn wait_for(&mut self, line: u64, w: Waiter) {
-        match self.waiting.entry(line) {
-            Entry::Vacant(v) => {
-                v.insert(Waiters::One(w));
+        let (ws, made) = self.waiting.get_or_insert_with(line, || Waiters::One(w));
+        if made {
+            return;
+        }
+        match ws {
+            Waiters::One(first) if *first == w => {}
+            Waiters::One(first) => {
+                let mut q = self.spare_waiters.pop().unwrap_or_default();
+                q.extend([*first, w]);
+                *ws = Waiters::Many(q);
             }
-            Entry::Occupied(mut o) => match o.get_mut() {
-                Waiters::One(first) if *first == w => {}
-                Waiters::One(first) => {
-                    let mut q = self.spare_waiters.pop().unwrap_or_default();
-                    q.extend([*first, w]);
-                    *o.get_mut() = Waiters::Many(q);
+            Waiters::Many(q) => {
+                if !q.contains(&w) {
+                    q.push(w);
                 }
-                Waiters::Many(q) => {
-                    if !q.contains(&w) {
-                        q.push(w);
-                    }
-                }
-            },
+            }
         }
     }
 
@@ -1545,7 +1545,7 @@ impl CoherentCpu {
                 .lines(set)
                 .iter()
                 .map(|&l| (l, self.st(l)))
-                .find(|&(l, st)| self.peer.stable[st] && !self.waiting.contains_key(&l));
+                .find(|&(l, st)| self.peer.stable[st] && !self.waiting.contains_key(l));
             let Some((victim, st)) = victim else {
                 return;
             };
@@ -1597,7 +1597,7 @@ impl CoherentCpu {
         // line away again (forward progress, as an LLC holds a refilled line
         // for the miss that asked for it); the refill time is added to their
         // completion.
-        match self.waiting.remove(&line) {
+        match self.waiting.remove(line) {
             None => {}
             Some(Waiters::One(w)) => self.resume(ctx, w, Some(line), self.fill),
             Some(Waiters::Many(mut ws)) => {
