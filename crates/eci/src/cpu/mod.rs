@@ -123,9 +123,9 @@ use ccsim_coherence::line_map::Slot;
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
-use ccsim_protocol::engine::{execute, Cell, CompiledTable, Row as PeerRow};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, Row as PeerRow, Step};
 use l1::PresenceCache;
-use llc::{CopySlab, CopySlot, LlcLine, LlcMap, LlcRow, LruSets};
+use llc::{fill_copy, send_to_link, CopySlab, CopySlot, LlcLine, LlcMap, LlcRow, LruSets};
 use program::{check_words, put_word, word_of};
 pub use program::{AtomicOp, Completed, CpuOp};
 use wait_map::WaitMap;
@@ -1446,26 +1446,38 @@ impl CoherentCpu {
         // stays in its slab slot.
         let held = self.llc.get(line);
         let mut copy = held.and_then(|l| l.copy);
-        let mut fx = LlcRow {
-            copies: &mut self.copies,
-            tables: self.tables.as_ref().as_ref(),
-            checker: &self.checker,
-            store_log: &mut self.store_log,
-            ctx,
-            copy: &mut copy,
-            line,
-            input,
-            store,
-            checks,
-            now,
-            delay,
-            links: self.links,
-        };
-        if let Err(e) = execute(row, &mut fx) {
-            if let Some(l) = held {
-                self.llc.insert(line, LlcLine { copy, ..l });
+        // The two rows of every miss, a request without data and the fill,
+        // run their one step here, as `execute` would, without setting up
+        // the row executor for every kind of step.
+        match &*row.steps {
+            [Step::Send(s)] if !s.data => {
+                let tables = self.tables.as_ref().as_ref();
+                send_to_link(tables, ctx, line, self.links, now + delay, s.msg, None);
             }
-            return self.fail(ctx, e);
+            [Step::Fill] => fill_copy(&mut self.copies, &mut copy, input),
+            _ => {
+                let mut fx = LlcRow {
+                    copies: &mut self.copies,
+                    tables: self.tables.as_ref().as_ref(),
+                    checker: &self.checker,
+                    store_log: &mut self.store_log,
+                    ctx,
+                    copy: &mut copy,
+                    line,
+                    input,
+                    store,
+                    checks,
+                    now,
+                    delay,
+                    links: self.links,
+                };
+                if let Err(e) = execute(row, &mut fx) {
+                    if let Some(l) = held {
+                        self.llc.insert(line, LlcLine { copy, ..l });
+                    }
+                    return self.fail(ctx, e);
+                }
+            }
         }
         if !has {
             if let Some(s) = copy.take() {
