@@ -106,6 +106,44 @@ pub(super) struct LlcRow<'a, 'c> {
     pub(super) links: u64,
 }
 
+/// Sends message `msg` of `line` (with `data`) from the LLC at `at`, on
+/// link `line % links`. The path from the LLC to the link is a fixed delay
+/// that ends in the send and nothing else: the send's place is reserved now
+/// and the kernel makes it there (`Ctx::send_at`), no event of its own.
+#[inline]
+pub(super) fn send_to_link(
+    tables: &Tables,
+    ctx: &mut Ctx<'_, Msg>,
+    line: u64,
+    links: u64,
+    at: Tick,
+    msg: u16,
+    data: Option<Box<Line>>,
+) {
+    let out = tables.make(msg, line, data);
+    let (bytes, vc) = EciLink::wire_of(&tables.msgs[msg as usize]);
+    let port = modulo(line, links) as PortId;
+    ctx.send_at(at, port, Msg::Coh(out), bytes, vc);
+}
+
+/// A row's `fill`: the line's copy (`copy`, a slot of `copies`) becomes
+/// the received line `input`, or goes when nothing was received.
+#[inline]
+pub(super) fn fill_copy(copies: &mut CopySlab, copy: &mut Option<CopySlot>, input: Option<&Line>) {
+    *copy = match (*copy, input) {
+        (None, None) => None,
+        (Some(s), None) => {
+            copies.remove(s);
+            None
+        }
+        (Some(s), Some(d)) => {
+            *copies.get_mut(s) = *d;
+            Some(s)
+        }
+        (None, Some(d)) => Some(copies.insert(d)),
+    };
+}
+
 impl Effects<()> for LlcRow<'_, '_> {
     #[inline]
     fn send(&mut self, s: &SendStep<()>) -> Result<(), String> {
@@ -113,31 +151,22 @@ impl Effects<()> for LlcRow<'_, '_> {
         let data = s
             .data
             .then(|| boxed_line(self.copy.map_or([0; LINE_BYTES], |c| *copies.get(c))));
-        let out = self.tables.make(s.msg, self.line, data);
-        // The path from the LLC to the link is a fixed delay that ends in
-        // the send and nothing else: the send's place is reserved now and
-        // the kernel makes it there (`Ctx::send_at`), no event of its own.
-        let (bytes, vc) = EciLink::wire_of(&self.tables.msgs[s.msg as usize]);
-        let port = modulo(self.line, self.links) as PortId;
-        self.ctx
-            .send_at(self.now + self.delay, port, Msg::Coh(out), bytes, vc);
+        let at = self.now + self.delay;
+        send_to_link(
+            self.tables,
+            self.ctx,
+            self.line,
+            self.links,
+            at,
+            s.msg,
+            data,
+        );
         Ok(())
     }
 
     #[inline]
     fn fill(&mut self) -> Result<(), String> {
-        *self.copy = match (*self.copy, self.input) {
-            (None, None) => None,
-            (Some(s), None) => {
-                self.copies.remove(s);
-                None
-            }
-            (Some(s), Some(d)) => {
-                *self.copies.get_mut(s) = *d;
-                Some(s)
-            }
-            (None, Some(d)) => Some(self.copies.insert(d)),
-        };
+        fill_copy(self.copies, self.copy, self.input);
         Ok(())
     }
 

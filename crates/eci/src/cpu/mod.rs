@@ -102,7 +102,6 @@
 //! one entry at a time.
 
 use std::cell::RefCell;
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -117,17 +116,19 @@ use super::link::EciLink;
 mod l1;
 mod llc;
 mod program;
+mod wait_map;
 
 use ccsim_coherence::check::{Checker, LineSnapshot};
 use ccsim_coherence::line_map::Slot;
 use ccsim_coherence::parked::Parked;
 use ccsim_coherence::util::{complete, modulo, ns_to_ps};
 use ccsim_coherence::{recycle_line, CohMsg, Line, Msg, Tables, LINE_BYTES, PEER};
-use ccsim_protocol::engine::{execute, Cell, CompiledTable, Row as PeerRow};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, Row as PeerRow, Step};
 use l1::PresenceCache;
-use llc::{CopySlab, CopySlot, LlcLine, LlcMap, LlcRow, LruSets};
+use llc::{fill_copy, send_to_link, CopySlab, CopySlot, LlcLine, LlcMap, LlcRow, LruSets};
 use program::{check_words, put_word, word_of};
 pub use program::{AtomicOp, Completed, CpuOp};
+use wait_map::WaitMap;
 
 /// Declaration of `coherent_cpu`.
 pub static COHERENT_CPU: ComponentSpec = ComponentSpec {
@@ -477,8 +478,8 @@ pub struct CoherentCpu {
     links: u64,
     link: EciLink,
     cores: Vec<Core>,
-    /// Who waits for each line (never iterated, so hashed).
-    waiting: HashMap<u64, Waiters>,
+    /// Who waits for each line (never iterated).
+    waiting: WaitMap<Waiters>,
     /// Emptied `waiting` lists, reused so that a line with several
     /// waiters allocates none.
     spare_waiters: Vec<Vec<Waiter>>,
@@ -604,7 +605,7 @@ impl CoherentCpu {
             links: link.links,
             link: link.clone(),
             cores,
-            waiting: HashMap::default(),
+            waiting: WaitMap::default(),
             spare_waiters: Vec::new(),
             llc: llc::llc_map(),
             copies: CopySlab::default(),
@@ -867,23 +868,22 @@ impl CoherentCpu {
     }
 
     fn wait_for(&mut self, line: u64, w: Waiter) {
-        match self.waiting.entry(line) {
-            Entry::Vacant(v) => {
-                v.insert(Waiters::One(w));
+        let (ws, made) = self.waiting.get_or_insert_with(line, || Waiters::One(w));
+        if made {
+            return;
+        }
+        match ws {
+            Waiters::One(first) if *first == w => {}
+            Waiters::One(first) => {
+                let mut q = self.spare_waiters.pop().unwrap_or_default();
+                q.extend([*first, w]);
+                *ws = Waiters::Many(q);
             }
-            Entry::Occupied(mut o) => match o.get_mut() {
-                Waiters::One(first) if *first == w => {}
-                Waiters::One(first) => {
-                    let mut q = self.spare_waiters.pop().unwrap_or_default();
-                    q.extend([*first, w]);
-                    *o.get_mut() = Waiters::Many(q);
+            Waiters::Many(q) => {
+                if !q.contains(&w) {
+                    q.push(w);
                 }
-                Waiters::Many(q) => {
-                    if !q.contains(&w) {
-                        q.push(w);
-                    }
-                }
-            },
+            }
         }
     }
 
@@ -1446,26 +1446,38 @@ impl CoherentCpu {
         // stays in its slab slot.
         let held = self.llc.get(line);
         let mut copy = held.and_then(|l| l.copy);
-        let mut fx = LlcRow {
-            copies: &mut self.copies,
-            tables: self.tables.as_ref().as_ref(),
-            checker: &self.checker,
-            store_log: &mut self.store_log,
-            ctx,
-            copy: &mut copy,
-            line,
-            input,
-            store,
-            checks,
-            now,
-            delay,
-            links: self.links,
-        };
-        if let Err(e) = execute(row, &mut fx) {
-            if let Some(l) = held {
-                self.llc.insert(line, LlcLine { copy, ..l });
+        // The two rows of every miss, a request without data and the fill,
+        // run their one step here, as `execute` would, without setting up
+        // the row executor for every kind of step.
+        match &*row.steps {
+            [Step::Send(s)] if !s.data => {
+                let tables = self.tables.as_ref().as_ref();
+                send_to_link(tables, ctx, line, self.links, now + delay, s.msg, None);
             }
-            return self.fail(ctx, e);
+            [Step::Fill] => fill_copy(&mut self.copies, &mut copy, input),
+            _ => {
+                let mut fx = LlcRow {
+                    copies: &mut self.copies,
+                    tables: self.tables.as_ref().as_ref(),
+                    checker: &self.checker,
+                    store_log: &mut self.store_log,
+                    ctx,
+                    copy: &mut copy,
+                    line,
+                    input,
+                    store,
+                    checks,
+                    now,
+                    delay,
+                    links: self.links,
+                };
+                if let Err(e) = execute(row, &mut fx) {
+                    if let Some(l) = held {
+                        self.llc.insert(line, LlcLine { copy, ..l });
+                    }
+                    return self.fail(ctx, e);
+                }
+            }
         }
         if !has {
             if let Some(s) = copy.take() {
@@ -1545,7 +1557,7 @@ impl CoherentCpu {
                 .lines(set)
                 .iter()
                 .map(|&l| (l, self.st(l)))
-                .find(|&(l, st)| self.peer.stable[st] && !self.waiting.contains_key(&l));
+                .find(|&(l, st)| self.peer.stable[st] && !self.waiting.contains_key(l));
             let Some((victim, st)) = victim else {
                 return;
             };
@@ -1597,7 +1609,7 @@ impl CoherentCpu {
         // line away again (forward progress, as an LLC holds a refilled line
         // for the miss that asked for it); the refill time is added to their
         // completion.
-        match self.waiting.remove(&line) {
+        match self.waiting.remove(line) {
             None => {}
             Some(Waiters::One(w)) => self.resume(ctx, w, Some(line), self.fill),
             Some(Waiters::Many(mut ws)) => {

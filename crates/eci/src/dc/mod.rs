@@ -67,7 +67,7 @@ use ccsim_coherence::{
     boxed_line, boxed_line_with, recycle_line, Catalogue, CohMsg, Line, Msg, Tables, GENERATED,
     LINE_BYTES, LOCAL, PEER,
 };
-use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, SendStep};
+use ccsim_protocol::engine::{execute, Cell, CompiledTable, Effects, Row, SendStep};
 
 /// Declaration of `directory_controller`.
 pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
@@ -562,6 +562,8 @@ impl DirectoryController {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn fail(&mut self, ctx: &mut Ctx<'_, Msg>, text: String) {
         self.checker.borrow_mut().violation(ctx.now(), text);
         ctx.stop();
@@ -640,25 +642,35 @@ impl DirectoryController {
     fn enqueue(&mut self, ctx: &mut Ctx<'_, Msg>, m: CohMsg) {
         let d = self.dcu_of(m.line);
         let slice = (m.line & 1) as usize;
-        let request = self.is_request[m.msg as usize];
-        let dcu = &mut self.dcus[d];
+        let dcu = &self.dcus[d];
         if dcu.responses.is_empty() && dcu.requests.is_empty() {
-            if self.nonempty[slice] == 0 && !self.deferred[slice].is_empty() {
-                // The slice has work again. A reserved round still due at
-                // this tick would find it, so it becomes a real wake-up;
-                // later ones wait for the end of the next round, which
-                // decides again (see `dispatch`). (`settle` ran: none is
-                // past, so those of this tick are the first ones.)
-                let now = ctx.now();
-                while self.deferred[slice].front().is_some_and(|w| w.at == now) {
-                    let w = self.deferred[slice].pop_front().expect("front");
-                    ctx.wake_deferred(w, TOK_SLICE + slice as u64);
+            if self.nonempty[slice] == 0 {
+                if !self.deferred[slice].is_empty() {
+                    // The slice has work again. A reserved round still due
+                    // at this tick would find it, so it becomes a real
+                    // wake-up; later ones wait for the end of the next
+                    // round, which decides again (see `dispatch`).
+                    // (`settle` ran: none is past, so those of this tick
+                    // are the first ones.)
+                    let now = ctx.now();
+                    while self.deferred[slice].front().is_some_and(|w| w.at == now) {
+                        let w = self.deferred[slice].pop_front().expect("front");
+                        ctx.wake_deferred(w, TOK_SLICE + slice as u64);
+                    }
+                    self.refresh_deferred_from(slice);
                 }
-                self.refresh_deferred_from(slice);
+                // The message is the slice's only work: when the round runs
+                // now and its DCU takes it, run it without queueing it.
+                if self.scheduled[slice] != ctx.now() {
+                    if let Some(p) = self.lone_pick(ctx.now(), d, &m) {
+                        return self.run_alone(ctx, slice, d, m, p);
+                    }
+                }
             }
             self.nonempty[slice] += 1;
             self.nonempty_bits[d / 64] |= 1 << (d % 64);
         }
+        let request = self.is_request[m.msg as usize];
         let dcu = &mut self.dcus[d];
         if request {
             dcu.requests.push_back(m);
@@ -674,6 +686,47 @@ impl DirectoryController {
         if self.scheduled[slice] != ctx.now() {
             self.dispatch(ctx, slice);
         }
+    }
+
+    /// What a dispatch round at `now` would pick for message `m` as the only
+    /// message queued in its slice (at DCU `d`): its `Go` cell if the DCU is
+    /// free and takes it. `None` when the round would leave it queued (the
+    /// DCU busy or on another line, the table stalling it) or fail on it;
+    /// the message then goes the ordinary way, through the queue.
+    #[inline]
+    fn lone_pick(&self, now: Tick, d: usize, m: &CohMsg) -> Option<Picked> {
+        let dcu = &self.dcus[d];
+        if dcu.busy_until > now || dcu.line.is_some_and(|l| l != m.line) {
+            return None;
+        }
+        let table = &*self.dc_table;
+        let state = self.st(m.line);
+        let event = table.msg_event[m.msg as usize]?;
+        match table.cell(state, event) {
+            (cell, Cell::Go(_)) => Some(Picked {
+                queue: 0,
+                pos: 0,
+                state,
+                cell,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The dispatch round of `slice` when message `m`, the slice's only
+    /// work, is what DCU `d` takes (`p`, from [`Self::lone_pick`]): exactly
+    /// what [`Self::dispatch`] does with it (the DCU busy for an event, its
+    /// row, the pointer's advance, the next round when the DCU is free),
+    /// without the queue's push and pop and the round's scan of the slice.
+    fn run_alone(&mut self, ctx: &mut Ctx<'_, Msg>, slice: usize, d: usize, m: CohMsg, p: Picked) {
+        let until = ctx.now() + self.event;
+        self.dcus[d].busy_until = until;
+        self.execute(ctx, d, &m, p);
+        if let Some(b) = m.data {
+            recycle_line(b);
+        }
+        self.advance_rr(slice);
+        self.schedule(ctx, slice, until);
     }
 
     /// The first event DCU `d` can handle, with the number of queued events
@@ -694,18 +747,10 @@ impl DirectoryController {
                 }
                 let state = self.st(m.line);
                 let Some(event) = table.msg_event[m.msg as usize] else {
-                    let name = self.tables.msgs[m.msg as usize].name;
-                    return Err(format!("the dc table has no event for message {name}"));
+                    return Err(self.no_event(m));
                 };
                 match table.cell(state, event) {
-                    (_, Cell::Unspecified) => {
-                        return Err(format!(
-                            "unspecified reception: {} for line {:#x} arrived at the dc in state {} and the table has no transition or stall for it",
-                            self.tables.msgs[m.msg as usize].name,
-                            m.line,
-                            self.tables.state_name(GENERATED, state)
-                        ))
-                    }
+                    (_, Cell::Unspecified) => return Err(self.unspecified(m, state)),
                     (_, Cell::Stall) => stalls += 1,
                     (_, Cell::Guarded(_)) => unreachable!("Tables::new rejects guards"),
                     (cell, Cell::Go(_)) => {
@@ -721,6 +766,24 @@ impl DirectoryController {
             }
         }
         Ok((None, stalls))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn no_event(&self, m: &CohMsg) -> String {
+        let name = self.tables.msgs[m.msg as usize].name;
+        format!("the dc table has no event for message {name}")
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unspecified(&self, m: &CohMsg, state: usize) -> String {
+        format!(
+            "unspecified reception: {} for line {:#x} arrived at the dc in state {} and the table has no transition or stall for it",
+            self.tables.msgs[m.msg as usize].name,
+            m.line,
+            self.tables.state_name(GENERATED, state)
+        )
     }
 
     fn dispatch(&mut self, ctx: &mut Ctx<'_, Msg>, slice: usize) {
@@ -866,30 +929,7 @@ impl DirectoryController {
         }
         let next = row.next;
         if ctx.tracing() {
-            let tables = &self.tables;
-            let sent: Vec<&str> = row
-                .sent
-                .iter()
-                .map(|&s| tables.msgs[s as usize].name)
-                .collect();
-            ctx.trace_note(Note {
-                kind: NoteKind::Transition {
-                    opens: row.opens,
-                    closes: row.closes,
-                },
-                unit: d as u32,
-                start: now,
-                end: done,
-                line: Some(line),
-                name: m.name().to_string(),
-                args: vec![
-                    ("track", "dcu".to_string()),
-                    ("from", tables.state_name(GENERATED, p.state).to_string()),
-                    ("to", tables.state_name(GENERATED, next).to_string()),
-                    ("sent", sent.join(" ")),
-                    ("address", format!("{:#x}", line * LINE_BYTES as u64)),
-                ],
-            });
+            self.note_row(ctx, d, m, p.state, row, done);
         }
         // Sparse: a line back in the initial state costs nothing.
         if row.next_initial {
@@ -904,34 +944,88 @@ impl DirectoryController {
             Some(line)
         };
         if self.checks {
-            let mut c = self.checker.borrow_mut();
-            let mem = self.mem.read(line);
-            c.row(
-                now,
-                line,
-                GENERATED,
-                Some(m.msg),
-                &row.sent,
-                next,
-                None,
-                Some(&mem),
-            );
-            if !c.violations.is_empty() {
-                ctx.stop();
-            }
+            self.check_row(ctx, m, row);
         }
         if self.observer.is_none() {
             self.observed[0] += 1;
         } else {
-            let tables = self.tables.clone();
-            let e = DcEvent::Transition {
-                line,
-                event: m.name().to_string(),
-                from: tables.state_name(GENERATED, p.state).to_string(),
-                to: tables.state_name(GENERATED, next).to_string(),
-            };
-            self.observe(now, e);
+            self.observe_transition(now, m, p.state, next);
         }
+    }
+
+    /// The trace note of DCU `d`'s row for `m` from `state` (tracing runs
+    /// only: out of line, so the row's hot path stays small).
+    #[cold]
+    #[inline(never)]
+    fn note_row(
+        &self,
+        ctx: &mut Ctx<'_, Msg>,
+        d: usize,
+        m: &CohMsg,
+        state: usize,
+        row: &Row<Dest>,
+        done: Tick,
+    ) {
+        let tables = &self.tables;
+        let line = m.line;
+        let sent: Vec<&str> = row
+            .sent
+            .iter()
+            .map(|&s| tables.msgs[s as usize].name)
+            .collect();
+        ctx.trace_note(Note {
+            kind: NoteKind::Transition {
+                opens: row.opens,
+                closes: row.closes,
+            },
+            unit: d as u32,
+            start: ctx.now(),
+            end: done,
+            line: Some(line),
+            name: m.name().to_string(),
+            args: vec![
+                ("track", "dcu".to_string()),
+                ("from", tables.state_name(GENERATED, state).to_string()),
+                ("to", tables.state_name(GENERATED, row.next).to_string()),
+                ("sent", sent.join(" ")),
+                ("address", format!("{:#x}", line * LINE_BYTES as u64)),
+            ],
+        });
+    }
+
+    /// Reports the DC's row for `m` to the online checker (checks on only;
+    /// out of line, so the row's hot path stays small).
+    #[inline(never)]
+    fn check_row(&mut self, ctx: &mut Ctx<'_, Msg>, m: &CohMsg, row: &Row<Dest>) {
+        let mut c = self.checker.borrow_mut();
+        let mem = self.mem.read(m.line);
+        c.row(
+            ctx.now(),
+            m.line,
+            GENERATED,
+            Some(m.msg),
+            &row.sent,
+            row.next,
+            None,
+            Some(&mem),
+        );
+        if !c.violations.is_empty() {
+            ctx.stop();
+        }
+    }
+
+    /// Tells the observer of the DC's transition of `m`'s line from
+    /// `from` to `to` (runs with an observer only).
+    #[inline(never)]
+    fn observe_transition(&mut self, now: Tick, m: &CohMsg, from: usize, to: usize) {
+        let tables = self.tables.clone();
+        let e = DcEvent::Transition {
+            line: m.line,
+            event: m.name().to_string(),
+            from: tables.state_name(GENERATED, from).to_string(),
+            to: tables.state_name(GENERATED, to).to_string(),
+        };
+        self.observe(now, e);
     }
 
     /// A DC message to the device-local machine (`kind` on the AXI side):
