@@ -362,6 +362,48 @@ fn a_cores_cas_runs_on_the_lines_bytes_when_it_takes_effect() {
 }
 
 #[test]
+fn a_load_with_a_snapshot_keeps_the_line_it_read_when_it_took_effect() {
+    use ccsim_coherence::agents::line_engine::LineRmw;
+    let p = Platform::load("n1sdp").unwrap();
+    let mut s = build(&p, "ccix_host");
+    // agents: u280, core0, core1, core2, ha
+    let (line, zero) = (7u64, [0u8; ccsim_coherence::LINE_BYTES]);
+    s.agent_mut(4).preload_memory(line, zero).unwrap();
+    s.checker.borrow_mut().preload(line, &zero);
+    // core0 writes 5 into word 1 at once; the U280 loads the line at 1 us
+    // (a CCIX ReadShared: it sees 5) and again at 2 us (a System Cache hit).
+    s.agent_mut(1).set_program(&[(line, "store")], 1).unwrap();
+    s.agent_mut(1)
+        .set_program_rmw(
+            0,
+            LineRmw::Cas {
+                offset: 8,
+                expected: 0,
+                new: 5,
+            },
+        )
+        .unwrap();
+    s.agent_mut(0)
+        .set_program(&[(line, "load"), (line, "load")], 1)
+        .unwrap();
+    s.agent_mut(0)
+        .set_program_release(vec![US, 2 * US])
+        .unwrap();
+    s.agent_mut(0).set_program_snapshot(0).unwrap();
+    s.agent_mut(0).set_program_snapshot(1).unwrap();
+    s.sim.run();
+    assert!(s.checker.borrow().violations.is_empty());
+    let word1 = |l: &[u8]| u64::from_le_bytes(l[8..16].try_into().unwrap());
+    let found = s.agent(0).program_found();
+    assert_eq!(word1(&found[0].unwrap()), 5, "the miss read the core's 5");
+    assert_eq!(word1(&found[1].unwrap()), 5, "the hit read its copy");
+    let effects = s.agent(0).program_effects();
+    assert!(effects[0] > US && effects[1] >= 2 * US, "{effects:?}");
+    let e = s.agent_mut(0).set_program_snapshot(2).unwrap_err();
+    assert!(e.contains("operation 2 (the program has 2)"), "{e}");
+}
+
+#[test]
 #[ignore = "slow tier: 10^6 lock operations per layout at 1 and 16 buckets, about 2 min in release mode on a busy machine; run with --release -- --ignored"]
 fn a_million_lock_operations_lose_and_duplicate_no_grant() {
     for layout in ["word", "slots"] {
