@@ -84,11 +84,28 @@ def test_locktable_quick_from_the_cli_and_the_api(tmp_path):
     assert calm["device_cas_retries"] == 0
 
 
-@pytest.mark.slow
-def test_a_million_lock_operations_lose_and_duplicate_no_grant():
+def test_the_slot_layout_grants_every_lock_once_and_names_its_accesses():
     from ccsim.sweep import run_sweep_point
 
-    r = run_sweep_point("ccix-locktable", "host_lock", "n1sdp", 16.0, 0, {}, {"lock_ops": 1_000_000})
+    # A small run of the slot layout (the checked protocol of
+    # ccix_lock_slots on the line's eight words): the run replays every read
+    # and CAS in coherence order and checks the grants against the reference.
+    r = run_sweep_point("ccix-locktable", "host_lock_slots", "n1sdp", 4.0, 0, {}, {"lock_ops": 500})
+    assert r["error"] is None, r["error"]
+    m = r["metrics"]
+    assert m["grants"] == m["lock_ops"] == 500
+    assert m["home_atomics"] == m["device_cas"] > 0
+    # An append reads at least the header and one slot, and CASes once.
+    assert m["device_acquire_reads"] >= 2 and m["device_acquire_cases"] >= 1
+    assert m["host_release_cases"] >= 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("series", ["host_lock", "host_lock_slots"])
+def test_a_million_lock_operations_lose_and_duplicate_no_grant(series):
+    from ccsim.sweep import run_sweep_point
+
+    r = run_sweep_point("ccix-locktable", series, "n1sdp", 16.0, 0, {}, {"lock_ops": 1_000_000})
     assert r["error"] is None, r["error"]
     m = r["metrics"]
     assert m["grants"] == m["lock_ops"] == 1_000_000

@@ -1,9 +1,11 @@
 //! `ccix_lock_slots` — the lock-queue protocol for the paper's bucket
 //! layout (CCIX §V, Figs. 8, 9: a bucket line of 8 B words holding a queue
 //! of lock entries, acquire by CAS-append, release by shifting the queue),
-//! written down precisely and checked over every interleaving of its
-//! single-word steps. Not yet wired into [`crate::ccix_locktable`], whose
-//! driver still keeps the whole queue in one 8 B word.
+//! written down precisely as one locker's state machine ([`Locker`]: each
+//! step one single-word read or CAS) and checked over every interleaving
+//! of those steps. The same machine drives the lock table's simulation
+//! ([`crate::ccix_locktable`] with `layout = "slots"`), which performs
+//! each [`Access`] on the simulated bucket line.
 //!
 //! # Why a protocol is needed
 //!
@@ -38,9 +40,11 @@
 //!
 //! # Release (by the head, slot 0)
 //!
-//! CAS the header `(r, idle)` → `(r, releasing)` (retry while another
-//! release is still publishing). Then for `i = 0, 1, ...`: read slot
-//! `i + 1`.
+//! CAS the header `(r, idle)` → `(r, releasing)`, `r` the locker's guess
+//! (the count it read plus the slot it appended at); a failure returns the
+//! header, and the retry compares with its count (plus one while another
+//! release is still publishing: a CAS that spins until the publish). Then
+//! for `i = 0, 1, ...`: read slot `i + 1`.
 //! * `Entry(e)`: write `Entry(e)` to slot `i` (slot `i` now only ever holds
 //!   the releaser's own copy, which no append touches; at `i == 0` this is
 //!   `e`'s grant) and go on at `i + 1`.
@@ -50,6 +54,20 @@
 //!   (the trailing copy), then write `(r + 1, idle)` to the header.
 //! * No slot `i + 1` (the last slot): write `Free(r + 1)` to slot `i`, then
 //!   the header.
+//!
+//! The release's writes are CASes from the value the protocol says the
+//! word holds (slot `i` the releaser's own copy, the header its releasing
+//! count): no other step touches those words then, so each must match,
+//! and a mismatch is reported as a violation (the driver's bytes then
+//! check the claim on the simulated line). On CCIX this is also how the
+//! U280's lock module writes: its only operation on host memory besides
+//! reads is the AtomicCompare (§V-A).
+//!
+//! # The words
+//!
+//! The zeroed line is the empty bucket: the header `r << 1 | releasing`,
+//! a slot `Free(t)` as `t << 1` and `Entry(e)` as `e << 1 | 1`
+//! ([`Slot::encode`], [`encode_header`]).
 //!
 //! Why it holds: an append that read `r0 = r` before the release and is
 //! about to CAS the queue's end finds it re-tagged `r + 1` (its CAS fails,
@@ -75,11 +93,14 @@
 //! correct by). The untagged mutant (`count_tags: false`) and `LastFree`
 //! both leave a stuck waiter behind a hole with two lockers and two slots.
 //!
-//! The exhaustive check (`explore`) covers 15,079 states over its five
-//! small configurations and 220,822 with three lockers of two acquires
+//! The exhaustive check (`explore`) covers 15,117 states over its five
+//! small configurations and 222,982 with three lockers of two acquires
 //! each on three slots (starting at slot 0; the corrected last-free start
-//! passes that configuration too); a proptest runs random schedules on a larger
-//! bucket (four lockers, three acquires each, five slots).
+//! passes that configuration too); a step that would change nothing (a
+//! header CAS spinning on another release) is not a move, so a waiter
+//! stuck behind a hole still ends the search. A proptest runs random
+//! schedules on a larger bucket (four lockers, three acquires each, five
+//! slots).
 
 use std::collections::HashSet;
 
@@ -93,8 +114,95 @@ pub enum Slot {
     Free(u32),
 }
 
-/// Where an append resumes its scan after a restart.
+impl Slot {
+    /// The slot as its 8 B word: `Free(t)` is `t << 1`, `Entry(e)` is
+    /// `e << 1 | 1` (so the zeroed table is every slot `Free(0)`).
+    pub fn encode(self) -> u64 {
+        match self {
+            Slot::Free(t) => u64::from(t) << 1,
+            Slot::Entry(e) => u64::from(e) << 1 | 1,
+        }
+    }
+
+    /// The slot a word holds; an error names a word no slot encodes.
+    pub fn decode(word: u64) -> Result<Slot, String> {
+        let v = word >> 1;
+        match word & 1 {
+            0 => u32::try_from(v)
+                .map(Slot::Free)
+                .map_err(|_| format!("slot word {word:#018x}: a free tag past 32 bits")),
+            _ => u8::try_from(v)
+                .map(Slot::Entry)
+                .map_err(|_| format!("slot word {word:#018x}: a locker past 255")),
+        }
+    }
+}
+
+/// The header word: the release count `r` and the releasing bit, as
+/// `r << 1 | releasing` (the zeroed table is `(0, idle)`).
+pub fn encode_header(r: u32, releasing: bool) -> u64 {
+    u64::from(r) << 1 | u64::from(releasing)
+}
+
+/// The release count and releasing bit a header word holds.
+pub fn decode_header(word: u64) -> Result<(u32, bool), String> {
+    u32::try_from(word >> 1)
+        .map(|r| (r, word & 1 == 1))
+        .map_err(|_| format!("header word {word:#018x}: a release count past 32 bits"))
+}
+
+/// Which word of the bucket line an access addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WordRef {
+    /// Word 0: the release count and the releasing bit.
+    Header,
+    /// Slot `i`: word `i + 1`.
+    Slot(u8),
+}
+
+impl WordRef {
+    /// The word's index in the line (its byte offset over 8).
+    pub fn index(self) -> usize {
+        match self {
+            WordRef::Header => 0,
+            WordRef::Slot(i) => i as usize + 1,
+        }
+    }
+}
+
+/// One step's single-word access, as its words are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A plain read of the word.
+    Read(WordRef),
+    /// A compare-and-swap: `new` where the word holds `expect`. A
+    /// release's writes are CASes too, from the copy the protocol says the
+    /// word holds (their failure is a violation).
+    Cas {
+        /// The word.
+        word: WordRef,
+        /// The compare value.
+        expect: u64,
+        /// The swap value.
+        new: u64,
+    },
+}
+
+/// What completing an access did to the lock (for the reference FIFO).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The append's CAS succeeded at this slot (slot 0: granted at once).
+    pub appended: Option<u8>,
+    /// The release's first write into slot 0: the lock leaves its holder.
+    pub released: bool,
+    /// That write put this locker's entry at the head: its grant.
+    pub granted: Option<u8>,
+    /// The release published its count: the locker is idle again.
+    pub done: bool,
+}
+
+/// Where an append resumes its scan after a restart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StartHint {
     /// Slot 0 (the protocol).
     Zero,
@@ -105,7 +213,7 @@ pub enum StartHint {
 }
 
 /// The protocol's variant under check: the real one, or a mutant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// Where a restarted append resumes.
     pub start: StartHint,
@@ -123,11 +231,10 @@ impl Variant {
     };
 }
 
-/// What one locker is about to do (each a single-word read, write or CAS).
+/// What one locker is about to do (each a single-word read or CAS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
-    /// Between lock cycles (the acquires still to issue are in
-    /// `State::left`).
+    /// Between lock cycles.
     Idle,
     /// Append: read the header (restarting at `from`).
     ReadHeader { from: u8, seen: Option<u32> },
@@ -135,28 +242,292 @@ enum Phase {
     ReadSlot { r0: u32, i: u8 },
     /// Append: CAS slot `i` from `expect`.
     Cas { r0: u32, i: u8, expect: Slot },
-    /// Queued, waiting for slot 0 to name it.
-    Waiting,
-    /// Release: read slot `i + 1`.
-    RelRead { r: u32, i: u8 },
-    /// Release: write `value` into slot `i`.
-    RelWrite { r: u32, i: u8, value: Slot },
+    /// Queued (or holding, once slot 0 names it): its release begins with
+    /// a CAS of the header from `(r, idle)`, `r` its guess of the count.
+    Waiting { r: u32 },
+    /// Release: read slot `i + 1` (slot `i` holds the releaser's `own`).
+    RelRead { r: u32, i: u8, own: Slot },
+    /// Release: write `value` into slot `i` (a CAS from `own`).
+    RelWrite {
+        r: u32,
+        i: u8,
+        own: Slot,
+        value: Slot,
+    },
     /// Release: close slot `i + 1` (CAS from `expect`).
-    RelClose { r: u32, i: u8, expect: Slot },
-    /// Release: free the trailing copy at slot `i`.
-    RelFree { r: u32, i: u8 },
-    /// Release: publish `r + 1` in the header.
+    RelClose {
+        r: u32,
+        i: u8,
+        own: Slot,
+        expect: Slot,
+    },
+    /// Release: free the trailing copy at slot `i` (a CAS from `own`).
+    RelFree { r: u32, i: u8, own: Slot },
+    /// Release: publish `r + 1` in the header (a CAS from releasing).
     RelPublish { r: u32 },
+}
+
+/// One locker's side of the protocol: the step logic both the checker
+/// below and the lock table's driver ([`crate::ccix_locktable`], with
+/// `layout = "slots"`) run. The caller performs each [`Access`] on the
+/// bucket's words (here on a vector, there on the simulated line) and
+/// hands back the word it found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Locker {
+    me: u8,
+    slots: u8,
+    variant: Variant,
+    phase: Phase,
+}
+
+impl Locker {
+    /// Locker `me` of a bucket with `slots` slots, running `variant`.
+    pub fn new(me: u8, slots: usize, variant: Variant) -> Locker {
+        Locker {
+            me,
+            slots: slots as u8,
+            variant,
+            phase: Phase::Idle,
+        }
+    }
+
+    /// Whether it is between lock cycles.
+    pub fn is_idle(&self) -> bool {
+        self.phase == Phase::Idle
+    }
+
+    /// Whether its entry is queued: its next access (the release's first)
+    /// waits for its grant.
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.phase, Phase::Waiting { .. })
+    }
+
+    /// Whether it is releasing (its accesses are the release's).
+    pub fn is_releasing(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::RelRead { .. }
+                | Phase::RelWrite { .. }
+                | Phase::RelClose { .. }
+                | Phase::RelFree { .. }
+                | Phase::RelPublish { .. }
+        )
+    }
+
+    /// Begins an acquire: the append reads the header first.
+    pub fn start_acquire(&mut self) -> Result<(), String> {
+        if self.phase != Phase::Idle {
+            return Err(format!(
+                "locker {} acquires while {:?}",
+                self.me, self.phase
+            ));
+        }
+        self.phase = Phase::ReadHeader {
+            from: 0,
+            seen: None,
+        };
+        Ok(())
+    }
+
+    /// The access its next step performs (`None` when idle). A waiting
+    /// locker's is its release's first, to run once it is granted.
+    pub fn access(&self) -> Option<Access> {
+        let slot = |i: u8| WordRef::Slot(i);
+        let cas = |word, expect: u64, new: u64| Access::Cas { word, expect, new };
+        Some(match self.phase {
+            Phase::Idle => return None,
+            Phase::ReadHeader { .. } => Access::Read(WordRef::Header),
+            Phase::ReadSlot { i, .. } => Access::Read(slot(i)),
+            Phase::Cas { i, expect, .. } => {
+                cas(slot(i), expect.encode(), Slot::Entry(self.me).encode())
+            }
+            Phase::Waiting { r } => cas(
+                WordRef::Header,
+                encode_header(r, false),
+                encode_header(r, true),
+            ),
+            Phase::RelRead { i, .. } => Access::Read(slot(i + 1)),
+            Phase::RelWrite { i, own, value, .. } => cas(slot(i), own.encode(), value.encode()),
+            Phase::RelClose { r, i, expect, .. } => cas(
+                slot(i + 1),
+                expect.encode(),
+                Slot::Free(self.free_tag(r)).encode(),
+            ),
+            Phase::RelFree { r, i, own } => {
+                cas(slot(i), own.encode(), Slot::Free(self.free_tag(r)).encode())
+            }
+            Phase::RelPublish { r } => cas(
+                WordRef::Header,
+                encode_header(r, true),
+                encode_header(r + 1, false),
+            ),
+        })
+    }
+
+    /// Completes the access of [`access`](Self::access), which found
+    /// `found` (a CAS succeeded where that equals its compare value): the
+    /// next phase, and what it did to the lock. An error names a word no
+    /// step can have found (a release's write that found another value
+    /// than its own copy).
+    pub fn complete(&mut self, found: u64) -> Result<Outcome, String> {
+        let me = self.me;
+        let n = self.slots;
+        let mut out = Outcome::default();
+        let decide = |r0: u32, i: u8, found: Slot| -> Phase {
+            match found {
+                Slot::Entry(_) if i + 1 < n => Phase::ReadSlot { r0, i: i + 1 },
+                Slot::Entry(_) => Phase::ReadHeader {
+                    from: 0,
+                    seen: None,
+                },
+                Slot::Free(t) if t > r0 => Phase::ReadHeader {
+                    from: i,
+                    seen: Some(r0),
+                },
+                Slot::Free(_) => Phase::Cas {
+                    r0,
+                    i,
+                    expect: found,
+                },
+            }
+        };
+        // Reading slot `i + 1`, or, past the last slot, freeing slot `i`.
+        let rel_read = |r: u32, i: u8, own: Slot| -> Phase {
+            if i + 1 == n {
+                Phase::RelFree { r, i, own }
+            } else {
+                Phase::RelRead { r, i, own }
+            }
+        };
+        let own_write = |what: &str, own: Slot, found: u64| -> Result<(), String> {
+            if found == own.encode() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "locker {me}'s release {what} found {:?}, not its own copy {own:?}",
+                    Slot::decode(found)
+                ))
+            }
+        };
+        let next = match self.phase {
+            Phase::Idle => return Err(format!("locker {me} completed an access while idle")),
+            Phase::ReadHeader { from, seen } => {
+                let (r0, _) = decode_header(found)?;
+                let i = match (self.variant.start, seen) {
+                    (StartHint::Zero, _) | (_, None) => 0,
+                    (StartHint::LastFree, Some(_)) => from,
+                    (StartHint::LastFreeLessReleases, Some(old)) => {
+                        from.saturating_sub(r0.saturating_sub(old).min(u8::MAX as u32) as u8)
+                    }
+                };
+                Phase::ReadSlot { r0, i }
+            }
+            Phase::ReadSlot { r0, i } => decide(r0, i, Slot::decode(found)?),
+            Phase::Cas { r0, i, expect } => {
+                if found == expect.encode() {
+                    out.appended = Some(i);
+                    // Each release ahead of it counts one: the header's
+                    // count when its own release can begin, a guess its
+                    // CAS corrects.
+                    Phase::Waiting {
+                        r: r0 + u32::from(i),
+                    }
+                } else {
+                    decide(r0, i, Slot::decode(found)?)
+                }
+            }
+            Phase::Waiting { r } => match decode_header(found)? {
+                (h, false) if h == r => rel_read(r, 0, Slot::Entry(me)),
+                // A release is still publishing: it will leave `h + 1`.
+                (h, true) => Phase::Waiting { r: h + 1 },
+                (h, false) => Phase::Waiting { r: h },
+            },
+            Phase::RelRead { r, i, own } => match Slot::decode(found)? {
+                entry @ Slot::Entry(_) => Phase::RelWrite {
+                    r,
+                    i,
+                    own,
+                    value: entry,
+                },
+                free => Phase::RelClose {
+                    r,
+                    i,
+                    own,
+                    expect: free,
+                },
+            },
+            Phase::RelWrite { r, i, own, value } => {
+                own_write(&format!("write into slot {i}"), own, found)?;
+                if i == 0 {
+                    out.released = true;
+                    if let Slot::Entry(e) = value {
+                        out.granted = Some(e);
+                    }
+                }
+                rel_read(r, i + 1, value)
+            }
+            Phase::RelClose { r, i, own, expect } => {
+                if found == expect.encode() {
+                    Phase::RelFree { r, i, own }
+                } else {
+                    Phase::RelWrite {
+                        r,
+                        i,
+                        own,
+                        value: Slot::decode(found)?,
+                    }
+                }
+            }
+            Phase::RelFree { r, i, own } => {
+                own_write(&format!("free of slot {i}"), own, found)?;
+                out.released = i == 0;
+                Phase::RelPublish { r }
+            }
+            Phase::RelPublish { r } => {
+                if found != encode_header(r, true) {
+                    return Err(format!(
+                        "locker {me} published release {r} it did not begin (header {:?})",
+                        decode_header(found)
+                    ));
+                }
+                out.done = true;
+                Phase::Idle
+            }
+        };
+        self.phase = next;
+        Ok(out)
+    }
+
+    fn free_tag(&self, r: u32) -> u32 {
+        if self.variant.count_tags {
+            r + 1
+        } else {
+            r
+        }
+    }
+}
+
+/// Performs `access` on `words` (the header, then the slots): the word it
+/// found, with a CAS's swap applied on a match.
+pub fn perform(words: &mut [u64], access: Access) -> u64 {
+    match access {
+        Access::Read(w) => words[w.index()],
+        Access::Cas { word, expect, new } => {
+            let found = words[word.index()];
+            if found == expect {
+                words[word.index()] = new;
+            }
+            found
+        }
+    }
 }
 
 /// One bucket and its lockers: the whole state the checker explores.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct State {
-    header: u32,
-    /// The header's releasing bit: a release is shifting the queue.
-    releasing: bool,
-    slots: Vec<Slot>,
-    phases: Vec<Phase>,
+    /// The bucket line's words: the header, then the slots.
+    words: Vec<u64>,
+    lockers: Vec<Locker>,
     /// Acquires each locker has still to issue.
     left: Vec<u8>,
     /// Lockers in the order their appends succeeded (the reference FIFO).
@@ -189,138 +560,47 @@ pub struct Config {
 impl Config {
     fn initial(&self) -> State {
         State {
-            header: 0,
-            releasing: false,
-            slots: vec![Slot::Free(0); self.slots],
-            phases: vec![Phase::Idle; self.acquires.len()],
+            words: vec![0; self.slots + 1],
+            lockers: (0..self.acquires.len())
+                .map(|k| Locker::new(k as u8, self.slots, self.variant))
+                .collect(),
             left: self.acquires.clone(),
             appended: Vec::new(),
             granted: Vec::new(),
         }
     }
 
-    /// Whether locker `k` can take a step in `s`.
-    fn enabled(&self, s: &State, k: usize) -> bool {
-        match s.phases[k] {
-            Phase::Idle => s.left[k] > 0,
-            Phase::Waiting => s.slots[0] == Slot::Entry(k as u8) && !s.releasing,
-            _ => true,
+    /// Locker `k`'s next step from `s`, if it may take one: an idle
+    /// locker with acquires left starts one, a queued one waits for slot
+    /// 0 to name it, and a step that would change nothing (a CAS spinning
+    /// on a header another release holds) waits too.
+    fn next(&self, s: &State, k: usize) -> Result<Option<State>, String> {
+        let l = &s.lockers[k];
+        let mut t = s.clone();
+        if l.is_idle() {
+            if s.left[k] == 0 {
+                return Ok(None);
+            }
+            t.left[k] -= 1;
+            t.lockers[k].start_acquire()?;
+            return Ok(Some(t));
         }
-    }
-
-    /// Locker `k`'s next step applied to `s`.
-    fn step(&self, s: &mut State, k: usize) -> Result<(), String> {
-        let me = k as u8;
-        let n = self.slots as u8;
-        let phase = s.phases[k];
-        let decide = |r0: u32, i: u8, found: Slot| -> Phase {
-            match found {
-                Slot::Entry(_) if i + 1 < n => Phase::ReadSlot { r0, i: i + 1 },
-                Slot::Entry(_) => Phase::ReadHeader {
-                    from: 0,
-                    seen: None,
-                },
-                Slot::Free(t) if t > r0 => Phase::ReadHeader {
-                    from: i,
-                    seen: Some(r0),
-                },
-                Slot::Free(_) => Phase::Cas {
-                    r0,
-                    i,
-                    expect: found,
-                },
-            }
-        };
-        let next = match phase {
-            Phase::Idle => {
-                s.left[k] -= 1;
-                Phase::ReadHeader {
-                    from: 0,
-                    seen: None,
-                }
-            }
-            Phase::ReadHeader { from, seen } => {
-                let r0 = s.header;
-                let i = match (self.variant.start, seen) {
-                    (StartHint::Zero, _) | (_, None) => 0,
-                    (StartHint::LastFree, Some(_)) => from,
-                    (StartHint::LastFreeLessReleases, Some(old)) => {
-                        from.saturating_sub((r0 - old).min(u8::MAX as u32) as u8)
-                    }
-                };
-                Phase::ReadSlot { r0, i }
-            }
-            Phase::ReadSlot { r0, i } => decide(r0, i, s.slots[i as usize]),
-            Phase::Cas { r0, i, expect } => {
-                let found = s.slots[i as usize];
-                if found == expect {
-                    s.slots[i as usize] = Slot::Entry(me);
-                    s.appended.push(me);
-                    if i == 0 {
-                        s.granted.push(me);
-                    }
-                    Phase::Waiting
-                } else {
-                    decide(r0, i, found)
-                }
-            }
-            Phase::Waiting => {
-                s.releasing = true;
-                Phase::RelRead { r: s.header, i: 0 }
-            }
-            Phase::RelRead { r, i } => {
-                if i + 1 == n {
-                    Phase::RelFree { r, i }
-                } else {
-                    match s.slots[i as usize + 1] {
-                        Slot::Entry(e) => Phase::RelWrite {
-                            r,
-                            i,
-                            value: Slot::Entry(e),
-                        },
-                        free => Phase::RelClose { r, i, expect: free },
-                    }
-                }
-            }
-            Phase::RelWrite { r, i, value } => {
-                s.slots[i as usize] = value;
-                if let (0, Slot::Entry(e)) = (i, value) {
-                    s.granted.push(e);
-                }
-                Phase::RelRead { r, i: i + 1 }
-            }
-            Phase::RelClose { r, i, expect } => {
-                let found = s.slots[i as usize + 1];
-                if found == expect {
-                    s.slots[i as usize + 1] = Slot::Free(self.free_tag(r));
-                    Phase::RelFree { r, i }
-                } else {
-                    Phase::RelWrite { r, i, value: found }
-                }
-            }
-            Phase::RelFree { r, i } => {
-                s.slots[i as usize] = Slot::Free(self.free_tag(r));
-                Phase::RelPublish { r }
-            }
-            Phase::RelPublish { r } => {
-                if !s.releasing {
-                    return Err(format!("locker {me} published a release it did not begin"));
-                }
-                s.header = r + 1;
-                s.releasing = false;
-                Phase::Idle
-            }
-        };
-        s.phases[k] = next;
-        Ok(())
-    }
-
-    fn free_tag(&self, r: u32) -> u32 {
-        if self.variant.count_tags {
-            r + 1
-        } else {
-            r
+        if l.is_waiting() && s.words[WordRef::Slot(0).index()] != Slot::Entry(k as u8).encode() {
+            return Ok(None);
         }
+        let access = l.access().expect("a busy locker has an access");
+        let found = perform(&mut t.words, access);
+        let out = t.lockers[k].complete(found)?;
+        if let Some(slot) = out.appended {
+            t.appended.push(k as u8);
+            if slot == 0 {
+                t.granted.push(k as u8);
+            }
+        }
+        if let Some(e) = out.granted {
+            t.granted.push(e);
+        }
+        Ok((t != *s).then_some(t))
     }
 }
 
@@ -337,10 +617,12 @@ pub struct Explored {
 /// once, grants in append order (FIFO), the queue empty.
 fn check_end(cfg: &Config, s: &State) -> Result<(), String> {
     let total: usize = cfg.acquires.iter().map(|&a| a as usize).sum();
-    if s.left.iter().any(|&l| l > 0) || s.phases.iter().any(|p| *p != Phase::Idle) {
+    let slots = || s.words[1..].iter().map(|&w| Slot::decode(w));
+    if s.left.iter().any(|&l| l > 0) || s.lockers.iter().any(|l| !l.is_idle()) {
         return Err(format!(
-            "stuck: phases {:?}, slots {:?} (a lost entry or a hole)",
-            s.phases, s.slots
+            "stuck: lockers {:?}, slots {:?} (a lost entry or a hole)",
+            s.lockers.iter().map(|l| l.phase).collect::<Vec<_>>(),
+            slots().collect::<Vec<_>>()
         ));
     }
     if s.appended.len() != total || s.granted != s.appended {
@@ -349,8 +631,11 @@ fn check_end(cfg: &Config, s: &State) -> Result<(), String> {
             s.granted, s.appended
         ));
     }
-    if s.slots.iter().any(|x| matches!(x, Slot::Entry(_))) {
-        return Err(format!("queue not empty at the end: {:?}", s.slots));
+    if slots().any(|x| matches!(x, Ok(Slot::Entry(_)) | Err(_))) {
+        return Err(format!(
+            "queue not empty at the end: {:?}",
+            slots().collect::<Vec<_>>()
+        ));
     }
     Ok(())
 }
@@ -364,28 +649,27 @@ pub fn explore(cfg: &Config) -> Result<Explored, Violation> {
     seen.insert(start);
     let mut finished = 0;
     while let Some((s, path)) = stack.pop() {
-        let movers: Vec<usize> = (0..s.phases.len())
-            .filter(|&k| cfg.enabled(&s, k))
-            .collect();
-        if movers.is_empty() {
+        let mut moved = false;
+        for k in 0..s.lockers.len() {
+            let mut p = path.clone();
+            p.push(k as u8);
+            let next = cfg.next(&s, k).map_err(|what| Violation {
+                what,
+                schedule: p.clone(),
+            })?;
+            if let Some(t) = next {
+                moved = true;
+                if seen.insert(t.clone()) {
+                    stack.push((t, p));
+                }
+            }
+        }
+        if !moved {
             check_end(cfg, &s).map_err(|what| Violation {
                 what,
                 schedule: path.clone(),
             })?;
             finished += 1;
-            continue;
-        }
-        for k in movers {
-            let mut t = s.clone();
-            let mut p = path.clone();
-            p.push(k as u8);
-            cfg.step(&mut t, k).map_err(|what| Violation {
-                what,
-                schedule: p.clone(),
-            })?;
-            if seen.insert(t.clone()) {
-                stack.push((t, p));
-            }
         }
     }
     Ok(Explored {
@@ -404,15 +688,20 @@ pub fn run_schedule(
 ) -> Result<bool, String> {
     let mut s = cfg.initial();
     for _ in 0..max_steps {
-        let movers: Vec<usize> = (0..s.phases.len())
-            .filter(|&k| cfg.enabled(&s, k))
-            .collect();
+        let mut movers = Vec::new();
+        let mut nexts = Vec::new();
+        for k in 0..s.lockers.len() {
+            if let Some(t) = cfg.next(&s, k)? {
+                movers.push(k);
+                nexts.push(t);
+            }
+        }
         if movers.is_empty() {
             check_end(cfg, &s)?;
             return Ok(true);
         }
-        let k = movers[pick(&movers) % movers.len()];
-        cfg.step(&mut s, k)?;
+        let at = pick(&movers) % movers.len();
+        s = nexts.swap_remove(at);
     }
     Ok(false)
 }

@@ -6,6 +6,14 @@
 //! that appends its entry to the bucket's queue and releases it by one
 //! that shifts the queue left, granting the lock to the new head.
 //!
+//! * **Two layouts** (`layout`). `word` (the default): the whole queue in
+//!   the line's first 8 B word, each change one CAS, as the text suggests
+//!   (§V-A: the lock module "creates a CCIX Atomic Compare and Swap (CAS)
+//!   operation to place the lock and update the queue"; a release shifts
+//!   "the entire queue left"). `slots`: a header word and seven 8 B slot
+//!   words run by the checked protocol of [`crate::ccix_lock_slots`], its
+//!   state machine driving every read and CAS on the simulated line (see
+//!   the `slots` submodule). What follows describes `word`.
 //! * **Real bytes, real CAS loops.** Every CAS compares the bucket's word
 //!   with the word its locker last saw there (the table starts empty, all
 //!   zero) and swaps in that word appended or shifted. It fails when
@@ -63,6 +71,8 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::BuiltSystem;
 
 use crate::ccix_shared::{word0, ATOMIC_OPERANDS_BYTES};
+
+mod slots;
 use crate::invocation::percentile;
 use crate::program_run::{build_for_program, no_violation, role_agents};
 use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
@@ -90,6 +100,7 @@ pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "hold_ns", kind: ParamKind::Float, default: ParamDefault::Float(200.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: the record's update under the lock (not given)", description: "Time a locker holds a granted lock before its release CAS." },
         ParamSpec { name: "think_ns", kind: ParamKind::Float, default: ParamDefault::Float(100.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: the next lock request's preparation", description: "Mean time from a release's completion to the locker's next acquire (see think)." },
         ParamSpec { name: "think", kind: ParamKind::Enum(&["exponential", "fixed"]), default: ParamDefault::Str("exponential"), unit: "", range: ParamRange::ANY, from: "assumed: lock requests arrive as a transaction stream's do (memoryless); 'fixed' makes every locker periodic", description: "How think_ns is spent: exponentially distributed with that mean, or exactly think_ns. Fixed periods can lock the device's CAS loop in phase with the host's (each retry compares with a word the host has changed again since: starvation at one bucket)." },
+        ParamSpec { name: "layout", kind: ParamKind::Enum(&["word", "slots"]), default: ParamDefault::Str("word"), unit: "", range: ParamRange::ANY, from: "CCIX §V-A: 'a CCIX Atomic Compare and Swap (CAS) operation to place the lock and update the queue' and §V-A 'shifting the entire queue left' (one CAS per queue change: the word layout); the line of per-slot words is Fig. 8's slots (see ccix_lock_slots)", description: "The bucket's bytes: word (the whole queue in the line's first 8 B word, each change one CAS) or slots (a header word and seven 8 B slot words, run by the checked protocol of ccix_lock_slots: every read and CAS a real access)." },
         ParamSpec { name: "host_atomic_ns", kind: ParamKind::Float, default: ParamDefault::Float(48.46), unit: "ns", range: ParamRange::at_least(0.0), from: "calibrated (as ccix_atomic.host_atomic_ns): CCIX §IV Exp. 5, a host AtomicCompare takes 50 ns", description: "A host CAS's cost beyond its access of the line." },
     ],
     check: None,
@@ -112,6 +123,22 @@ pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "device_retry_fraction", unit: "", description: "Failed CASes over all CASes of the U280." },
         MetricSpec { name: "host_retry_fraction", unit: "", description: "Failed CASes over all CASes of the host." },
         MetricSpec { name: "home_atomics", unit: "atomics", description: "Far atomics the home executed (one per device CAS)." },
+        MetricSpec { name: "host_acquire_reads", unit: "reads", description: "layout = slots: the host's reads per append (the header, then one per slot scanned, restarts included)." },
+        MetricSpec { name: "device_acquire_reads", unit: "reads", description: "layout = slots: the U280's reads per append." },
+        MetricSpec { name: "host_acquire_cases", unit: "CASes", description: "layout = slots: the host's CASes per append (1 when the first succeeds)." },
+        MetricSpec { name: "device_acquire_cases", unit: "CASes", description: "layout = slots: the U280's CASes per append." },
+        MetricSpec { name: "host_release_reads", unit: "reads", description: "layout = slots: the host's reads per release (one per slot shifted, and the first free one)." },
+        MetricSpec { name: "device_release_reads", unit: "reads", description: "layout = slots: the U280's reads per release." },
+        MetricSpec { name: "host_release_cases", unit: "CASes", description: "layout = slots: the host's CASes per release (the header's begin and its retries, the shifting writes, the close, the free, the publish; 4 with an empty queue)." },
+        MetricSpec { name: "device_release_cases", unit: "CASes", description: "layout = slots: the U280's CASes per release." },
+        MetricSpec { name: "host_read_ns", unit: "ns", description: "layout = slots: mean latency of the host's reads (its L1D/L2, or a miss to the home)." },
+        MetricSpec { name: "device_read_ns", unit: "ns", description: "layout = slots: mean latency of the U280's reads (the ATC lookup, then a System Cache hit or a CCIX ReadShared)." },
+        MetricSpec { name: "host_cas_ns", unit: "ns", description: "layout = slots: mean latency of the host's CASes (with its ordering, and the eviction of a shared copy first)." },
+        MetricSpec { name: "device_cas_ns", unit: "ns", description: "layout = slots: mean latency of the U280's CASes (the ATC lookup, the operands' write, the eviction of a System Cache copy, the far AtomicCompare)." },
+        MetricSpec { name: "host_release_ns", unit: "ns", description: "layout = slots: mean time of the host's release accesses (from its header CAS to its publish, the driver's steps excluded)." },
+        MetricSpec { name: "device_release_ns", unit: "ns", description: "layout = slots: mean time of the U280's release accesses." },
+        MetricSpec { name: "host_evicts", unit: "evictions", description: "layout = slots: the host's evictions of a shared copy before a CAS." },
+        MetricSpec { name: "device_evicts", unit: "evictions", description: "layout = slots: the System Cache's evictions of a clean copy before a far CAS." },
     ],
     run,
 };
@@ -254,51 +281,25 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             point.x_name
         )));
     }
-    let x = point.x;
-    if !((1.0..=1_048_576.0).contains(&x) && x.fract() == 0.0) {
-        return Err(werr(format!(
-            "buckets = {x}: must be a whole number from 1 to 1048576 (lines of the lock table)"
-        )));
+    let setup = setup(point)?;
+    if point.params.str("layout") == "slots" {
+        return slots::run(point, setup);
     }
-    let buckets = x as u64;
+    let Setup {
+        mut s,
+        ras,
+        ha,
+        buckets,
+        host_lockers,
+        device_lockers,
+        total,
+        hold,
+        think,
+        host_atomic,
+        lookup,
+        ..
+    } = setup;
     let params = point.params;
-    let system = params.str("system");
-    let host_lockers = params.uint("host_lockers") as usize;
-    let device_lockers = params.uint("device_lockers") as usize;
-    if host_lockers + device_lockers == 0 {
-        return Err(werr(
-            "ccix_locktable: no locker (host_lockers and device_lockers are both 0)",
-        ));
-    }
-    let total = params.uint("lock_ops") as usize;
-    let ps = |name: &str| (params.float(name) * 1000.0).round() as Tick;
-    let (hold, think, host_atomic) = (ps("hold_ns"), ps("think_ns"), ps("host_atomic_ns"));
-    // Each device CAS issues after the ATC lookup and the operands' write.
-    let lookup = crate::ccix_shared::atc_lookup(point.platform)?
-        + crate::ccix_shared::device_operand_write(point.platform, system)?;
-
-    let mut s = build_for_program(point.platform, system, point)?;
-    let ras = role_agents(&s, "ra", system)?;
-    if ras.len() < 1 + host_lockers {
-        return Err(werr(format!(
-            "system {system} has {} request agents: the device and {host_lockers} host locker(s) need {}",
-            ras.len(),
-            1 + host_lockers
-        )));
-    }
-    let ha = role_agents(&s, "ha", system)?[0];
-    // neoDBMS allocated and initialised the table (every queue empty): its
-    // lines are zero, in the home's memory and its L3.
-    for line in TABLE_LINE..TABLE_LINE + buckets {
-        s.agent_mut(ha)
-            .preload_memory(line, [0u8; LINE_BYTES])
-            .map_err(werr)?;
-        s.checker.borrow_mut().preload(line, &[0u8; LINE_BYTES]);
-    }
-    s.agent_mut(ha).warm(TABLE_LINE..TABLE_LINE + buckets);
-    // The instants the home executes the device's atomics, with the line
-    // each found.
-    s.agent_mut(ha).record_home_writes();
     let mut lockers: Vec<Locker> = Vec::new();
     let mut start = 0;
     // The U280 (the first `ra`) when it locks, then the host cores.
@@ -482,7 +483,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         .collect();
     check_bytes(&events, &final_words)?;
     let successes: Vec<CasEvent> = events.iter().copied().filter(|e| e.success).collect();
-    check_against_reference(&successes, &grants, &final_words, issued)?;
+    let holding: Vec<bool> = final_words.iter().map(|&w| w != 0).collect();
+    check_against_reference(&successes, &grants, &holding, issued)?;
 
     let mut metrics = BTreeMap::new();
     let side = |device: bool, f: fn(&Locker) -> &Vec<f64>| -> Vec<f64> {
@@ -531,6 +533,90 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         s.agent(ha).home_writes().len() as f64,
     );
     Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
+}
+
+/// What both layouts' drivers start from: the built system with the table
+/// initialised (every bucket line zero in the home's memory and its L3),
+/// its request agents (the device first) and home, and the run's
+/// parameters in picoseconds.
+struct Setup {
+    s: BuiltSystem,
+    ras: Vec<usize>,
+    ha: usize,
+    buckets: u64,
+    host_lockers: usize,
+    device_lockers: usize,
+    total: usize,
+    hold: Tick,
+    think: Tick,
+    host_atomic: Tick,
+    /// A device CAS's wait before its line issues: the ATC lookup and the
+    /// operands' AXI write into the System Cache.
+    lookup: Tick,
+    /// A device read's: the ATC lookup alone.
+    atc: Tick,
+}
+
+fn setup(point: &Point<'_>) -> Result<Setup, RunError> {
+    let x = point.x;
+    if !((1.0..=1_048_576.0).contains(&x) && x.fract() == 0.0) {
+        return Err(werr(format!(
+            "buckets = {x}: must be a whole number from 1 to 1048576 (lines of the lock table)"
+        )));
+    }
+    let buckets = x as u64;
+    let params = point.params;
+    let system = params.str("system");
+    let host_lockers = params.uint("host_lockers") as usize;
+    let device_lockers = params.uint("device_lockers") as usize;
+    if host_lockers + device_lockers == 0 {
+        return Err(werr(
+            "ccix_locktable: no locker (host_lockers and device_lockers are both 0)",
+        ));
+    }
+    let total = params.uint("lock_ops") as usize;
+    let ps = |name: &str| (params.float(name) * 1000.0).round() as Tick;
+    let (hold, think, host_atomic) = (ps("hold_ns"), ps("think_ns"), ps("host_atomic_ns"));
+    // Each device CAS issues after the ATC lookup and the operands' write.
+    let atc = crate::ccix_shared::atc_lookup(point.platform)?;
+    let lookup = atc + crate::ccix_shared::device_operand_write(point.platform, system)?;
+
+    let mut s = build_for_program(point.platform, system, point)?;
+    let ras = role_agents(&s, "ra", system)?;
+    if ras.len() < 1 + host_lockers {
+        return Err(werr(format!(
+            "system {system} has {} request agents: the device and {host_lockers} host locker(s) need {}",
+            ras.len(),
+            1 + host_lockers
+        )));
+    }
+    let ha = role_agents(&s, "ha", system)?[0];
+    // neoDBMS allocated and initialised the table (every queue empty): its
+    // lines are zero, in the home's memory and its L3.
+    for line in TABLE_LINE..TABLE_LINE + buckets {
+        s.agent_mut(ha)
+            .preload_memory(line, [0u8; LINE_BYTES])
+            .map_err(werr)?;
+        s.checker.borrow_mut().preload(line, &[0u8; LINE_BYTES]);
+    }
+    s.agent_mut(ha).warm(TABLE_LINE..TABLE_LINE + buckets);
+    // The instants the home executes the device's atomics, with the line
+    // each found.
+    s.agent_mut(ha).record_home_writes();
+    Ok(Setup {
+        s,
+        ras,
+        ha,
+        buckets,
+        host_lockers,
+        device_lockers,
+        total,
+        hold,
+        think,
+        host_atomic,
+        lookup,
+        atc,
+    })
 }
 
 fn new_locker(agent: usize, device: bool, index: usize, start: Tick) -> Locker {
@@ -716,11 +802,11 @@ fn check_bytes(events: &[CasEvent], final_words: &[u64]) -> Result<(), RunError>
 /// bucket fed the same CASes in the order they took effect must grant
 /// the same locks in the same order; every acquire is granted exactly
 /// once, the holders of a bucket never overlap, and every queue is empty
-/// at the end.
+/// at the end (`holding[b]`: bucket `b`'s final bytes still hold an entry).
 fn check_against_reference(
     events: &[CasEvent],
     grants: &[(u64, usize, Tick)],
-    final_words: &[u64],
+    holding: &[bool],
     acquires: usize,
 ) -> Result<(), RunError> {
     let fail = |m: String| RunError::Violation {
@@ -793,7 +879,7 @@ fn check_against_reference(
         }
         *h = grant == 1;
     }
-    if let Some(b) = final_words.iter().position(|&w| w != 0) {
+    if let Some(b) = holding.iter().position(|&h| h) {
         return Err(fail(format!("bucket {b} still holds entries at the end")));
     }
     Ok(())
@@ -878,7 +964,7 @@ mod tests {
             ev(40, 3, 1, false, 1),
         ];
         let good = [(3, 0, 10), (3, 1, 30)];
-        let empty = [0u64];
+        let empty = [false];
         assert!(check_against_reference(&events, &good, &empty, 2).is_ok());
         let lost = [(3, 0, 10)];
         assert!(check_against_reference(&events, &lost, &empty, 2).is_err());
@@ -891,7 +977,7 @@ mod tests {
         let e = check_against_reference(&events, &early, &empty, 2).unwrap_err();
         assert!(e.to_string().contains("while held"), "{e}");
         // An entry left in the table.
-        let left = [queue::append(0, 7).unwrap().0];
+        let left = [true];
         assert!(check_against_reference(&events, &good, &left, 2).is_err());
     }
 }

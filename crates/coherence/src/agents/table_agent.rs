@@ -344,8 +344,12 @@ struct Program {
     /// present value when it takes effect (empty or `None`: it writes its
     /// value), e.g. a core's compare-and-swap instruction.
     rmw: Vec<Option<LineRmw>>,
-    /// Per operation with a read-modify-write, the line it found.
+    /// Per operation with a read-modify-write, the line it found; per
+    /// operation marked in `snapshot`, the line it read.
     found: Vec<Option<Line>>,
+    /// Per operation, whether the line's value when it takes effect is
+    /// kept in `found` (a driver's load whose value decides its next step).
+    snapshot: Vec<bool>,
 }
 
 /// An inclusive near level as a recency list: line → its last use, and
@@ -685,6 +689,7 @@ impl TableAgent {
             data: Vec::new(),
             rmw: Vec::new(),
             found: Vec::new(),
+            snapshot: Vec::new(),
         });
         Ok(())
     }
@@ -899,8 +904,32 @@ impl TableAgent {
         Ok(())
     }
 
+    /// Keeps the line program operation `index` sees when it takes effect
+    /// (a hit at its issue, a miss when its line arrives) in
+    /// [`program_found`](Self::program_found): what a load returned, for a
+    /// driver that decides its next operation on it. Errors without a
+    /// program or past its operations.
+    pub fn set_program_snapshot(&mut self, index: usize) -> Result<(), String> {
+        let name = &self.sys.agents[self.id as usize].name;
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!("{name}: a snapshot needs a program first"));
+        };
+        if index >= p.ops.len() {
+            return Err(format!(
+                "{name}: a snapshot of program operation {index} (the program has {})",
+                p.ops.len()
+            ));
+        }
+        if p.snapshot.len() < p.ops.len() {
+            p.snapshot.resize(p.ops.len(), false);
+            p.found.resize(p.ops.len(), None);
+        }
+        p.snapshot[index] = true;
+        Ok(())
+    }
+
     /// Per program operation, the line its read-modify-write found when it
-    /// took effect (`None`: none yet, or no read-modify-write; the vector
+    /// took effect, or the line a snapshot operation read (`None`: none yet, or no read-modify-write; the vector
     /// may be shorter than the program).
     pub fn program_found(&self) -> &[Option<Line>] {
         self.program.as_ref().map_or(&[], |p| &p.found)
@@ -1648,6 +1677,16 @@ impl TableAgent {
         } else {
             None
         };
+        // A program operation that takes effect in this row and keeps a
+        // snapshot: the line it sees.
+        let snapshot = match (program_open, self.program.as_ref()) {
+            (Some((index, _)), Some(p))
+                if row.next_stable && p.snapshot.get(index).copied().unwrap_or(false) =>
+            {
+                value.copied()
+            }
+            _ => None,
+        };
         self.checker.borrow_mut().row(
             ctx.now(),
             line,
@@ -1692,6 +1731,9 @@ impl TableAgent {
             }
             if let Some((index, o)) = program_open {
                 let p = self.program.as_mut().expect("program");
+                if snapshot.is_some() {
+                    p.found[index] = snapshot;
+                }
                 p.open.remove(&line);
                 p.effect[index] = ctx.now();
                 p.times[index].1 = ctx.now() + self.access;
