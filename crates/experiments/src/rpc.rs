@@ -115,7 +115,7 @@ use std::collections::BTreeMap;
 
 use ccsim_devices::rpc::engine::Pipeline;
 use ccsim_devices::rpc::image;
-use ccsim_devices::rpc::layout::{by_pointer_level, Allocator, Layout, LineOp, LINE};
+use ccsim_devices::rpc::layout::{by_pointer_level, Allocator, Layout, LineOp, StringLayout, LINE};
 use ccsim_devices::rpc::prefetch::{
     MultiStridePrefetcher, PrefetcherParams, RpcPrefetcher, RubyParams, RubyStreamPrefetcher,
 };
@@ -147,6 +147,7 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "serializer_fetch", kind: ParamKind::Enum(&["by_pointer", "in_order"]), default: ParamDefault::Str("by_pointer"), unit: "", range: ParamRange::ANY, from: "assumed: the CXL-NIC's serializer fetches a line as soon as the line holding its pointer has arrived (its reads decoupled from the encoder, which takes the fields in wire order; Cohet §V-B2 states no order); in_order: its reads issued in the walk's order, a dependent read holding up every later one (as ProtoAcc's serializer, Karandikar et al. MICRO 2021, walks a sub-message before the fields after it)", description: "How the CXL-NIC's serializer issues its reads over CXL.cache or CXL.mem: by_pointer (level by level of the pointer chains: a read waits for its own pointer only) or in_order (the walk's order)." },
         ParamSpec { name: "rpcnic_dma_setup", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Cohet §II-A 'DMA operations incur substantial per-transfer setup overhead', §VI-B3 (~2.5 us below 8 KB, the SimCXL DMA engines matching it); off: assumed, RpcNIC's hardware programs its own DMA", description: "Whether each of RpcNIC's DMAs carries the calibrated Cohet DMA model's whole per-transfer path (the driver's descriptor and doorbell with its fitted submission cost, the engine's descriptor fetch, the completion write-back and poll: cohet-dma's ~2.5 us at 64 B) instead of a register-programmed start with no host software." },
         ParamSpec { name: "heap", kind: ParamKind::Enum(&["size_classes", "arena", "recycled"]), default: ParamDefault::Str("recycled"), unit: "", range: ParamRange::ANY, from: "assumed: recycled, a malloc-like heap with size classes (each class in a region of its own) in a long-running server's steady state: every message freed after use in its destructor's order onto LIFO per-class free lists (tcmalloc's design), the measured requests preceded by as many earlier ones of the bench; size_classes, the same heap fresh (bump-allocated, nothing freed); arena, protobuf's Arena (blocks one after the other in construction order)", description: "How the CPU's (and the CXL-NIC's) objects are placed in memory: it decides which of the serializer's misses form strides for the RPC prefetcher." },
+        ParamSpec { name: "string_layout", kind: ParamKind::Enum(&["inline", "std_string"]), default: ParamDefault::Str("inline"), unit: "", range: ParamRange::ANY, from: "std_string: protobuf's generated C++ holds a singular string/bytes field as an ArenaStringPtr, a tagged pointer to a std::string allocated apart (protocolbuffers/protobuf src/google/protobuf/arenastring.h, TaggedStringPtr / NewString: new std::string or Arena::Create<std::string>), and libstdc++'s std::string is 32 B with up to 15 characters inline, longer ones in a buffer of length + 1 (gcc libstdc++-v3/include/bits/basic_string.h, GCC 14, _S_local_capacity = 15); Cohet §V-B1: fields decoded 'in in-memory C++ objects'. inline (default, the model before): the 32 B std::string in the message's own slot (protobuf's InlinedStringField shape, used by generated code only for fields with an internal option)", description: "How a string/bytes field sits in its message object in host (or device) memory: inline (a 32 B std::string in the object's slot) or std_string (an 8 B pointer to a 32 B std::string allocated from the same heap, a long string's characters in a further allocation): the decoders write, and RpcNIC's CopyFrom copies, the std::string objects too, and the serializer follows one more pointer per string." },
         ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "messages", range: ParamRange::between(1.0, 1000.0), from: "HyperProtoBench: a bench builds one message of each of its ten top-level types (benchN/benchmark.inc); here ten seeded trees of the bench's size", description: "Requests per point (the mean is reported)." },
         ParamSpec { name: "prefetcher", kind: ParamKind::Enum(&["region", "ruby"]), default: ParamDefault::Str("region"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B2 names a multi-stride prefetcher recording cache-miss addresses and states no table; region: assumed (ccsim_devices::rpc::prefetch::MultiStridePrefetcher: 16 streams by 1 MiB region, one confirmation, 4 lines ahead); ruby: gem5 v23.1's RubyPrefetcher (src/mem/ruby/structures/RubyPrefetcher.py/.cc, the prefetcher of the Ruby caches SimCXL's HMC is built in, Cohet §VI-A2): unit, negative and per-page non-unit stride filters of 8 entries, 4 streams, 4 confirmations, one line ahead, never across a 4 KiB page", description: "The design of the DCOH's RPC prefetcher (access = cxl_cache_prefetch): region (streams per 1 MiB region, as before) or ruby (gem5 Ruby's stream prefetcher with gem5's defaults; prefetch_streams and prefetch_confirm apply to region only)." },
         ParamSpec { name: "prefetch_confirm", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "repeats", range: ParamRange::between(1.0, 8.0), from: "assumed: one repeat of a stride (ccsim_devices::rpc::prefetch)", description: "The RPC prefetcher's confirmations: repeats of a stream's stride before it prefetches (more: a nested sub-message off the stride costs the stream more misses to retrain)." },
@@ -164,6 +165,8 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "rpcnic_cpu_access_us", unit: "us", description: "The same after RpcNIC's DMA." },
         MetricSpec { name: "wire_bytes", unit: "bytes", description: "Mean encoded size of a message." },
         MetricSpec { name: "fields", unit: "fields", description: "Mean fields (work items) per message." },
+        MetricSpec { name: "allocations", unit: "blocks", description: "Blocks each message's objects take from the heap (objects, std::string objects allocated apart, long strings' buffers), mean per message: what the decoder (the CXL-NIC's, or RpcNIC's CopyFrom) or the CPU's construction allocates." },
+        MetricSpec { name: "object_lines", unit: "lines", description: "Lines of the message's objects and buffers in the heap (deserialization: the lines the CXL-NIC pushes and RpcNIC's CopyFrom writes; construction and serialization: the lines built and read), mean per message." },
         MetricSpec { name: "read_lines", unit: "lines", description: "Serialization on the CXL-NIC: lines the serializer reads per message (demand)." },
         MetricSpec { name: "pointer_levels", unit: "reads", description: "Serialization on the CXL-NIC: the longest chain of reads each needing the line read before it (a nested object's lines its parent's line with the pointer, a string's buffer the line with its std::string), mean per message: the round trips no number of reads in flight overlaps." },
         MetricSpec { name: "prefetches", unit: "lines", description: "Serialization with the RPC prefetcher: lines it prefetched per message." },
@@ -316,6 +319,18 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     // order of setting the fields (`Layout::place_constructed`).
     let built_by_cpu = phase != "deserialize";
     let hosts = placed(&msgs, point, HEAP, built_by_cpu)?;
+    counts.insert(
+        "allocations",
+        hosts.iter().map(|l| l.allocations()).sum::<u64>(),
+    );
+    counts.insert(
+        "object_lines",
+        hosts
+            .iter()
+            .zip(&msgs)
+            .map(|(l, m)| l.write_plan(&m.items).len() as u64)
+            .sum::<u64>(),
+    );
     let on_device = cxl && (phase == "construct" || (phase == "serialize" && access == "cxl_mem"));
     let devices = if on_device {
         placed(&msgs, point, DEVICE_HEAP, built_by_cpu)?
@@ -408,11 +423,12 @@ fn placed(
         Allocator::new(base)
     };
     let recycled = params.str("heap") == "recycled";
+    let strings = string_layout(params)?;
     let place = |tree: &Decoded, alloc: &mut Allocator, k: usize, seed: u64| {
         if built_by_cpu {
-            Layout::place_constructed(tree, alloc, seed ^ ((k as u64) << 32))
+            Layout::place_constructed_with(tree, alloc, seed ^ ((k as u64) << 32), strings)
         } else {
-            Layout::place(tree, alloc)
+            Layout::place_with(tree, alloc, strings)
         }
     };
     if recycled {
@@ -436,6 +452,11 @@ fn placed(
             l
         })
         .collect())
+}
+
+/// The point's `string_layout`.
+fn string_layout(params: &Params) -> Result<StringLayout, RunError> {
+    StringLayout::parse(params.str("string_layout")).map_err(|e| werr(format!("rpc_offload: {e}")))
 }
 
 /// The lines the CXL-NIC's serializer reads for each response of the
@@ -582,7 +603,13 @@ fn rpcnic_deserialize(
     // The temp buffer's contents: the decoded objects, laid out in decode
     // order from the buffer's start (real bytes: checked in host memory
     // after the DMAs).
-    let arena = Layout::place(&m.tree, &mut Allocator::arena(0));
+    // The temp buffer holds the same C++ objects (std::strings apart with
+    // `string_layout = std_string`), so the CopyFrom copies them all.
+    let arena = Layout::place_with(
+        &m.tree,
+        &mut Allocator::arena(0),
+        string_layout(point.params)?,
+    );
     let objects = image::objects(&m.tree, &arena, 0);
     let decoded = objects.len() as u64;
     let chunks = decoded.div_ceil(TEMP_BUFFER);
@@ -952,7 +979,10 @@ fn dsa_preserialize(
                         let (_, addr, n) = obj.strings[sx];
                         lines_in(addr, n - 1).collect()
                     }
-                    (bench::FieldKind::Bytes, None) => lines_in(obj.addr + offset, 32).collect(),
+                    (bench::FieldKind::Bytes, None) => match obj.std_string_at(offset) {
+                        Some(at) => lines_in(at, 32).collect(),
+                        None => lines_in(obj.addr + offset, 32).collect(),
+                    },
                     _ => lines_in(obj.addr + offset, 8).collect(),
                 };
             }
@@ -1220,7 +1250,11 @@ fn object_image(m: &Message, layout: &Layout) -> (u64, Vec<u8>) {
     let base = layout
         .objects
         .iter()
-        .flat_map(|o| std::iter::once(o.addr).chain(o.strings.iter().map(|s| s.1)))
+        .flat_map(|o| {
+            std::iter::once(o.addr)
+                .chain(o.strings.iter().map(|s| s.1))
+                .chain(o.std_strings.iter().map(|s| s.1))
+        })
         .min()
         .unwrap_or(0)
         / LINE
@@ -1697,6 +1731,66 @@ mod tests {
         }
         p.set("messages", ParamValue::Int(4), "test");
         crate::run_point("rpc_offload", &platform, "bench", bench, &p, 0, false).map(|r| r.metrics)
+    }
+
+    /// Strings held as protobuf's generated code holds them (a pointer to
+    /// a std::string allocated apart, `string_layout = std_string`): the
+    /// CXL-NIC's serializer follows one more pointer per string, so a
+    /// bench with strings (Bench1) gets about one more pointer level and a
+    /// round trip slower over CXL.cache, while Bench2 (no string fields
+    /// here) does not move; deserialization allocates and writes the
+    /// std::string objects too (more blocks and lines, the bytes checked
+    /// by the run), and RpcNIC's CopyFrom copies them.
+    #[test]
+    fn std_strings_apart_cost_the_serializer_a_level_per_string() {
+        let at = |b: f64, layout: &str, phase: &str| {
+            point(
+                b,
+                &[
+                    ("phase", phase),
+                    ("access", "cxl_cache"),
+                    ("string_layout", layout),
+                ],
+            )
+            .unwrap()
+        };
+        let (b1, b1s) = (
+            at(1.0, "inline", "serialize"),
+            at(1.0, "std_string", "serialize"),
+        );
+        assert!(
+            b1s["pointer_levels"] >= b1["pointer_levels"] + 0.5,
+            "{} -> {}",
+            b1["pointer_levels"],
+            b1s["pointer_levels"]
+        );
+        // At least 0.5 us a level (a CXL.cache round trip recalling the line).
+        let per_level =
+            (b1s["time_us"] - b1["time_us"]) / (b1s["pointer_levels"] - b1["pointer_levels"]);
+        assert!((0.5..0.9).contains(&per_level), "{per_level} us a level");
+        // RpcNIC's copy engine reads a short string's characters in its
+        // std::string instead of the slot: about the same lines, and no
+        // pointer chased over PCIe.
+        let rpcnic = b1s["rpcnic_time_us"] / b1["rpcnic_time_us"];
+        assert!((rpcnic - 1.0).abs() < 0.05, "RpcNIC x{rpcnic}");
+        let (b2, b2s) = (
+            at(2.0, "inline", "serialize"),
+            at(2.0, "std_string", "serialize"),
+        );
+        assert_eq!(
+            b2["allocations"], b2s["allocations"],
+            "bench2 sets no strings"
+        );
+        assert_eq!(b2["time_us"], b2s["time_us"]);
+        let (d1, d1s) = (
+            at(1.0, "inline", "deserialize"),
+            at(1.0, "std_string", "deserialize"),
+        );
+        assert!(
+            d1s["allocations"] >= d1["allocations"] + 1.0,
+            "{d1:?} {d1s:?}"
+        );
+        assert!(d1s["object_lines"] > d1["object_lines"], "{d1s:?}");
     }
 
     /// Each design's deserialization time is the sum of its parts, and

@@ -3,10 +3,29 @@
 //! NIC models issue from them.
 //!
 //! A protobuf C++ object holds a header (vtable pointer and has-bits), one
-//! slot per set field (a scalar in 8 bytes, a `std::string` in 32 with the
-//! characters inline up to 15 bytes and in a heap buffer beyond, a nested
-//! message as a pointer to its own object). Objects and buffers come from a
-//! malloc with size classes (assumed: 64 B classes up to 1 KiB, 4 KiB
+//! slot per set field (a scalar in 8 bytes, a nested message as a pointer
+//! to its own object) and, for a string or bytes field, one of two
+//! [`StringLayout`]s:
+//!
+//! * [`StringLayout::Inline`]: a 32-byte `std::string` in the slot itself,
+//!   its characters inline up to 15 bytes and in a heap buffer beyond (the
+//!   model before; protobuf's `InlinedStringField` has this shape, but
+//!   generated code uses it only for fields marked with an internal option).
+//! * [`StringLayout::StdString`]: what protobuf's generated C++ holds for
+//!   every singular string/bytes field: an `ArenaStringPtr`, one tagged
+//!   pointer (8 bytes) to a `std::string` allocated apart
+//!   (protocolbuffers/protobuf `src/google/protobuf/arenastring.h`,
+//!   `TaggedStringPtr`: `NewString` does `new std::string(...)`, or
+//!   `Arena::Create<std::string>` on an arena). That object is libstdc++'s
+//!   32-byte `basic_string` (gcc `libstdc++-v3/include/bits/basic_string.h`,
+//!   GCC 14: `_M_dataplus._M_p`, `_M_string_length`, and a union of
+//!   `_M_local_buf[_S_local_capacity + 1]` with `_M_allocated_capacity`,
+//!   `_S_local_capacity = 15 / sizeof(_CharT)`): up to 15 characters in the
+//!   object, longer ones in a buffer of length + 1 bytes it allocates. So a
+//!   string costs one allocation (two if long) and one more dependent read
+//!   than inline: slot -> `std::string` -> buffer.
+//!
+//! Objects, `std::string`s and buffers come from a malloc with size classes (assumed: 64 B classes up to 1 KiB, 4 KiB
 //! classes beyond, each class its own 1 MiB region, bump-allocated), so
 //! on a fresh heap objects of one size lie at a regular stride: the
 //! streams the RPC prefetcher can learn (Cohet §V-B2). Freed blocks go
@@ -41,6 +60,40 @@ const HEADER: u64 = 16;
 const SLOT: u64 = 8;
 const STRING_SLOT: u64 = 32;
 const SSO_MAX: usize = 15;
+/// libstdc++'s `sizeof(std::string)` on a 64-bit target.
+const STD_STRING: u64 = 32;
+
+/// How a string/bytes field is held by its message object (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StringLayout {
+    /// A 32-byte `std::string` inline in the object's slot.
+    #[default]
+    Inline,
+    /// An 8-byte pointer in the slot to a `std::string` allocated apart
+    /// (protobuf's `ArenaStringPtr`).
+    StdString,
+}
+
+impl StringLayout {
+    /// The layout named `name` (`inline` or `std_string`).
+    pub fn parse(name: &str) -> Result<StringLayout, String> {
+        match name {
+            "inline" => Ok(StringLayout::Inline),
+            "std_string" => Ok(StringLayout::StdString),
+            other => Err(format!(
+                "string_layout {other:?} is not inline or std_string"
+            )),
+        }
+    }
+
+    /// Bytes of a string field's slot in its object.
+    fn slot(self) -> u64 {
+        match self {
+            StringLayout::Inline => STRING_SLOT,
+            StringLayout::StdString => SLOT,
+        }
+    }
+}
 const REGION: u64 = 1 << 20;
 
 /// A size-class allocator over `base`, or an arena.
@@ -144,6 +197,18 @@ pub struct Object {
     /// The fields in wire order: (slot offset, kind, child object index
     /// for a message, string index for an out-of-line string).
     pub slots: Vec<(u64, FieldKind, Option<usize>, Option<usize>)>,
+    /// [`StringLayout::StdString`]: per string field, (slot offset, address
+    /// of its `std::string` object); a long string's buffer (in `strings`)
+    /// is then pointed to by that object, not by the slot.
+    pub std_strings: Vec<(u64, u64)>,
+}
+
+impl Object {
+    /// The address of the `std::string` object of the string field at
+    /// slot `offset`, if it is allocated apart.
+    pub fn std_string_at(&self, offset: u64) -> Option<u64> {
+        self.std_strings.iter().find(|s| s.0 == offset).map(|s| s.1)
+    }
 }
 
 /// The objects of one message, root first, in the order the wire walk
@@ -152,6 +217,8 @@ pub struct Object {
 pub struct Layout {
     /// Objects.
     pub objects: Vec<Object>,
+    /// How string fields are held.
+    pub string_layout: StringLayout,
 }
 
 /// One line a plan touches.
@@ -202,9 +269,21 @@ fn lines_of(addr: u64, bytes: u64) -> impl Iterator<Item = u64> {
 }
 
 impl Layout {
-    /// Places `d`'s objects and buffers with `alloc`.
+    /// Places `d`'s objects and buffers with `alloc`, strings inline.
     pub fn place(d: &Decoded, alloc: &mut Allocator) -> Layout {
-        let mut l = Layout::default();
+        Layout::place_with(d, alloc, StringLayout::Inline)
+    }
+
+    /// Places `d`'s objects and buffers with `alloc` as the decoder builds
+    /// them, in wire order: an object when its message starts, a string's
+    /// `std::string` (with `strings = StdString`) and then its buffer when
+    /// its field is decoded (protobuf's parser: `mutable_fN()` allocates
+    /// the string, its assignment the buffer).
+    pub fn place_with(d: &Decoded, alloc: &mut Allocator, strings: StringLayout) -> Layout {
+        let mut l = Layout {
+            objects: Vec::new(),
+            string_layout: strings,
+        };
         l.add(d, None, alloc);
         l
     }
@@ -222,9 +301,21 @@ impl Layout {
     /// so consecutive nested objects it reads were not allocated one after
     /// the other. Object indices stay the wire walk's (as [`Layout::place`]).
     pub fn place_constructed(d: &Decoded, alloc: &mut Allocator, seed: u64) -> Layout {
+        Layout::place_constructed_with(d, alloc, seed, StringLayout::Inline)
+    }
+
+    /// [`Layout::place_constructed`] with string fields held as `strings`
+    /// (a `std::string` allocated when its field is set, then its buffer:
+    /// `set_fN(v)` runs `new std::string(v)`).
+    pub fn place_constructed_with(
+        d: &Decoded,
+        alloc: &mut Allocator,
+        seed: u64,
+        strings: StringLayout,
+    ) -> Layout {
         // The structure (object indices, slots, sizes) from a walk-order
         // placement; the addresses are then allocated in construction order.
-        let mut l = Layout::place(d, &mut Allocator::arena(0));
+        let mut l = Layout::place_with(d, &mut Allocator::arena(0), strings);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5345_545f);
         l.construct(0, alloc, &mut rng);
         l
@@ -240,7 +331,14 @@ impl Layout {
             order.swap(i, j);
         }
         for k in order {
-            let (_, _, child, string) = self.objects[o].slots[k];
+            let (offset, _, child, string) = self.objects[o].slots[k];
+            if let Some(i) = self.objects[o]
+                .std_strings
+                .iter()
+                .position(|s| s.0 == offset)
+            {
+                self.objects[o].std_strings[i].1 = alloc.alloc(STD_STRING);
+            }
             if let Some(s) = string {
                 let n = self.objects[o].strings[s].2;
                 self.objects[o].strings[s].1 = alloc.alloc(n);
@@ -256,7 +354,7 @@ impl Layout {
             + d.fields
                 .iter()
                 .map(|(_, v)| match v {
-                    Value::Bytes(_) => STRING_SLOT,
+                    Value::Bytes(_) => self.string_layout.slot(),
                     _ => SLOT,
                 })
                 .sum::<u64>();
@@ -267,6 +365,7 @@ impl Layout {
             parent,
             strings: Vec::new(),
             slots: Vec::new(),
+            std_strings: Vec::new(),
         });
         let mut offset = HEADER;
         for (_, v) in &d.fields {
@@ -275,13 +374,17 @@ impl Layout {
                 Value::Fixed64(_) => (FieldKind::Fixed64, None, None, SLOT),
                 Value::Fixed32(_) => (FieldKind::Fixed32, None, None, SLOT),
                 Value::Bytes(b) => {
+                    if self.string_layout == StringLayout::StdString {
+                        let at = alloc.alloc(STD_STRING);
+                        self.objects[me].std_strings.push((offset, at));
+                    }
                     let s = (b.len() > SSO_MAX).then(|| {
                         let n = b.len() as u64 + 1;
                         let o = &mut self.objects[me];
                         o.strings.push((offset, alloc.alloc(n), n));
                         o.strings.len() - 1
                     });
-                    (FieldKind::Bytes, None, s, STRING_SLOT)
+                    (FieldKind::Bytes, None, s, self.string_layout.slot())
                 }
                 Value::Message(m) => {
                     let c = self.add(m, Some((me, offset)), alloc);
@@ -298,8 +401,21 @@ impl Layout {
     pub fn bytes(&self) -> u64 {
         self.objects
             .iter()
-            .map(|o| o.bytes + o.strings.iter().map(|s| s.2).sum::<u64>())
+            .map(|o| {
+                o.bytes
+                    + o.strings.iter().map(|s| s.2).sum::<u64>()
+                    + STD_STRING * o.std_strings.len() as u64
+            })
             .sum()
+    }
+
+    /// Blocks the message takes from its heap: its objects, `std::string`
+    /// objects allocated apart and long strings' buffers.
+    pub fn allocations(&self) -> u64 {
+        self.objects
+            .iter()
+            .map(|o| 1 + o.strings.len() + o.std_strings.len())
+            .sum::<usize>() as u64
     }
 
     /// Frees every object and buffer of the message in the order its C++
@@ -313,10 +429,15 @@ impl Layout {
 
     fn free_object(&self, o: usize, alloc: &mut Allocator) {
         let obj = &self.objects[o];
-        for &(_, _, child, string) in &obj.slots {
+        for &(offset, _, child, string) in &obj.slots {
+            // `delete` of a std::string: its destructor frees the buffer,
+            // then the object's own block.
             if let Some(s) = string {
                 let (_, addr, n) = obj.strings[s];
                 alloc.free(addr, n);
+            }
+            if let Some(at) = obj.std_string_at(offset) {
+                alloc.free(at, STD_STRING);
             }
             if let Some(c) = child {
                 self.free_object(c, alloc);
@@ -349,15 +470,20 @@ impl Layout {
             // (or at once, for an empty object: item 0).
             let first = fields[o].first().copied().unwrap_or(0);
             mark(obj.addr / LINE * LINE, first, &mut order);
-            for (k, &(offset, _, _, string)) in obj.slots.iter().enumerate() {
+            for (k, &(offset, kind, _, string)) in obj.slots.iter().enumerate() {
                 let item = fields[o][k];
-                let size = if string.is_some() || obj.slots[k].1 == FieldKind::Bytes {
-                    STRING_SLOT
+                let size = if kind == FieldKind::Bytes {
+                    self.string_layout.slot()
                 } else {
                     SLOT
                 };
                 for line in lines_of(obj.addr + offset, size) {
                     mark(line, item, &mut order);
+                }
+                if let Some(at) = obj.std_string_at(offset) {
+                    for line in lines_of(at, STD_STRING) {
+                        mark(line, item, &mut order);
+                    }
                 }
                 if let Some(s) = string {
                     let (_, addr, n) = obj.strings[s];
@@ -425,7 +551,17 @@ impl Layout {
         }
         for (k, &(offset, _, child, string)) in obj.slots.iter().enumerate() {
             let item = fields[o][k];
-            let slot_read = line_read[&((obj.addr + offset) / LINE * LINE)];
+            let mut slot_read = line_read[&((obj.addr + offset) / LINE * LINE)];
+            // A std::string apart: its object after the slot's line, its
+            // buffer after the object's first line (`_M_p` at offset 0).
+            if let Some(at) = obj.std_string_at(offset) {
+                let mut first = None;
+                for line in lines_of(at, STD_STRING) {
+                    let i = push(seen, plan, line, Some(slot_read), item);
+                    first.get_or_insert(i);
+                }
+                slot_read = first.expect("a std::string has a line");
+            }
             if let Some(s) = string {
                 let (_, addr, n) = obj.strings[s];
                 for line in lines_of(addr, n) {
@@ -595,6 +731,83 @@ mod tests {
         }
         // Four children in a seeded order: the wire's order 1 time in 24.
         assert!(reordered >= 12, "{reordered} of 16 seeds reorder");
+    }
+
+    /// With `StringLayout::StdString` a string field's slot is an 8-byte
+    /// pointer to a 32-byte std::string allocated apart: the decoder
+    /// allocates it before a long string's buffer, the serializer reads it
+    /// after the slot's line and the buffer after it (one more pointer
+    /// level than inline), the decoder writes its line, and the
+    /// destructor frees the buffer before the object.
+    #[test]
+    fn a_std_string_apart_is_one_more_allocation_and_one_more_level() {
+        let long = "a string longer than fifteen bytes";
+        let r = bench::Record {
+            f1: Some(7),
+            f2: Some(long.into()),
+            f22: Some("short".into()),
+            ..Default::default()
+        };
+        let (items, tree) = wire::walk(&bench::encode(&r)).unwrap();
+        let base = 1u64 << 32;
+        let inline = Layout::place_with(&tree, &mut Allocator::new(base), StringLayout::Inline);
+        let mut a = Allocator::new(base);
+        let apart = Layout::place_with(&tree, &mut a, StringLayout::StdString);
+        let root = &apart.objects[0];
+        // Header, a scalar and two 8-byte string pointers; inline two
+        // 32-byte std::strings.
+        assert_eq!(root.bytes, 16 + 3 * 8);
+        assert_eq!(inline.objects[0].bytes, 16 + 8 + 2 * 32);
+        assert_eq!(root.std_strings.len(), 2);
+        assert_eq!(
+            (inline.allocations(), apart.allocations()),
+            (2, 4),
+            "root + long buffer; + two std::strings"
+        );
+        // The 32 B std::string and the 35 B buffer share the 64 B class:
+        // the long string's object first, then its buffer, then the short
+        // string's object.
+        let long_obj = root.std_string_at(root.slots[1].0).unwrap();
+        let short_obj = root.std_string_at(root.slots[2].0).unwrap();
+        let buffer = root.strings[0].1;
+        assert_eq!((buffer - long_obj, short_obj - buffer), (64, 64));
+        let level = |plan: &[LineOp], line: u64| {
+            let mut i = plan.iter().position(|o| o.line == line).unwrap();
+            let mut n = 0;
+            while let Some(j) = plan[i].after {
+                i = j;
+                n += 1;
+            }
+            n
+        };
+        let reads = apart.read_plan(&items);
+        assert_eq!(level(&reads, long_obj), 1, "after the root's slot");
+        assert_eq!(level(&reads, short_obj), 1);
+        assert_eq!(level(&reads, buffer), 2, "after its std::string");
+        let inline_reads = inline.read_plan(&items);
+        assert_eq!(level(&inline_reads, inline.objects[0].strings[0].1), 1);
+        // Deserialization writes the std::strings' lines too, each with
+        // its field's item.
+        let writes = apart.write_plan(&items);
+        for (line, k) in [(long_obj, 1), (buffer, 1), (short_obj, 2)] {
+            let op = writes.iter().find(|o| o.line == line).unwrap();
+            assert_eq!(op.item, k, "{line:#x}");
+        }
+        // `delete` of each std::string: its buffer, then its object; the
+        // root last. LIFO: the root, the short one's object, the long one's
+        // object, its buffer.
+        apart.free(&mut a);
+        let got: Vec<u64> = (0..4).map(|_| a.alloc(64)).collect();
+        assert_eq!(got, vec![root.addr, short_obj, long_obj, buffer]);
+        // Construction allocates a std::string when its field is set.
+        let c = Layout::place_constructed_with(
+            &tree,
+            &mut Allocator::new(base),
+            3,
+            StringLayout::StdString,
+        );
+        assert_eq!(c.allocations(), 4);
+        assert_eq!(c.read_plan(&items).len(), reads.len());
     }
 
     #[test]
