@@ -1005,18 +1005,16 @@ impl CoherentCpu {
             }
             return;
         };
-        let buffered = self.unperformed_store(c, line);
         let wb_on = self.wb_entries > 0;
         // Maintenance and atomics act on the LLC after the core's own
-        // buffered stores to the line.
-        if buffered
-            && matches!(
-                op,
-                CpuOp::Atomic { .. }
-                    | CpuOp::Evict { .. }
-                    | CpuOp::Clean { .. }
-                    | CpuOp::Downgrade { .. }
-            )
+        // buffered stores to the line (only they look for such stores).
+        if matches!(
+            op,
+            CpuOp::Atomic { .. }
+                | CpuOp::Evict { .. }
+                | CpuOp::Clean { .. }
+                | CpuOp::Downgrade { .. }
+        ) && self.unperformed_store(c, line)
         {
             if matches!(op, CpuOp::Atomic { .. }) {
                 self.cores[c].blocking = Some(i);
