@@ -687,3 +687,22 @@ fn atomics_and_cores_see_stores_drained_into_a_tad_transaction() {
     let log: Vec<u64> = sys.cpu().store_log.iter().map(|s| s.3).collect();
     assert_eq!(log[0], 40);
 }
+
+#[test]
+fn a_load_retried_after_its_fill_completes_as_with_checks_on() {
+    // With checks off, a load that waited for its line's fill completes in
+    // `retry_after_fill`'s shortcut; with checks on, the general `attempt`
+    // (the shortcut needs checks off). Runs of loads that miss, wait
+    // together on one line (three in a row) and hit again later give the
+    // same completions (issue, latency, bytes) and events both ways.
+    let tables = ccsim_coherence::Tables::eci_dc().unwrap();
+    let lines = || (0..3000u64).map(|i| (i / 3) % 500);
+    let off = ccsim_eci::bench::run_loads(&tables, false, lines()).unwrap();
+    let on = ccsim_eci::bench::run_loads(&tables, true, lines()).unwrap();
+    assert_eq!(off.cpu().completed.len(), 3000);
+    assert_eq!(off.cpu().completed, on.cpu().completed);
+    assert_eq!(off.sim.events_processed(), on.sim.events_processed());
+    // A read miss takes longer than a hit after the fill: both kinds ran.
+    let lat: Vec<Tick> = off.cpu().completed.iter().map(|c| c.latency_ps).collect();
+    assert!(lat.iter().max() > lat.iter().min(), "{lat:?}");
+}

@@ -445,6 +445,11 @@ pub struct CoherentCpu {
     checks: bool,
     /// Peer-table event index of each [`LocalEv`] (`None`: no such event).
     local_ids: [Option<usize>; 7],
+    /// Per peer state: whether a load there is a hit that changes nothing
+    /// (readable, a `load` row that is read-only and opens no transaction,
+    /// checks off), which is what [`Self::attempt`] finds for a load that
+    /// retries after its line's fill. See [`Self::retry_after_fill`].
+    load_reads_unchanged: Vec<bool>,
     issue: Tick,
     hit: Tick,
     miss: Tick,
@@ -571,6 +576,17 @@ impl CoherentCpu {
             })
             .collect();
         let checks = checker.borrow().enabled;
+        let local_ids = LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n));
+        let peer = Rc::new(tables.compile(PEER, |_| ()));
+        let load_reads_unchanged = (0..peer.access.len())
+            .map(|st| {
+                !checks
+                    && peer.access[st] != Access::None
+                    && local_ids[LocalEv::Load as usize]
+                        .and_then(|e| peer.row(st, e))
+                        .is_some_and(|r| r.read_only && !r.opens)
+            })
+            .collect();
         let n = tables.ir.machines()[PEER].states.len();
         if n >= <LlcLine as Slot>::ABSENT.state as usize {
             return Err(format!(
@@ -619,8 +635,9 @@ impl CoherentCpu {
             stuck: None,
             store_log: Vec::new(),
             driver: None,
-            local_ids: LOCAL_EV_NAMES.map(|n| tables.local_event(PEER, n)),
-            peer: Rc::new(tables.compile(PEER, |_| ())),
+            local_ids,
+            load_reads_unchanged,
+            peer,
             tables: Rc::new(tables),
             checks,
             checker,
@@ -988,18 +1005,16 @@ impl CoherentCpu {
             }
             return;
         };
-        let buffered = self.unperformed_store(c, line);
         let wb_on = self.wb_entries > 0;
         // Maintenance and atomics act on the LLC after the core's own
-        // buffered stores to the line.
-        if buffered
-            && matches!(
-                op,
-                CpuOp::Atomic { .. }
-                    | CpuOp::Evict { .. }
-                    | CpuOp::Clean { .. }
-                    | CpuOp::Downgrade { .. }
-            )
+        // buffered stores to the line (only they look for such stores).
+        if matches!(
+            op,
+            CpuOp::Atomic { .. }
+                | CpuOp::Evict { .. }
+                | CpuOp::Clean { .. }
+                | CpuOp::Downgrade { .. }
+        ) && self.unperformed_store(c, line)
         {
             if matches!(op, CpuOp::Atomic { .. }) {
                 self.cores[c].blocking = Some(i);
@@ -1398,6 +1413,32 @@ impl CoherentCpu {
         }
     }
 
+    /// Retries op `i` of core `c`, which waited for `line` that a received
+    /// message has just changed: as [`Self::resume`] does (`attempt` with
+    /// the fill time added), but a load of `line` that now hits without
+    /// changing anything (the usual end of a read miss) completes here,
+    /// without `attempt`'s general issue logic. The steps and their order
+    /// are `attempt`'s for that case: its buffered-store check concerns
+    /// only atomics and maintenance, its L1 check only a core with an L1
+    /// (which takes the general path), and its `local` row returns
+    /// `Row::ReadOnly` exactly where `load_reads_unchanged` holds.
+    #[inline]
+    fn retry_after_fill(&mut self, ctx: &mut Ctx<'_, Msg>, c: usize, i: usize, line: u64) {
+        let core = &self.cores[c];
+        if core.l1.is_none() && core.program[i] == (CpuOp::Load { line }) {
+            if let Some(l) = self.llc.get(line) {
+                let copy = l.copy;
+                if self.load_reads_unchanged[l.state as usize] {
+                    ctx.count(ST_HIT, 1);
+                    self.touch(line);
+                    let at = ctx.now() + self.fill + self.hit;
+                    return self.complete_at(ctx, at, c, i, Seen::LineAt(line, copy), None);
+                }
+            }
+        }
+        self.attempt(ctx, c, i, self.fill)
+    }
+
     /// Retries `w`, waiting on `line` (`None`: from a TAD queue).
     fn resume(&mut self, ctx: &mut Ctx<'_, Msg>, w: Waiter, line: Option<u64>, extra: Tick) {
         match w {
@@ -1611,10 +1652,14 @@ impl CoherentCpu {
         // completion.
         match self.waiting.remove(line) {
             None => {}
+            Some(Waiters::One(Waiter::Op(c, i))) => self.retry_after_fill(ctx, c, i, line),
             Some(Waiters::One(w)) => self.resume(ctx, w, Some(line), self.fill),
             Some(Waiters::Many(mut ws)) => {
                 for &w in &ws {
-                    self.resume(ctx, w, Some(line), self.fill);
+                    match w {
+                        Waiter::Op(c, i) => self.retry_after_fill(ctx, c, i, line),
+                        _ => self.resume(ctx, w, Some(line), self.fill),
+                    }
                 }
                 ws.clear();
                 self.spare_waiters.push(ws);
