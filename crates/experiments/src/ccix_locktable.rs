@@ -525,14 +525,38 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             },
         );
     }
-    metrics.insert("queued_fraction".into(), queued as f64 / issued as f64);
-    metrics.insert("lock_ops".into(), issued as f64);
-    metrics.insert("grants".into(), grants.len() as f64);
+    let run = RunTotals {
+        issued: issued as f64,
+        queued: queued as f64,
+        grants: grants.len() as f64,
+    };
+    Ok(finish(&s, ha, metrics, run, point))
+}
+
+/// A run's totals that both layouts report.
+struct RunTotals {
+    issued: f64,
+    queued: f64,
+    grants: f64,
+}
+
+/// Adds the totals both layouts report (lock operations, grants, the
+/// fraction queued, the device atomics the home ran) and wraps the run.
+fn finish(
+    s: &BuiltSystem,
+    ha: usize,
+    mut metrics: BTreeMap<String, f64>,
+    run: RunTotals,
+    point: &Point<'_>,
+) -> PointResult {
+    metrics.insert("queued_fraction".into(), run.queued / run.issued);
+    metrics.insert("lock_ops".into(), run.issued);
+    metrics.insert("grants".into(), run.grants);
     metrics.insert(
         "home_atomics".into(),
         s.agent(ha).home_writes().len() as f64,
     );
-    Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
+    sim_result(&s.sim, metrics, trace_mode(point.trace))
 }
 
 /// What both layouts' drivers start from: the built system with the table

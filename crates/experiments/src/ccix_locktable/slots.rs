@@ -37,14 +37,14 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::BuiltSystem;
 
 use super::{
-    check_against_reference, coherent_value, executed_at_home, executed_since, hash, mean,
-    CasEvent, Setup, RECORDS, SLOTS, STEP, TABLE_LINE,
+    check_against_reference, coherent_value, executed_at_home, executed_since, finish, hash, mean,
+    CasEvent, RunTotals, Setup, RECORDS, SLOTS, STEP, TABLE_LINE,
 };
 use crate::ccix_lock_slots::{self as protocol, Access, Locker as Machine, Slot, Variant};
 use crate::ccix_shared::ATOMIC_OPERANDS_BYTES;
 use crate::invocation::percentile;
 use crate::program_run::no_violation;
-use crate::{sim_result, trace_mode, werr, Point, PointResult, RunError};
+use crate::{werr, Point, PointResult, RunError};
 
 /// What a locker's driver is doing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -438,14 +438,12 @@ pub(super) fn run(point: &Point<'_>, setup: Setup) -> Result<PointResult, RunErr
             mean(&collect(|l| &l.tally.release_ns)),
         );
     }
-    metrics.insert("queued_fraction".into(), queued as f64 / issued as f64);
-    metrics.insert("lock_ops".into(), issued as f64);
-    metrics.insert("grants".into(), grants.len() as f64);
-    metrics.insert(
-        "home_atomics".into(),
-        s.agent(ha).home_writes().len() as f64,
-    );
-    Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
+    let run = RunTotals {
+        issued: issued as f64,
+        queued: queued as f64,
+        grants: grants.len() as f64,
+    };
+    Ok(finish(&s, ha, metrics, run, point))
 }
 
 /// The fixed costs of an access's issue.
