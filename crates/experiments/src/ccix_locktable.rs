@@ -299,7 +299,6 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         lookup,
         ..
     } = setup;
-    let params = point.params;
     let mut lockers: Vec<Locker> = Vec::new();
     let mut start = 0;
     // The U280 (the first `ra`) when it locks, then the host cores.
@@ -316,9 +315,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     }
 
     let mut rng = SimRng::for_path(point.seed, "ccix_locktable.records");
-    // Think times drawn per release (with think = exponential).
-    let mut think_rng = SimRng::for_path(point.seed, "ccix_locktable.think");
-    let exponential_think = params.str("think") == "exponential";
+    let mut think_times = ThinkTimes::new(point, think);
     let mut events: Vec<CasEvent> = Vec::new();
     let mut grants: Vec<(u64, usize, Tick)> = Vec::new(); // (bucket, acquire id, at)
     let mut issued = 0usize;
@@ -443,11 +440,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                     l.phase = Phase::Waiting;
                 }
             } else {
-                let next = if exponential_think {
-                    think_rng.exponential(think as f64).round() as Tick
-                } else {
-                    think
-                };
+                let next = think_times.next();
                 l.phase = Phase::Idle(known + next);
                 // The shift's word names the next holder.
                 if let Some(next) = queue::head(e.new).map_err(|m| violation(&e, &m))? {
@@ -531,6 +524,33 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         grants: grants.len() as f64,
     };
     Ok(finish(&s, ha, metrics, run, point))
+}
+
+/// A locker's think time after each release: `think` exactly, or drawn
+/// from an exponential of that mean (`think = exponential`), from the
+/// run's own seeded stream.
+struct ThinkTimes {
+    rng: SimRng,
+    exponential: bool,
+    mean: Tick,
+}
+
+impl ThinkTimes {
+    fn new(point: &Point<'_>, mean: Tick) -> Self {
+        ThinkTimes {
+            rng: SimRng::for_path(point.seed, "ccix_locktable.think"),
+            exponential: point.params.str("think") == "exponential",
+            mean,
+        }
+    }
+
+    fn next(&mut self) -> Tick {
+        if self.exponential {
+            self.rng.exponential(self.mean as f64).round() as Tick
+        } else {
+            self.mean
+        }
+    }
 }
 
 /// A run's totals that both layouts report.

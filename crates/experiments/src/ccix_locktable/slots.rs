@@ -38,7 +38,7 @@ use ccsim_platform::BuiltSystem;
 
 use super::{
     check_against_reference, coherent_value, executed_at_home, executed_since, finish, hash, mean,
-    CasEvent, RunTotals, Setup, RECORDS, SLOTS, STEP, TABLE_LINE,
+    CasEvent, RunTotals, Setup, ThinkTimes, RECORDS, SLOTS, STEP, TABLE_LINE,
 };
 use crate::ccix_lock_slots::{self as protocol, Access, Locker as Machine, Slot, Variant};
 use crate::ccix_shared::ATOMIC_OPERANDS_BYTES;
@@ -132,7 +132,6 @@ pub(super) fn run(point: &Point<'_>, setup: Setup) -> Result<PointResult, RunErr
         lookup,
         atc,
     } = setup;
-    let params = point.params;
     if device_lockers + host_lockers > 255 {
         return Err(werr(
             "ccix_locktable: at most 255 lockers (a slot names one in a byte)",
@@ -169,8 +168,7 @@ pub(super) fn run(point: &Point<'_>, setup: Setup) -> Result<PointResult, RunErr
         s.agent_mut(l.agent).set_program(&[], 1).map_err(werr)?;
     }
     let mut rng = SimRng::for_path(point.seed, "ccix_locktable.records");
-    let mut think_rng = SimRng::for_path(point.seed, "ccix_locktable.think");
-    let exponential_think = params.str("think") == "exponential";
+    let mut think_times = ThinkTimes::new(point, think);
     let costs = Costs { lookup, atc };
     let mut events: Vec<AccessEvent> = Vec::new();
     // The reference's input: successful appends (acquire) and the
@@ -316,11 +314,7 @@ pub(super) fn run(point: &Point<'_>, setup: Setup) -> Result<PointResult, RunErr
                     l.phase = Phase::Queued;
                 }
             } else if out.done {
-                let next = if exponential_think {
-                    think_rng.exponential(think as f64).round() as Tick
-                } else {
-                    think
-                };
+                let next = think_times.next();
                 l.tally.release_ns.push(l.release_ps as f64 / 1000.0);
                 l.phase = Phase::Idle(known + next);
             } else {
