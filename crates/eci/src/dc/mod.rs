@@ -966,30 +966,15 @@ impl DirectoryController {
         row: &Row<Dest>,
         done: Tick,
     ) {
-        let tables = &self.tables;
-        let line = m.line;
-        let sent: Vec<&str> = row
-            .sent
-            .iter()
-            .map(|&s| tables.msgs[s as usize].name)
-            .collect();
+        let (kind, args) = transition_parts(&self.tables, GENERATED, state, row, "dcu", m.line);
         ctx.trace_note(Note {
-            kind: NoteKind::Transition {
-                opens: row.opens,
-                closes: row.closes,
-            },
+            kind,
             unit: d as u32,
             start: ctx.now(),
             end: done,
-            line: Some(line),
+            line: Some(m.line),
             name: m.name().to_string(),
-            args: vec![
-                ("track", "dcu".to_string()),
-                ("from", tables.state_name(GENERATED, state).to_string()),
-                ("to", tables.state_name(GENERATED, row.next).to_string()),
-                ("sent", sent.join(" ")),
-                ("address", format!("{:#x}", line * LINE_BYTES as u64)),
-            ],
+            args,
         });
     }
 
@@ -1139,29 +1124,15 @@ impl DirectoryController {
         }
         let next = row.next;
         if ctx.tracing() {
-            let tables = &self.tables;
-            let sent: Vec<&str> = row
-                .sent
-                .iter()
-                .map(|&s| tables.msgs[s as usize].name)
-                .collect();
+            let (kind, args) = transition_parts(&self.tables, LOCAL, st, row, "app", line);
             ctx.trace_note(Note {
-                kind: NoteKind::Transition {
-                    opens: row.opens,
-                    closes: row.closes,
-                },
+                kind,
                 unit: 0,
                 start: now,
                 end: now,
                 line: Some(line),
-                name: tables.ir.roles[LOCAL].events[ev].name.clone(),
-                args: vec![
-                    ("track", "app".to_string()),
-                    ("from", tables.state_name(LOCAL, st).to_string()),
-                    ("to", tables.state_name(LOCAL, next).to_string()),
-                    ("sent", sent.join(" ")),
-                    ("address", format!("{:#x}", line * LINE_BYTES as u64)),
-                ],
+                name: self.tables.ir.roles[LOCAL].events[ev].name.clone(),
+                args,
             });
         }
         if row.next_initial {
@@ -1436,6 +1407,36 @@ impl Effects<Dest> for DcRow<'_, '_> {
             .check_read(self.now, self.m.line, GENERATED, &v);
         Ok(())
     }
+}
+
+/// A row's trace-note kind and arguments (its track, the states it goes
+/// from and to in `role`, the messages it sends, the line's address): what
+/// the DCUs' and the application port's notes share.
+fn transition_parts<D>(
+    tables: &Tables,
+    role: usize,
+    from: usize,
+    row: &Row<D>,
+    track: &'static str,
+    line: u64,
+) -> (NoteKind, Vec<(&'static str, String)>) {
+    let sent: Vec<&str> = row
+        .sent
+        .iter()
+        .map(|&s| tables.msgs[s as usize].name)
+        .collect();
+    let kind = NoteKind::Transition {
+        opens: row.opens,
+        closes: row.closes,
+    };
+    let args = vec![
+        ("track", track.to_string()),
+        ("from", tables.state_name(role, from).to_string()),
+        ("to", tables.state_name(role, row.next).to_string()),
+        ("sent", sent.join(" ")),
+        ("address", format!("{:#x}", line * LINE_BYTES as u64)),
+    ];
+    (kind, args)
 }
 
 #[cfg(test)]
