@@ -231,13 +231,15 @@ def test_partial_quick_sweeps_report_unrun_claims_as_not_evaluated(name):
 
 
 def test_the_report_marks_known_gaps_not_held():
-    # Table 2's DMA overhead per batch is twice the simulated one, so DMA
-    # passes the CPU too early: a known gap, marked in the report.
+    # ECI passes DMA one sweep step before the text says (its two runs'
+    # slope 13% above Table 2's): a known gap, marked in the report. DMA
+    # first beats the baseline at 32 KiB, as the text says.
     r = ccsim.reproduce("pio-timely", quick=True)
-    crossing = [c for c in r.claims() if c["kind"] == "crossing" and c["series"] == "cpu vs pcie_dma"]
-    assert [c["verdict"] for c in crossing] == [NOT_HELD]
-    row = [line for line in r.report().splitlines() if "first outperforms the baseline at a batch size of 32KiB" in line]
-    assert len(row) == 1 and "**not held**" in row[0] and "| not held |" in row[0]
+    crossing = {c["series"]: c["verdict"] for c in r.claims() if c["kind"] == "crossing"}
+    assert crossing["eci vs pcie_dma"] == NOT_HELD
+    assert crossing["cpu vs pcie_dma"] == HELD
+    row = [line for line in r.report().splitlines() if "and 4KiB (for ECI)" in line and "ECI PIO below DMA" in line]
+    assert len(row) == 1 and "**not held**" in row[0] and "| not held |" in row[0], row
 
 
 def test_polling_and_interrupts_differ_on_enzian_wherever_the_driver_completes():
