@@ -84,9 +84,13 @@ def test_ccix_vs_pcie_dma_latency_quick():
         assert at[("pcie_write_vck5000", x)] == at[("pcie_write", x)]
     claims = res.claims_df
     assert (claims.verdict == claims.expect).all(), claims[["quote", "verdict", "expect", "detail"]]
-    # CCIX writes are slower (WriteUniqueFull's two trips, no memory read
-    # at the home), but not by the text's ~32%: 1.77x (see the notes).
-    assert list(claims.verdict).count("not_held") == 1
+    # A CCIX write miss is one trip (WriteUniqueFull carries its line, the
+    # home answers Comp, no memory read): faster than the PCIe-DMA write
+    # at small sizes on both boards, where the text says ~32% slower (see
+    # the notes): the two "writes slower" orderings and the ratio fail.
+    assert list(claims.verdict).count("not_held") == 3
+    for board in ("", "_vck5000"):
+        assert at[("ccix_write" + board, 64)] < at[("ccix_read" + board, 64)]
 
 
 def test_ccix_latency_from_the_cli(tmp_path):

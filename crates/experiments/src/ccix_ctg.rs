@@ -9,10 +9,10 @@
 //!   64 B line of a request is one program operation of the SC (`load` for
 //!   a read, `write` for a write), real bytes checked online. A read miss
 //!   is a ReadShared and the data back; a write miss does not allocate: a
-//!   WriteUniqueFull, the home's DBIDResp once every other copy is
-//!   invalidated, the data (NonCopyBackWrData), the home's Comp — two
-//!   trips over the link where a read has one ("these writes participate
-//!   in the coherency mechanism", CCIX §IV Exp. 1).
+//!   WriteUniqueFull carrying its line (CCIX's write requests hold their
+//!   data, no DBIDResp handshake: CCIX Base Spec 1.0 §3.11.2), the home's
+//!   Comp once every other copy is invalidated and the line written — one
+//!   trip over the link, as a read, but without the read's memory access.
 //! * **Translation during the run, on the shared link.** The CTG's
 //!   addresses are virtual. A request is split into AXI bursts at 4 KiB
 //!   boundaries (AXI4 bursts may not cross one); each burst is a job of
@@ -93,10 +93,10 @@ const MAX_REQUEST: f64 = (1u64 << 20) as f64;
 /// The declaration of `ccix_ctg`.
 pub static CCIX_CTG: WorkloadInfo = WorkloadInfo {
     name: "ccix_ctg",
-    description: "CCIX §IV-A: the CCIX Traffic Generator sends requests (read or write, a virtual address, x bytes) through the U280's System Cache (the verified ccix table, each 64 B line a ReadShared, or a non-allocating WriteUniqueFull with its DBIDResp/data/Comp handshake, to the N1-SDP's home agent); each AXI burst is first translated by the ATS switch (ATC, ATS TLPs over VC0 of the same link as the CCIX messages on VC1, during the run, the SMMU walking AArch64 tables in memory, with pre-translation). Latency from request to the arrival of all data; Eq. 1 beside it. x is the request length (request_bytes, or message_bytes beside the PCIe workloads).",
+    description: "CCIX §IV-A: the CCIX Traffic Generator sends requests (read or write, a virtual address, x bytes) through the U280's System Cache (the verified ccix table, each 64 B line a ReadShared, or a non-allocating WriteUniqueFull carrying its line and answered with Comp, to the N1-SDP's home agent); each AXI burst is first translated by the ATS switch (ATC, ATS TLPs over VC0 of the same link as the CCIX messages on VC1, during the run, the SMMU walking AArch64 tables in memory, with pre-translation). Latency from request to the arrival of all data; Eq. 1 beside it. x is the request length (request_bytes, or message_bytes beside the PCIe workloads).",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix]", description: "The platform's system section (ccix agents; the first `ra` is the accelerator's System Cache, linked by a ccix_vc_link whose VC0 carries the ATS traffic)." },
-        ParamSpec { name: "op", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: requests of a type", description: "read: a load of every line (ReadShared on a miss); write: a whole-line write of every line, not allocating on a miss (WriteUniqueFull: the home invalidates every copy, grants a data buffer with DBIDResp, takes the data and completes with Comp), a store into a line the cache holds." },
+        ParamSpec { name: "op", kind: ParamKind::Enum(&["read", "write"]), default: ParamDefault::Str("read"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: requests of a type", description: "read: a load of every line (ReadShared on a miss); write: a whole-line write of every line, not allocating on a miss (WriteUniqueFull with the line in the request: the home invalidates every copy, writes the line and completes with Comp), a store into a line the cache holds." },
         ParamSpec { name: "atc", kind: ParamKind::Enum(&["warm", "cold"]), default: ParamDefault::Str("warm"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 1: the translation already in the ATC", description: "warm: each request's pages are in the ATC before it starts (noATS); cold: the ATC starts empty and, with random requests, is invalidated before each (withATS)." },
         ParamSpec { name: "pattern", kind: ParamKind::Enum(&["random", "sequential"]), default: ParamDefault::Str("random"), unit: "", range: ParamRange::ANY, from: "CCIX §IV-A: randomized addresses to force SC misses", description: "random: each request at a distinct random multiple of its size; sequential: request k at k x length (CCIX Fig. 4)." },
         ParamSpec { name: "page_size", kind: ParamKind::Enum(&["4k", "64k", "2m", "32m", "1g"]), default: ParamDefault::Str("4k"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 2: the Linux PageSize is 4KiB", description: "The buffer's page size (64k and 32m as runs of contiguous descriptors)." },
@@ -156,8 +156,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let params = point.params;
     let platform = point.platform;
     let system = params.str("system");
-    // A write is the role's non-allocating `write`: WriteUniqueFull on a
-    // miss (invalidate, DBIDResp, the data, Comp), a store on a held line.
+    // A write is the role's non-allocating `write`: WriteUniqueFull with
+    // its line on a miss (invalidate, write, Comp), a store on a held line.
     let event = if params.str("op") == "write" {
         "write"
     } else {

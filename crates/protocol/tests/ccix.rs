@@ -1,7 +1,8 @@
 //! CCIX (`protocols/ccix.toml`): request agents with I/SC/UC/UD caches and
 //! the blocking home agent with its directory, CHI-like (ReadShared,
-//! ReadUnique, CleanUnique, Evict, WriteBackFull, WriteUniqueFull,
-//! AtomicCompare; SnpToS, SnpToI; CompData, DBIDResp, Comp, CompAck).
+//! ReadUnique, CleanUnique, Evict, WriteBackFull, WriteUniqueFull with its
+//! line in the request, AtomicCompare; SnpToS, SnpToI; CompData, Comp,
+//! CompAck).
 //!
 //! Pinned: reachable states and rules for two, three (the spec's
 //! `[check]`; rumur agrees, `tests/exporters.rs`) and four request agents,
@@ -25,7 +26,7 @@ fn three_request_agents_verify_and_exercise_every_home_row() {
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
-        (94_206, 423_492)
+        (100_430, 472_752)
     );
     assert_eq!(r.machine, "home machine `ha`");
     assert_eq!(r.unexercised, Vec::<String>::new());
@@ -35,7 +36,7 @@ fn three_request_agents_verify_and_exercise_every_home_row() {
 fn two_request_agents_verify() {
     let r = check_with("ccix", ras(2));
     assert!(r.verified, "{}", r.to_text());
-    assert_eq!((r.reachable_states, r.system_transitions), (2_698, 10_096));
+    assert_eq!((r.reachable_states, r.system_transitions), (2_684, 10_656));
     // Collecting more than one snoop response needs two sharers besides
     // the requester.
     assert_eq!(
@@ -58,7 +59,7 @@ fn four_request_agents_verify() {
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
-        (2_922_082, 15_329_920)
+        (3_342_696, 18_177_096)
     );
 }
 
@@ -158,10 +159,11 @@ fn home_agent_mutants_are_caught() {
     );
 }
 
-/// A non-allocating write of a line another RA holds dirty: the home
-/// takes the dirty copy back with SnpToI, grants the data buffer
-/// (DBIDResp; the write takes effect there, the line blocked at the home),
-/// the data goes to memory and Comp ends it; no one holds the line after.
+/// A non-allocating write of a line another RA holds dirty: the line
+/// goes in the request (CCIX Base Spec 1.0 §3.11.2, no DBIDResp
+/// handshake), the home invalidates the dirty copy with SnpToI (its data
+/// dropped: the whole line is overwritten), writes the request's line and
+/// answers Comp; no one holds the line after.
 #[test]
 fn a_write_unique_invalidates_the_dirty_holder_and_leaves_the_line_in_memory() {
     let sys = shipped_system("ccix");
@@ -172,12 +174,10 @@ fn a_write_unique_invalidates_the_dirty_holder_and_leaves_the_line_in_memory() {
             "ra1 -> ha: ReadUnique(A)",
             "ha -> ra1: CompData_UC(A, data=0, write=1)",
             "ra1 -> ha: CompAck(A)",
-            "ra0: write(A)",
-            "ra0 -> ha: WriteUniqueFull(A)",
+            "ra0: write(A=0)",
+            "ra0 -> ha: WriteUniqueFull(A, data=0)",
             "ha -> ra1: SnpToI(A, req=ra0)",
-            "ra1 -> ha: SnpRespData_I(A, req=ra0, data=1)",
-            "ha -> ra0: DBIDResp(A, write=0)",
-            "ra0 -> ha: NonCopyBackWrData(A, data=0)",
+            "ra1 -> ha: SnpRespData_I(A, req=ra0, data=1, write=0)",
             "ha -> ra0: Comp(A)",
         ],
     );

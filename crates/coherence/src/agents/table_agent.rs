@@ -179,10 +179,10 @@ fn writes_results<D>(table: &CompiledTable<D>) -> bool {
 /// By catalogue message: whether some row of the home's `table` for the
 /// message's event (in any state, either branch of a guard) sends the
 /// line's data from memory. Only such a request needs the memory's copy
-/// before the home can answer it (AMBA CHI IHI0050 §2.3.1: a
-/// WriteUniqueFull's home asks for the data with DBIDResp and completes it
-/// with Comp; nothing of the old line is read). Messages without an event
-/// at the home are `false`.
+/// before the home can answer it (a whole-line WriteUniqueFull brings its
+/// line and is answered with Comp, CCIX Base Spec 1.0 §3.11.2, as AMBA
+/// CHI IHI0050 §2.3.2's is after its data: nothing of the old line is
+/// read). Messages without an event at the home are `false`.
 fn requests_answered_with_memory_data<D>(table: &CompiledTable<D>, n_msgs: usize) -> Vec<bool> {
     let sends_memory_data =
         |s: &Step<D>| matches!(s, Step::Send(x) if x.data && x.source == DataSource::Memory);
@@ -1559,13 +1559,6 @@ impl TableAgent {
         if ack {
             dir.acks -= 1;
         }
-        if self.buffers_operands {
-            if let (Some(m), Some(data)) = (&m, input) {
-                if sys.protocol.msgs[m.msg as usize].class == MsgClass::Request {
-                    self.operands.insert(line, *data);
-                }
-            }
-        }
         let row = match pick(self.table.cell(ls.state as usize, event).1, |g| {
             dir.holds(g, req)
         }) {
@@ -1585,6 +1578,16 @@ impl TableAgent {
         };
         if let Some(m) = &m {
             self.checker.borrow_mut().in_flight(line, m.msg, -1);
+        }
+        // Only a request the home takes brings its data into the buffer: a
+        // stalled one (a later WriteUniqueFull or atomic on a busy line)
+        // must leave the running transaction's operands alone.
+        if self.buffers_operands {
+            if let (Some(m), Some(data)) = (&m, input) {
+                if sys.protocol.msgs[m.msg as usize].class == MsgClass::Request {
+                    self.operands.insert(line, *data);
+                }
+            }
         }
         let open = self
             .tester
