@@ -110,18 +110,22 @@ def test_rpcnics_calibrated_dma_setup_is_paid_per_buffer(quick):
 def test_ddio_and_the_serializers_fetch_order_are_mechanisms(quick):
     # DDIO: RpcNIC's DMA writes land in the LLC, so its CPU's copy loads
     # LLC hits: RpcNIC is faster on every bench, the large ones most, and
-    # the CXL-NIC's deserialization gains less (bench1 loses: 0.96x).
+    # the CXL-NIC's deserialization gains less, bench1 least (1.07x; 0.96x
+    # before RpcNIC's CopyFrom paid its mallocs).
     v = at(quick.df)
     for x in [1.0, 2.0, 5.0]:
         assert v[("deserialize_ddio", x)] < v[("deserialize", x)]
     assert v[("deserialize", 5.0)] - v[("deserialize_ddio", 5.0)] > v[("deserialize", 1.0)] - v[("deserialize_ddio", 1.0)]
-    assert v[("deserialize_ddio", 1.0)] < 1.0
+    assert v[("deserialize_ddio", 1.0)] < min(v[("deserialize_ddio", x)] for x in [2.0, 5.0])
     # The serializer's reads by pointer beat its reads in walk order on
-    # the nested benches; by pointer CXL.cache beats RpcNIC on bench5, not
-    # on bench2, whose 13-level chains of dependent reads outlast RpcNIC.
+    # the nested benches; by pointer CXL.cache loses to RpcNIC on bench2
+    # most, whose 13-level chains of dependent reads outlast RpcNIC (with
+    # strings inline it beats RpcNIC on bench5; with std::strings apart
+    # each string adds a level and bench5 loses too, 0.95x).
     for x in [2.0, 5.0]:
         assert v[("serialize_cxl_cache", x)] > 1.15 * v[("serialize_cxl_cache_in_order", x)]
-    assert v[("serialize_cxl_cache", 5.0)] > 1.0 > v[("serialize_cxl_cache", 2.0)]
+    assert v[("serialize_cxl_cache_inline", 5.0)] > 1.0 > v[("serialize_cxl_cache", 2.0)]
+    assert v[("serialize_cxl_cache", 2.0)] < 0.8 * v[("serialize_cxl_cache", 5.0)]
 
 
 def test_bench2s_serialization_is_its_pointer_levels_and_no_prefetcher_hides_them(quick):
@@ -139,11 +143,12 @@ def test_bench2s_serialization_is_its_pointer_levels_and_no_prefetcher_hides_the
         assert (r["metric.rpcnic_preserialize_us"] + r["metric.rpcnic_h2c_us"] + r["metric.rpcnic_encode_us"]
                 == pytest.approx(r["metric.rpcnic_time_us"]))
     b1, b2 = row("serialize_cxl_cache", 1.0), row("serialize_cxl_cache", 2.0)
-    assert b2["metric.pointer_levels"] > 2.5 * b1["metric.pointer_levels"]
+    assert b2["metric.pointer_levels"] > 2 * b1["metric.pointer_levels"]
     assert 0.55 < b2["metric.cxl_last_line_us"] / b2["metric.pointer_levels"] < 0.7
     asic = row("serialize_cxl_cache_asic", 2.0)
     assert asic["metric.cxl_last_line_us"] / asic["metric.pointer_levels"] > 0.45
-    assert asic["metric.speedup"] < 1.0 < row("serialize_cxl_cache_asic", 5.0)["metric.speedup"]
+    assert asic["metric.speedup"] < 1.0
+    assert asic["metric.speedup"] < 0.8 * row("serialize_cxl_cache_asic", 5.0)["metric.speedup"]
     # gem5 Ruby's stream prefetcher on the recycled heap: hardly a prefetch
     # issued before its demand's pointer could arrive, so no gain; on
     # protobuf's Arena (HyperProtoBench's allocation) bench2's chains are
