@@ -110,18 +110,22 @@ def test_rpcnics_calibrated_dma_setup_is_paid_per_buffer(quick):
 def test_ddio_and_the_serializers_fetch_order_are_mechanisms(quick):
     # DDIO: RpcNIC's DMA writes land in the LLC, so its CPU's copy loads
     # LLC hits: RpcNIC is faster on every bench, the large ones most, and
-    # the CXL-NIC's deserialization gains less (bench1 loses: 0.96x).
+    # the CXL-NIC's deserialization gains less, bench1 least (1.07x; 0.96x
+    # before RpcNIC's CopyFrom paid its mallocs).
     v = at(quick.df)
     for x in [1.0, 2.0, 5.0]:
         assert v[("deserialize_ddio", x)] < v[("deserialize", x)]
     assert v[("deserialize", 5.0)] - v[("deserialize_ddio", 5.0)] > v[("deserialize", 1.0)] - v[("deserialize_ddio", 1.0)]
-    assert v[("deserialize_ddio", 1.0)] < 1.0
+    assert v[("deserialize_ddio", 1.0)] < min(v[("deserialize_ddio", x)] for x in [2.0, 5.0])
     # The serializer's reads by pointer beat its reads in walk order on
-    # the nested benches; by pointer CXL.cache beats RpcNIC on bench5, not
-    # on bench2, whose 13-level chains of dependent reads outlast RpcNIC.
+    # the nested benches; by pointer CXL.cache loses to RpcNIC on bench2
+    # most, whose 13-level chains of dependent reads outlast RpcNIC (with
+    # strings inline it beats RpcNIC on bench5; with std::strings apart
+    # each string adds a level and bench5 loses too, 0.95x).
     for x in [2.0, 5.0]:
         assert v[("serialize_cxl_cache", x)] > 1.15 * v[("serialize_cxl_cache_in_order", x)]
-    assert v[("serialize_cxl_cache", 5.0)] > 1.0 > v[("serialize_cxl_cache", 2.0)]
+    assert v[("serialize_cxl_cache_inline", 5.0)] > 1.0 > v[("serialize_cxl_cache", 2.0)]
+    assert v[("serialize_cxl_cache", 2.0)] < 0.8 * v[("serialize_cxl_cache", 5.0)]
 
 
 def test_bench2s_serialization_is_its_pointer_levels_and_no_prefetcher_hides_them(quick):
@@ -139,11 +143,12 @@ def test_bench2s_serialization_is_its_pointer_levels_and_no_prefetcher_hides_the
         assert (r["metric.rpcnic_preserialize_us"] + r["metric.rpcnic_h2c_us"] + r["metric.rpcnic_encode_us"]
                 == pytest.approx(r["metric.rpcnic_time_us"]))
     b1, b2 = row("serialize_cxl_cache", 1.0), row("serialize_cxl_cache", 2.0)
-    assert b2["metric.pointer_levels"] > 2.5 * b1["metric.pointer_levels"]
+    assert b2["metric.pointer_levels"] > 2 * b1["metric.pointer_levels"]
     assert 0.55 < b2["metric.cxl_last_line_us"] / b2["metric.pointer_levels"] < 0.7
     asic = row("serialize_cxl_cache_asic", 2.0)
     assert asic["metric.cxl_last_line_us"] / asic["metric.pointer_levels"] > 0.45
-    assert asic["metric.speedup"] < 1.0 < row("serialize_cxl_cache_asic", 5.0)["metric.speedup"]
+    assert asic["metric.speedup"] < 1.0
+    assert asic["metric.speedup"] < 0.8 * row("serialize_cxl_cache_asic", 5.0)["metric.speedup"]
     # gem5 Ruby's stream prefetcher on the recycled heap: hardly a prefetch
     # issued before its demand's pointer could arrive, so no gain; on
     # protobuf's Arena (HyperProtoBench's allocation) bench2's chains are
@@ -158,27 +163,29 @@ def test_bench2s_serialization_is_its_pointer_levels_and_no_prefetcher_hides_the
 
 
 def test_strings_as_std_string_objects_cost_the_serializer_a_level(quick):
-    # string_layout = std_string (protobuf's ArenaStringPtr: the slot points
-    # at a 32 B std::string allocated apart, a long string's characters in a
-    # further block): one more pointer level over CXL.cache on the benches
-    # with strings, each about a CXL.cache round trip; bench2 (no strings
-    # here) does not move; the decoders allocate and write more.
+    # The default string_layout = std_string (protobuf's ArenaStringPtr: the
+    # slot points at a 32 B std::string allocated apart, a long string's
+    # characters in a further block) against the series *_inline (the
+    # std::string in the object's slot): one more pointer level over
+    # CXL.cache on the benches with strings, each about a CXL.cache round
+    # trip; bench2 (no strings here) does not move; the decoders allocate
+    # and write more.
     df = quick.df
     row = lambda s, x: df[(df.series == s) & (df.x == x)].iloc[0]
     for x in [1.0, 5.0]:
-        inline, apart = row("serialize_cxl_cache", x), row("serialize_cxl_cache_std_string", x)
+        inline, apart = row("serialize_cxl_cache_inline", x), row("serialize_cxl_cache", x)
         levels = apart["metric.pointer_levels"] - inline["metric.pointer_levels"]
         assert levels > 0.5, (x, levels)
         assert 0.45 < (apart["metric.time_us"] - inline["metric.time_us"]) / levels < 0.9
         assert apart["metric.speedup"] < inline["metric.speedup"]
-        d, ds = row("deserialize", x), row("deserialize_std_string", x)
+        d, ds = row("deserialize_inline", x), row("deserialize", x)
         assert ds["metric.allocations"] > d["metric.allocations"] + 1
         assert ds["metric.object_lines"] > d["metric.object_lines"]
-    assert (row("serialize_cxl_cache_std_string", 2.0)["metric.time_us"]
+    assert (row("serialize_cxl_cache_inline", 2.0)["metric.time_us"]
             == row("serialize_cxl_cache", 2.0)["metric.time_us"])
     # The deserialization ordering stays the text's inverted: bench1 least.
     v = at(df)
-    assert v[("deserialize_std_string", 1.0)] < v[("deserialize_std_string", 5.0)]
+    assert v[("deserialize", 1.0)] < v[("deserialize", 5.0)]
 
 
 def test_every_reference_is_a_prediction_with_its_error(quick):

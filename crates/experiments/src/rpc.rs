@@ -110,6 +110,16 @@
 //!   objects take blocks other messages freed, mostly not neighbours: the
 //!   strides the RPC prefetcher can find are the ones such a heap leaves.
 //!   `size_classes` is the same heap fresh, `arena` protobuf's Arena.
+//! * **Strings** (`string_layout`, default `std_string`): as protobuf's
+//!   generated C++ holds them, a pointer to a `std::string` allocated
+//!   apart, its characters in a further block beyond 15
+//!   ([`ccsim_devices::rpc::layout`]); `inline` keeps the `std::string`
+//!   in the object's slot (the model before).
+//! * **Allocations cost time** where each design pays them: the CPU's
+//!   construction and RpcNIC's `CopyFrom` `malloc_cycles` a block
+//!   (`arena_alloc_cycles` an object or `std::string` on protobuf's Arena;
+//!   a long string's buffer is malloc'd there too), both decoders
+//!   `nic_alloc_cycles` a block ([`Pipeline::decode_finish_times`]).
 
 use std::collections::BTreeMap;
 
@@ -147,7 +157,10 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "serializer_fetch", kind: ParamKind::Enum(&["by_pointer", "in_order"]), default: ParamDefault::Str("by_pointer"), unit: "", range: ParamRange::ANY, from: "assumed: the CXL-NIC's serializer fetches a line as soon as the line holding its pointer has arrived (its reads decoupled from the encoder, which takes the fields in wire order; Cohet §V-B2 states no order); in_order: its reads issued in the walk's order, a dependent read holding up every later one (as ProtoAcc's serializer, Karandikar et al. MICRO 2021, walks a sub-message before the fields after it)", description: "How the CXL-NIC's serializer issues its reads over CXL.cache or CXL.mem: by_pointer (level by level of the pointer chains: a read waits for its own pointer only) or in_order (the walk's order)." },
         ParamSpec { name: "rpcnic_dma_setup", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Cohet §II-A 'DMA operations incur substantial per-transfer setup overhead', §VI-B3 (~2.5 us below 8 KB, the SimCXL DMA engines matching it); off: assumed, RpcNIC's hardware programs its own DMA", description: "Whether each of RpcNIC's DMAs carries the calibrated Cohet DMA model's whole per-transfer path (the driver's descriptor and doorbell with its fitted submission cost, the engine's descriptor fetch, the completion write-back and poll: cohet-dma's ~2.5 us at 64 B) instead of a register-programmed start with no host software." },
         ParamSpec { name: "heap", kind: ParamKind::Enum(&["size_classes", "arena", "recycled"]), default: ParamDefault::Str("recycled"), unit: "", range: ParamRange::ANY, from: "assumed: recycled, a malloc-like heap with size classes (each class in a region of its own) in a long-running server's steady state: every message freed after use in its destructor's order onto LIFO per-class free lists (tcmalloc's design), the measured requests preceded by as many earlier ones of the bench; size_classes, the same heap fresh (bump-allocated, nothing freed); arena, protobuf's Arena (blocks one after the other in construction order)", description: "How the CPU's (and the CXL-NIC's) objects are placed in memory: it decides which of the serializer's misses form strides for the RPC prefetcher." },
-        ParamSpec { name: "string_layout", kind: ParamKind::Enum(&["inline", "std_string"]), default: ParamDefault::Str("inline"), unit: "", range: ParamRange::ANY, from: "std_string: protobuf's generated C++ holds a singular string/bytes field as an ArenaStringPtr, a tagged pointer to a std::string allocated apart (protocolbuffers/protobuf src/google/protobuf/arenastring.h, TaggedStringPtr / NewString: new std::string or Arena::Create<std::string>), and libstdc++'s std::string is 32 B with up to 15 characters inline, longer ones in a buffer of length + 1 (gcc libstdc++-v3/include/bits/basic_string.h, GCC 14, _S_local_capacity = 15); Cohet §V-B1: fields decoded 'in in-memory C++ objects'. inline (default, the model before): the 32 B std::string in the message's own slot (protobuf's InlinedStringField shape, used by generated code only for fields with an internal option)", description: "How a string/bytes field sits in its message object in host (or device) memory: inline (a 32 B std::string in the object's slot) or std_string (an 8 B pointer to a 32 B std::string allocated from the same heap, a long string's characters in a further allocation): the decoders write, and RpcNIC's CopyFrom copies, the std::string objects too, and the serializer follows one more pointer per string." },
+        ParamSpec { name: "string_layout", kind: ParamKind::Enum(&["inline", "std_string"]), default: ParamDefault::Str("std_string"), unit: "", range: ParamRange::ANY, from: "std_string: protobuf's generated C++ holds a singular string/bytes field as an ArenaStringPtr, a tagged pointer to a std::string allocated apart (protocolbuffers/protobuf src/google/protobuf/arenastring.h, TaggedStringPtr / NewString: new std::string or Arena::Create<std::string>), and libstdc++'s std::string is 32 B with up to 15 characters inline, longer ones in a buffer of length + 1 (gcc libstdc++-v3/include/bits/basic_string.h, GCC 14, _S_local_capacity = 15); Cohet §V-B1: fields decoded 'in in-memory C++ objects'. std_string is the default; inline (the model before rpc8): the 32 B std::string in the message's own slot (protobuf's InlinedStringField shape, used by generated code only for fields with an internal option)", description: "How a string/bytes field sits in its message object in host (or device) memory: inline (a 32 B std::string in the object's slot) or std_string (an 8 B pointer to a 32 B std::string allocated from the same heap, a long string's characters in a further allocation): the decoders write, and RpcNIC's CopyFrom copies, the std::string objects too, and the serializer follows one more pointer per string." },
+        ParamSpec { name: "nic_alloc_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", range: ParamRange::between(0.0, 100.0), from: "assumed: a bump pointer over a region the host hands the NIC (RpcNIC fills its temp buffer from its start, Cohet §V-B1; the CXL-NIC's decoder writes 'in in-memory C++ objects' at a 'designated location', §V-B2, which it must allocate); one NIC cycle a block", description: "Cycles both NICs' decoders spend per block they allocate (a nested message's object, a string's std::string and a long string's buffer), at the NIC's clock." },
+        ParamSpec { name: "malloc_cycles", kind: ParamKind::Int, default: ParamDefault::Int(70), unit: "cycles", range: ParamRange::between(0.0, 10_000.0), from: "gperftools' TCMalloc design notes (gperftools docs/tcmalloc.adoc, 'Motivation'): a malloc/free pair of a small object takes about 50 ns on a 2.8 GHz Pentium 4, 140 cycles, so 70 a malloc (its maintainer notes the per-call times are dated)", description: "Host core cycles per block the CPU allocates from the malloc heap (heap = recycled or size_classes): in its construction of a message and in RpcNIC's CopyFrom into the application's message; a long string's buffer costs this on an arena too." },
+        ParamSpec { name: "arena_alloc_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", range: ParamRange::between(0.0, 10_000.0), from: "assumed: protobuf's C++ Arena Allocation Guide (protobuf.dev/reference/cpp/arenas): allocation from the arena's block is 'a simple pointer increment'; a std::string on the arena also registers its destructor on the arena's cleanup list", description: "Host core cycles per message object or std::string the CPU allocates on protobuf's Arena (heap = arena); long strings' buffers cost malloc_cycles." },
         ParamSpec { name: "messages", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "messages", range: ParamRange::between(1.0, 1000.0), from: "HyperProtoBench: a bench builds one message of each of its ten top-level types (benchN/benchmark.inc); here ten seeded trees of the bench's size", description: "Requests per point (the mean is reported)." },
         ParamSpec { name: "prefetcher", kind: ParamKind::Enum(&["region", "ruby"]), default: ParamDefault::Str("region"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B2 names a multi-stride prefetcher recording cache-miss addresses and states no table; region: assumed (ccsim_devices::rpc::prefetch::MultiStridePrefetcher: 16 streams by 1 MiB region, one confirmation, 4 lines ahead); ruby: gem5 v23.1's RubyPrefetcher (src/mem/ruby/structures/RubyPrefetcher.py/.cc, the prefetcher of the Ruby caches SimCXL's HMC is built in, Cohet §VI-A2): unit, negative and per-page non-unit stride filters of 8 entries, 4 streams, 4 confirmations, one line ahead, never across a 4 KiB page", description: "The design of the DCOH's RPC prefetcher (access = cxl_cache_prefetch): region (streams per 1 MiB region, as before) or ruby (gem5 Ruby's stream prefetcher with gem5's defaults; prefetch_streams and prefetch_confirm apply to region only)." },
         ParamSpec { name: "prefetch_confirm", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "repeats", range: ParamRange::between(1.0, 8.0), from: "assumed: one repeat of a stride (ccsim_devices::rpc::prefetch)", description: "The RPC prefetcher's confirmations: repeats of a stream's stride before it prefetches (more: a nested sub-message off the stride costs the stream more misses to retrain)." },
@@ -297,6 +310,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let msgs = messages(point.x, params, point.seed)?;
     let pipe = Pipeline {
         clock_mhz: clock,
+        alloc_cycles: params.uint("nic_alloc_cycles") as u32,
         ..Pipeline::default()
     };
     let phase = params.str("phase");
@@ -589,9 +603,10 @@ fn layout_for(platform: &Platform) -> Result<DriverLayout, RunError> {
 }
 
 /// Adds each part of RpcNIC's time to `parts`: `rpcnic_decode` (the
-/// decoder's cycles), `rpcnic_dma` (the buffers' DMAs and the head's),
-/// `rpcnic_software` (the `CopyFrom`'s instructions per field) and
-/// `rpcnic_copy` (the lines it moves); they sum to the time returned.
+/// decoder's cycles, its allocations included), `rpcnic_dma` (the
+/// buffers' DMAs and the head's), `rpcnic_software` (the `CopyFrom`'s
+/// instructions per field), `rpcnic_alloc` (its mallocs, a block each)
+/// and `rpcnic_copy` (the lines it moves); they sum to the time returned.
 fn rpcnic_deserialize(
     point: &Point<'_>,
     m: &Message,
@@ -692,7 +707,12 @@ fn rpcnic_deserialize(
         };
         dma += end - start;
     }
-    let decode = *pipe.finish_times(&m.items).last().unwrap_or(&0);
+    // The decoder allocates each object, std::string and buffer in the
+    // temp buffer as it decodes (`nic_alloc_cycles` a block).
+    let decode = *pipe
+        .decode_finish_times(&m.items, &arena.item_allocations(&m.items))
+        .last()
+        .unwrap_or(&0);
     // The CPU copies the decoded objects out of the DMA area into the
     // application's objects (Cohet §V-B1's "redundant data copies"), then
     // uses them (`cpu_access_us`).
@@ -712,16 +732,39 @@ fn rpcnic_deserialize(
     // The copy is the message's `CopyFrom`: per field its instructions, as
     // construction's, besides the lines it moves.
     let instructions = m.items.len() as Tick * FIELD_INSTRUCTIONS * CORE_CYCLE;
+    // ... and every block of the application's message allocated anew
+    // from the heap (a sub-message's `New`, a string's `std::string` and
+    // buffer).
+    let alloc = host_alloc_time(point.params, app);
     add_parts(
         parts,
         &[
             ("rpcnic_decode", decode),
             ("rpcnic_dma", dma),
             ("rpcnic_software", instructions),
+            ("rpcnic_alloc", alloc),
             ("rpcnic_copy", copy),
         ],
     );
-    Ok((decode + dma + instructions + copy, cpu))
+    Ok((decode + dma + instructions + alloc + copy, cpu))
+}
+
+/// The host core's time to allocate every block of `layout` (its
+/// objects, `std::string`s and long strings' buffers) from the point's
+/// heap: `malloc_cycles` a block from malloc (`recycled`,
+/// `size_classes`); on protobuf's Arena `arena_alloc_cycles` an object or
+/// `std::string`, and `malloc_cycles` a long string's buffer, which its
+/// `std::string` allocates from the heap ([`Layout::buffer_allocations`]).
+fn host_alloc_time(params: &Params, layout: &Layout) -> Tick {
+    let malloc = params.uint("malloc_cycles");
+    let blocks = layout.allocations();
+    let cycles = if params.str("heap") == "arena" {
+        let buffers = layout.buffer_allocations();
+        (blocks - buffers) * params.uint("arena_alloc_cycles") + buffers * malloc
+    } else {
+        blocks * malloc
+    };
+    cycles * CORE_CYCLE
 }
 
 fn add_parts(parts: &mut BTreeMap<&'static str, Tick>, add: &[(&'static str, Tick)]) {
@@ -1160,7 +1203,9 @@ fn cxl_deserialize(
     pipe: &Pipeline,
     parts: &mut BTreeMap<&'static str, Tick>,
 ) -> Result<(Tick, Tick), RunError> {
-    let done = pipe.finish_times(&m.items);
+    // The decoder allocates each object, std::string and buffer it fills
+    // (`nic_alloc_cycles` a block) from the region the host gave it.
+    let done = pipe.decode_finish_times(&m.items, &layout.item_allocations(&m.items));
     let plan = layout.write_plan(&m.items);
     let mut ops: Vec<(u64, &str)> = plan.iter().map(|o| (o.line / LINE, "write_line")).collect();
     let mut release: Vec<Tick> = plan
@@ -1609,7 +1654,9 @@ fn construct(
     s.sim.run();
     no_violation(&s)?;
     let stores = span(s.agent(core).program_times(), 0, "the construction")?;
-    let compute = m.items.len() as Tick * FIELD_INSTRUCTIONS * CORE_CYCLE;
+    // Per field its instructions, per block its allocation from the heap.
+    let compute = m.items.len() as Tick * FIELD_INSTRUCTIONS * CORE_CYCLE
+        + host_alloc_time(point.params, layout);
     Ok(compute + stores)
 }
 
@@ -1725,7 +1772,10 @@ mod tests {
         for (k, v) in kv {
             let value = match *v {
                 "true" | "false" => ParamValue::Bool(*v == "true"),
-                _ => ParamValue::Str(v.to_string()),
+                _ => match v.parse::<i64>() {
+                    Ok(n) => ParamValue::Int(n),
+                    Err(_) => ParamValue::Str(v.to_string()),
+                },
             };
             p.set(k, value, "test");
         }
@@ -1808,6 +1858,7 @@ mod tests {
                 "rpcnic_decode_us",
                 "rpcnic_dma_us",
                 "rpcnic_software_us",
+                "rpcnic_alloc_us",
                 "rpcnic_copy_us",
             ]
             .iter()
@@ -1834,6 +1885,55 @@ mod tests {
             b2["rpcnic_software_us"] > b1["rpcnic_software_us"],
             "{b1:?} {b2:?}"
         );
+    }
+
+    /// Allocations cost time where the designs pay them: each decoder a
+    /// NIC cycle a block, RpcNIC's CopyFrom a malloc a block of the
+    /// application's message, the CPU's construction a malloc a block
+    /// (an arena's bump for objects and std::strings on protobuf's Arena).
+    #[test]
+    fn allocations_cost_the_decoders_the_copy_and_the_construction() {
+        let free = [("nic_alloc_cycles", "0"), ("malloc_cycles", "0")];
+        for bench in [1.0, 5.0] {
+            let paid = point(bench, &[]).unwrap();
+            let none = point(bench, &free).unwrap();
+            let blocks = paid["allocations"];
+            assert!(blocks > 1.0, "{paid:?}");
+            // RpcNIC's CopyFrom: 70 cycles of the 2.4 GHz core a block.
+            let copy_from = blocks * 70.0 * 0.417e-3;
+            assert!(
+                (paid["rpcnic_alloc_us"] - copy_from).abs() < 1e-6,
+                "{paid:?}"
+            );
+            assert_eq!(none["rpcnic_alloc_us"], 0.0);
+            // Both decoders: one 400 MHz cycle (2.5 ns) a block.
+            let decode = paid["cxl_decode_us"] - none["cxl_decode_us"];
+            assert!((decode - blocks * 2.5e-3).abs() < 1e-6, "{decode}");
+            assert_eq!(paid["cxl_decode_us"], paid["rpcnic_decode_us"]);
+            // The construction, in host memory and through CXL.mem alike.
+            let build = [("phase", "construct"), ("access", "cxl_mem")];
+            let paid_c = point(bench, &build).unwrap();
+            let none_c = point(bench, &[build[0], build[1], free[1]]).unwrap();
+            let host = paid_c["rpcnic_time_us"] - none_c["rpcnic_time_us"];
+            assert!((host - copy_from).abs() < 1e-6, "{host} vs {copy_from}");
+            let arena = point(bench, &[build[0], build[1], ("heap", "arena")]).unwrap();
+            let arena_none = point(
+                bench,
+                &[
+                    build[0],
+                    build[1],
+                    ("heap", "arena"),
+                    free[1],
+                    ("arena_alloc_cycles", "0"),
+                ],
+            )
+            .unwrap();
+            let bump = arena["rpcnic_time_us"] - arena_none["rpcnic_time_us"];
+            assert!(
+                bump > 0.0 && bump < host,
+                "arena {bump} us, malloc {host} us"
+            );
+        }
     }
 
     #[test]
@@ -1966,12 +2066,16 @@ mod tests {
     /// chain holds up every later read, which costs bench2 (13 levels) and
     /// bench5 (large strings behind 2-7 levels) a third or more. By
     /// pointer the CXL-NIC beats RpcNIC on bench5, not on bench2, whose
-    /// chains alone outlast RpcNIC's whole serialization.
+    /// chains alone outlast RpcNIC's whole serialization. Strings inline
+    /// here (`string_layout = inline`): with the default `std::string`s
+    /// apart each string adds a level and bench5 loses by pointer too
+    /// (0.95x, test `std_strings_apart_cost_the_serializer_a_level_per_string`).
     #[test]
     fn cxl_cache_serialization_pays_a_round_trip_per_pointer_level() {
         let platform = Platform::load("cohet").unwrap();
         let run = |bench: f64, fetch: &str, window: i64| {
             let mut p = Params::new();
+            p.set("string_layout", ParamValue::Str("inline".into()), "test");
             p.set("phase", ParamValue::Str("serialize".into()), "test");
             p.set("access", ParamValue::Str("cxl_cache".into()), "test");
             p.set("serializer_fetch", ParamValue::Str(fetch.into()), "test");
@@ -2058,10 +2162,12 @@ mod tests {
             "{b1:?} {b2:?}"
         );
         assert!(b2["pointer_levels"] >= 6.0, "{b2:?}");
-        assert!(b1["pointer_levels"] <= 3.0, "{b1:?}");
+        assert!(b1["pointer_levels"] <= 3.5, "{b1:?}");
         let per_level = b2["cxl_last_line_us"] / b2["pointer_levels"];
         assert!((0.55..0.7).contains(&per_level), "{per_level} us a level");
-        assert!(b2["speedup"] < 1.0 && b1["speedup"] > 1.0, "{b1:?} {b2:?}");
+        // Bench2 loses the most (with strings as std::string objects apart,
+        // bench1's extra level makes it lose too: 0.95x).
+        assert!(b2["speedup"] < 0.8 * b1["speedup"], "{b1:?} {b2:?}");
         let asic = run(2.0, 1500.0);
         let per_level_asic = asic["cxl_last_line_us"] / asic["pointer_levels"];
         assert!(per_level_asic < per_level - 0.05, "{per_level_asic}");

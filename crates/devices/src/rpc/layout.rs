@@ -418,6 +418,41 @@ impl Layout {
             .sum::<usize>() as u64
     }
 
+    /// Of [`Layout::allocations`], the long strings' character buffers:
+    /// `std::string`'s own allocations (its `_M_create`), which come from
+    /// the heap's `operator new` even when the message and its
+    /// `std::string` objects live on an arena (protobuf `arenastring.h`,
+    /// `TaggedStringPtr` kMutableArena: the instance on the arena, its
+    /// contents owned by the `std::string`).
+    pub fn buffer_allocations(&self) -> u64 {
+        self.objects.iter().map(|o| o.strings.len()).sum::<usize>() as u64
+    }
+
+    /// The blocks the decoding of each work item of `items` (the walk of
+    /// the same message) allocates: a nested message's field its object,
+    /// a string field its `std::string` (held apart) and its buffer (a
+    /// long string); the root object goes with the first item. They sum to
+    /// [`Layout::allocations`].
+    pub fn item_allocations(&self, items: &[WorkItem]) -> Vec<u64> {
+        let mut fields: Vec<Vec<usize>> = vec![Vec::new(); self.objects.len()];
+        for (i, it) in items.iter().enumerate() {
+            fields[it.object as usize].push(i);
+        }
+        let mut blocks = vec![0u64; items.len()];
+        if let Some(first) = blocks.first_mut() {
+            *first += 1;
+        }
+        for (o, obj) in self.objects.iter().enumerate() {
+            for (k, &(offset, _, child, string)) in obj.slots.iter().enumerate() {
+                let i = fields[o][k];
+                blocks[i] += u64::from(child.is_some())
+                    + u64::from(string.is_some())
+                    + u64::from(obj.std_string_at(offset).is_some());
+            }
+        }
+        blocks
+    }
+
     /// Frees every object and buffer of the message in the order its C++
     /// destructor does (protobuf's generated `SharedDtor`: each field in
     /// declaration order, a string's buffer released, a sub-message
@@ -621,6 +656,24 @@ mod tests {
                         let orig = plan.iter().position(|x| x.line == o.line).unwrap();
                         assert_eq!(b[j].line, plan[plan[orig].after.unwrap()].line);
                     }
+                }
+            }
+        }
+    }
+
+    /// Each work item's blocks sum to the message's, on every bench and
+    /// in both string layouts.
+    #[test]
+    fn item_allocations_sum_to_the_messages_allocations() {
+        for p in &crate::rpc::bench::PROFILES {
+            for r in crate::rpc::bench::generate(p, 5, 3) {
+                let (items, tree) = crate::rpc::wire::walk(&crate::rpc::bench::encode(&r)).unwrap();
+                for strings in [StringLayout::Inline, StringLayout::StdString] {
+                    let l = Layout::place_with(&tree, &mut Allocator::new(0), strings);
+                    let blocks = l.item_allocations(&items);
+                    assert_eq!(blocks.len(), items.len());
+                    assert_eq!(blocks.iter().sum::<u64>(), l.allocations(), "{}", p.name);
+                    assert!(l.buffer_allocations() < l.allocations());
                 }
             }
         }
