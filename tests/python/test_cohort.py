@@ -41,25 +41,25 @@ def test_aes_is_a_prediction_reported_with_its_error(speedup):
     assert (aes.sim / aes.paper > 2.5).all()
 
 
-def test_batching_gains_fall_just_below_table_3s_ranges(speedup):
-    # OpenPiton's 16 B L1.5 lines add about the same cycles per word at
-    # every batch (fills the L2 answers), which dilutes the batching gains
-    # below Table 3's ranges (2.32-3.33 SHA, 5.30-8.10 AES); AES's gain
-    # stays the larger, as §6.1 says.
+def test_batching_gains_fall_in_table_3s_ranges(speedup):
+    # cohort5: with the RTL's WCM (a backoff before each publication, 240
+    # cycles as the authors' benchmark sets) the batching gains land in
+    # Table 3's ranges (2.32-3.33 SHA, 5.30-8.10 AES; model 2.93-2.96 and
+    # 6.75-6.83); AES's gain stays the larger, as §6.1 says.
     v = at(speedup.df)
     for x in (128, 1024, 8192):
-        assert 2.1 < v[("sha_batching", x)] < 2.32, x
-        assert 4.7 < v[("aes_batching", x)] < 5.30, x
+        assert 2.32 <= v[("sha_batching", x)] <= 3.33, x
+        assert 5.30 <= v[("aes_batching", x)] <= 8.10, x
         assert v[("aes_batching", x)] > 2 * v[("sha_batching", x)], x
 
 
-def test_every_call_index_checks_make_the_pointer_line_ping_pong(speedup):
-    # Loading the write index on every pop (the line the engine's WCM
-    # stores per block) costs AES its speedup, and batching its gain.
+def test_every_call_index_checks_add_little_to_the_authors_library(speedup):
+    # cohort5: the default library is the authors' (each pop loads the
+    # write index); loading the read index on every push too changes AES's
+    # speedup by a few percent, not the ~4x Table 3's AES column needs.
     v = at(speedup.df)
     for x in (128, 1024, 8192):
-        assert v[("aes_vs_mmio_every_call", x)] < 0.7 * v[("aes_vs_mmio", x)], x
-        assert v[("aes_batching_every_call", x)] < v[("aes_batching", x)], x
+        assert 0.95 < v[("aes_vs_mmio_every_call", x)] / v[("aes_vs_mmio", x)] < 1.0, x
 
 
 def test_sha_beats_both_baselines_at_every_size_and_batching_helps():
@@ -103,12 +103,14 @@ def test_reproduce_from_the_cli(name, tmp_path):
 
 def test_the_points_count_the_pointer_ping_pong_and_what_waiting_cores_retire():
     # Issue 17: each Cohort point counts its queues' line migrations
-    # (transactions that took a line from the other agent). At batch 2
-    # every 2-word AES block moves each index line 3 times: the writer's
-    # store, the reader's re-read, the reader's own index store.
+    # (transactions that took a line from the other agent). At batch 2,
+    # with the write index on a line of its own (the authors' library),
+    # every 2-word AES block moves the input index line twice (the core's
+    # store, the RCM's re-read); the output index line moves more, the
+    # WCM rewriting it while the core polls it (cohort5).
     aes = ccsim.run_point("cohort-aes", "cohort_b2", 1024)["stats"]
-    assert aes["lines.in_queue.index_migrations"] == 3 * 512
-    assert aes["lines.out_queue.index_migrations"] == 3 * 512
+    assert aes["lines.in_queue.index_migrations"] == 2 * 512
+    assert aes["lines.out_queue.index_migrations"] > 3 * 512
     # The symmetric output: at batch 64 AES's output lines migrate more
     # per word than SHA's (SHA's 4-word digest per 8 words in).
     aes64 = ccsim.run_point("cohort-aes", "cohort_b64", 1024)["stats"]
@@ -125,27 +127,19 @@ def test_the_points_count_the_pointer_ping_pong_and_what_waiting_cores_retire():
     assert rate(mmio) < rate(dma) < rate(sha64) < 0.6
 
 
-def test_the_points_carry_what_a_pointer_update_costs_each_endpoint():
-    # Issue 17: AES at batch 2 publishes once per 2-word block (512 blocks
-    # at 1024 words). Per block, the RCM backs off (16 cycles) and re-reads
-    # the write index from the core that stored it (LOAD_FWD, 68); its
-    # read-index store and the core's output read-index store each
-    # invalidate the other's shared copy (INV_FWD, 52); the WCM's index
-    # store is forwarded to the core (STORE_FWD, 68).
+def test_the_points_carry_the_wcm_rewrites():
+    # cohort5: the RTL's WCM (wo_coherency_manager.sv) republishes the
+    # write index every backoff + store until the core's read index, as
+    # the engine's second RCM re-reads it, catches up. AES at batch 2,
+    # 1024 words (512 blocks): the input RCM re-reads once per block.
     s = ccsim.run_point("cohort-aes", "cohort_b2", 1024)["stats"]
-    assert s["engine0.rereads"] == s["engine0.publishes"] == 512
-    assert s["engine0.backoff_cycles"] == 512 * 16
-    assert s["engine0.reread_cycles"] == 512 * 68
-    assert s["engine0.read_index_cycles"] == 512 * 52
-    assert s["core0.out_queue.index_store_cycles"] == 512 * 52
-    assert round(s["engine0.wcm_pointer_cycles"] / 512) == 68
-    # The core's fence (data before pointer) waits for its element stores:
-    # about one transaction a block; the L1D is not flushed.
-    assert 60 < s["core0.fence_cycles"] / 512 < 90
-    # At batch 64 the same parts are paid 32 times less often.
+    assert s["engine0.rereads"] == 512
+    assert s["engine0.republishes"] > 0 and s["engine0.head_rereads"] > 0
+    backoffs = s["engine0.rereads"] + s["engine0.publishes"] + s["engine0.head_rereads"]
+    assert backoffs * 240 <= s["engine0.backoff_cycles"] <= (backoffs + 2) * 240
+    # At batch 64 the input RCM re-reads 32 times less often.
     s64 = ccsim.run_point("cohort-aes", "cohort_b64", 1024)["stats"]
     assert s64["engine0.rereads"] == 16
-    assert s64["engine0.backoff_cycles"] == 16 * 16
 
 
 def test_the_l15_holds_16_byte_lines_and_the_l2_answers_their_fills():
@@ -158,7 +152,6 @@ def test_the_l15_holds_16_byte_lines_and_the_l2_answers_their_fills():
     assert "L15_LINE_SIZE = 16" in r.stdout
     sha = ccsim.run_point("cohort-sha", "cohort_b64", 1024)["stats"]
     aes = ccsim.run_point("cohort-aes", "cohort_b64", 1024)["stats"]
-    assert sha["coherence.subline_fills"] == 1733
-    assert aes["coherence.subline_fills"] == 2262
-    # The migrations are per 64 B line and do not depend on it.
-    assert aes["lines.out_queue.index_migrations"] + aes["lines.out_queue.data_migrations"] == 368
+    assert sha["coherence.subline_fills"] == 1169
+    assert aes["coherence.subline_fills"] == 1554
+    assert aes["lines.out_queue.index_migrations"] + aes["lines.out_queue.data_migrations"] == 542

@@ -233,38 +233,25 @@ fn a_tlb_flush_is_honoured_and_without_it_the_engine_reads_a_stale_frame() {
     }
 }
 
-/// Chaining through a queue gives the digests of the ciphertext; whether
-/// it beats the core moving the ciphertext depends on the SHA engine's
-/// backoff: the AES engine publishes every 16-byte block, and a short
-/// backoff re-reads (and ping-pongs the pointer line) per block, which
-/// costs the chain what the core's moving of the ciphertext costs software
-/// (with OpenPiton's 16 B L1.5 lines the core's pops and pushes miss per
-/// 16 B too: 46282 vs 46477 cycles), while a backoff of about a SHA
-/// block's worth of AES output (4 x 41 cycles) lets the elements gather
-/// and the chain wins by about a sixth (38786 cycles).
+/// Chaining through a queue gives the digests of the ciphertext and, with
+/// the RTL's WCM (cohort5: the AES engine publishes its write index after
+/// a backoff, not per block) and the benchmark's backoff of 240 cycles,
+/// beats the core moving the ciphertext: 38757 vs 54533 cycles at 512
+/// words. (With the per-block publication and a 16-cycle backoff before
+/// cohort5 the two tied; a longer backoff made the chain win.)
 #[test]
-fn chaining_through_a_queue_gives_the_digests_and_beats_software_with_a_longer_backoff() {
-    let mut p = params();
+fn chaining_through_a_queue_gives_the_digests_and_beats_software() {
+    let p = params();
     let want = reference("sha256", &reference("aes128", &input_words(512)));
     let software = run_chain(&p, 512, 64, false);
     assert_eq!(software.results, want);
-    let short = run_chain(&p, 512, 64, true);
-    assert_eq!(short.results, want);
-    let ratio = short.cycles as f64 / software.cycles as f64;
+    let chained = run_chain(&p, 512, 64, true);
+    assert_eq!(chained.results, want);
     assert!(
-        (0.98..1.02).contains(&ratio),
+        (chained.cycles as f64) < 0.9 * software.cycles as f64,
         "backoff {}: {} vs {}",
         p.backoff,
-        short.cycles,
-        software.cycles
-    );
-    p.backoff = 200;
-    let long = run_chain(&p, 512, 64, true);
-    assert_eq!(long.results, want);
-    assert!(
-        (long.cycles as f64) < 0.9 * software.cycles as f64,
-        "{} vs {}",
-        long.cycles,
+        chained.cycles,
         software.cycles
     );
 }
@@ -407,8 +394,8 @@ fn pointer_line_invalidations_at_batch_64() {
     let p = params();
     let aes = run_cohort(&p, "aes128", 1024, 64, false);
     let sha = run_cohort(&p, "sha256", 1024, 64, false);
-    assert_eq!(aes.invalidations, 160);
-    assert_eq!(sha.invalidations, 96);
+    assert_eq!(aes.invalidations, 368);
+    assert_eq!(sha.invalidations, 287);
     // With each queue's read index on its own line, the false sharing goes.
     let aes_padded = run_cohort(&p, "aes128", 1024, 64, true);
     assert!(
@@ -452,10 +439,10 @@ fn the_output_control_line_ping_pongs_with_every_call_checks() {
     assert_eq!(
         got,
         vec![
-            ("aes128", Cached, 512, 80, 80, 80),
-            ("aes128", EveryCall, 512, 432, 1040, 433),
-            ("sha256", Cached, 128, 48, 48, 48),
-            ("sha256", EveryCall, 128, 112, 528, 113),
+            ("aes128", Cached, 158, 96, 64, 64),
+            ("aes128", EveryCall, 206, 192, 1040, 160),
+            ("sha256", Cached, 110, 95, 80, 80),
+            ("sha256", EveryCall, 126, 111, 528, 96),
         ]
     );
 }
@@ -520,16 +507,17 @@ fn pointer_line_migrations_per_element() {
     assert_eq!(
         got,
         vec![
-            ("sha256", 64, 48, 128, 112, 64),
-            ("sha256", 8, 384, 128, 384, 192),
-            ("aes128", 64, 48, 128, 176, 192),
-            ("aes128", 2, 1536, 896, 1536, 896),
+            ("sha256", 64, 48, 128, 239, 64),
+            ("sha256", 8, 384, 128, 894, 192),
+            ("aes128", 64, 48, 128, 400, 128),
+            ("aes128", 2, 1536, 896, 3581, 896),
         ]
     );
-    // Three migrations of each index line per accelerator block at the
-    // smallest batch (SHA: 128 blocks, AES: 512).
-    assert_eq!((got[1].2, got[1].4), (3 * 128, 3 * 128));
-    assert_eq!((got[3].2, got[3].4), (3 * 512, 3 * 512));
+    // Three migrations of the input index line per accelerator block at
+    // the smallest batch (SHA: 128 blocks, AES: 512); the output index
+    // line migrates more: the WCM rewrites it while the core polls it.
+    assert_eq!((got[1].2, got[3].2), (3 * 128, 3 * 512));
+    assert!(got[1].4 > 3 * 128 && got[3].4 > 3 * 512);
     // The symmetric output: more output-side migrations per element.
     assert!(got[2].4 + got[2].5 > got[0].4 + got[0].5);
     // The candidate of issue 17: the core polls the output write index
@@ -553,7 +541,7 @@ fn pointer_line_migrations_per_element() {
             m("out_queue.data_migrations"),
             polled.cycles / 1024,
         ),
-        (64, 128, 880, 160, 108)
+        (64, 128, 400, 128, 81)
     );
 }
 
@@ -632,92 +620,49 @@ fn the_l15_line_size_adds_fills_not_migrations() {
     assert_eq!(
         got,
         vec![
-            vec![16, 51048, 1733, 176, 68812, 2262, 368],
-            vec![64, 31758, 0, 176, 45089, 0, 368],
+            vec![16, 60349, 1169, 303, 82097, 1554, 528],
+            vec![64, 42759, 0, 255, 60922, 0, 447],
         ]
     );
     // AES's cycles per element relative to SHA's, both line sizes.
     for row in &got {
         let ratio = row[4] as f64 / row[1] as f64;
-        assert!((1.3..1.45).contains(&ratio), "{ratio}");
+        assert!((1.3..1.5).contains(&ratio), "{ratio}");
     }
 }
 
-/// What a pointer update costs the endpoints, part by part (issue 17),
-/// AES at batch 2 and 1024 words: one accelerator block per batch, so
-/// each part below is paid once per block (512 blocks). Every part is one
-/// P-Mesh transaction of the verified table (or the backoff), so each is
-/// pinned to the transaction the line's state calls for:
-/// - the RCM: the backoff (16 cycles, assumed), then the re-read of the
-///   write index, forwarded to the core that stored it (LOAD_FWD, 68);
-/// - the consumer's read-index store: the core holds the control line S
-///   after its poll, so an INV_FWD store (52);
-/// - the WCM: its data stores, then the write index, forwarded to the core
-///   that owns the output control line after its read-index store (68);
-/// - the core: its fence before the write index (data before pointer),
-///   the write-index store that takes the line back from the engine
-///   (STORE_FWD, 68, plus a cycle behind the line's previous
-///   transaction), the output read-index store (INV_FWD, 52).
-///
-/// The parts add up to about 2/3 of the model's 659 cycles per block;
-/// Table 3's AES figures imply about 3,900 per block (AES at batch 2 is
-/// 8.02x batch 64, which is MMIO / 2.07 at 1024 words).
+/// The engine's Write Coherency Manager as the Cohort RTL builds it
+/// (`wo_coherency_manager.sv`, cohort5): it ignores invalidations and,
+/// whenever the output write index differs from the read index the
+/// producer's RCM last read, backs off, stores the write index, and starts
+/// again, so it rewrites the same value while the core has not popped up
+/// to it (`republishes`); the producer's RCM re-reads the read index after
+/// each invalidation (`head_rereads`). AES at batch 2, 1024 words. Every
+/// backoff the engine starts is one of the three managers' (the input
+/// RCM's re-reads, the WCM's stores, the output RCM's re-reads), each
+/// `backoff` cycles.
 #[test]
-fn what_a_pointer_update_costs_the_endpoints() {
+fn the_wcm_rewrites_the_write_index_until_the_core_pops() {
     let p = params();
-    let t = &p.timing;
-    let o = run_cohort(&p, "aes128", 1024, 2, false);
+    let o = run_cohort(&p, "aes128", 1024, 2, true);
     assert_eq!(o.results, reference("aes128", &input_words(1024)));
     let s = |k: &str| o.stats[k] as u64;
     let blocks = s("engine0.accel_blocks");
     assert_eq!(blocks, 512);
-    assert_eq!(
-        (s("engine0.rereads"), s("engine0.publishes")),
-        (blocks, blocks)
+    let (publishes, republishes, head) = (
+        s("engine0.publishes"),
+        s("engine0.republishes"),
+        s("engine0.head_rereads"),
     );
-    assert_eq!(s("engine0.backoff_cycles"), blocks * p.backoff);
-    assert_eq!(s("engine0.reread_cycles"), blocks * t.load_fwd);
-    assert_eq!(s("engine0.read_index_cycles"), blocks * t.store_inv);
-    assert_eq!(
-        s("core0.out_queue.index_store_cycles"),
-        blocks * t.store_inv
-    );
-    let per_block = |k: &str| s(k) as f64 / blocks as f64;
-    assert_eq!(
-        per_block("engine0.wcm_pointer_cycles").round() as u64,
-        t.store_fwd
-    );
-    let core_index = per_block("core0.in_queue.index_store_cycles");
+    assert!(publishes >= blocks / 2, "{publishes}");
+    assert!(republishes > 0, "{republishes}");
+    assert!(head > 0, "{head}");
+    let backoffs = s("engine0.rereads") + publishes + head;
+    let cycles = s("engine0.backoff_cycles");
+    // The WCM's last backoff may be cut short by the unregistration.
     assert!(
-        (t.store_fwd as f64..t.store_fwd as f64 + 1.0).contains(&core_index),
-        "{core_index}"
+        (backoffs * p.backoff..=(backoffs + 2) * p.backoff).contains(&cycles),
+        "{cycles} vs {backoffs} backoffs of {}",
+        p.backoff
     );
-    // The WCM's two data stores and the core's fence (its two data stores
-    // draining) each cost about one transaction.
-    let (wcm_data, fence) = (
-        per_block("engine0.wcm_data_cycles"),
-        per_block("core0.fence_cycles"),
-    );
-    assert!((40.0..60.0).contains(&wcm_data), "{wcm_data}");
-    assert!((60.0..90.0).contains(&fence), "{fence}");
-    // Table 3's implied cost per block, against the model's MMIO AES.
-    let mmio = run_mmio(&p, "aes128", 1024);
-    let implied = mmio.cycles as f64 / 2.07 * 8.02 / blocks as f64;
-    let model = o.cycles as f64 / blocks as f64;
-    assert_eq!((implied.round(), model.round()), (3921.0, 659.0));
-    let parts: f64 = [
-        "engine0.backoff_cycles",
-        "engine0.reread_cycles",
-        "engine0.read_index_cycles",
-        "engine0.wcm_data_cycles",
-        "engine0.wcm_pointer_cycles",
-        "core0.fence_cycles",
-        "core0.in_queue.index_store_cycles",
-        "core0.out_queue.index_store_cycles",
-    ]
-    .iter()
-    .map(|k| per_block(k))
-    .sum();
-    assert!((420.0..460.0).contains(&parts), "{parts}");
-    assert!(parts / implied < 0.12, "{parts} of {implied}");
 }

@@ -20,10 +20,25 @@
 //!   producer's pointer store) starts the backoff, after which it re-reads
 //!   the write index (§4.2.3).
 //! * **Producer.** A result block ready at the accelerator's output ratchet
-//!   is stored into the output queue (checking space against the cached
-//!   read index, re-reading it when the queue looks full), and only once
-//!   those stores have completed does the WCM store the write index (data
-//!   before pointer, §4.2.3).
+//!   is stored into the output queue one 64-bit store at a time, each
+//!   after the previous one's ack (the RTL's `producer_transaction_to_tri_adapter`),
+//!   checking space against the read index its RCM last read. The write
+//!   index counts the block once its stores are acked; the Write Coherency
+//!   Manager publishes it on its own schedule (`wo_coherency_manager`):
+//!   whenever the write index differs from the read index the engine last
+//!   read, it waits the backoff, stores the write index, and starts again
+//!   while they still differ, rewriting the same value as long as the core
+//!   has not popped up to it. A second RCM watches the output queue's
+//!   read-index line (`p_head_coh_mgr`) and re-reads it after each
+//!   invalidation and a backoff, which is how the WCM learns to stop.
+//! * **Provenance.** The Cohort authors' RTL as published in the
+//!   `cohort-project/cohort-soc` snapshot (`piton/design/chip/tile/cohort/src/rtl`):
+//!   `coherency_units/{ro,wo}_coherency_manager.sv`, `backoff_unit.sv`,
+//!   `consumer_unit/*`, `mshr_unit/mshr_consumer_unit_top.sv` (one 16 B
+//!   load in flight: the platform's `cohort.mshrs = 1`),
+//!   `fifo_controller/load_unit/req_to_noc2_adapter.sv` (the load is an
+//!   LR_REQ, which the L2 serves as a store request: the consumer takes
+//!   the data line M), `producer_unit/*`.
 //! * **MMU** (§4.2.4): a TLB miss walks the tables with coherent loads; a
 //!   fault stops the endpoint and raises an interrupt at the registered
 //!   core; the handler writes `RESOLVE_RETRY` (walk again) or
@@ -68,8 +83,22 @@ const T_REREAD: u32 = 1;
 const T_POINTER: u32 = 2;
 /// Token: the producer's next step.
 const T_PRODUCER: u32 = 3;
-/// Token: the producer's write-index store completed.
-const T_PUBLISHED: u32 = 4;
+/// Token: the producer's data stores of a result block completed.
+const T_BLOCK_STORED: u32 = 4;
+/// Token: the WCM's backoff ended; store the write index.
+const T_WCM: u32 = 5;
+/// Token: the WCM's write-index store completed.
+const T_WCM_DONE: u32 = 6;
+/// Token: the output head RCM's backoff ended; re-read the read index.
+const T_HEAD_REREAD: u32 = 7;
+/// Token: the output head RCM's re-read completed.
+const T_HEAD_DONE: u32 = 8;
+
+/// The watch slot of the consumer's RCM (the input queue's write index).
+pub const WATCH_IN_WRITE: u8 = 0;
+/// The watch slot of the producer's RCM (the output queue's read index:
+/// `p_head_coh_mgr`, an `ro_coherency_manager`).
+pub const WATCH_OUT_READ: u8 = 1;
 
 /// A queue as the descriptor describes it (virtual addresses).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -120,8 +149,16 @@ pub struct EngineStats {
     pub invalidations: u64,
     /// Re-reads of the write index.
     pub rereads: u64,
-    /// Write-index stores.
+    /// Write-index stores of the WCM (each a rewrite while the output
+    /// queue's write index differs from the read index the engine last
+    /// read, [`CohortEngine`]'s doc).
     pub publishes: u64,
+    /// Of those, stores of a value the WCM had already stored (the core
+    /// had not popped up to it yet): the RTL rewrites regardless.
+    pub republishes: u64,
+    /// Re-reads of the output queue's read index by the producer's RCM
+    /// (after each invalidation of its line and a backoff).
+    pub head_rereads: u64,
     /// Write-index stores of the WCM that missed: the output queue's
     /// control line had been taken (by the core's loads of the write
     /// index, or its read-index store), one half of the pointer ping-pong.
@@ -140,13 +177,12 @@ pub struct EngineStats {
     /// to completion: off the consumer's path (nothing waits for them),
     /// but they hold the line's directory entry meanwhile.
     pub read_index_cycles: Cycle,
-    /// The WCM's data-before-pointer wait: from a result block's first data
-    /// store to the completion of its last, which the pointer store waits
-    /// out (§4.2.3).
+    /// The producer's data stores: from a result block's first store to
+    /// the ack of its last (one 64-bit store at a time, each after the
+    /// previous one's ack); the write index counts the block after it.
     pub wcm_data_cycles: Cycle,
     /// The WCM's write-index stores, issue to completion: taking the
-    /// output queue's index line back from the core that polls it. The
-    /// producer starts no further block until it completes.
+    /// output queue's index line back from the core that polls it.
     pub wcm_pointer_cycles: Cycle,
 }
 
@@ -177,6 +213,17 @@ pub struct CohortEngine {
     produced: u64,
     out_read_seen: u64,
     producing: bool,
+    /// The producer waits for the head RCM (the output queue looked full).
+    blocked_full: bool,
+    /// The WCM is in its backoff or its store.
+    wcm_busy: bool,
+    /// The value the WCM's store in flight carries, and the last stored.
+    wcm_value: u64,
+    wcm_stored: u64,
+    /// The output head RCM is in its backoff or re-read; an invalidation
+    /// arrived meanwhile.
+    head_busy: bool,
+    head_pending: bool,
     /// Faults raised and not yet resolved, oldest first: the address and
     /// whether the producer (else the consumer) hit it. Each endpoint has
     /// at most one (it stops at its fault); a resolution register answers
@@ -209,6 +256,12 @@ impl CohortEngine {
             produced: 0,
             out_read_seen: 0,
             producing: false,
+            blocked_full: false,
+            wcm_busy: false,
+            wcm_value: 0,
+            wcm_stored: 0,
+            head_busy: false,
+            head_pending: false,
             faults: std::collections::VecDeque::new(),
             stats: EngineStats::default(),
         }
@@ -343,7 +396,14 @@ impl CohortEngine {
         self.output = output;
         self.consumed = 0;
         self.produced = 0;
-        self.out_read_seen = 0;
+        self.wcm_stored = 0;
+        let (r, t) = self
+            .read_word(world, output.read_index, t)
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.out_read_seen = r;
+        if let Some(pa) = self.mmu.lookup(output.read_index) {
+            world.watch(self.agent, pa / LINE, self.id, WATCH_OUT_READ);
+        }
         let (w, t) = self
             .read_word(world, input.write_index, t)
             .unwrap_or_else(|e| panic!("{e}"));
@@ -355,12 +415,16 @@ impl CohortEngine {
 
     fn arm_rcm(&mut self, world: &mut World) {
         if let Some(pa) = self.mmu.lookup(self.input.write_index) {
-            world.watch(self.agent, pa / LINE, self.id);
+            world.watch(self.agent, pa / LINE, self.id, WATCH_IN_WRITE);
         }
     }
 
-    /// The watched line was invalidated at `at`.
-    pub fn invalidated(&mut self, world: &mut World, at: Cycle) {
+    /// The line watched in `slot` was invalidated at `at`.
+    pub fn invalidated(&mut self, world: &mut World, at: Cycle, slot: u8) {
+        if slot == WATCH_OUT_READ {
+            self.head_invalidated(world, at);
+            return;
+        }
         self.stats.invalidations += 1;
         match self.state {
             Consumer::Watching => {
@@ -404,15 +468,74 @@ impl CohortEngine {
                 self.consume(world, at);
             }
             T_PRODUCER => self.produce(world, at),
-            T_PUBLISHED => {
-                let pa = self
-                    .mmu
-                    .lookup(self.output.write_index)
-                    .expect("translated for the store");
-                world.mem.write_u64(pa, self.produced);
-                self.stats.publishes += 1;
+            T_BLOCK_STORED => {
+                let out_words = self.accel.words_per_output_block() as u64;
+                self.produced += out_words;
+                self.stats.produced += out_words;
                 self.producing = false;
+                self.wcm_kick(world, at);
                 self.produce(world, at);
+            }
+            T_WCM => {
+                if self.state == Consumer::Off {
+                    self.wcm_busy = false;
+                    return;
+                }
+                let value = self.produced;
+                let missed_stores = world.counts.missed_stores();
+                let Some((_, done)) =
+                    self.access(world, self.output.write_index, Access::Write, at, true)
+                else {
+                    self.wcm_busy = false;
+                    return;
+                };
+                if world.counts.missed_stores() > missed_stores {
+                    self.stats.publish_misses += 1;
+                }
+                self.stats.wcm_pointer_cycles += done - at;
+                self.wcm_value = value;
+                world.schedule(done, Event::Engine(self.id, T_WCM_DONE));
+            }
+            T_WCM_DONE => {
+                // Unregistered meanwhile (the TLB flushed): the store is moot.
+                let Some(pa) = self.mmu.lookup(self.output.write_index) else {
+                    self.wcm_busy = false;
+                    return;
+                };
+                world.mem.write_u64(pa, self.wcm_value);
+                self.stats.publishes += 1;
+                if self.wcm_value == self.wcm_stored {
+                    self.stats.republishes += 1;
+                }
+                self.wcm_stored = self.wcm_value;
+                self.wcm_busy = false;
+                self.wcm_kick(world, at);
+            }
+            T_HEAD_REREAD => {
+                if self.state == Consumer::Off {
+                    self.head_busy = false;
+                    return;
+                }
+                self.stats.head_rereads += 1;
+                match self.access(world, self.output.read_index, Access::Read, at, true) {
+                    Some((_, done)) => world.schedule(done, Event::Engine(self.id, T_HEAD_DONE)),
+                    None => self.head_busy = false,
+                }
+            }
+            T_HEAD_DONE => {
+                let Some(pa) = self.mmu.lookup(self.output.read_index) else {
+                    self.head_busy = false;
+                    return;
+                };
+                self.out_read_seen = world.mem.read_u64(pa);
+                self.head_busy = false;
+                if std::mem::take(&mut self.head_pending) {
+                    self.head_invalidated(world, at);
+                }
+                self.wcm_kick(world, at);
+                if std::mem::take(&mut self.blocked_full) {
+                    self.produce(world, at);
+                }
             }
             _ => unreachable!("engine token {token}"),
         }
@@ -449,7 +572,11 @@ impl CohortEngine {
             if inflight.len() == self.mshrs {
                 issue = issue.max(inflight.pop_front().expect("full"));
             }
-            let Some((pa, done)) = self.access(world, va, Access::Read, issue, false) else {
+            // The consumer's load is an LR_REQ (message type 60,
+            // `req_to_noc2_adapter.sv`), which the L2 serves "just same as
+            // a store req" (`l2_pipe1_ctrl.v.pyv`): the engine's tile gets
+            // the line M, taking it from the core that pushed into it.
+            let Some((pa, done)) = self.access(world, va, Access::Write, issue, false) else {
                 self.state = Consumer::Faulted;
                 break;
             };
@@ -492,9 +619,13 @@ impl CohortEngine {
     }
 
     /// The producer endpoint at `at`: one result block into the output
-    /// queue, then its write index.
+    /// queue, one 64-bit store at a time, each issued after the previous
+    /// one's ack (`producer_transaction_to_tri_adapter.sv`: `S_IDLE ->
+    /// S_REQ -> S_RESP`, "TODO: support outstanding memory operations").
+    /// The write index is not stored here: the WCM publishes it
+    /// ([`wcm_kick`](Self::wcm_kick)).
     fn produce(&mut self, world: &mut World, at: Cycle) {
-        if self.producing || self.faults.iter().any(|f| f.1) {
+        if self.producing || self.faults.iter().any(|f| f.1) || self.state == Consumer::Off {
             return;
         }
         let out_words = self.accel.words_per_output_block() as u64;
@@ -507,48 +638,60 @@ impl CohortEngine {
             Some(_) => {}
         }
         let q = self.output;
-        let mut t = at;
         if self.produced + out_words - self.out_read_seen > q.length {
-            // Looks full: re-read the consumer's read index.
-            let Some((pa, done)) = self.access(world, q.read_index, Access::Read, t, true) else {
-                return;
-            };
-            self.out_read_seen = world.mem.read_u64(pa);
-            t = done;
-            if self.produced + out_words - self.out_read_seen > q.length {
-                world.schedule(t + self.backoff.max(1), Event::Engine(self.id, T_PRODUCER));
-                return;
-            }
+            // Looks full: the head RCM's next re-read restarts it.
+            self.blocked_full = true;
+            return;
         }
-        let mut data_done = t;
+        let mut t = at;
         let mut slots = Vec::with_capacity(out_words as usize);
         for k in 0..out_words {
             let va = q.slot(self.produced + k);
             // A fault leaves the words at the ratchet for the retry.
-            let Some((pa, done)) = self.access(world, va, Access::Write, t + k, true) else {
+            let Some((pa, done)) = self.access(world, va, Access::Write, t, true) else {
                 return;
             };
-            data_done = data_done.max(done);
+            t = done;
             slots.push(pa);
         }
         for pa in slots {
             let word = self.accel.pop_word().expect("a ready result word");
             world.mem.write_u64(pa, word);
         }
-        self.produced += out_words;
-        self.stats.produced += out_words;
-        // The WCM: the pointer only after the data.
-        let missed_stores = world.counts.missed_stores();
-        let Some((_, done)) = self.access(world, q.write_index, Access::Write, data_done, true)
-        else {
-            return;
-        };
-        if world.counts.missed_stores() > missed_stores {
-            self.stats.publish_misses += 1;
-        }
-        self.stats.wcm_data_cycles += data_done - t;
-        self.stats.wcm_pointer_cycles += done - data_done;
+        self.stats.wcm_data_cycles += t - at;
         self.producing = true;
-        world.schedule(done, Event::Engine(self.id, T_PUBLISHED));
+        world.schedule(t, Event::Engine(self.id, T_BLOCK_STORED));
+    }
+
+    /// The Write Coherency Manager of the output queue's write index
+    /// (`wo_coherency_manager.sv`): idle, it starts a backoff whenever
+    /// the engine's write index differs from the read index its RCM last
+    /// read (`src_ptr_r != ref_ptr_r`), then stores the write index and
+    /// waits for the ack, and starts again while they still differ. It
+    /// "ignore[s] all invalidation requests": while the core has not
+    /// popped up to the write index it keeps rewriting it, each store
+    /// taking the line back from the core that polls it.
+    fn wcm_kick(&mut self, world: &mut World, at: Cycle) {
+        if self.wcm_busy || self.state == Consumer::Off || self.produced == self.out_read_seen {
+            return;
+        }
+        self.wcm_busy = true;
+        self.stats.backoff_cycles += self.backoff;
+        world.schedule(at + self.backoff, Event::Engine(self.id, T_WCM));
+    }
+
+    /// The producer's RCM (`p_head_coh_mgr`): an invalidation of the
+    /// output queue's read-index line starts a backoff, then a re-read.
+    fn head_invalidated(&mut self, world: &mut World, at: Cycle) {
+        if self.state == Consumer::Off {
+            return;
+        }
+        if self.head_busy {
+            self.head_pending = true;
+            return;
+        }
+        self.head_busy = true;
+        self.stats.backoff_cycles += self.backoff;
+        world.schedule(at + self.backoff, Event::Engine(self.id, T_HEAD_REREAD));
     }
 }

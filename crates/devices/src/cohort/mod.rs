@@ -204,8 +204,10 @@ pub enum Event {
     DrainDone(usize),
     /// Engine `id`: its step `token` is due.
     Engine(usize, u32),
-    /// Engine `id`'s watched line was invalidated.
-    Invalidated(usize),
+    /// Engine `id`'s watched line `slot` was invalidated (its Reader
+    /// Coherency Managers: [`engine::WATCH_IN_WRITE`],
+    /// [`engine::WATCH_OUT_READ`]).
+    Invalidated(usize, u8),
 }
 
 /// Coherence transactions counted by kind.
@@ -254,8 +256,9 @@ pub struct World {
     seq: u64,
     /// Cores by index (their agent ids are their tile numbers).
     pub cores: Vec<CoreState>,
-    /// (agent, line, engine): the watched lines.
-    watches: Vec<(usize, u64, usize)>,
+    /// (agent, line, engine, slot): the lines the engines' Reader
+    /// Coherency Managers watch (one per slot).
+    watches: Vec<(usize, u64, usize, u8)>,
     /// Transactions by kind.
     pub counts: CoherenceCounts,
     /// Migrations by line: transactions that took the line (its data or
@@ -331,10 +334,11 @@ impl World {
         }
     }
 
-    /// Engine `engine` (on tile `agent`) watches `line` (one line each).
-    pub fn watch(&mut self, agent: usize, line: u64, engine: usize) {
-        self.watches.retain(|w| w.2 != engine);
-        self.watches.push((agent, line, engine));
+    /// Engine `engine` (on tile `agent`) watches `line` with its Reader
+    /// Coherency Manager `slot` (one line per slot).
+    pub fn watch(&mut self, agent: usize, line: u64, engine: usize, slot: u8) {
+        self.watches.retain(|w| (w.2, w.3) != (engine, slot));
+        self.watches.push((agent, line, engine, slot));
     }
 
     /// Engine `engine` stops watching.
@@ -468,14 +472,14 @@ impl World {
         }
         if lost != 0 {
             self.counts.invalidations += u64::from(lost.count_ones());
-            let hit: Vec<usize> = self
+            let hit: Vec<(usize, u8)> = self
                 .watches
                 .iter()
                 .filter(|w| w.1 == line && lost & (1 << w.0) != 0)
-                .map(|w| w.2)
+                .map(|w| (w.2, w.3))
                 .collect();
-            for engine in hit {
-                self.schedule(done, Event::Invalidated(engine));
+            for (engine, slot) in hit {
+                self.schedule(done, Event::Invalidated(engine, slot));
             }
         }
         done
@@ -574,7 +578,9 @@ impl Soc {
             match ev {
                 Event::Drain(c) | Event::DrainDone(c) => core::drain(&mut self.world, c, at, ev),
                 Event::Engine(id, token) => self.engines[id].step(&mut self.world, at, token),
-                Event::Invalidated(id) => self.engines[id].invalidated(&mut self.world, at),
+                Event::Invalidated(id, slot) => {
+                    self.engines[id].invalidated(&mut self.world, at, slot)
+                }
             }
         }
     }

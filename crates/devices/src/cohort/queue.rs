@@ -81,6 +81,12 @@ pub enum IndexCheck {
     Cached,
     /// Read the shared index on every push and pop.
     EveryCall,
+    /// The Cohort authors' C library (`cohort_fifo.h` in the
+    /// `cohort-project/cohort-soc` snapshot): `fifo_pop_64` loads the
+    /// write index on every pop (`while (*tail_ptr <= pos)`), and
+    /// `fifo_push_64` never checks (its `fifo_is_full` loop is commented
+    /// out; the benchmark's queue holds every element).
+    EveryPop,
 }
 
 /// Where the queue library fences around its index stores (module doc).
@@ -245,7 +251,7 @@ pub fn publish_write(soc: &mut Soc, c: usize, q: &mut Fifo) {
 /// empty (taking page-fault interrupts meanwhile), publishing the read
 /// index at each batch's end.
 pub fn pop(soc: &mut Soc, c: usize, q: &mut Fifo) -> u64 {
-    if q.check == IndexCheck::EveryCall {
+    if matches!(q.check, IndexCheck::EveryCall | IndexCheck::EveryPop) {
         // is_empty(): the producer's index, loaded (then compared, branched).
         q.cached_write = load_index(soc, c, q, q.write_index);
         soc.exec(c, CHECK_INSTRUCTIONS - 1);

@@ -62,7 +62,6 @@ const OUT_VA: u64 = 0x20_0000_0000;
 const CSR_VA: u64 = 0x30_0000_0000;
 /// The benchmark's plaintext array and results array (every mode).
 const PLAIN_VA: u64 = 0x60_0000_0000;
-const RESULTS_VA: u64 = 0x70_0000_0000;
 
 /// The declaration of `cohort_accel`.
 pub static COHORT_ACCEL: WorkloadInfo = WorkloadInfo {
@@ -72,8 +71,8 @@ pub static COHORT_ACCEL: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "accel", kind: ParamKind::Enum(&["sha256", "aes128"]), default: ParamDefault::Str("sha256"), unit: "", range: ParamRange::ANY, from: "Cohort §5.2: the SHA-256 and AES-128 accelerators", description: "The accelerator." },
         ParamSpec { name: "mode", kind: ParamKind::Enum(&["cohort", "mmio", "dma"]), default: ParamDefault::Str("cohort"), unit: "", range: ParamRange::ANY, from: "Cohort Table 2: communication modes Cohort, MMIO, DMA", description: "How the core reaches the accelerator." },
         ParamSpec { name: "batch", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "elements", range: ParamRange::between(2.0, 64.0), from: "Cohort Table 2: batching factor 2 to 64", description: "Cohort: elements between index publications." },
-        ParamSpec { name: "index_check", kind: ParamKind::Enum(&["cached", "every_call"]), default: ParamDefault::Str("cached"), unit: "", range: ParamRange::ANY, from: "assumed: the paper's hand-rolled C queue (§4.1.2) is not public; cached is the FastForward discipline, every_call what the Cohort project's public Rust queue (CohortFifo: is_empty/is_full read both indices) does", description: "Cohort: cached: each side re-reads the other's index only when its copy says empty or full; every_call: each push and pop loads it." },
-        ParamSpec { name: "padded", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Cohort §6.1: false sharing on the read and write pointers (one line)", description: "Whether each queue's read index has a line of its own." },
+        ParamSpec { name: "index_check", kind: ParamKind::Enum(&["every_pop", "cached", "every_call"]), default: ParamDefault::Str("every_pop"), unit: "", range: ParamRange::ANY, from: "every_pop: the Cohort authors' C queue and AES benchmark (cohort-project/cohort-soc, piton/verif/diag/assembly/include/riscv/ariane/cohort_fifo.h fifo_pop_64/fifo_push_64, cohort_linux/cohort_aes_base.c); cached is the FastForward discipline, every_call what the Cohort project's public Rust queue (CohortFifo) does", description: "Cohort: every_pop: each pop loads the write index, pushes never check; cached: each side re-reads the other's index only when its copy says empty or full; every_call: each push and pop loads it." },
+        ParamSpec { name: "padded", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "the Cohort authors' C queue (cohort_fifo.h fifo_init): head, tail and descriptor each memalign(128, 128), a line of their own; false: both indices on one line (§6.1's 'false sharing on the read and write pointers' read literally)", description: "Whether each queue's read index has a line of its own." },
     ],
     check: None,
     metrics: &[
@@ -248,6 +247,8 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
             ("rcm_invalidations", st.invalidations),
             ("rereads", st.rereads),
             ("publishes", st.publishes),
+            ("republishes", st.republishes),
+            ("head_rereads", st.head_rereads),
             ("publish_misses", st.publish_misses),
             ("read_index_misses", st.read_index_misses),
             ("backoff_cycles", st.backoff_cycles),
@@ -270,11 +271,18 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
     m
 }
 
-/// The benchmark's input: `n` words, a fixed pattern.
+/// Words in the benchmark's plaintext array, which the input cycles
+/// through (the Cohort authors' AES benchmark: `static uint64_t
+/// plain[NUM_WORDS]`, `NUM_WORDS 32`, pushed as `plain[i % NUM_WORDS]`;
+/// cohort_linux/cohort_aes_base.c in cohort-project/cohort-soc).
+pub const PLAIN_WORDS: u64 = 32;
+
+/// The benchmark's input: `n` words, a fixed pattern of
+/// [`PLAIN_WORDS`] words repeated.
 pub fn input_words(n: u64) -> Vec<u64> {
     (0..n)
         .map(|i| {
-            let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = (i % PLAIN_WORDS).wrapping_add(0x9e37_79b9_7f4a_7c15);
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb)
         })
@@ -397,37 +405,43 @@ fn map_aes_csr(soc: &mut Soc) -> u64 {
     CSR_VA
 }
 
-/// The benchmark's own data, the same in every mode: the plaintext array
-/// the core reads each input word from (written with the kernel's hands,
-/// before timing starts) and the results array it keeps each result in
-/// (assumed: the paper's benchmarks are not public; a benchmark reads its
-/// input from memory and keeps its output, Cohort §5.3). Mapped here; the
-/// loads and stores are the core's, in time.
-fn map_benchmark_data(soc: &mut Soc, words: &[u64], n_out: u64) {
-    soc.map(PLAIN_VA, (words.len() as u64 * 8).max(4096));
-    soc.map(RESULTS_VA, (n_out * 8).max(4096));
-    for (i, &w) in words.iter().enumerate() {
+/// The benchmark's own data, the same in every mode, as the Cohort
+/// authors' AES benchmark has it (cohort_linux/cohort_aes_base.c in
+/// cohort-project/cohort-soc, l. 53-69, 227, 233-235): a static plaintext
+/// array of [`PLAIN_WORDS`] words the core loads each input word from
+/// (written with the kernel's hands, before timing starts; after the
+/// first pass every load hits), and an accumulator the core adds each
+/// result to (a register: no store). Mapped here; the loads are the
+/// core's, in time. (The baselines' programs, `dcpn_aes.c` and
+/// `dma_aes.c` in the same Makefile, are not in the snapshot: they are
+/// assumed to share the frame.)
+fn map_benchmark_data(soc: &mut Soc, words: &[u64], _n_out: u64) {
+    soc.map(PLAIN_VA, 4096);
+    for (i, &w) in words.iter().take(PLAIN_WORDS as usize).enumerate() {
         soc.poke(PLAIN_VA + 8 * i as u64, w);
     }
 }
 
 /// Core `c` reads input word `i` from the plaintext array (one load).
 fn read_input(soc: &mut Soc, c: usize, i: usize) -> u64 {
-    soc.load(c, PLAIN_VA + 8 * i as u64)
+    soc.load(c, PLAIN_VA + 8 * (i as u64 % PLAIN_WORDS))
 }
 
-/// Core `c` keeps result `k` in the results array (one store).
-fn keep_result(soc: &mut Soc, c: usize, k: usize, v: u64) {
-    soc.store(c, RESULTS_VA + 8 * k as u64, v);
+/// Core `c` adds result `k` to its accumulator (one instruction).
+fn keep_result(soc: &mut Soc, c: usize, _k: usize, _v: u64) {
+    soc.exec(c, 1);
 }
 
-/// Runs the Cohort benchmark: `n` words, `batch`, with the queue library's
-/// cached index checks (the workload's default).
+/// Runs the Cohort benchmark: `n` words, `batch`, with the Cohort authors'
+/// C library's index checks (each pop loads the write index; the
+/// workload's default).
 pub fn run_cohort(p: &SocParams, accel: &str, n: u64, batch: u64, padded: bool) -> Outcome {
-    run_cohort_with(p, accel, n, batch, padded, IndexCheck::Cached)
+    run_cohort_with(p, accel, n, batch, padded, IndexCheck::EveryPop)
 }
 
-/// Runs the Cohort benchmark: `n` words, `batch`, index checks `check`.
+/// Runs the Cohort benchmark: `n` words, `batch`, index checks `check`,
+/// with the authors' C library's fences on both sides of every index
+/// store (`fifo_push_sync` / `fifo_pop_sync` in `cohort_fifo.h`).
 pub fn run_cohort_with(
     p: &SocParams,
     accel: &str,
@@ -436,7 +450,7 @@ pub fn run_cohort_with(
     padded: bool,
     check: IndexCheck,
 ) -> Outcome {
-    run_cohort_fenced(p, accel, n, batch, padded, check, PublishFences::Before)
+    run_cohort_fenced(p, accel, n, batch, padded, check, PublishFences::Around)
 }
 
 /// Runs the Cohort benchmark with the queue library's index stores fenced
@@ -714,7 +728,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         _ => {
             let check = match params.str("index_check") {
                 "every_call" => IndexCheck::EveryCall,
-                _ => IndexCheck::Cached,
+                "cached" => IndexCheck::Cached,
+                _ => IndexCheck::EveryPop,
             };
             run_cohort_with(&p, accel, n, batch, params.bool("padded"), check)
         }
