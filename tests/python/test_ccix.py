@@ -18,10 +18,10 @@ def test_checked_from_the_cli_and_the_api():
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert rep["verified"] is True
-    assert (rep["reachable_states"], rep["system_transitions"]) == (94_206, 423_492)
+    assert (rep["reachable_states"], rep["system_transitions"]) == (120_334, 572_412)
     assert rep["config"]["instances"] == {"ra": 3}
     two = protocol.check("ccix", instances={"ra": 2})
-    assert two.verified and two.reachable_states == 2_698
+    assert two.verified and two.reachable_states == 3_314
 
 
 def test_murphi_export_names_the_ccix_messages(tmp_path):

@@ -557,13 +557,10 @@ impl Murphi<'_> {
                         | crate::ir::Action::Fill
                         | crate::ir::Action::WriteMem
                         | crate::ir::Action::Write => true,
-                        crate::ir::Action::Send { msg, .. } => {
-                            ir.message(msg).is_some_and(|mi| {
-                                mi.data
-                                    && (mi.operands
-                                        || row.source() == crate::engine::DataSource::Fresh)
-                            })
-                        }
+                        crate::ir::Action::Send { msg, .. } => ir.message(msg).is_some_and(|mi| {
+                            mi.data
+                                && (mi.operands || row.source() == crate::engine::DataSource::Fresh)
+                        }),
                         _ => false,
                     });
                     let guard = self.guard_text(a, t.guard, a as u8, false);
