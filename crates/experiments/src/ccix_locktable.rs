@@ -27,11 +27,13 @@
 //!     core's dirty line comes back with SnpToI) and answers with the line
 //!     it found (CompData_I). A retry is another such sequence: at least
 //!     one more CCIX round trip.
-//!   - On an N1 core the CAS is a store whose read-modify-write
-//!     (`TableAgent::set_program_rmw`) runs at the instant it takes effect,
-//!     with the line held unique: a hit at once, a miss when the line
-//!     arrives (after a device atomic took it, a ReadUnique to the home),
-//!     plus the CAS's ordering `host_atomic_ns`.
+//!   - On an N1 core the CAS is an LSE atomic (the table's `atomic`, Arm
+//!     Cortex-A76 TRM §A6.4.1): near, a read-modify-write in its cache
+//!     (`TableAgent::set_program_rmw`), when the core holds the line
+//!     unique; far, the same encoded AtomicCompare executed at the home,
+//!     when the line is missing or shared. With the queue in one word the
+//!     host never loads the line, so its CASes go far. Either way plus the
+//!     CAS's ordering `host_atomic_ns`.
 //! * **The lockers.** neoDBMS on 1-3 N1 cores and the U280's lock module,
 //!   each a loop: draw a record, acquire, hold the lock `hold_ns`, release,
 //!   think (`think_ns`, exponential or fixed), until the run's `lock_ops`
@@ -42,8 +44,9 @@
 //!   driver runs the simulation in 20 ns steps and appends each locker's
 //!   next CAS when its previous one completed or its grant came
 //!   ([`TableAgent::append_program`](ccsim_coherence::agents::TableAgent::append_program)).
-//! * **Checks.** A core's CAS takes effect when its core holds the line
-//!   unique, the device's when the home executes it (`home_writes`, with
+//! * **Checks.** A core's near CAS takes effect when its core holds the
+//!   line unique, a far one (the device's, a core's) when the home
+//!   executes it (`home_writes`, with
 //!   the line it found): on one line these instants follow the line's
 //!   coherence order. After the run the table's bytes are checked: in that
 //!   order each CAS found the word the previous successful one left (no
@@ -91,7 +94,7 @@ const RECORDS: u64 = 1 << 20;
 /// The declaration of `ccix_locktable`.
 pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
     name: "ccix_locktable",
-    description: "CCIX §V: neoDBMS's shared lock table in host memory (huge page, ATC warm): x hash buckets, each a 64 B line whose first word is a lock queue; neoDBMS on 1-3 N1 cores and the U280's lock module acquire by a CAS that appends to the queue and release by a CAS that shifts it, every CAS on the line's real bytes through the verified ccix table (a read-modify-write in a core's cache; a far AtomicCompare with encoded operands executed at the home from the U280), compared with the word its locker last saw and retried with the word it found when that was stale; the table's bytes and grants checked against a sequential reference.",
+    description: "CCIX §V: neoDBMS's shared lock table in host memory (huge page, ATC warm): x hash buckets, each a 64 B line whose first word is a lock queue; neoDBMS on 1-3 N1 cores and the U280's lock module acquire by a CAS that appends to the queue and release by a CAS that shifts it, every CAS on the line's real bytes through the verified ccix table (an N1 LSE atomic from a core, near on a line it holds unique, else far; a far AtomicCompare with encoded operands executed at the home from the U280), compared with the word its locker last saw and retried with the word it found when that was stale; the table's bytes and grants checked against a sequential reference.",
     params: &[
         ParamSpec { name: "system", kind: ParamKind::Str, default: ParamDefault::Str("ccix_host"), unit: "", range: ParamRange::ANY, from: "the platform's [systems.ccix_host]", description: "The system: the first `ra` is the device's cache, the next ones the host cores." },
         ParamSpec { name: "host_lockers", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cores", range: ParamRange::between(0.0, 16.0), from: "CCIX §V-B: neoDBMS on a single CPU core", description: "Host cores that lock (one locker each)." },
@@ -122,7 +125,8 @@ pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "host_cas_retries", unit: "CASes", description: "The host's CASes that failed and were retried." },
         MetricSpec { name: "device_retry_fraction", unit: "", description: "Failed CASes over all CASes of the U280." },
         MetricSpec { name: "host_retry_fraction", unit: "", description: "Failed CASes over all CASes of the host." },
-        MetricSpec { name: "home_atomics", unit: "atomics", description: "Far atomics the home executed (one per device CAS)." },
+        MetricSpec { name: "home_atomics", unit: "atomics", description: "Far atomics the home executed (every device CAS, and a core's CAS on a line it did not hold unique)." },
+        MetricSpec { name: "host_far_fraction", unit: "", description: "The host's CASes that went far (an N1 LSE atomic on a line missing or shared in its cache, executed at the home) over all its CASes." },
         MetricSpec { name: "host_acquire_reads", unit: "reads", description: "layout = slots: the host's reads per append (the header, then one per slot scanned, restarts included)." },
         MetricSpec { name: "device_acquire_reads", unit: "reads", description: "layout = slots: the U280's reads per append." },
         MetricSpec { name: "host_acquire_cases", unit: "CASes", description: "layout = slots: the host's CASes per append (1 when the first succeeds)." },
@@ -320,6 +324,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let mut grants: Vec<(u64, usize, Tick)> = Vec::new(); // (bucket, acquire id, at)
     let mut issued = 0usize;
     let mut queued = 0usize;
+    // Per locker, its CASes that went far (a core's, counted).
+    let mut lockers_far = vec![0usize; lockers.len()];
     let mut t: Tick = 0;
     loop {
         // Issue what is due: acquires of idle lockers.
@@ -347,7 +353,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         // device atomic the home executed whose old value is still on its
         // way back holds up every later CAS (its place in the line's order
         // is known, its outcome to the device not yet).
-        let mut done: Vec<(CasEvent, usize)> = Vec::new();
+        let mut done: Vec<(CasEvent, usize, bool)> = Vec::new();
         let mut horizon = Tick::MAX;
         for (i, l) in lockers.iter().enumerate() {
             let (first, acquire) = match l.phase {
@@ -358,7 +364,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             let agent = s.agent(l.agent);
             let (issued_at, end) = agent.program_times()[first];
             if end == 0 {
-                if l.device && issued_at > 0 {
+                // (a core's CAS may be far as well)
+                if issued_at > 0 {
                     if let Some(at) =
                         executed_since(&s, ha, TABLE_LINE + l.bucket, l.agent, issued_at)
                     {
@@ -368,15 +375,9 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                 continue;
             }
             // The word the CAS found: the old line the home's CompData_I
-            // returned to the device, or the line the core's CAS read.
-            let (at, found) = if l.device {
-                executed_at_home(&s, ha, TABLE_LINE + l.bucket, l.agent, end)?
-            } else {
-                (
-                    agent.program_effects()[first],
-                    agent.program_found().get(first).copied().flatten(),
-                )
-            };
+            // returned (the device's, or a core's far atomic), or the line
+            // a core's near atomic read in its cache.
+            let (at, found, far) = cas_found(&s, ha, TABLE_LINE + l.bucket, l.agent, first, end)?;
             let found = found.ok_or_else(|| RunError::Violation {
                 message: format!(
                     "lock table: locker {i}'s CAS on bucket {} completed without the line it found",
@@ -397,12 +398,16 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                     success,
                 },
                 first,
+                far,
             ));
         }
-        done.retain(|(e, _)| e.at < horizon);
-        done.sort_by_key(|(e, _)| (e.at, e.locker));
-        for (e, first) in done {
+        done.retain(|(e, _, _)| e.at < horizon);
+        done.sort_by_key(|(e, _, _)| (e.at, e.locker));
+        for (e, first, far) in done {
             events.push(e);
+            if far && !lockers[e.locker].device {
+                lockers_far[e.locker] += 1;
+            }
             let l = &mut lockers[e.locker];
             let (cas_start, end) = s.agent(l.agent).program_times()[first];
             let known = if l.device { end } else { end + host_atomic };
@@ -509,6 +514,22 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             .fold((0, 0), |(c, r), l| (c + l.cases, r + l.retries));
         metrics.insert(format!("{name}_cas"), cases as f64);
         metrics.insert(format!("{name}_cas_retries"), retries as f64);
+        if !device {
+            let far: usize = lockers
+                .iter()
+                .zip(&lockers_far)
+                .filter(|(l, _)| !l.device)
+                .map(|(_, &f)| f)
+                .sum();
+            metrics.insert(
+                "host_far_fraction".into(),
+                if cases == 0 {
+                    0.0
+                } else {
+                    far as f64 / cases as f64
+                },
+            );
+        }
         metrics.insert(
             format!("{name}_retry_fraction"),
             if cases == 0 {
@@ -733,6 +754,52 @@ fn executed_since(
         .map(|&(_, _, at, _)| at)
 }
 
+/// Appends one CAS on `line` as program operation `index` of `agent`,
+/// issuing at `at`. The U280's lock module sends a far AtomicCompare
+/// (`far_atomic`) carrying its encoded operands. A core's CAS is an N1
+/// LSE atomic (`atomic`): near, a read-modify-write in its cache, when
+/// the core holds the line unique; far, the same encoded AtomicCompare
+/// the home executes, when the line is missing or shared (Arm Cortex-A76
+/// TRM 100798 §A6.4.1), so it carries both.
+fn append_cas(
+    agent: &mut ccsim_coherence::agents::TableAgent,
+    device: bool,
+    line: u64,
+    index: usize,
+    cas: LineRmw,
+    at: Tick,
+) -> Result<(), RunError> {
+    let event = if device { "far_atomic" } else { "atomic" };
+    agent.append_program(&[(line, event)], at).map_err(werr)?;
+    agent
+        .set_program_value(index, &cas.to_operands()[..ATOMIC_OPERANDS_BYTES])
+        .map_err(werr)?;
+    if !device {
+        agent.set_program_rmw(index, cas).map_err(werr)?;
+    }
+    Ok(())
+}
+
+/// Where and when a completed CAS (program operation `index` of `agent`,
+/// completed at `end`) took effect and the line it found: a near
+/// atomic's own read-modify-write in its cache, else the far atomic the
+/// home executed (its log); and whether it went far.
+fn cas_found(
+    s: &BuiltSystem,
+    ha: usize,
+    line: u64,
+    agent: usize,
+    index: usize,
+    end: Tick,
+) -> Result<(Tick, Option<Line>, bool), RunError> {
+    let a = s.agent(agent);
+    if let Some(found) = a.program_found().get(index).copied().flatten() {
+        return Ok((a.program_effects()[index], Some(found), false));
+    }
+    let (at, found) = executed_at_home(s, ha, line, agent, end)?;
+    Ok((at, found, true))
+}
+
 /// A record's bucket (a multiplicative hash).
 fn hash(record: u64) -> u64 {
     record.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 17
@@ -789,20 +856,8 @@ fn issue_cas(
     l.cases += 1;
     let first = s.agent(l.agent).program_times().len();
     let agent = s.agent_mut(l.agent);
-    let at = if l.device {
-        let at = at + lookup;
-        agent
-            .append_program(&[(line, "atomic")], at)
-            .map_err(werr)?;
-        agent
-            .set_program_value(first, &cas.to_operands()[..ATOMIC_OPERANDS_BYTES])
-            .map_err(werr)?;
-        at
-    } else {
-        agent.append_program(&[(line, "store")], at).map_err(werr)?;
-        agent.set_program_rmw(first, cas).map_err(werr)?;
-        at
-    };
+    let at = if l.device { at + lookup } else { at };
+    append_cas(agent, l.device, line, first, cas, at)?;
     let id = s.agents[l.agent];
     s.sim.wake(id, at.max(now), PROGRAM_WAKE);
     Ok(first)

@@ -374,13 +374,14 @@ fn run_atomic(point: &Point<'_>) -> Result<PointResult, RunError> {
         let mut ops = Vec::new();
         let mut release = Vec::new();
         for (k, &l) in lines.iter().enumerate() {
-            ops.push((l, "atomic"));
+            ops.push((l, "far_atomic"));
             release.push(k as Tick * SPACING + lookup + operand_write);
         }
         (device, ops, release, 2)
     } else {
-        // The host's atomic is local: the line is in the core's L1
-        // (it touched it first, untimed), the atomic one instruction.
+        // The host's atomic is local: the line is in the core's L1,
+        // unique (it touched it first, untimed), so the N1 runs it near
+        // (Cortex-A76 TRM §A6.4.1), one instruction.
         let mut ops = Vec::new();
         let mut release = Vec::new();
         for (k, &l) in lines.iter().enumerate() {

@@ -26,10 +26,11 @@
 //!   ([`Target`]); `to sharers` sends one to every sharer except the
 //!   requester and adds the number sent to the agent's ack counter. Its
 //!   data, if `M` carries data, comes from ([`DataSource`], resolved when
-//!   the table is compiled): the agent's copy if its role keeps a copy and
-//!   the row starts in a state that holds data; else memory if the agent
-//!   is the home; else a fresh value (a new write entering the protocol,
-//!   e.g. a DMA write). A message that carries a requester carries the
+//!   the table is compiled): the op's own value if `M` is declared
+//!   `operands` (a far atomic's operands); else the agent's copy if its
+//!   role keeps a copy and the row starts in a state that holds data; else
+//!   memory if the agent is the home; else a fresh value (a new write
+//!   entering the protocol, e.g. a DMA write). A message that carries a requester carries the
 //!   row's requester.
 //! * `fill`: the agent's copy := the received data.
 //! * `write_mem`: memory := the received data.
@@ -117,6 +118,9 @@ pub struct MsgFacts {
     /// Sending it expects one acknowledgement (any target but the sharers,
     /// whose sends always count one each).
     pub counts_ack: bool,
+    /// Its data is the sending operation's own value (see
+    /// [`crate::ir::MessageInfo::operands`]).
+    pub operands: bool,
     /// Messages this one is ordered behind, point to point (the messages
     /// of its channel's `ordered_after` channels).
     pub ordered_after: Vec<u16>,
@@ -171,6 +175,7 @@ impl Protocol {
                 requester: m.requester,
                 ack: m.ack,
                 counts_ack: m.counts_ack,
+                operands: m.operands,
                 ordered_after: Vec::new(),
             });
         }
@@ -542,7 +547,11 @@ fn compile_outcome<D: Copy>(
                             msg: m,
                             name: f.name,
                             data: f.data,
-                            source,
+                            source: if f.operands {
+                                DataSource::Fresh
+                            } else {
+                                source
+                            },
                             target: *to,
                             requester: f.requester,
                             to: route(m, f),

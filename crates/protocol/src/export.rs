@@ -557,10 +557,10 @@ impl Murphi<'_> {
                         | crate::ir::Action::Fill
                         | crate::ir::Action::WriteMem
                         | crate::ir::Action::Write => true,
-                        crate::ir::Action::Send { msg, .. } => {
-                            ir.message(msg).is_some_and(|mi| mi.data)
-                                && row.source() == crate::engine::DataSource::Fresh
-                        }
+                        crate::ir::Action::Send { msg, .. } => ir.message(msg).is_some_and(|mi| {
+                            mi.data
+                                && (mi.operands || row.source() == crate::engine::DataSource::Fresh)
+                        }),
                         _ => false,
                     });
                     let guard = self.guard_text(a, t.guard, a as u8, false);
@@ -782,6 +782,8 @@ impl RowText<'_> {
                     let f = &sys.proto.msgs[mi];
                     let value = if !f.data {
                         "0".to_string()
+                    } else if f.operands {
+                        fresh.to_string()
                     } else {
                         match self.source() {
                             DataSource::Copy => format!("{}[l]", m.copy(a)),

@@ -542,6 +542,7 @@ fn messages(spec: &Spec) -> Vec<MessageInfo> {
                 requester: m.requester,
                 ack: m.ack,
                 counts_ack: m.counts_ack,
+                operands: m.operands,
             }
         })
         .collect()

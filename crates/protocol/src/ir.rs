@@ -94,6 +94,11 @@ pub struct MessageInfo {
     /// invalidation sent to the sharers (whose sends always count).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub counts_ack: bool,
+    /// Its data is the sending operation's own value (a far atomic's
+    /// operands), never the sender's copy: a request that carries an
+    /// operation, not the line.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub operands: bool,
 }
 
 /// How much of the line an agent holds in a state (for SWMR and data-value).

@@ -34,7 +34,9 @@
 //! * `[[message]]`: every message with its channel and a description, and
 //!   optionally `requester = true` (it carries the requester it acts for),
 //!   `ack = true` (it counts one acknowledgement at its receiver) and
-//!   `counts_ack = true` (sending it, to any target, expects one);
+//!   `counts_ack = true` (sending it, to any target, expects one) and
+//!   `operands = true` (its data is the sending operation's own value,
+//!   such as a far atomic's operands, even from a state holding the line);
 //! * `[check]`: the default checking configuration (lines, DCU mapping, data
 //!   values, network bound, instances per role).
 //!
@@ -123,6 +125,10 @@ pub struct MessageSpec {
     /// Sending it expects one acknowledgement, whatever the target.
     #[serde(default)]
     pub counts_ack: bool,
+    /// Its data is the sending operation's own value (an atomic's
+    /// operands), whatever line the sender holds.
+    #[serde(default)]
+    pub operands: bool,
 }
 
 /// A stable state of the generated agent: a (home, remote) pair.

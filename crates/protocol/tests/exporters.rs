@@ -190,7 +190,7 @@ fn rumur_agrees_on_cxl_mem_bi() {
     rumur_agrees("cxl-mem-bi", None);
 }
 
-/// CCIX: three request agents and the home agent (94,206 states, pinned in
+/// CCIX: three request agents and the home agent (128,754 states, pinned in
 /// `tests/ccix.rs`).
 #[test]
 fn rumur_agrees_on_ccix() {
