@@ -162,6 +162,7 @@ pub static DDR_CONTROLLER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "write_response", kind: ParamKind::Enum(&["written", "accepted"]), default: ParamDefault::Str("written"), unit: "", range: ParamRange::ANY, from: "assumed: the response waits for the DRAM write unless a platform names the MIG's AXI shim", description: "mig: when a write is answered. written: once its data burst is in the DRAM; accepted: once the controller has taken command and data (write_accept_ns after arrival), as the MIG's AXI shim answers (its write command FSM pushes the write response when the last memory-controller command of the burst is accepted, after that command's write data is in the controller's write FIFO); the write then waits in the controller's queue (write_queue) while reads go first, and goes to the DRAM in a gap or when the queue is full." },
         ParamSpec { name: "write_queue", kind: ParamKind::Int, default: ParamDefault::Int(32), unit: "writes", range: ParamRange::at_least(1.0), from: "assumed: a 32-entry write queue per channel", description: "mig, write_response = accepted: posted writes a channel's controller holds; they go to the DRAM in gaps between reads, and all at once when the queue is full." },
         ParamSpec { name: "write_accept_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed", description: "mig, write_response = accepted: arrival of a write's command and data at the controller to its write response." },
+        ParamSpec { name: "read_issue_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: off (0); no public source gives a per-transaction cost of the DC slice's single-line read path (CCKit's dcs_2_axi.sv feeds each slice's reads through its own desc-to-AXI read converter, axi_rd_cl, whose source is not public); a what-if for the text's 7.8 GiB/s plain-read rate", description: "mig: the shortest interval between two single-line AXI read transactions a channel's read path issues (a per-transaction cost of the requester's read converter; writes and the lines of a multi-line burst, as the prefetcher's, do not pay it). 0: no such cost." },
     ],
     ports: &[],
     stats: &[],
@@ -285,6 +286,9 @@ struct Channel {
     read_end: Tick,
     /// MIG with posted writes: queued writes (line, arrival), oldest first.
     mig_writes: VecDeque<(u64, Tick)>,
+    /// MIG with `read_issue`: when the read path takes its next
+    /// single-line read.
+    read_issue_free: Tick,
 }
 
 /// DDR5's additions to the DDR4 timing: bank groups, write latency and
@@ -322,6 +326,9 @@ struct MigTiming {
     /// Posted writes a channel's controller holds before it must drain
     /// them.
     write_queue: usize,
+    /// Shortest interval between two single-line read transactions of a
+    /// channel's read path (0: none).
+    read_issue: Tick,
 }
 
 /// Refreshes a DDR4 controller may owe before it must issue one
@@ -368,6 +375,7 @@ impl Ddr {
             t_rfc: f("t_rfc_ns"),
             write_accept: (p.str("write_response") == "accepted").then(|| f("write_accept_ns")),
             write_queue: p.uint("write_queue").max(1) as usize,
+            read_issue: f("read_issue_ns"),
         });
         let groups = mig.map_or(0, |m| m.bank_groups as usize);
         Ok(Ddr {
@@ -447,6 +455,11 @@ impl Ddr {
     /// burst ends (data available for a read, written for a write).
     pub fn access(&mut self, now: Tick, line: u64, write: bool) -> Tick {
         if let Some(m) = self.mig.as_deref().copied() {
+            let now = if write {
+                now
+            } else {
+                self.issue_read(now, line, m)
+            };
             return self.access_mig(now, line, write, m);
         }
         match self.ddr5 {
@@ -531,6 +544,29 @@ impl Ddr {
         // The bank takes its next column command one burst later (tCCD_S).
         bank.ready_at = column + self.burst;
         done
+    }
+
+    /// Reads `line` as one line of a multi-line AXI burst (the
+    /// prefetcher's): as [`Ddr::access`], but the burst is one transaction
+    /// of the read path, so its lines do not pay `read_issue_ns` each.
+    pub fn access_burst_line(&mut self, now: Tick, line: u64) -> Tick {
+        match self.mig.as_deref().copied() {
+            Some(m) => self.access_mig(now, line, false, m),
+            None => self.access(now, line, false),
+        }
+    }
+
+    /// A single-line read through its channel's read path: it leaves no
+    /// sooner than `read_issue` after the channel's previous one.
+    fn issue_read(&mut self, now: Tick, line: u64, t: MigTiming) -> Tick {
+        if t.read_issue == 0 {
+            return now;
+        }
+        let n = self.channels.len() as u64;
+        let ch = &mut self.channels[(line % n) as usize];
+        let at = now.max(ch.read_issue_free);
+        ch.read_issue_free = at + t.read_issue;
+        at
     }
 
     /// The DDR4 MIG (PG150). Address map ROW_COLUMN_BANK, the one PG353
@@ -723,6 +759,16 @@ impl MemTiming {
             }
             MemTiming::Ddr(d) => d.access(now, line, write),
             MemTiming::Prefetched(p) => p.access(now, line, write),
+        }
+    }
+
+    /// Reads `line` as one line of a multi-line AXI burst: as
+    /// [`MemTiming::access`], except that a DDR read path's per-transaction
+    /// cost (`read_issue_ns`) is not paid per line.
+    pub fn access_burst_line(&mut self, now: Tick, line: u64) -> Tick {
+        match self {
+            MemTiming::Ddr(d) => d.access_burst_line(now, line),
+            other => other.access(now, line, false),
         }
     }
 }

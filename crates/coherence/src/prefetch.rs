@@ -130,7 +130,7 @@ impl Prefetcher {
                 let line = first + off;
                 let t = match skip {
                     Some((hot, at)) if hot == line => at,
-                    _ => self.inner.access(now, line, false),
+                    _ => self.inner.access_burst_line(now, line),
                 };
                 end = end.max(t);
             }
