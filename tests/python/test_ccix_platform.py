@@ -73,6 +73,9 @@ def test_locktable_quick_from_the_cli_and_the_api(tmp_path):
     # host_lock's 80 ns is missed by 5.2% (84.2 ns: its CASes go far, an
     # N1 LSE atomic on a line the core does not hold; see the notes).
     assert (pred[pred.series != "host_lock"].error_pct.abs() <= 5.0).all(), pred
+    # ... which is still inside the 10% a prediction is held to.
+    assert (pred[pred.series == "host_lock"].error_pct.abs() <= 10.0).all(), pred
+    assert len(pred[pred.series == "host_lock"]) >= 1
     m = ccsim.run_point("ccix-locktable", "host_lock", 4)["metrics"]
     # The run checked its grants against the sequential reference.
     assert m["grants"] == m["lock_ops"] == 2000
