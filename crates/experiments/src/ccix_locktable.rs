@@ -138,11 +138,11 @@ pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "host_read_ns", unit: "ns", description: "layout = slots: mean latency of the host's reads (its L1D/L2, or a miss to the home)." },
         MetricSpec { name: "device_read_ns", unit: "ns", description: "layout = slots: mean latency of the U280's reads (the ATC lookup, then a System Cache hit or a CCIX ReadShared)." },
         MetricSpec { name: "host_cas_ns", unit: "ns", description: "layout = slots: mean latency of the host's CASes (with its ordering, and the eviction of a shared copy first)." },
-        MetricSpec { name: "device_cas_ns", unit: "ns", description: "layout = slots: mean latency of the U280's CASes (the ATC lookup, the operands' write, the eviction of a System Cache copy, the far AtomicCompare)." },
+        MetricSpec { name: "device_cas_ns", unit: "ns", description: "layout = slots: mean latency of the U280's CASes (the ATC lookup, the operands' write, the far AtomicCompare, which drops a System Cache copy as it leaves)." },
         MetricSpec { name: "host_release_ns", unit: "ns", description: "layout = slots: mean time of the host's release accesses (from its header CAS to its publish, the driver's steps excluded)." },
         MetricSpec { name: "device_release_ns", unit: "ns", description: "layout = slots: mean time of the U280's release accesses." },
         MetricSpec { name: "host_evicts", unit: "evictions", description: "layout = slots: the host's evictions of a shared copy before a CAS." },
-        MetricSpec { name: "device_evicts", unit: "evictions", description: "layout = slots: the System Cache's evictions of a clean copy before a far CAS." },
+        MetricSpec { name: "device_evicts", unit: "evictions", description: "layout = slots: the System Cache's evictions before a far CAS (none: the lock module's far AtomicCompare drops a clean copy as it leaves)." },
     ],
     run,
 };

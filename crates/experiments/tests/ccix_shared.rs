@@ -452,8 +452,12 @@ fn the_slot_layout_runs_the_checked_protocol_on_the_lines_words() {
         "{}",
         busy["device_acquire_reads"]
     );
+    // (Retries appear only under contention: none at 4,096 buckets, 7% at
+    // 4 with the far AtomicCompare's one trip, 22% with the Evict before
+    // it that the workaround added.)
+    assert_eq!(calm["device_cas_retries"], 0.0);
     assert!(
-        busy["device_retry_fraction"] > 0.1,
+        busy["device_retry_fraction"] > 0.05,
         "{}",
         busy["device_retry_fraction"]
     );
@@ -479,17 +483,22 @@ fn an_uncontended_slot_lock_is_its_accesses() {
         host["host_lock_p90_ns"]
     );
     // The U280 alone: the header read misses (a CCIX ReadShared), slot 0
-    // hits in the System Cache, and the CAS evicts that clean copy before
-    // its far AtomicCompare.
+    // hits in the System Cache, and the CAS is the lock module's far
+    // AtomicCompare (`far_atomic`), which drops that clean copy as it
+    // leaves: no Evict before it.
     let device = locktable(1.0, &[("host_lockers", "0"), ("layout", "slots")]);
     assert_eq!(device["device_cas_retries"], 0.0);
-    // Per lock cycle two of the five CASes follow a read that left the line
-    // in the System Cache (the append's, and the release's close of slot 1).
-    assert_eq!(device["device_evicts"], 2.0 * device["lock_ops"]);
+    assert_eq!(device["device_evicts"], 0.0);
+    // So an acquire is about two CCIX round trips (the read's and the
+    // CAS's, ~700 ns each, the word layout's device_lock alone), not the
+    // three (with the Evict's) of the workaround before.
+    let word = locktable(1.0, &[("host_lockers", "0")]);
+    let trips = device["device_lock_ns"] / word["device_lock_ns"];
     assert!(
-        device["device_lock_ns"] > 1800.0 && device["device_lock_ns"] < 2200.0,
-        "{}",
-        device["device_lock_ns"]
+        trips > 1.8 && trips < 2.2,
+        "{} / {} = {trips}",
+        device["device_lock_ns"],
+        word["device_lock_ns"]
     );
 }
 

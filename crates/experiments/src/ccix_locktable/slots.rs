@@ -8,13 +8,13 @@
 //!   (a hit while its copy lasts, else a CCIX ReadShared: the host's next
 //!   write takes the copy back with a snoop over the link);
 //! * a **CAS** is, on a core, a store whose read-modify-write runs when the
-//!   core holds the line unique, plus the CAS's ordering `host_atomic_ns`;
+//!   core holds the line unique, plus the CAS's ordering `host_atomic_ns`
+//!   (a shared copy dropped first, counted in `host_evicts`: the table's
+//!   CleanUnique that a snoop overtakes grants the line without data);
 //!   on the U280, after the ATC lookup and the operands' AXI write, the
-//!   far AtomicCompare the home executes on the line's bytes. The verified
-//!   table runs an atomic near when the System Cache holds the line, so a
-//!   clean copy a read left there is evicted first (an Evict and its Comp,
-//!   counted in `device_evicts`; a core drops a shared copy before its CAS too, `host_evicts`; assumed: the lock module's CAS always
-//!   reaches the home, as §V-A says the RA "sends [it] to the host").
+//!   far AtomicCompare (`far_atomic`) the home executes on the line's
+//!   bytes, a clean copy a read left in the System Cache dropped as it
+//!   leaves (§V-A: the RA "sends [it] to the host").
 //!
 //! The value a read returned (the line when the load took effect) or a CAS
 //! found (the home's log, a core's read-modify-write) goes back to the
@@ -37,11 +37,10 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::BuiltSystem;
 
 use super::{
-    check_against_reference, coherent_value, executed_at_home, executed_since, finish, hash, mean,
-    CasEvent, RunTotals, Setup, ThinkTimes, RECORDS, SLOTS, STEP, TABLE_LINE,
+    append_cas, check_against_reference, coherent_value, executed_at_home, executed_since, finish,
+    hash, mean, CasEvent, RunTotals, Setup, ThinkTimes, RECORDS, SLOTS, STEP, TABLE_LINE,
 };
 use crate::ccix_lock_slots::{self as protocol, Access, Locker as Machine, Slot, Variant};
-use crate::ccix_shared::ATOMIC_OPERANDS_BYTES;
 use crate::invocation::percentile;
 use crate::program_run::no_violation;
 use crate::{werr, Point, PointResult, RunError};
@@ -465,7 +464,7 @@ fn lock_event(e: &AccessEvent, acquire: bool, id: usize) -> CasEvent {
 /// issuing no earlier than `at`, and wakes the agent. A read is a load
 /// that keeps the line it saw; a CAS a core's store with its
 /// read-modify-write, or the U280's far AtomicCompare with its encoded
-/// operands (its System Cache's copy, if any, evicted first).
+/// operands (`far_atomic`: its System Cache's copy dropped as it leaves).
 fn issue(
     s: &mut BuiltSystem,
     l: &mut Locker,
@@ -500,20 +499,11 @@ fn issue(
                 new,
             };
             if l.device {
+                // The lock module's far AtomicCompare: the table drops a
+                // clean copy a read left in the System Cache as it leaves.
                 let at = at + costs.lookup;
-                let mut index = first;
-                if held {
-                    agent.append_program(&[(line, "evict")], at).map_err(werr)?;
-                    l.tally.evicts += 1;
-                    index += 1;
-                }
-                agent
-                    .append_program(&[(line, "atomic")], at)
-                    .map_err(werr)?;
-                agent
-                    .set_program_value(index, &cas.to_operands()[..ATOMIC_OPERANDS_BYTES])
-                    .map_err(werr)?;
-                (index, at, costs.lookup)
+                append_cas(agent, true, line, first, cas, at)?;
+                (first, at, costs.lookup)
             } else {
                 // A shared copy is dropped first: the table's CleanUnique
                 // from SC that a snoop overtakes grants the line without
