@@ -58,14 +58,8 @@ impl Pipeline {
 
     /// When each field is done (ps from the start), fields back to back.
     pub fn finish_times(&self, items: &[WorkItem]) -> Vec<u64> {
-        let mut t = 0;
-        items
-            .iter()
-            .map(|i| {
-                t += self.cycles(i) * self.cycle_ps();
-                t
-            })
-            .collect()
+        // The decode's schedule with nothing allocated.
+        self.decode_finish_times(items, &vec![0; items.len()])
     }
 
     /// When each field is decoded (ps from the start), fields back to
