@@ -415,7 +415,7 @@ fn map_aes_csr(soc: &mut Soc) -> u64 {
 /// core's, in time. (The baselines' programs, `dcpn_aes.c` and
 /// `dma_aes.c` in the same Makefile, are not in the snapshot: they are
 /// assumed to share the frame.)
-fn map_benchmark_data(soc: &mut Soc, words: &[u64], _n_out: u64) {
+fn map_benchmark_data(soc: &mut Soc, words: &[u64]) {
     soc.map(PLAIN_VA, 4096);
     for (i, &w) in words.iter().take(PLAIN_WORDS as usize).enumerate() {
         soc.poke(PLAIN_VA + 8 * i as u64, w);
@@ -427,8 +427,8 @@ fn read_input(soc: &mut Soc, c: usize, i: usize) -> u64 {
     soc.load(c, PLAIN_VA + 8 * (i as u64 % PLAIN_WORDS))
 }
 
-/// Core `c` adds result `k` to its accumulator (one instruction).
-fn keep_result(soc: &mut Soc, c: usize, _k: usize, _v: u64) {
+/// Core `c` adds a result to its accumulator (one instruction).
+fn keep_result(soc: &mut Soc, c: usize) {
     soc.exec(c, 1);
 }
 
@@ -484,7 +484,7 @@ pub fn run_cohort_fenced(
         0
     };
     let words = input_words(n);
-    map_benchmark_data(&mut soc, &words, n_out);
+    map_benchmark_data(&mut soc, &words);
     let (c, start) = (0, soc.world.cores[0].now);
     cohort_register(&mut soc, c, 0, &input, &output, csr, p.backoff);
     let mut results = Vec::with_capacity(n_out as usize);
@@ -497,7 +497,7 @@ pub fn run_cohort_fenced(
         let ready = input.pushed / win * wout;
         while output.popped < ready {
             let v = pop(&mut soc, c, &mut output);
-            keep_result(&mut soc, c, results.len(), v);
+            keep_result(&mut soc, c);
             results.push(v);
         }
     }
@@ -618,7 +618,7 @@ pub fn run_mmio(p: &SocParams, accel: &str, n: u64) -> Outcome {
     let c = 0;
     set_maple_key(&mut soc, c, accel);
     let words = input_words(n);
-    map_benchmark_data(&mut soc, &words, n / win * wout);
+    map_benchmark_data(&mut soc, &words);
     let mut results = Vec::new();
     for b in 0..n / win {
         for i in b * win..(b + 1) * win {
@@ -631,7 +631,7 @@ pub fn run_mmio(p: &SocParams, accel: &str, n: u64) -> Outcome {
             let (began, retired) = wait_start(&soc, c);
             let v = soc.mmio_load(c, Device::Maple, REG_OUT);
             count_wait(&mut soc, c, began, retired);
-            keep_result(&mut soc, c, results.len(), v);
+            keep_result(&mut soc, c);
             soc.exec(c, POP_INSTRUCTIONS);
             results.push(v);
         }
@@ -655,7 +655,7 @@ pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
     let c = 0;
     set_maple_key(&mut soc, c, accel);
     let words = input_words(n);
-    map_benchmark_data(&mut soc, &words, n / win * wout);
+    map_benchmark_data(&mut soc, &words);
     let per_dma = (p.dma_block_bytes / 8).max(win);
     let mut results = Vec::new();
     let mut out_at = 0u64;
@@ -687,7 +687,7 @@ pub fn run_dma(p: &SocParams, accel: &str, n: u64) -> Outcome {
         let outs = chunk.len() as u64 / win * wout;
         for k in 0..outs {
             let v = soc.load(c, dst + 8 * k);
-            keep_result(&mut soc, c, results.len(), v);
+            keep_result(&mut soc, c);
             soc.exec(c, POP_INSTRUCTIONS);
             results.push(v);
         }
