@@ -234,6 +234,7 @@ def evaluate_claim(claim: Mapping[str, Any], values: Values) -> Dict[str, Any]:
         "detail": detail,
         "expect": claim.get("expect", HELD),
         "why": claim.get("why", ""),
+        "why_not_held": claim.get("why_not_held", ""),
     }
 
 

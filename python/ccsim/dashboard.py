@@ -520,7 +520,7 @@ def _section(entry: _Entry, row: Dict[str, Any], index: int) -> str:
                          f"<td>“{_e(quote)}”</td><td>{_e(cl['section'])}</td><td>{_e(cl['kind'])}</td>"
                          f"<td>{_e(cl['series'])}</td><td class='verdict-{_e(cl['verdict'])}'>"
                          f"{_e(cl['verdict'].replace('_', ' '))}</td><td>{_e(str(cl['expect']).replace('_', ' '))}"
-                         f"</td><td>{_e(cl['detail'])}</td></tr>")
+                         f"</td><td>{_e(cl['detail'])}{_why_not_held(cl)}</td></tr>")
         parts.append("</table>")
     parts.append("<h3>Parameters and their provenance</h3>")
     parts.append(_parameters(entry))
@@ -529,6 +529,14 @@ def _section(entry: _Entry, row: Dict[str, Any], index: int) -> str:
                      + "</ul></details>")
     parts.append("</section>")
     return "".join(parts)
+
+
+def _why_not_held(claim: Dict[str, Any]) -> str:
+    """A not-held claim's known reason, under its numbers."""
+    why = claim.get("why_not_held") or ""
+    if claim["verdict"] != "not_held" or not why:
+        return ""
+    return f"<br><em>why not held:</em> {_e(why)}"
 
 
 def _render(summary: Dict[str, Any], entries: Sequence[_Entry]) -> str:

@@ -384,7 +384,8 @@ class ExperimentResult:
         """:meth:`claims` as a pandas DataFrame."""
         import pandas as pd
 
-        cols = ["claim", "kind", "series", "section", "quote", "verdict", "held", "detail", "expect", "why"]
+        cols = ["claim", "kind", "series", "section", "quote", "verdict", "held", "detail", "expect", "why",
+                "why_not_held"]
         return pd.DataFrame(self.claims(), columns=cols)
 
     def error_summary(self) -> Dict[str, Dict[str, Any]]:

@@ -162,9 +162,26 @@ def render_report(result: ResultView) -> str:
         n = {v: sum(c["verdict"] == v for c in claims) for v in verdict}
         lines.append(f"{n['held']} held, {n['not_held']} not held, {n['not_evaluated']} not evaluated.")
         lines.append("")
+        lines += _why_not_held(claims)
     if cfg["notes"]:
         lines += ["## Notes", ""] + [f"- {n}" for n in cfg["notes"]] + [""]
     return "\n".join(lines)
+
+
+def _why_not_held(claims: List[Dict[str, Any]]) -> List[str]:
+    """The report's account of each claim this run does not hold: the
+    experiment file's reason for a known gap, or a flag where the verdict
+    departs from the declared one."""
+    lines = []
+    for c in claims:
+        if c["verdict"] != "not_held":
+            continue
+        reason = c.get("why_not_held") or ("not expected: the experiment file declares this claim held"
+                                           if c["expect"] == "held" else "")
+        lines.append(f"- **{c['claim']}** ({c['series']}): {_cell(reason)}")
+    if not lines:
+        return []
+    return ["### Why the claims not held are not held", ""] + lines + [""]
 
 
 def _cell(text: str) -> str:

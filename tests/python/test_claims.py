@@ -66,6 +66,8 @@ def test_every_shipped_claim_is_well_formed(name):
         assert c["section"].split()[0] in ("PIO", "CCKit", "Cohet", "CCIX", "Cohort") and "§" in c["section"], at
         if c["kind"] in ("constant_up_to", "converges_after", "linear_after"):
             assert c["why"].strip(), f"{at}: a tolerance states its reason"
+        # A known gap is explained, not just flagged.
+        assert bool(c["why_not_held"].strip()) == (c["expect"] == NOT_HELD), f"{at}: why_not_held"
         if c["kind"] == "bound":
             assert c["lower"] is not None or c["upper"] is not None, at
         if c["kind"] in ("crossing", "ratio"):
@@ -215,6 +217,9 @@ def test_quick_sweep_verdicts_match_the_declared_expectations(name):
     assert "## Claims of the text" in report
     for c in r.claims():
         assert c["section"] in report
+        if c["verdict"] == NOT_HELD:
+            # The report says why, under its own heading.
+            assert c["why_not_held"] and f"- **{c['claim']}** ({c['series']}): " in report, c
     summary = json.loads(r.to_json())
     assert [c["verdict"] for c in summary["claims"]] == list(df["verdict"])
 

@@ -246,6 +246,11 @@ pub struct Claim {
     /// The verdict the simulator is known to give on the full sweep today
     /// (`true`: held); a known modelling gap is `expect = "not_held"`.
     pub expect_held: bool,
+    /// For a claim expected not held: why the simulation does not hold it
+    /// (the mechanism it lacks, or where the text contradicts itself), so
+    /// a known gap is explained in the report, never just flagged. Required
+    /// with `expect = "not_held"`, refused otherwise; empty when held.
+    pub why_not_held: String,
 }
 
 /// A validated experiment.
@@ -782,6 +787,22 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
             ))
         }
     };
+    let why_not_held = f.opt_str("why_not_held")?.unwrap_or_default();
+    match (expect_held, why_not_held.trim().is_empty()) {
+        (false, true) => {
+            return Err(f.err(
+                "why_not_held",
+                "a claim expected not_held says why (the mechanism the simulation lacks, or the contradiction)",
+            ))
+        }
+        (true, false) => {
+            return Err(f.err(
+                "why_not_held",
+                "only a claim with expect = \"not_held\" says why it is not held",
+            ))
+        }
+        _ => {}
+    }
     let own: &[&str] = match kind {
         ClaimKind::Order => &["x"],
         ClaimKind::Crossing => &["lo", "hi"],
@@ -817,6 +838,7 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
         upper,
         why,
         expect_held,
+        why_not_held,
     })
 }
 

@@ -626,6 +626,7 @@ section = "paper §VI"
 kind = "order"
 series = ["latency", "bandwidth"]
 expect = "not_held"
+why_not_held = "the toy DMA has no latency/bandwidth relation"
 
 [[claims]]
 quote = "over 2 us"
@@ -651,6 +652,8 @@ fn claims_are_validated_at_load() {
     assert!(c.expect_held);
     assert_eq!(e.claims[1].series, vec!["latency", "bandwidth"]);
     assert!(e.claims[1].x.is_empty() && !e.claims[1].expect_held);
+    assert!(e.claims[1].why_not_held.contains("no latency/bandwidth relation"));
+    assert!(e.claims[0].why_not_held.is_empty());
     assert_eq!(
         (e.claims[2].lower, e.claims[2].upper, e.claims[2].x.clone()),
         (Some(2000.0), None, vec![64.0, 256.0])
@@ -669,6 +672,8 @@ fn golden_errors_for_claims() {
         ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\"]", format!("{f}: claims[1].series: a order claim names 2 series, got 1")),
         ("kind = \"order\"", "kind = \"ordr\"", format!("{f}: claims[1].kind: expected one of order|crossing|constant_up_to|converges_after|linear_after|bound|ratio, got \"ordr\"; did you mean \"order\"?")),
         ("expect = \"not_held\"", "expect = \"maybe\"", format!("{f}: claims[1].expect: expected one of held|not_held, got \"maybe\"")),
+        ("why_not_held = \"the toy DMA has no latency/bandwidth relation\"", "", format!("{f}: claims[1].why_not_held: a claim expected not_held says why (the mechanism the simulation lacks, or the contradiction)")),
+        ("tol = 0.05", "tol = 0.05\nwhy_not_held = \"no\"", format!("{f}: claims[0].why_not_held: only a claim with expect = \"not_held\" says why it is not held")),
         ("x = 128\ntol", "x = 100\ntol", format!("{f}: claims[0].x[0]: 100.0 is not in experiment.sweep")),
         ("x = 128\ntol", "x = [64, 128]\ntol", format!("{f}: claims[0].x: a constant_up_to claim needs exactly one x")),
         ("kind = \"constant_up_to\"\nseries = \"latency\"\nx = 128", "kind = \"converges_after\"\nseries = \"latency\"\nx = [128, 64]", format!("{f}: claims[0].x: a converges_after claim needs one x (from) or two increasing ones (from, to)")),

@@ -428,6 +428,7 @@ impl PyExperiment {
             cd.set_item("upper", c.upper)?;
             cd.set_item("why", &c.why)?;
             cd.set_item("expect", if c.expect_held { "held" } else { "not_held" })?;
+            cd.set_item("why_not_held", &c.why_not_held)?;
             claims.append(cd)?;
         }
         d.set_item("claims", claims)?;
