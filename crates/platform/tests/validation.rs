@@ -652,7 +652,9 @@ fn claims_are_validated_at_load() {
     assert!(c.expect_held);
     assert_eq!(e.claims[1].series, vec!["latency", "bandwidth"]);
     assert!(e.claims[1].x.is_empty() && !e.claims[1].expect_held);
-    assert!(e.claims[1].why_not_held.contains("no latency/bandwidth relation"));
+    assert!(e.claims[1]
+        .why_not_held
+        .contains("no latency/bandwidth relation"));
     assert!(e.claims[0].why_not_held.is_empty());
     assert_eq!(
         (e.claims[2].lower, e.claims[2].upper, e.claims[2].x.clone()),
