@@ -1,7 +1,7 @@
 //! The Cohort SoC's core model and SPSC queue library: a load after an
 //! invalidation misses (the L1D is write-through and inclusive in the
 //! L1.5, so the L1.5's state is the core's), store-buffer and fence
-//! behaviour, MMIO round trips, and two cores moving a sequence through a
+//! behaviour, posted uncached stores and uncached round trips, and two cores moving a sequence through a
 //! queue that wraps.
 
 use ccsim_devices::accel::Accelerator;
@@ -115,15 +115,48 @@ fn stores_retire_into_the_buffer_and_fence_drains_it() {
 }
 
 #[test]
-fn mmio_is_a_round_trip_after_the_stores_drain() {
+fn an_uncached_store_is_posted_and_the_next_uncached_access_waits_for_its_ack() {
     let mut s = soc();
     s.map(VA, 4096);
     s.store(0, VA, 1);
     let t = s.world.cores[0].now;
     s.mmio_store(0, Device::Maple, REG_DMA_LEN, 64);
-    // The store drains (34), then 3 there, 10 handled, 3 back.
-    assert_eq!(s.world.cores[0].now - t, 34 - 1 + 3 + 10 + 3);
-    assert_eq!(s.world.cores[0].mmio, 1);
+    // The cached store drains first (34 from its issue), then the uncached
+    // store retires in a cycle: the core does not wait for the device
+    // (Ariane's store unit; a blocking store would take 3 + 10 + 3 more).
+    let departed = t + 34 - 1;
+    assert_eq!(s.world.cores[0].now, departed + 1);
+    assert!(s.world.cores[0].ni_pending);
+    // Work that touches no uncached space goes on meanwhile.
+    s.exec(0, 5);
+    assert_eq!(s.world.cores[0].now, departed + 6);
+    // A second uncached store leaves only after the first's ack (3 there,
+    // 10 handled, 3 back: the write buffer's ni_conflict), then retires.
+    s.mmio_store(0, Device::Maple, REG_DMA_LEN, 64);
+    let acked = departed + 3 + 10 + 3;
+    assert_eq!(s.world.cores[0].now, acked + 1);
+    // An uncached load waits for that one's ack too (stall_ni), then makes
+    // its own round trip.
+    s.mmio_load(
+        0,
+        Device::Maple,
+        ccsim_devices::cohort::maple::REG_DMA_STATUS,
+    );
+    assert_eq!(s.world.cores[0].now, acked + 16 + 16);
+    assert_eq!(s.world.cores[0].mmio, 3);
+    assert!(!s.world.cores[0].ni_pending);
+    assert_eq!(s.maple.accesses, 3);
+}
+
+#[test]
+fn a_fence_waits_for_a_posted_uncached_store() {
+    let mut s = soc();
+    s.mmio_store(0, Device::Maple, REG_DMA_LEN, 64);
+    assert_eq!(s.world.cores[0].now, 1);
+    // fence: no_st_pending includes the write buffer's uncached store.
+    s.fence(0);
+    assert_eq!(s.world.cores[0].now, 3 + 10 + 3 + 1);
+    assert_eq!(s.world.cores[0].fence_cycles, 3 + 10 + 3 - 1);
 }
 
 /// Producer on core 0, consumer on core 1, a 64-element queue that wraps

@@ -9,7 +9,9 @@
 //! a line of its own). Besides the ratios it prints each queue's line
 //! migrations per element (the pointer and data ping-pong) and what the
 //! waiting core retires per waiting cycle in each mode, and the parts of
-//! a pointer update per word (the engine's and the core's counters).
+//! a pointer update per word (the engine's and the core's counters), and
+//! each baseline's retired instructions over Cohort batch=64's (what an
+//! IPC speedup divides the latency speedup by).
 
 use ccsim_devices::cohort::queue::{IndexCheck, PublishFences};
 use ccsim_experiments::cohort::{run_cohort_fenced, run_dma, run_mmio, SocParams};
@@ -106,10 +108,11 @@ fn main() {
             let ipc =
                 |o: &ccsim_experiments::cohort::Outcome| o.instructions as f64 / o.cycles as f64;
             println!(
-                "{accel} n={n}: cohort64 {} small {} mmio {} dma {} | vs mmio {:.2} vs dma {:.2} batching {:.2} | ipc x mmio {:.2} x dma {:.2}",
+                "{accel} n={n}: cohort64 {} small {} mmio {} dma {} | vs mmio {:.2} vs dma {:.2} batching {:.2} | ipc x mmio {:.2} x dma {:.2} | instructions / cohort64's: mmio {:.2} dma {:.2}",
                 c64.cycles, cs.cycles, m.cycles, d.cycles,
                 m.cycles as f64 / c64.cycles as f64, d.cycles as f64 / c64.cycles as f64, cs.cycles as f64 / c64.cycles as f64,
-                ipc(&c64) / ipc(&m), ipc(&c64) / ipc(&d)
+                ipc(&c64) / ipc(&m), ipc(&c64) / ipc(&d),
+                m.instructions as f64 / c64.instructions as f64, d.instructions as f64 / c64.instructions as f64
             );
             let st = |k: &str| c64.stats.get(k).copied().unwrap_or(0.0);
             println!(

@@ -215,10 +215,12 @@ fn a_tlb_flush_is_honoured_and_without_it_the_engine_reads_a_stale_frame() {
         space.map(&mut soc.world.mem, page, frame);
         soc.aspace = space;
         if flush {
+            // A posted uncached store: the engine flushes when it arrives,
+            // before the core's next publication reaches it.
             soc.mmio_store(0, Device::Engine(0), REG_TLB_FLUSH, 1);
         }
-        let flushes = soc.engines[0].mmu.flushes;
         let second = stream(&mut soc, &mut input, &mut output, &words[32..]);
+        let flushes = soc.engines[0].mmu.flushes;
         let want = reference("aes128", &words[32..]);
         if flush {
             assert_eq!(flushes, 1);
@@ -619,9 +621,11 @@ fn the_l15_line_size_adds_fills_not_migrations() {
     }
     assert_eq!(
         got,
+        // (cohort6: 6 cycles fewer each than before, cohort_register's
+        // uncached stores being posted.)
         vec![
-            vec![16, 60349, 1169, 303, 82097, 1554, 528],
-            vec![64, 42759, 0, 255, 60922, 0, 447],
+            vec![16, 60343, 1169, 303, 82091, 1554, 528],
+            vec![64, 42753, 0, 255, 60916, 0, 447],
         ]
     );
     // AES's cycles per element relative to SHA's, both line sizes.

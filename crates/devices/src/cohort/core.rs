@@ -3,9 +3,38 @@
 //! loads that stall the pipeline until their data come back (an in-order
 //! core uses a load's value in the next instructions), stores that retire
 //! into a FIFO store buffer and drain to the L1.5 one at a time, `fence`
-//! that waits for the buffer to drain, and MMIO as non-speculative uncached
-//! round trips: the access leaves only when every older store has drained
-//! and nothing overlaps it.
+//! that waits for the buffer to drain, and MMIO to non-idempotent space as
+//! Ariane does it: an uncached store is *posted* (it retires into the store
+//! buffer and the core goes on), but only one is in flight at a time, and
+//! an uncached load is a non-speculative round trip that waits for every
+//! older store, cached or not.
+//!
+//! **Uncached (non-idempotent) accesses on the Cohort SoC's Ariane.** The
+//! Cohort authors' SoC (cohort-project/cohort-soc, branch `cohort`,
+//! fbacbee) pins Ariane/CVA6 at `4c01614f` and declares
+//! `0xe1_0000_0000`-`0x100_0000_0000` non-idempotent
+//! (`piton/design/chip/tile/rtl/tile.v.pyv` l. 1095-1097), which holds the
+//! MAPLE tile and the Cohort engines' registers (`dcpn.h`: `BASE_MAPLE
+//! 0xe100800000`). At that commit: the store unit treats every store
+//! alike, retiring it into the store buffer (`core/store_unit.sv`: no
+//! non-idempotent case), so the pipeline does not wait for an uncached
+//! store's acknowledgement; the write-through L1D's write buffer grants a
+//! non-idempotent write only when no other is pending and keeps it pending
+//! until its acknowledgement returns
+//! (`core/cache_subsystem/wt_dcache_wbuffer.sv` l. 47-49, 403-406, 451,
+//! 470-474: `ni_conflict`), so uncached stores leave one round trip apart;
+//! a load to non-idempotent space waits until it is the oldest
+//! instruction, the store buffer is empty and no non-idempotent write is
+//! pending (`core/load_unit.sv` l. 85-88: `stall_ni`), then makes its
+//! round trip; `fence` waits for `no_st_pending`, which includes the write
+//! buffer (module doc below). [`Soc::mmio_store`] models this: the store
+//! departs once older stores have drained and the previous uncached store
+//! is acknowledged, the core retires it in a cycle, and the device takes it
+//! when it arrives (an event). Simplification: a second uncached store
+//! waits at issue rather than in Ariane's commit queue (4 entries with
+//! `WT_DCACHE`, `core/include/ariane_pkg.sv` l. 149-157), so the few
+//! instructions Ariane could run between it and the next uncached access
+//! or fence are not overlapped.
 //!
 //! **What `fence` does on the Ariane OpenPiton builds.** OpenPiton pins
 //! Ariane/CVA6 at `4c01614f` (submodule `piton/design/chip/tile/ariane`;
@@ -40,7 +69,7 @@ use std::collections::VecDeque;
 use super::{Access, Cycle, Event, Soc, World};
 
 /// A device an uncached access goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Device {
     /// The configuration registers of Cohort engine `id`.
     Engine(usize),
@@ -93,6 +122,10 @@ pub struct CoreState {
     pub store_cycles_by_line: std::collections::HashMap<u64, (u64, Cycle)>,
     /// Uncached accesses made.
     pub mmio: u64,
+    /// Whether a posted uncached store waits for its acknowledgement (the
+    /// write buffer's pending non-idempotent write: no further uncached
+    /// access leaves, and `fence` waits, until it is back).
+    pub ni_pending: bool,
     /// Loads and stores made (cacheable).
     pub accesses: u64,
     store_buffer: VecDeque<(u64, u64)>,
@@ -116,6 +149,7 @@ impl CoreState {
             fence_cycles: 0,
             store_cycles_by_line: std::collections::HashMap::new(),
             mmio: 0,
+            ni_pending: false,
             accesses: 0,
             store_buffer: VecDeque::new(),
             capacity: capacity.max(1),
@@ -251,18 +285,31 @@ impl Soc {
     /// stays as it is (module doc).
     pub fn fence(&mut self, c: usize) {
         let before = self.world.cores[c].now;
-        self.core_wait(c, |w| w.cores[c].store_buffer.is_empty());
+        // `no_st_pending`: the store buffer and the write buffer (a posted
+        // uncached store until its acknowledgement) are empty.
+        self.core_wait(c, |w| {
+            w.cores[c].store_buffer.is_empty() && !w.cores[c].ni_pending
+        });
         let core = &mut self.world.cores[c];
         core.fence_cycles += core.now - before;
         core.retired += 1;
         core.now += 1;
     }
 
-    /// The cycles of an uncached access from core `c` that arrives at the
+    /// Core `c` waits until an uncached access may leave: its older stores
+    /// have drained and no posted uncached store awaits its
+    /// acknowledgement (Ariane's `stall_ni` and `ni_conflict`, module doc).
+    fn wait_for_uncached_turn(&mut self, c: usize) {
+        self.core_wait(c, |w| {
+            w.cores[c].store_buffer.is_empty() && !w.cores[c].ni_pending
+        });
+    }
+
+    /// The cycles of an uncached load from core `c` that arrives at the
     /// device: its older stores drain first, then the request crosses the
     /// NoC.
     fn mmio_arrival(&mut self, c: usize) -> Cycle {
-        self.core_wait(c, |w| w.cores[c].store_buffer.is_empty());
+        self.wait_for_uncached_turn(c);
         let core = &mut self.world.cores[c];
         core.retired += 1;
         core.mmio += 1;
@@ -271,21 +318,47 @@ impl Soc {
         arrive
     }
 
-    /// Core `c` writes `v` to register `reg` of `dev` (one instruction):
-    /// a non-speculative round trip (the core waits for the device's
-    /// acknowledgement before its next instruction).
+    /// Core `c` writes `v` to register `reg` of `dev` (one instruction), a
+    /// posted uncached store: it leaves once older stores have drained and
+    /// the previous uncached store is acknowledged, the core retires it in
+    /// a cycle and goes on, the device takes it when it arrives, and its
+    /// acknowledgement (a NoC crossing after the device handled it) frees
+    /// the way for the next uncached access (module doc: Ariane's write
+    /// buffer).
     pub fn mmio_store(&mut self, c: usize, dev: Device, reg: u64, v: u64) {
-        let arrive = self.mmio_arrival(c);
+        self.wait_for_uncached_turn(c);
+        let noc = self.world.timing.noc_one_way;
+        let core = &mut self.world.cores[c];
+        core.retired += 1;
+        core.mmio += 1;
+        core.ni_pending = true;
+        let arrive = core.now + noc;
+        core.now += 1;
+        self.world
+            .schedule(arrive, Event::MmioWrite(c, dev, reg, v));
+    }
+
+    /// Core `c`'s posted store reaches `dev` at `at`: the device handles
+    /// it and its acknowledgement crosses back.
+    pub(super) fn mmio_write_arrives(
+        &mut self,
+        c: usize,
+        at: Cycle,
+        dev: Device,
+        reg: u64,
+        v: u64,
+    ) {
         let handled = match dev {
             Device::Engine(id) => {
                 let e = &mut self.engines[id];
-                e.mmio_write(&mut self.world, &mut self.aspace, arrive, reg, v)
+                e.mmio_write(&mut self.world, &mut self.aspace, at, reg, v)
             }
             Device::Maple => self
                 .maple
-                .mmio_write(&mut self.world, &self.aspace, arrive, reg, v),
+                .mmio_write(&mut self.world, &self.aspace, at, reg, v),
         };
-        self.world.cores[c].now = handled + self.world.timing.noc_one_way;
+        let ack = handled + self.world.timing.noc_one_way;
+        self.world.schedule(ack, Event::MmioAck(c));
     }
 
     /// Core `c` reads register `reg` of `dev` (one instruction): a

@@ -2,8 +2,10 @@
 //! the accelerator, invoked two ways.
 //!
 //! * **MMIO.** The core writes each input word to the unit's input register
-//!   and reads each result word from its output register, every access an
-//!   uncached, non-speculative round trip (no memory-level parallelism): "the
+//!   and reads each result word from its output register, every access
+//!   uncached, the stores posted but one in flight at a time and each load
+//!   a non-speculative round trip behind them (Ariane's non-idempotent
+//!   accesses, see [`super::core`]; no memory-level parallelism): "the
 //!   core cannot achieve memory-level parallelism and so must receive the
 //!   accelerator's output word by word before passing the next input word"
 //!   (§5.3). A read of the output register is answered once the word exists.

@@ -208,6 +208,12 @@ pub enum Event {
     /// Coherency Managers: [`engine::WATCH_IN_WRITE`],
     /// [`engine::WATCH_OUT_READ`]).
     Invalidated(usize, u8),
+    /// Core `core`'s posted uncached store reaches the device: register
+    /// `reg` of the device takes `value` ([`Soc::mmio_store`]).
+    MmioWrite(usize, core::Device, u64, u64),
+    /// The device's acknowledgement of core `core`'s uncached store is
+    /// back: its write buffer holds no non-idempotent store any more.
+    MmioAck(usize),
 }
 
 /// Coherence transactions counted by kind.
@@ -581,6 +587,8 @@ impl Soc {
                 Event::Invalidated(id, slot) => {
                     self.engines[id].invalidated(&mut self.world, at, slot)
                 }
+                Event::MmioWrite(c, dev, reg, v) => self.mmio_write_arrives(c, at, dev, reg, v),
+                Event::MmioAck(c) => self.world.cores[c].ni_pending = false,
             }
         }
     }
@@ -622,7 +630,7 @@ use ccsim_kernel::component::{ComponentSpec, ParamDefault, ParamKind, ParamRange
 /// The declaration of `ariane_core`: a core of the Cohort SoC.
 pub static ARIANE_CORE: ComponentSpec = ComponentSpec {
     type_name: "ariane_core",
-    description: "An Ariane-like in-order core on a P-Mesh tile (Cohort §5): one instruction a cycle, loads stall until their data, stores drain in order from a store buffer, fence drains it, MMIO is a non-speculative round trip.",
+    description: "An Ariane-like in-order core on a P-Mesh tile (Cohort §5): one instruction a cycle, loads stall until their data, stores drain in order from a store buffer, fence drains it (and waits for a posted uncached store's acknowledgement); an uncached store is posted, one in flight at a time, an uncached load a non-speculative round trip after every older store (Ariane 4c01614f: store_unit.sv, wt_dcache_wbuffer.sv ni_conflict, load_unit.sv stall_ni).",
     params: &[
         ParamSpec { name: "store_buffer_entries", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "stores", range: ParamRange::between(1.0, 64.0), from: "assumed: Ariane's speculative plus commit store buffer, 8 entries", description: "Stores the buffer holds before the core stalls." },
         ParamSpec { name: "load_hit_cycles", kind: ParamKind::Int, default: ParamDefault::Int(3), unit: "cycles", range: ParamRange::between(1.0, 100.0), from: "CVA6 design doc (docs/03_cva6_design/intro.rst): an L1 data-cache hit takes 3 cycles", description: "A load hit's cost to the pipeline." },

@@ -24,9 +24,11 @@
 //!   publishing the read index every `batch` results), then
 //!   `cohort_unregister`. The queue library's index checks are cached
 //!   (FastForward) or every call (`index_check`; see `queue`).
-//! * **MMIO**: per block, each input word an MMIO store, then each result
-//!   word an MMIO load (answered when it exists; the core retires nothing
-//!   while it waits).
+//! * **MMIO**: per block, each input word an MMIO store (posted: the core
+//!   goes on, but the next uncached access waits for its acknowledgement,
+//!   as Ariane's write buffer makes it), then each result word an MMIO
+//!   load (answered when it exists; the core retires nothing while it
+//!   waits).
 //! * **DMA**: per 256 B, the core copies the words into the source buffer,
 //!   calls the API (its instructions and four MMIO stores), polls the
 //!   status register (a turn per MMIO round trip, retiring its loop), then
