@@ -25,6 +25,50 @@ fn dcoh(s: &ccsim_platform::BuiltSystem) -> usize {
         .unwrap()
 }
 
+/// A program's operations marked unwindowed (a cache's prefetches) issue
+/// without room in the window and take none: with a window of one, three
+/// loads run one after another, and with the middle one unwindowed it
+/// overlaps the first, while the third still waits for the first.
+#[test]
+fn unwindowed_operations_issue_outside_the_window() {
+    let p = Platform::load("cohet").unwrap();
+    let run = |unwindowed: Option<Vec<bool>>| {
+        let mut s = cxl_system(&p);
+        let d = dcoh(&s);
+        s.agent_mut(d)
+            .set_program(&[(100, "load"), (200, "load"), (300, "load")], 1)
+            .unwrap();
+        if let Some(u) = unwindowed {
+            s.agent_mut(d).set_program_unwindowed(u).unwrap();
+        }
+        s.sim.run();
+        s.agent(d).program_times().to_vec()
+    };
+    // A miss's slot frees when its line arrives (its recorded completion
+    // adds the DCOH's access), over 400 ns after its issue.
+    let serial = run(None);
+    assert!(serial[1].0 > serial[0].0 + 400 * NS, "{serial:?}");
+    assert!(serial[2].0 > serial[1].0 + 400 * NS, "{serial:?}");
+    let free = run(Some(vec![false, true, false]));
+    assert!(
+        free[1].0 < free[0].0 + 10 * NS,
+        "the unwindowed load issues at once: {free:?}"
+    );
+    assert_eq!(free[2].0, serial[1].0, "the window still holds: {free:?}");
+    assert!(free[2].1 < serial[2].1, "{free:?} vs {serial:?}");
+    let mut s = cxl_system(&p);
+    let d = dcoh(&s);
+    s.agent_mut(d).set_program(&[(1, "load")], 1).unwrap();
+    let e = s
+        .agent_mut(d)
+        .set_program_unwindowed(vec![true, false])
+        .unwrap_err();
+    assert!(
+        e.contains("2 unwindowed flags for 1 program operations"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_dependent_load_issues_when_the_load_it_waits_for_completes() {
     let p = Platform::load("cohet").unwrap();

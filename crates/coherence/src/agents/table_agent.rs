@@ -350,6 +350,12 @@ struct Program {
     /// Per operation, whether the line's value when it takes effect is
     /// kept in `found` (a driver's load whose value decides its next step).
     snapshot: Vec<bool>,
+    /// Per operation, whether it is issued outside `window` (empty: none
+    /// is), e.g. a cache's prefetch, which takes the cache's own miss
+    /// registers rather than one of the requester's.
+    unwindowed: Vec<bool>,
+    /// Open operations issued outside `window`.
+    open_unwindowed: usize,
 }
 
 /// An inclusive near level as a recency list: line → its last use, and
@@ -690,6 +696,8 @@ impl TableAgent {
             rmw: Vec::new(),
             found: Vec::new(),
             snapshot: Vec::new(),
+            unwindowed: Vec::new(),
+            open_unwindowed: 0,
         });
         Ok(())
     }
@@ -753,6 +761,29 @@ impl TableAgent {
             ));
         }
         p.after = after;
+        Ok(())
+    }
+
+    /// Issues the program's operations marked in `unwindowed` outside its
+    /// window: they do not wait for room in it and take none while open
+    /// (a cache's prefetches, which use the cache's own miss registers,
+    /// not the requester's), still in program order. Errors without a
+    /// program or with a count that differs from its operations'.
+    pub fn set_program_unwindowed(&mut self, unwindowed: Vec<bool>) -> Result<(), String> {
+        let name = &self.sys.agents[self.id as usize].name;
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!(
+                "{name}: unwindowed operations need a program first"
+            ));
+        };
+        if unwindowed.len() != p.ops.len() {
+            return Err(format!(
+                "{name}: {} unwindowed flags for {} program operations",
+                unwindowed.len(),
+                p.ops.len()
+            ));
+        }
+        p.unwindowed = unwindowed;
         Ok(())
     }
 
@@ -1163,7 +1194,11 @@ impl TableAgent {
             let Some(p) = self.program.as_ref() else {
                 return;
             };
-            if p.next == p.ops.len() || p.open.len() >= p.window {
+            if p.next == p.ops.len() {
+                return;
+            }
+            let unwindowed = p.unwindowed.get(p.next).copied().unwrap_or(false);
+            if !unwindowed && p.open.len() - p.open_unwindowed >= p.window {
                 return;
             }
             let now = ctx.now();
@@ -1219,6 +1254,7 @@ impl TableAgent {
             let index = p.next;
             p.next += 1;
             p.times[index].0 = now;
+            p.open_unwindowed += usize::from(unwindowed);
             p.open.insert(
                 line,
                 (
@@ -1738,6 +1774,9 @@ impl TableAgent {
                     p.found[index] = snapshot;
                 }
                 p.open.remove(&line);
+                if p.unwindowed.get(index).copied().unwrap_or(false) {
+                    p.open_unwindowed -= 1;
+                }
                 p.effect[index] = ctx.now();
                 p.times[index].1 = ctx.now() + self.access;
                 ctx.count(ST_OPS, 1);
