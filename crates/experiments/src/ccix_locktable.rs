@@ -137,12 +137,10 @@ pub static CCIX_LOCKTABLE: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "device_release_cases", unit: "CASes", description: "layout = slots: the U280's CASes per release." },
         MetricSpec { name: "host_read_ns", unit: "ns", description: "layout = slots: mean latency of the host's reads (its L1D/L2, or a miss to the home)." },
         MetricSpec { name: "device_read_ns", unit: "ns", description: "layout = slots: mean latency of the U280's reads (the ATC lookup, then a System Cache hit or a CCIX ReadShared)." },
-        MetricSpec { name: "host_cas_ns", unit: "ns", description: "layout = slots: mean latency of the host's CASes (with its ordering, and the eviction of a shared copy first)." },
+        MetricSpec { name: "host_cas_ns", unit: "ns", description: "layout = slots: mean latency of the host's CASes (an N1 LSE atomic, near or far, with its ordering)." },
         MetricSpec { name: "device_cas_ns", unit: "ns", description: "layout = slots: mean latency of the U280's CASes (the ATC lookup, the operands' write, the far AtomicCompare, which drops a System Cache copy as it leaves)." },
         MetricSpec { name: "host_release_ns", unit: "ns", description: "layout = slots: mean time of the host's release accesses (from its header CAS to its publish, the driver's steps excluded)." },
         MetricSpec { name: "device_release_ns", unit: "ns", description: "layout = slots: mean time of the U280's release accesses." },
-        MetricSpec { name: "host_evicts", unit: "evictions", description: "layout = slots: the host's evictions of a shared copy before a CAS." },
-        MetricSpec { name: "device_evicts", unit: "evictions", description: "layout = slots: the System Cache's evictions before a far CAS (none: the lock module's far AtomicCompare drops a clean copy as it leaves)." },
     ],
     run,
 };
@@ -263,12 +261,14 @@ impl Locker {
     }
 }
 
-/// One CAS that took effect on a bucket's word: when, by which locker,
-/// whether it acquires or releases, the word it found and the word after
-/// it (equal when it failed).
+/// One CAS that took effect on a bucket's word: when (and its place in
+/// the home's log, see [`HomeSeq`]), by which locker, whether it acquires
+/// or releases, the word it found and the word after it (equal when it
+/// failed).
 #[derive(Debug, Clone, Copy)]
 struct CasEvent {
     at: Tick,
+    seq: HomeSeq,
     bucket: u64,
     locker: usize,
     acquire: bool,
@@ -276,6 +276,22 @@ struct CasEvent {
     old: u64,
     new: u64,
     success: bool,
+}
+
+/// Where a far atomic falls among the home's executions: its index in the
+/// home's log (`home_writes`), 0 for an access that took effect at its
+/// request agent. Two far atomics on one line can execute at the same
+/// instant (a home row in I serves each at once, no snoop between them):
+/// their order is then the log's, which the lockers' indices do not give
+/// (the device's CAS sorted before a core's it followed reads a word that
+/// core's CAS wrote). A near access never shares an instant with a far
+/// atomic on its line (the home snoops the near copy before it executes).
+type HomeSeq = usize;
+
+/// The line's coherence order over events: their instant, then the
+/// home's log, then the locker (events on other lines).
+fn coherence_key(at: Tick, seq: HomeSeq, locker: usize) -> (Tick, HomeSeq, usize) {
+    (at, seq, locker)
 }
 
 fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
@@ -377,7 +393,8 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             // The word the CAS found: the old line the home's CompData_I
             // returned (the device's, or a core's far atomic), or the line
             // a core's near atomic read in its cache.
-            let (at, found, far) = cas_found(&s, ha, TABLE_LINE + l.bucket, l.agent, first, end)?;
+            let (at, seq, found, far) =
+                cas_found(&s, ha, TABLE_LINE + l.bucket, l.agent, first, end)?;
             let found = found.ok_or_else(|| RunError::Violation {
                 message: format!(
                     "lock table: locker {i}'s CAS on bucket {} completed without the line it found",
@@ -389,6 +406,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             done.push((
                 CasEvent {
                     at,
+                    seq,
                     bucket: l.bucket,
                     locker: i,
                     acquire,
@@ -402,7 +420,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
             ));
         }
         done.retain(|(e, _, _)| e.at < horizon);
-        done.sort_by_key(|(e, _, _)| (e.at, e.locker));
+        done.sort_by_key(|(e, _, _)| coherence_key(e.at, e.seq, e.locker));
         for (e, first, far) in done {
             events.push(e);
             if far && !lockers[e.locker].device {
@@ -714,21 +732,23 @@ fn coherent_value(s: &BuiltSystem, ras: &[usize], ha: usize, line: u64) -> Line 
 }
 
 /// When the home executed `device`'s far atomic on `line` that completed
-/// at `end`, and the line it found: the home's last write for it on that
-/// line by then (the device has one CAS in flight at a time).
+/// at `end`, its place in the home's log, and the line it found: the
+/// home's last write for it on that line by then (the device has one CAS
+/// in flight at a time).
 fn executed_at_home(
     s: &BuiltSystem,
     ha: usize,
     line: u64,
     device: usize,
     end: Tick,
-) -> Result<(Tick, Option<Line>), RunError> {
+) -> Result<(Tick, HomeSeq, Option<Line>), RunError> {
     s.agent(ha)
         .home_writes()
         .iter()
+        .enumerate()
         .rev()
-        .find(|&&(l, req, at, _)| l == line && req as usize == device && at <= end)
-        .map(|&(_, _, at, old)| (at, old))
+        .find(|&(_, &(l, req, at, _))| l == line && req as usize == device && at <= end)
+        .map(|(seq, &(_, _, at, old))| (at, seq, old))
         .ok_or_else(|| RunError::Violation {
             message: format!(
                 "lock table: the device's atomic on line {line:#x} completed at {end} ps but the home never executed it"
@@ -781,9 +801,10 @@ fn append_cas(
 }
 
 /// Where and when a completed CAS (program operation `index` of `agent`,
-/// completed at `end`) took effect and the line it found: a near
-/// atomic's own read-modify-write in its cache, else the far atomic the
-/// home executed (its log); and whether it went far.
+/// completed at `end`) took effect (with its place in the home's log) and
+/// the line it found: a near atomic's own read-modify-write in its cache,
+/// else the far atomic the home executed (its log); and whether it went
+/// far.
 fn cas_found(
     s: &BuiltSystem,
     ha: usize,
@@ -791,13 +812,13 @@ fn cas_found(
     agent: usize,
     index: usize,
     end: Tick,
-) -> Result<(Tick, Option<Line>, bool), RunError> {
+) -> Result<(Tick, HomeSeq, Option<Line>, bool), RunError> {
     let a = s.agent(agent);
     if let Some(found) = a.program_found().get(index).copied().flatten() {
-        return Ok((a.program_effects()[index], Some(found), false));
+        return Ok((a.program_effects()[index], 0, Some(found), false));
     }
-    let (at, found) = executed_at_home(s, ha, line, agent, end)?;
-    Ok((at, found, true))
+    let (at, seq, found) = executed_at_home(s, ha, line, agent, end)?;
+    Ok((at, seq, found, true))
 }
 
 /// A record's bucket (a multiplicative hash).
@@ -873,7 +894,7 @@ fn check_bytes(events: &[CasEvent], final_words: &[u64]) -> Result<(), RunError>
         message: format!("lock table's bytes: {m}"),
     };
     let mut order: Vec<&CasEvent> = events.iter().collect();
-    order.sort_by_key(|e| (e.at, e.locker));
+    order.sort_by_key(|e| coherence_key(e.at, e.seq, e.locker));
     let mut word: BTreeMap<u64, u64> = BTreeMap::new();
     for e in order {
         let w = word.entry(e.bucket).or_insert(0);
@@ -912,7 +933,7 @@ fn check_against_reference(
         message: format!("lock table against its sequential reference: {m}"),
     };
     let mut order: Vec<CasEvent> = events.to_vec();
-    order.sort_by_key(|e| (e.at, e.locker));
+    order.sort_by_key(|e| coherence_key(e.at, e.seq, e.locker));
     let mut fifo: BTreeMap<u64, VecDeque<usize>> = BTreeMap::new();
     let mut reference: Vec<(u64, usize)> = Vec::new();
     for e in &order {
@@ -991,6 +1012,7 @@ mod tests {
     fn ev(at: Tick, bucket: u64, locker: usize, acquire: bool, id: usize) -> CasEvent {
         CasEvent {
             at,
+            seq: 0,
             bucket,
             locker,
             acquire,
@@ -1051,6 +1073,34 @@ mod tests {
         assert!(e.to_string().contains("at the end"), "{e}");
         // Memory that disagrees with the last CAS.
         assert!(check_bytes(&good, &[b]).is_err());
+    }
+
+    #[test]
+    fn far_atomics_of_one_instant_follow_the_homes_log_not_the_lockers_indices() {
+        // Locker 1's append, then locker 0's (compared with the word
+        // locker 1 left), both executed by the home at 10 ps: its log has
+        // locker 1's first (seq 7, then 8); then the two releases.
+        let a = queue::append(0, 2).unwrap().0;
+        let ab = queue::append(a, 1).unwrap().0;
+        let b = queue::shift(ab, 2).unwrap();
+        let cas = |at, locker, seq, old, new| CasEvent {
+            seq,
+            old,
+            new,
+            ..ev(at, 0, locker, true, locker)
+        };
+        let logged = [
+            cas(10, 0, 8, a, ab),
+            cas(10, 1, 7, 0, a),
+            cas(20, 1, 9, ab, b),
+            cas(30, 0, 10, b, 0),
+        ];
+        assert!(check_bytes(&logged, &[0]).is_ok());
+        // Ordered by the lockers' indices instead, locker 0's CAS comes
+        // first and seems to find a word no CAS left.
+        let by_locker = logged.map(|e| CasEvent { seq: 0, ..e });
+        let e = check_bytes(&by_locker, &[0]).unwrap_err();
+        assert!(e.to_string().contains("lost update"), "{e}");
     }
 
     #[test]

@@ -7,14 +7,16 @@
 //!   to the home); on the U280, after the ATC lookup, the System Cache's
 //!   (a hit while its copy lasts, else a CCIX ReadShared: the host's next
 //!   write takes the copy back with a snoop over the link);
-//! * a **CAS** is, on a core, a store whose read-modify-write runs when the
-//!   core holds the line unique, plus the CAS's ordering `host_atomic_ns`
-//!   (a shared copy dropped first, counted in `host_evicts`: the table's
-//!   CleanUnique that a snoop overtakes grants the line without data);
-//!   on the U280, after the ATC lookup and the operands' AXI write, the
-//!   far AtomicCompare (`far_atomic`) the home executes on the line's
-//!   bytes, a clean copy a read left in the System Cache dropped as it
-//!   leaves (§V-A: the RA "sends [it] to the host").
+//! * a **CAS** is, on a core, an N1 LSE atomic (the table's `atomic`):
+//!   near, a read-modify-write in its cache, when the core holds the line
+//!   unique; far, an AtomicCompare the home executes, when its copy is
+//!   missing or shared (the Shared copy a read left dropped as the request
+//!   leaves; Arm Cortex-A76 TRM §A6.4.1), plus the CAS's ordering
+//!   `host_atomic_ns` either way; on the U280, after the ATC lookup and
+//!   the operands' AXI write, the far AtomicCompare (`far_atomic`) the
+//!   home executes on the line's bytes, a clean copy a read left in the
+//!   System Cache dropped as it leaves (§V-A: the RA "sends [it] to the
+//!   host"). Neither side evicts before a CAS.
 //!
 //! The value a read returned (the line when the load took effect) or a CAS
 //! found (the home's log, a core's read-modify-write) goes back to the
@@ -37,8 +39,9 @@ use ccsim_kernel::prelude::*;
 use ccsim_platform::BuiltSystem;
 
 use super::{
-    append_cas, check_against_reference, coherent_value, executed_at_home, executed_since, finish,
-    hash, mean, CasEvent, RunTotals, Setup, ThinkTimes, RECORDS, SLOTS, STEP, TABLE_LINE,
+    append_cas, cas_found, check_against_reference, coherence_key, coherent_value, executed_since,
+    finish, hash, mean, CasEvent, HomeSeq, RunTotals, Setup, ThinkTimes, RECORDS, SLOTS, STEP,
+    TABLE_LINE,
 };
 use crate::ccix_lock_slots::{self as protocol, Access, Locker as Machine, Slot, Variant};
 use crate::invocation::percentile;
@@ -50,15 +53,10 @@ use crate::{werr, Point, PointResult, RunError};
 enum Phase {
     /// Its next acquire issues at this time.
     Idle(Tick),
-    /// An access is in its agent's program: its first op (an eviction
-    /// before a CAS, or the access itself) and the access's op, and what
-    /// it paid before its first op issued (the device's ATC lookup, and
-    /// for a CAS the operands' write).
-    Busy {
-        first: usize,
-        index: usize,
-        pre: Tick,
-    },
+    /// An access is in its agent's program: its op, and what it paid
+    /// before the op issued (the device's ATC lookup, and for a CAS the
+    /// operands' write).
+    Busy { index: usize, pre: Tick },
     /// Queued: its machine's next access waits for the grant.
     Queued,
     /// The run's acquires are all issued.
@@ -78,7 +76,8 @@ struct Tally {
     read_ns: Vec<f64>,
     cas_ns: Vec<f64>,
     release_ns: Vec<f64>,
-    evicts: usize,
+    /// CASes that went far (executed at the home).
+    far_cases: usize,
 }
 
 struct Locker {
@@ -106,6 +105,7 @@ struct Locker {
 #[derive(Debug, Clone, Copy)]
 struct AccessEvent {
     at: Tick,
+    seq: HomeSeq,
     bucket: u64,
     locker: usize,
     access: Access,
@@ -199,9 +199,10 @@ pub(super) fn run(point: &Point<'_>, setup: Setup) -> Result<PointResult, RunErr
         s.sim.run_until(t);
         no_violation(&s)?;
         // Accesses that completed by t, in the order they took effect (a
-        // device atomic executed at the home whose old value is still on
-        // its way back holds up every later one).
-        let mut done: Vec<(AccessEvent, usize)> = Vec::new();
+        // far atomic executed at the home whose old value is still on its
+        // way back holds up every later one; far atomics of one instant in
+        // the home's log order).
+        let mut done: Vec<(AccessEvent, usize, bool)> = Vec::new();
         let mut horizon = Tick::MAX;
         for (i, l) in lockers.iter().enumerate() {
             let Phase::Busy { index, .. } = l.phase else {
@@ -211,21 +212,25 @@ pub(super) fn run(point: &Point<'_>, setup: Setup) -> Result<PointResult, RunErr
             let line = TABLE_LINE + l.bucket;
             let agent = s.agent(l.agent);
             let (issued_at, end) = agent.program_times()[index];
-            let far = l.device && matches!(access, Access::Cas { .. });
+            let is_cas = matches!(access, Access::Cas { .. });
             if end == 0 {
-                if far && issued_at > 0 {
+                // A CAS in flight may have gone far (the device's always,
+                // a core's on a line it did not hold unique).
+                if is_cas && issued_at > 0 {
                     if let Some(at) = executed_since(&s, ha, line, l.agent, issued_at) {
                         horizon = horizon.min(at);
                     }
                 }
                 continue;
             }
-            let (at, found) = if far {
-                executed_at_home(&s, ha, line, l.agent, end)?
+            let (at, seq, found, far) = if is_cas {
+                cas_found(&s, ha, line, l.agent, index, end)?
             } else {
                 (
                     agent.program_effects()[index],
+                    0,
                     agent.program_found().get(index).copied().flatten(),
+                    false,
                 )
             };
             let found = found.ok_or_else(|| RunError::Violation {
@@ -240,24 +245,27 @@ pub(super) fn run(point: &Point<'_>, setup: Setup) -> Result<PointResult, RunErr
             done.push((
                 AccessEvent {
                     at,
+                    seq,
                     bucket: l.bucket,
                     locker: i,
                     access,
                     found: word_at(&found, word),
                 },
                 index,
+                far,
             ));
         }
-        done.retain(|(e, _)| e.at < horizon);
-        done.sort_by_key(|(e, _)| (e.at, e.locker));
-        for (e, _) in done {
+        done.retain(|(e, _, _)| e.at < horizon);
+        done.sort_by_key(|(e, _, _)| coherence_key(e.at, e.seq, e.locker));
+        for (e, _, far) in done {
             events.push(e);
             let l = &mut lockers[e.locker];
-            let Phase::Busy { first, index, pre } = l.phase else {
+            l.tally.far_cases += usize::from(far);
+            let Phase::Busy { index, pre } = l.phase else {
                 unreachable!("only busy lockers complete accesses")
             };
             let times = s.agent(l.agent).program_times();
-            let (start, end) = (times[first].0, times[index].1);
+            let (start, end) = times[index];
             let is_cas = matches!(e.access, Access::Cas { .. });
             let known = if is_cas && !l.device {
                 end + host_atomic
@@ -425,7 +433,9 @@ pub(super) fn run(point: &Point<'_>, setup: Setup) -> Result<PointResult, RunErr
             format!("{name}_cas_ns"),
             mean(&collect(|l| &l.tally.cas_ns)),
         );
-        metrics.insert(format!("{name}_evicts"), sum(|t| t.evicts) as f64);
+        if !device {
+            metrics.insert("host_far_fraction".into(), per(sum(|t| t.far_cases), cases));
+        }
         metrics.insert(
             format!("{name}_release_ns"),
             mean(&collect(|l| &l.tally.release_ns)),
@@ -450,6 +460,7 @@ struct Costs {
 fn lock_event(e: &AccessEvent, acquire: bool, id: usize) -> CasEvent {
     CasEvent {
         at: e.at,
+        seq: e.seq,
         bucket: e.bucket,
         locker: e.locker,
         acquire,
@@ -462,9 +473,9 @@ fn lock_event(e: &AccessEvent, acquire: bool, id: usize) -> CasEvent {
 
 /// Appends the locker's machine's next access to its agent's program,
 /// issuing no earlier than `at`, and wakes the agent. A read is a load
-/// that keeps the line it saw; a CAS a core's store with its
-/// read-modify-write, or the U280's far AtomicCompare with its encoded
-/// operands (`far_atomic`: its System Cache's copy dropped as it leaves).
+/// that keeps the line it saw; a CAS a core's LSE atomic (`atomic`: near
+/// on a line it holds unique, else far) or the U280's far AtomicCompare
+/// (`far_atomic`), either carrying its encoded operands.
 fn issue(
     s: &mut BuiltSystem,
     l: &mut Locker,
@@ -479,18 +490,16 @@ fn issue(
         ),
     })?;
     let line = TABLE_LINE + l.bucket;
-    let first = s.agent(l.agent).program_times().len();
-    let held = s.agent(l.agent).state_of(line) != "I";
-    let unique = s.agent(l.agent).writes(line);
+    let index = s.agent(l.agent).program_times().len();
     let agent = s.agent_mut(l.agent);
-    let (index, at, pre) = match access {
+    let (at, pre) = match access {
         Access::Read(_) => {
             let pre = if l.device { costs.atc } else { 0 };
             agent
                 .append_program(&[(line, "load")], at + pre)
                 .map_err(werr)?;
-            agent.set_program_snapshot(first).map_err(werr)?;
-            (first, at + pre, pre)
+            agent.set_program_snapshot(index).map_err(werr)?;
+            (at + pre, pre)
         }
         Access::Cas { word, expect, new } => {
             let cas = LineRmw::Cas {
@@ -498,31 +507,16 @@ fn issue(
                 expected: expect,
                 new,
             };
-            if l.device {
-                // The lock module's far AtomicCompare: the table drops a
-                // clean copy a read left in the System Cache as it leaves.
-                let at = at + costs.lookup;
-                append_cas(agent, true, line, first, cas, at)?;
-                (first, at, costs.lookup)
-            } else {
-                // A shared copy is dropped first: the table's CleanUnique
-                // from SC that a snoop overtakes grants the line without
-                // data (CHI's UCE), on which no read-modify-write can run;
-                // the CAS then misses with a ReadUnique.
-                let mut index = first;
-                if held && !unique {
-                    agent.append_program(&[(line, "evict")], at).map_err(werr)?;
-                    l.tally.evicts += 1;
-                    index += 1;
-                }
-                agent.append_program(&[(line, "store")], at).map_err(werr)?;
-                agent.set_program_rmw(index, cas).map_err(werr)?;
-                (index, at, 0)
-            }
+            // The lock module's far AtomicCompare (its System Cache's
+            // clean copy dropped as it leaves), or a core's LSE atomic:
+            // near on a line it holds unique, else far.
+            let pre = if l.device { costs.lookup } else { 0 };
+            append_cas(agent, l.device, line, index, cas, at + pre)?;
+            (at + pre, pre)
         }
     };
     l.access = Some(access);
-    l.phase = Phase::Busy { first, index, pre };
+    l.phase = Phase::Busy { index, pre };
     let id = s.agents[l.agent];
     s.sim.wake(id, at.max(now), PROGRAM_WAKE);
     Ok(())
@@ -541,7 +535,7 @@ fn check_slot_bytes(
         message: format!("lock table's bytes (slots): {m}"),
     };
     let mut order: Vec<&AccessEvent> = events.iter().collect();
-    order.sort_by_key(|e| (e.at, e.locker));
+    order.sort_by_key(|e| coherence_key(e.at, e.seq, e.locker));
     let mut lines: BTreeMap<u64, [u64; SLOTS + 1]> = BTreeMap::new();
     for e in order {
         let words = lines.entry(e.bucket).or_insert([0; SLOTS + 1]);
@@ -582,6 +576,7 @@ mod tests {
     fn ev(at: Tick, locker: usize, access: Access, found: u64) -> AccessEvent {
         AccessEvent {
             at,
+            seq: 0,
             bucket: 0,
             locker,
             access,
