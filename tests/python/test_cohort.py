@@ -158,3 +158,23 @@ def test_the_l15_holds_16_byte_lines_and_the_l2_answers_their_fills():
     assert sha["coherence.subline_fills"] == 1169
     assert aes["coherence.subline_fills"] == 1554
     assert aes["lines.out_queue.index_migrations"] + aes["lines.out_queue.data_migrations"] == 542
+
+
+def test_the_interfaces_example_sweep_runs_every_accelerator_in_every_mode(tmp_path):
+    # examples/cohort_interfaces.toml as a user runs it: SHA and AES on
+    # valid-ready, the null AXI-Stream FIFO on AXI-Stream (its TLAST framing
+    # checked by the unit, its words checked against the input).
+    from pathlib import Path
+
+    import pandas as pd
+
+    spec = Path(__file__).resolve().parents[2] / "examples" / "cohort_interfaces.toml"
+    r = run_cli("sweep", spec, "--out", tmp_path, "--jobs", "1", "--no-progress", timeout=600)
+    assert r.returncode == 0, r.stderr
+    df = pd.read_parquet(tmp_path / "sweeps" / "cohort_interfaces" / "points.parquet")
+    assert len(df) == 3 * 3 * 2 and df["error"].isna().all()
+    lat = {(a, s, x): v for a, s, x, v in zip(df["workload.accel"], df.series, df.x, df.value)}
+    for x in (256, 1024):
+        # The null accelerator copies words: faster than encrypting them.
+        for s in ("cohort_b64", "mmio", "dma"):
+            assert lat[("axis_fifo", s, x)] < lat[("aes128", s, x)], (s, x)

@@ -15,6 +15,18 @@
 //! * **Ratchets.** Words enter and leave as 64-bit values; a word's bytes
 //!   are its little-endian bytes in memory, so a block is the bytes of its
 //!   words in order, as they lie in the queue.
+//! * **Interfaces.** "Our prototype supports both simple valid-ready
+//!   handshakes and AXI-Stream as latency insensitive interfaces to and
+//!   from the accelerator" (Cohort §4.2, Fig. 6). Both move one 64-bit word
+//!   a cycle while the accelerator is ready; AXI-Stream also frames them:
+//!   each transfer ([`AxisBeat`]) carries TKEEP (its data bytes) and TLAST
+//!   (the last transfer of a packet, here of a block; AMBA AXI4-Stream,
+//!   IHI0051A §2), and a unit on AXI-Stream checks the framing
+//!   ([`Accelerator::push_beat`], [`Accelerator::pop_beat`]). SHA-256 and AES
+//!   use valid-ready, as in the prototype ("Each accelerator uses
+//!   valid-ready handshakes", §4.2); the AXI-Stream FIFO the authors used as
+//!   a "null" accelerator to demonstrate AXI-Stream is
+//!   [`Accelerator::axis_fifo`].
 //! * **Timing.** The unit holds one block at a time (the open-source cores
 //!   Cohort integrates iterate over a block; assumed: no overlap of
 //!   blocks): a block starts when its last word has arrived and the block
@@ -69,12 +81,76 @@ pub static STREAM_ACCELERATOR: ComponentSpec = ComponentSpec {
 enum Kernel {
     Sha256,
     Aes128(Box<aes::Aes128>),
+    /// The "null" accelerator: an AXI-Stream FIFO in packet mode, which
+    /// gives each packet back unchanged.
+    Fifo,
+}
+
+/// The handshake between an endpoint and its accelerator (Cohort §4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamInterface {
+    /// Valid-ready FIFO handshakes: a word a transfer, no framing.
+    ValidReady,
+    /// AXI4-Stream: a word a transfer with TKEEP and TLAST (IHI0051A §2).
+    AxiStream,
+}
+
+/// One AXI4-Stream transfer of a 64-bit stream (IHI0051A §2.1: TDATA,
+/// TKEEP, TLAST; TVALID/TREADY are the handshake the timing models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisBeat {
+    /// The word.
+    pub tdata: u64,
+    /// One bit a byte of `tdata`: set for a data byte.
+    pub tkeep: u8,
+    /// The last transfer of a packet (a block of the accelerator).
+    pub tlast: bool,
+}
+
+/// A transfer whose framing does not match the accelerator's blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FramingError {
+    /// A transfer with null or position bytes (TKEEP not all set): the
+    /// blocks take whole words.
+    PartialTransfer {
+        /// The transfer's TKEEP.
+        tkeep: u8,
+    },
+    /// TLAST before a block's last word.
+    EarlyLast {
+        /// The word of the block it came on (from 0).
+        word: usize,
+        /// Words a block takes.
+        of: usize,
+    },
+    /// A block's last word without TLAST.
+    MissingLast {
+        /// Words a block takes.
+        of: usize,
+    },
+}
+
+impl std::fmt::Display for FramingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FramingError::PartialTransfer { tkeep } => {
+                write!(f, "TKEEP {tkeep:#04x}: the blocks take whole 64-bit words")
+            }
+            FramingError::EarlyLast { word, of } => {
+                write!(f, "TLAST on word {word} of a {of}-word block")
+            }
+            FramingError::MissingLast { of } => {
+                write!(f, "no TLAST on the last word of a {of}-word block")
+            }
+        }
+    }
 }
 
 /// One accelerator with its input and output ratchets.
 #[derive(Clone)]
 pub struct Accelerator {
     kernel: Kernel,
+    interface: StreamInterface,
     in_bytes: usize,
     latency: Tick,
     /// Bytes of the block being gathered.
@@ -83,6 +159,8 @@ pub struct Accelerator {
     free_at: Tick,
     /// Result words and the time the first of their block is ready.
     out: VecDeque<(Tick, u64)>,
+    /// Result words taken, for the output's TLAST.
+    popped: u64,
     /// Blocks computed.
     pub blocks: u64,
 }
@@ -92,6 +170,7 @@ impl std::fmt::Debug for Accelerator {
         let kind = match self.kernel {
             Kernel::Sha256 => "sha256",
             Kernel::Aes128(_) => "aes128",
+            Kernel::Fifo => "axis_fifo",
         };
         f.debug_struct("Accelerator")
             .field("kernel", &kind)
@@ -116,6 +195,34 @@ impl Accelerator {
         )
     }
 
+    /// The "null" accelerator the Cohort authors demonstrated AXI-Stream
+    /// with (Cohort §4.2: "an AXI-Stream FIFO as a \"null\" accelerator"):
+    /// an AXI4-Stream FIFO in packet mode, which forwards a packet once its
+    /// TLAST has arrived (Xilinx PG085, packet mode), here packets of
+    /// `packet_words` words given back unchanged `latency_cycles` later
+    /// (both assumed: the paper gives neither).
+    pub fn axis_fifo(packet_words: usize, latency_cycles: u64, clock_mhz: f64) -> Accelerator {
+        assert!(packet_words > 0, "a packet takes at least one word");
+        Accelerator::new(
+            Kernel::Fifo,
+            packet_words * WORD_BYTES,
+            latency_cycles,
+            clock_mhz,
+        )
+        .with_interface(StreamInterface::AxiStream)
+    }
+
+    /// The same unit behind another interface.
+    pub fn with_interface(mut self, interface: StreamInterface) -> Accelerator {
+        self.interface = interface;
+        self
+    }
+
+    /// The unit's interface to the endpoints.
+    pub fn interface(&self) -> StreamInterface {
+        self.interface
+    }
+
     /// From a `stream_accelerator` instance's parameters (an AES unit's key
     /// is zero until [`set_key`](Self::set_key)).
     pub fn from_params(p: &Params) -> Accelerator {
@@ -131,11 +238,13 @@ impl Accelerator {
     fn new(kernel: Kernel, in_bytes: usize, cycles: u64, clock_mhz: f64) -> Accelerator {
         Accelerator {
             kernel,
+            interface: StreamInterface::ValidReady,
             in_bytes,
             latency: (cycles as f64 * 1e6 / clock_mhz).round() as Tick,
             gathering: Vec::with_capacity(in_bytes),
             free_at: 0,
             out: VecDeque::new(),
+            popped: 0,
             blocks: 0,
         }
     }
@@ -157,6 +266,7 @@ impl Accelerator {
         match self.kernel {
             Kernel::Sha256 => 32 / WORD_BYTES,
             Kernel::Aes128(_) => 16 / WORD_BYTES,
+            Kernel::Fifo => self.in_bytes / WORD_BYTES,
         }
     }
 
@@ -180,6 +290,35 @@ impl Accelerator {
         Some(ready)
     }
 
+    /// An AXI-Stream transfer arrives at `now`: the word of
+    /// [`push_word`](Self::push_word), once its framing is checked against
+    /// the block being gathered (whole words; TLAST exactly on a block's
+    /// last word). A transfer that fails the check changes nothing.
+    pub fn push_beat(&mut self, now: Tick, beat: AxisBeat) -> Result<Option<Tick>, FramingError> {
+        if beat.tkeep != 0xff {
+            return Err(FramingError::PartialTransfer { tkeep: beat.tkeep });
+        }
+        let (word, of) = (self.gathering.len() / WORD_BYTES, self.words_per_block());
+        match (beat.tlast, word + 1 == of) {
+            (true, false) => return Err(FramingError::EarlyLast { word, of }),
+            (false, true) => return Err(FramingError::MissingLast { of }),
+            _ => {}
+        }
+        Ok(self.push_word(now, beat.tdata))
+    }
+
+    /// Takes the next result word as an AXI-Stream transfer, TLAST on the
+    /// last word of each result block.
+    pub fn pop_beat(&mut self) -> Option<AxisBeat> {
+        let of = self.words_per_output_block() as u64;
+        let popped = self.popped;
+        self.pop_word().map(|tdata| AxisBeat {
+            tdata,
+            tkeep: 0xff,
+            tlast: (popped + 1) % of == 0,
+        })
+    }
+
     /// When the next result word is ready, if one is queued.
     pub fn output_ready_at(&self) -> Option<Tick> {
         self.out.front().map(|&(t, _)| t)
@@ -188,7 +327,9 @@ impl Accelerator {
     /// Takes the next result word (whether or not its time has come: the
     /// caller keeps time with [`output_ready_at`](Self::output_ready_at)).
     pub fn pop_word(&mut self) -> Option<u64> {
-        self.out.pop_front().map(|(_, w)| w)
+        let word = self.out.pop_front().map(|(_, w)| w);
+        self.popped += u64::from(word.is_some());
+        word
     }
 
     fn compute(&self, block: &[u8]) -> Vec<u8> {
@@ -204,6 +345,7 @@ impl Accelerator {
                 cipher.encrypt_block(&mut b);
                 b.to_vec()
             }
+            Kernel::Fifo => block.to_vec(),
         }
     }
 }
@@ -339,6 +481,77 @@ mod tests {
         );
         let digest: Vec<u8> = state.iter().flat_map(|v| v.to_be_bytes()).collect();
         assert_eq!(drain(&mut sha), digest);
+    }
+
+    #[test]
+    fn axi_stream_frames_blocks_with_tlast_and_refuses_bad_framing() {
+        let beat = |tdata, tlast| AxisBeat {
+            tdata,
+            tkeep: 0xff,
+            tlast,
+        };
+        // AES on AXI-Stream: TLAST on every second word in and out.
+        let mut aes =
+            Accelerator::aes128([0; 16], 100.0).with_interface(StreamInterface::AxiStream);
+        assert_eq!(
+            aes.push_beat(0, beat(1, true)),
+            Err(FramingError::EarlyLast { word: 0, of: 2 })
+        );
+        assert_eq!(
+            aes.push_beat(
+                0,
+                AxisBeat {
+                    tkeep: 0x0f,
+                    ..beat(1, false)
+                }
+            ),
+            Err(FramingError::PartialTransfer { tkeep: 0x0f })
+        );
+        // The refused transfers left nothing behind.
+        assert_eq!(aes.push_beat(0, beat(1, false)), Ok(None));
+        assert_eq!(
+            aes.push_beat(0, beat(2, false)),
+            Err(FramingError::MissingLast { of: 2 })
+        );
+        assert_eq!(aes.push_beat(0, beat(2, true)), Ok(Some(410_000)));
+        let mut reference = Accelerator::aes128([0; 16], 100.0);
+        reference.push_word(0, 1);
+        reference.push_word(0, 2);
+        let lasts: Vec<(u64, bool)> = std::iter::from_fn(|| aes.pop_beat())
+            .map(|b| (b.tdata, b.tlast))
+            .collect();
+        let words: Vec<u64> = std::iter::from_fn(|| reference.pop_word()).collect();
+        assert_eq!(lasts, vec![(words[0], false), (words[1], true)]);
+    }
+
+    #[test]
+    fn the_null_axi_stream_fifo_gives_each_packet_back_once_its_tlast_is_in() {
+        let mut fifo = Accelerator::axis_fifo(4, 2, 100.0);
+        assert_eq!(fifo.interface(), StreamInterface::AxiStream);
+        assert_eq!(
+            (fifo.words_per_block(), fifo.words_per_output_block()),
+            (4, 4)
+        );
+        let mut ready = None;
+        for k in 0..4u64 {
+            let beat = AxisBeat {
+                tdata: 0xc0de + k,
+                tkeep: 0xff,
+                tlast: k == 3,
+            };
+            ready = fifo.push_beat(k * 10_000, beat).unwrap();
+            assert_eq!(ready.is_some(), k == 3, "packet mode: nothing before TLAST");
+        }
+        assert_eq!(ready, Some(30_000 + 2 * 10_000));
+        let out: Vec<AxisBeat> = std::iter::from_fn(|| fifo.pop_beat()).collect();
+        assert_eq!(
+            out.iter().map(|b| b.tdata).collect::<Vec<_>>(),
+            vec![0xc0de, 0xc0df, 0xc0e0, 0xc0e1]
+        );
+        assert_eq!(
+            out.iter().map(|b| b.tlast).collect::<Vec<_>>(),
+            vec![false, false, false, true]
+        );
     }
 
     #[test]

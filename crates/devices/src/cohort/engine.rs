@@ -48,7 +48,7 @@
 use super::core::Interrupt;
 use super::mmu::{AddressSpace, Mmu};
 use super::{Access, Cycle, Event, World, LINE};
-use crate::accel::{Accelerator, WORD_BYTES};
+use crate::accel::{Accelerator, AxisBeat, StreamInterface, WORD_BYTES};
 
 /// Register: the process's root page number (`satp.PPN`).
 pub const REG_SATP: u64 = 0;
@@ -590,7 +590,7 @@ impl CohortEngine {
             for k in 0..words {
                 let word = world.mem.read_u64(pa + 8 * k);
                 delivered = delivered.max(done) + 1;
-                if let Some(ready) = self.accel.push_word(delivered, word) {
+                if let Some(ready) = self.feed_accelerator(delivered, word) {
                     if !self.producing {
                         world.schedule(ready, Event::Engine(self.id, T_PRODUCER));
                     }
@@ -615,6 +615,45 @@ impl CohortEngine {
         }
         if self.state == Consumer::Fetching {
             world.schedule(delivered.max(at + 1), Event::Engine(self.id, T_CONSUMER));
+        }
+    }
+
+    /// The consumer endpoint hands the accelerator its next word at `at`
+    /// over the unit's interface: on AXI-Stream as a transfer with TLAST on
+    /// a block's last word, counted by the endpoint (a framing the unit
+    /// refuses is a broken engine, not a run-time condition).
+    fn feed_accelerator(&mut self, at: Cycle, word: u64) -> Option<Cycle> {
+        match self.accel.interface() {
+            StreamInterface::ValidReady => self.accel.push_word(at, word),
+            StreamInterface::AxiStream => {
+                let per_block = self.accel.words_per_block() as u64;
+                let tlast = (self.consumed + 1) % per_block == 0;
+                let beat = AxisBeat {
+                    tdata: word,
+                    tkeep: 0xff,
+                    tlast,
+                };
+                self.accel
+                    .push_beat(at, beat)
+                    .unwrap_or_else(|e| panic!("engine {}: AXI-Stream input: {e}", self.id))
+            }
+        }
+    }
+
+    /// The producer endpoint takes the accelerator's next result word; on
+    /// AXI-Stream its TLAST must close the endpoint's block (`last`).
+    fn take_result(&mut self, last: bool) -> u64 {
+        match self.accel.interface() {
+            StreamInterface::ValidReady => self.accel.pop_word().expect("a ready result word"),
+            StreamInterface::AxiStream => {
+                let beat = self.accel.pop_beat().expect("a ready result transfer");
+                assert_eq!(
+                    beat.tlast, last,
+                    "engine {}: AXI-Stream output framing",
+                    self.id
+                );
+                beat.tdata
+            }
         }
     }
 
@@ -654,8 +693,8 @@ impl CohortEngine {
             t = done;
             slots.push(pa);
         }
-        for pa in slots {
-            let word = self.accel.pop_word().expect("a ready result word");
+        for (k, pa) in slots.into_iter().enumerate() {
+            let word = self.take_result(k + 1 == out_words as usize);
             world.mem.write_u64(pa, word);
         }
         self.stats.wcm_data_cycles += t - at;

@@ -70,7 +70,7 @@ pub static COHORT_ACCEL: WorkloadInfo = WorkloadInfo {
     name: "cohort_accel",
     description: "Cohort Figs. 8-11: a core streams x 64-bit words through the SHA-256 or AES-128 accelerator and collects the digests or ciphertext: through the Cohort engine on SPSC queues in memory (batched index updates), by MMIO round trips, or by coherent DMA through a MAPLE-like unit; latency in kilocycles and the core's IPC, every output checked against RustCrypto.",
     params: &[
-        ParamSpec { name: "accel", kind: ParamKind::Enum(&["sha256", "aes128"]), default: ParamDefault::Str("sha256"), unit: "", range: ParamRange::ANY, from: "Cohort §5.2: the SHA-256 and AES-128 accelerators", description: "The accelerator." },
+        ParamSpec { name: "accel", kind: ParamKind::Enum(&["sha256", "aes128", "axis_fifo"]), default: ParamDefault::Str("sha256"), unit: "", range: ParamRange::ANY, from: "Cohort §5.2: the SHA-256 and AES-128 accelerators (valid-ready); §4.2: the AXI-Stream FIFO the authors demonstrated AXI-Stream with, as a \"null\" accelerator (packets of 8 words, 2 cycles: assumed)", description: "The accelerator: sha256 or aes128 on valid-ready handshakes, or axis_fifo, the null accelerator on AXI-Stream (TLAST on each 8-word packet, checked by the unit; the words come back unchanged)." },
         ParamSpec { name: "mode", kind: ParamKind::Enum(&["cohort", "mmio", "dma"]), default: ParamDefault::Str("cohort"), unit: "", range: ParamRange::ANY, from: "Cohort Table 2: communication modes Cohort, MMIO, DMA", description: "How the core reaches the accelerator." },
         ParamSpec { name: "batch", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "elements", range: ParamRange::between(2.0, 64.0), from: "Cohort Table 2: batching factor 2 to 64", description: "Cohort: elements between index publications." },
         ParamSpec { name: "index_check", kind: ParamKind::Enum(&["every_pop", "cached", "every_call"]), default: ParamDefault::Str("every_pop"), unit: "", range: ParamRange::ANY, from: "every_pop: the Cohort authors' C queue and AES benchmark (cohort-project/cohort-soc, piton/verif/diag/assembly/include/riscv/ariane/cohort_fifo.h fifo_pop_64/fifo_push_64, cohort_linux/cohort_aes_base.c); cached is the FastForward discipline, every_call what the Cohort project's public Rust queue (CohortFifo) does", description: "Cohort: every_pop: each pop loads the write index, pushes never check; cached: each side re-reads the other's index only when its copy says empty or full; every_call: each push and pop loads it." },
@@ -293,6 +293,11 @@ pub fn input_words(n: u64) -> Vec<u64> {
 
 /// The reference results of `words` (RustCrypto through the ratchets).
 pub fn reference(accel: &str, words: &[u64]) -> Vec<u64> {
+    if accel == "axis_fifo" {
+        // The null accelerator's output is its input: checked against the
+        // words themselves, not against another run of the unit.
+        return words.to_vec();
+    }
     let mut a = make_accel(accel);
     let mut out = Vec::new();
     for &w in words {
@@ -304,10 +309,17 @@ pub fn reference(accel: &str, words: &[u64]) -> Vec<u64> {
     out
 }
 
+/// The null AXI-Stream accelerator's packet: one 64 B line of words
+/// (assumed; Cohort §4.2 names the FIFO, not its configuration).
+const AXIS_FIFO_PACKET_WORDS: usize = 8;
+/// The FIFO's cycles from a packet's TLAST to its first word out (assumed).
+const AXIS_FIFO_CYCLES: u64 = 2;
+
 fn make_accel(accel: &str) -> Accelerator {
     // One tick a cycle: the accelerator's clock is the SoC's.
     match accel {
         "aes128" => Accelerator::aes128(AES_KEY, 1e6),
+        "axis_fifo" => Accelerator::axis_fifo(AXIS_FIFO_PACKET_WORDS, AXIS_FIFO_CYCLES, 1e6),
         _ => Accelerator::sha256(1e6),
     }
 }
