@@ -134,3 +134,27 @@ def test_ats_travels_on_vc0_of_the_systems_ccix_link():
     )
     assert starved["metrics"]["latency_ns"] > 10 * m["latency_ns"]
     assert starved["metrics"]["ats_ns"] <= m["ats_ns"] + 1.0
+
+
+def test_the_huge_page_example_sweep_shortens_the_walk(tmp_path):
+    # examples/ccix_pages.toml as a user runs it: the ATS cost per page size
+    # (predictions; the paper measured 4 KiB pages only).
+    from pathlib import Path
+
+    import pandas as pd
+
+    spec = Path(__file__).resolve().parents[2] / "examples" / "ccix_pages.toml"
+    r = run_cli("sweep", str(spec), "--out", str(tmp_path), "--jobs", "1", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    df = pd.read_parquet(tmp_path / "sweeps" / "ccix_pages" / "points.parquet")
+    assert len(df) == 5 * 3 and df["error"].isna().all()
+    lat = {(p, x): v for p, x, v in zip(df["workload.page_size"], df.x, df.value)}
+    # 4 KiB pages give the experiment's own calibrated 64 B read with an ATC miss.
+    assert lat[("4k", 64)] == pytest.approx(2453, rel=0.05)
+    # One line: fewer walk levels with 2 MiB and 1 GiB pages; 64 KiB and
+    # 32 MiB are contiguous runs at the 4 KiB and 2 MiB levels.
+    assert lat[("1g", 64)] < lat[("2m", 64)] < lat[("4k", 64)]
+    assert lat[("64k", 64)] == lat[("4k", 64)] and lat[("32m", 64)] <= lat[("2m", 64)]
+    # 64 KiB over many pages: every larger page needs fewer translations.
+    for p in ("64k", "2m", "32m", "1g"):
+        assert lat[(p, 65536)] < lat[("4k", 65536)], p
