@@ -190,7 +190,7 @@ fn bad_sizes_are_errors_that_say_why() {
     .unwrap_err();
     assert!(e.to_string().contains("whole number of KiB"), "{e}");
     let mut params = Params::new();
-    params.set("host_cores", ParamValue::Int(4), "test");
+    params.set("host_cores", ParamValue::Int(5), "test");
     let e = run_point("ccix_coherency", &p, "buffer_kib", 32.0, &params, 0, false).unwrap_err();
     assert!(e.to_string().contains("request agents"), "{e}");
 }
