@@ -2,10 +2,11 @@
 
 An experiment's ``[[claims]]`` (validated in Rust when the file is loaded)
 are the checkable statements of the paper's text: an ordering, a crossing,
-"constant up to", "linear", a bound, a ratio. Each is evaluated on the
+"constant up to", "linear", a bound, a ratio, a peak. Each is evaluated on the
 points actually simulated: a claim about an x that was not run is
 *not evaluated*, never silently held. A bound is scored as a bound (held or
-not, with the margin to it), never as a point error.
+not, with the margin to it), never as a point error; a peak ("a peak
+speedup of 4.42x") is a point the curve reaches, scored by its error.
 
 :func:`evaluate_claims` takes a claim list (as ``Experiment.to_dict()``
 gives it) and the values by series and x, so it can be tested on synthetic
@@ -23,7 +24,7 @@ HELD = "held"
 NOT_HELD = "not_held"
 NOT_EVALUATED = "not_evaluated"
 
-KINDS = ("order", "crossing", "constant_up_to", "converges_after", "linear_after", "bound", "ratio")
+KINDS = ("order", "crossing", "constant_up_to", "converges_after", "linear_after", "bound", "ratio", "peak")
 
 Values = Mapping[str, Mapping[float, float]]
 
@@ -209,9 +210,27 @@ def _ratio(c, vals):
     return ok, "; ".join(parts) + f" (claimed [{_num(lo)}, {_num(hi)}])"
 
 
+def _peak(c, vals):
+    """The series' largest value over the claim's x (every x run when it
+    declares none) against the text's ``value``: a point, with its error."""
+    (s,) = vals
+    xs, missing = _at(c, [s])
+    if missing:
+        return _not_run(missing)
+    if not xs:
+        return None, "no x run"
+    top = max(xs, key=lambda x: s[x])
+    value, tol = float(c["value"]), float(c["tol"])
+    err = (s[top] - value) / abs(value)
+    detail = (f"peak {_num(s[top])} at x={_x(top)} (of x={_x(xs[0])}..{_x(xs[-1])}, {len(xs)} run); "
+              f"{_pct(err * 100)} against {_num(value)} (tolerance {tol * 100:.1f}%)")
+    return abs(err) <= tol, detail
+
+
 _EVAL = {"order": _order, "crossing": _crossing, "constant_up_to": _constant_up_to,
          "converges_after": _converges_after,
-         "linear_after": _linear_after, "bound": _bound, "ratio": _ratio}
+         "linear_after": _linear_after, "bound": _bound, "ratio": _ratio,
+         "peak": _peak}
 
 
 def evaluate_claim(claim: Mapping[str, Any], values: Values) -> Dict[str, Any]:

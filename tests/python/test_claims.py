@@ -64,7 +64,7 @@ def test_every_shipped_claim_is_well_formed(name):
         assert c["expect"] in (HELD, NOT_HELD), at
         # The section names the paper and where in it.
         assert c["section"].split()[0] in ("PIO", "CCKit", "Cohet", "CCIX", "Cohort") and "§" in c["section"], at
-        if c["kind"] in ("constant_up_to", "converges_after", "linear_after"):
+        if c["kind"] in ("constant_up_to", "converges_after", "linear_after", "peak"):
             assert c["why"].strip(), f"{at}: a tolerance states its reason"
         # A known gap is explained, not just flagged.
         assert bool(c["why_not_held"].strip()) == (c["expect"] == NOT_HELD), f"{at}: why_not_held"
@@ -72,6 +72,8 @@ def test_every_shipped_claim_is_well_formed(name):
             assert c["lower"] is not None or c["upper"] is not None, at
         if c["kind"] in ("crossing", "ratio"):
             assert c["lo"] < c["hi"], at
+        if c["kind"] == "peak":
+            assert c["value"] and 0 < c["tol"] < 1, at
 
 
 @pytest.mark.parametrize("name", ENZIAN + COHET_CXL + CCIX + COHORT)
@@ -179,6 +181,20 @@ def test_bound_is_scored_as_a_bound():
     assert verdict(claim("bound", "s", x=[1.0], lower=1.0), v) == NOT_EVALUATED
     # Far above a lower bound is as good as just above it: no point error.
     assert verdict(claim("bound", "s", lower=1.0), v) == HELD
+
+
+def test_peak_is_the_largest_value_scored_as_a_point():
+    v = {"s": {64.0: 3.0, 1024.0: 4.5, 8192.0: 4.0}}
+    r = evaluate_claim(claim("peak", "s", value=4.42, tol=0.05), v)
+    assert r["verdict"] == HELD
+    assert "peak 4.5 at x=1024" in r["detail"] and "+1.8% against 4.42" in r["detail"]
+    # Every value below the text's peak is not enough: the curve must reach it.
+    assert verdict(claim("peak", "s", value=6.0, tol=0.05), v) == NOT_HELD
+    # Above it by more than the tolerance fails too: a peak is not a lower bound.
+    assert verdict(claim("peak", "s", value=3.0, tol=0.05), v) == NOT_HELD
+    # Over declared x only, and not evaluated when one was not run.
+    assert verdict(claim("peak", "s", x=[64.0, 8192.0], value=4.0, tol=0.05), v) == HELD
+    assert verdict(claim("peak", "s", x=[2.0], value=4.0, tol=0.05), v) == NOT_EVALUATED
 
 
 def test_ratio():

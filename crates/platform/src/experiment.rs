@@ -180,11 +180,15 @@ pub enum ClaimKind {
     Bound,
     /// `series[0] / series[1]` lies in `[lo, hi]` at the claim's x.
     Ratio,
+    /// The largest value of the series over the claim's x (every x run
+    /// when none is given) lies within `tol` (relative) of `value`: the
+    /// text's "a peak of 4.42x", a point the curve reaches, not a bound.
+    Peak,
 }
 
 impl ClaimKind {
     /// Every kind, in its TOML spelling.
-    pub const ALL: [(&'static str, ClaimKind); 7] = [
+    pub const ALL: [(&'static str, ClaimKind); 8] = [
         ("order", ClaimKind::Order),
         ("crossing", ClaimKind::Crossing),
         ("constant_up_to", ClaimKind::ConstantUpTo),
@@ -192,6 +196,7 @@ impl ClaimKind {
         ("linear_after", ClaimKind::LinearAfter),
         ("bound", ClaimKind::Bound),
         ("ratio", ClaimKind::Ratio),
+        ("peak", ClaimKind::Peak),
     ];
 
     /// The TOML spelling (`constant_up_to`).
@@ -213,7 +218,7 @@ impl ClaimKind {
 }
 
 /// A checkable statement of the paper's text (an ordering, a crossing,
-/// "constant up to", "linear", a bound, a ratio), evaluated on every run
+/// "constant up to", "linear", a bound, a ratio, a peak), evaluated on every run
 /// and shown held or not in the report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
@@ -233,7 +238,7 @@ pub struct Claim {
     pub lo: Option<f64>,
     /// See [`Claim::lo`].
     pub hi: Option<f64>,
-    /// `constant_up_to`: the relative tolerance.
+    /// `constant_up_to`, `converges_after`, `peak`: the relative tolerance.
     pub tol: Option<f64>,
     /// `linear_after`: the least R² of the fit.
     pub r2: Option<f64>,
@@ -241,6 +246,8 @@ pub struct Claim {
     pub lower: Option<f64>,
     /// `bound`: the upper bound.
     pub upper: Option<f64>,
+    /// `peak`: the largest value the text states.
+    pub value: Option<f64>,
     /// Why the tolerance is what it is, when the text does not give it.
     pub why: String,
     /// The verdict the simulator is known to give on the full sweep today
@@ -724,8 +731,8 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
             "a converges_after claim needs one x (from) or two increasing ones (from, to)",
         ));
     }
-    let (mut lo, mut hi, mut tol, mut r2, mut lower, mut upper) =
-        (None, None, None, None, None, None);
+    let (mut lo, mut hi, mut tol, mut r2, mut lower, mut upper, mut value) =
+        (None, None, None, None, None, None, None);
     match kind {
         ClaimKind::Order => {}
         ClaimKind::Crossing | ClaimKind::Ratio => {
@@ -735,7 +742,14 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
             }
             (lo, hi) = (Some(l), Some(h));
         }
-        ClaimKind::ConstantUpTo | ClaimKind::ConvergesAfter => {
+        ClaimKind::ConstantUpTo | ClaimKind::ConvergesAfter | ClaimKind::Peak => {
+            if kind == ClaimKind::Peak {
+                let v = f.req_f64("value")?;
+                if v == 0.0 {
+                    return Err(f.err("value", "a peak's value is not 0 (its error is relative)"));
+                }
+                value = Some(v);
+            }
             let v = f.req_f64("tol")?;
             if !(v > 0.0 && v < 1.0) {
                 return Err(f.err("tol", "a relative tolerance, in (0, 1)"));
@@ -766,7 +780,10 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
     let why = f.opt_str("why")?.unwrap_or_default();
     if matches!(
         kind,
-        ClaimKind::ConstantUpTo | ClaimKind::ConvergesAfter | ClaimKind::LinearAfter
+        ClaimKind::ConstantUpTo
+            | ClaimKind::ConvergesAfter
+            | ClaimKind::LinearAfter
+            | ClaimKind::Peak
     ) && why.trim().is_empty()
     {
         return Err(f.err(
@@ -810,8 +827,9 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
         ClaimKind::LinearAfter => &["x", "r2"],
         ClaimKind::Bound => &["x", "lower", "upper"],
         ClaimKind::Ratio => &["x", "lo", "hi"],
+        ClaimKind::Peak => &["x", "value", "tol"],
     };
-    for key in ["x", "lo", "hi", "tol", "r2", "lower", "upper"] {
+    for key in ["x", "lo", "hi", "tol", "r2", "lower", "upper", "value"] {
         if t.contains_key(key) && !own.contains(&key) {
             return Err(f.err(
                 key,
@@ -836,6 +854,7 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
         r2,
         lower,
         upper,
+        value,
         why,
         expect_held,
         why_not_held,

@@ -635,6 +635,15 @@ kind = "bound"
 series = "latency"
 x = [64, 256]
 lower = 2000.0
+
+[[claims]]
+quote = "a peak bandwidth of 3 GB/s"
+section = "paper §VI"
+kind = "peak"
+series = "bandwidth"
+value = 3.0
+tol = 0.05
+why = "the 5% goal of a point the text states"
 "#;
 
 fn with_claims() -> String {
@@ -645,7 +654,7 @@ fn with_claims() -> String {
 fn claims_are_validated_at_load() {
     let e = Experiment::from_toml_str("experiments/toy-dma.toml", &with_claims(), &workloads())
         .unwrap();
-    assert_eq!(e.claims.len(), 3);
+    assert_eq!(e.claims.len(), 4);
     let c = &e.claims[0];
     assert_eq!(c.kind, ccsim_platform::ClaimKind::ConstantUpTo);
     assert_eq!((c.x.clone(), c.tol), (vec![128.0], Some(0.05)));
@@ -660,6 +669,11 @@ fn claims_are_validated_at_load() {
         (e.claims[2].lower, e.claims[2].upper, e.claims[2].x.clone()),
         (Some(2000.0), None, vec![64.0, 256.0])
     );
+    assert_eq!(
+        (e.claims[3].kind, e.claims[3].value, e.claims[3].tol),
+        (ccsim_platform::ClaimKind::Peak, Some(3.0), Some(0.05))
+    );
+    assert!(e.claims[3].x.is_empty() && e.claims[2].value.is_none());
     for (s, k) in ccsim_platform::ClaimKind::ALL {
         assert_eq!(k.as_str(), s);
     }
@@ -672,7 +686,7 @@ fn golden_errors_for_claims() {
     let cases: &[(&str, &str, String)] = &[
         ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\", \"foo\"]", format!("{f}: claims[1].series[1]: no series \"foo\" (known: latency, bandwidth)")),
         ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\"]", format!("{f}: claims[1].series: a order claim names 2 series, got 1")),
-        ("kind = \"order\"", "kind = \"ordr\"", format!("{f}: claims[1].kind: expected one of order|crossing|constant_up_to|converges_after|linear_after|bound|ratio, got \"ordr\"; did you mean \"order\"?")),
+        ("kind = \"order\"", "kind = \"ordr\"", format!("{f}: claims[1].kind: expected one of order|crossing|constant_up_to|converges_after|linear_after|bound|ratio|peak, got \"ordr\"; did you mean \"order\"?")),
         ("expect = \"not_held\"", "expect = \"maybe\"", format!("{f}: claims[1].expect: expected one of held|not_held, got \"maybe\"")),
         ("why_not_held = \"the toy DMA has no latency/bandwidth relation\"", "", format!("{f}: claims[1].why_not_held: a claim expected not_held says why (the mechanism the simulation lacks, or the contradiction)")),
         ("tol = 0.05", "tol = 0.05\nwhy_not_held = \"no\"", format!("{f}: claims[0].why_not_held: only a claim with expect = \"not_held\" says why it is not held")),
@@ -684,6 +698,11 @@ fn golden_errors_for_claims() {
         ("why = \"a 5% step is invisible on the figure\"", "", format!("{f}: claims[0].why: a constant_up_to claim states why its tolerance is what it is")),
         ("lower = 2000.0", "", format!("{f}: claims[2].lower: a bound needs lower and/or upper")),
         ("lower = 2000.0", "lower = 2000.0\nupper = 1000.0", format!("{f}: claims[2].upper: must be above lower (2000.0)")),
+        ("value = 3.0\n", "", format!("{f}: claims[3].value: required key missing")),
+        ("value = 3.0\n", "value = 0.0\n", format!("{f}: claims[3].value: a peak's value is not 0 (its error is relative)")),
+        ("value = 3.0\ntol = 0.05", "value = 3.0\ntol = 1.5", format!("{f}: claims[3].tol: a relative tolerance, in (0, 1)")),
+        ("why = \"the 5% goal of a point the text states\"", "", format!("{f}: claims[3].why: a peak claim states why its tolerance is what it is")),
+        ("lower = 2000.0\n", "lower = 2000.0\nvalue = 1.0\n", format!("{f}: claims[2].value: not a key of a bound claim (its own: x, lower, upper)")),
         ("quote = \"over 2 us\"", "quote = \" \"", format!("{f}: claims[2].quote: must not be empty")),
         ("section = \"paper §VI\"\nkind = \"bound\"", "kind = \"bound\"", format!("{f}: claims[2].section: required key missing")),
     ];

@@ -426,6 +426,7 @@ impl PyExperiment {
             cd.set_item("r2", c.r2)?;
             cd.set_item("lower", c.lower)?;
             cd.set_item("upper", c.upper)?;
+            cd.set_item("value", c.value)?;
             cd.set_item("why", &c.why)?;
             cd.set_item("expect", if c.expect_held { "held" } else { "not_held" })?;
             cd.set_item("why_not_held", &c.why_not_held)?;
