@@ -37,7 +37,7 @@ from .claims import evaluate_claims
 from .errors import NotAvailableError, UsageError, check_seed
 from .overrides import experiment_platform, scoped
 from .plot import plot_result
-from .report import render_report
+from .report import histogram_records, render_report
 
 POINTS_FILE = "points.jsonl"
 
@@ -378,6 +378,19 @@ class ExperimentResult:
         ``not_held`` or ``not_evaluated`` when its x were not run), held
         (True/False/None), detail (the numbers behind it), expect, why."""
         return evaluate_claims(self.config.get("claims", []), self.values())
+
+    def histograms(self) -> List[Dict[str, Any]]:
+        """The distributions of the experiment's histogram panels
+        (``[[panels]]`` with ``histogram_at``), one record per bin: panel,
+        series, label, x, lower, upper (None for the last, open bin), count."""
+        return histogram_records(self.config, self.all_points)
+
+    @property
+    def histograms_df(self):
+        """:meth:`histograms` as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.histograms(), columns=["panel", "series", "label", "x", "lower", "upper", "count"])
 
     @property
     def claims_df(self):

@@ -1,6 +1,8 @@
 """Plots of experiment results with the paper's points overlaid.
 
-One panel per ``[[panels]]`` entry of the experiment; each series is a line
+One panel per ``[[panels]]`` entry of the experiment; a histogram panel
+(``histogram_at``) draws its series' binned samples at those x as step
+lines. Otherwise each series is a line
 with markers (and error bars where the workload reports the metric's
 standard deviation over seeded iterations as ``<metric>_std``). Paper points are drawn in the series' colour: *calibration*
 points as large filled diamonds with a black edge, *prediction* points as
@@ -32,7 +34,11 @@ def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     color = {s["name"]: colors[i % len(colors)] for i, s in enumerate(cfg["series"])}
     comps = result.comparisons()
+    hists = result.histograms() if hasattr(result, "histograms") else []
     for ax, panel in zip(axes[0], panels):
+        if panel.get("histogram_at"):
+            _draw_histograms(ax, panel, [h for h in hists if h["panel"] == panel["name"]], color, cfg["x"]["name"])
+            continue
         for s in (s for s in cfg["series"] if s["panel"] == panel["name"]):
             pts = sorted((c["x"], c["sim"]) for c in comps if c["series"] == s["name"] and c["sim"] is not None)
             pts = list(dict(pts).items())
@@ -78,6 +84,30 @@ def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
+
+
+def _draw_histograms(ax, panel, records, color, x_name: str) -> None:
+    """A histogram panel: each (series, x) distribution as a step line, the
+    panel's x told apart by line style; the last (open) bin is drawn one
+    bin wide."""
+    styles = ["-", "--", ":", "-."]
+    groups = {}
+    for r in records:
+        groups.setdefault((r["series"], r["x"]), []).append(r)
+    xs = list(panel["histogram_at"])
+    for (series, x), rs in groups.items():
+        width = rs[1]["lower"] - rs[0]["lower"] if len(rs) > 1 else 1.0
+        edges = [r["lower"] for r in rs] + [rs[-1]["lower"] + width]
+        ax.stairs([r["count"] for r in rs], edges, color=color[series],
+                  linestyle=styles[xs.index(x) % len(styles)] if x in xs else "-",
+                  label=f"{rs[0]['label']}, {x_name} = {x:g} (sim)")
+    if panel["ylog"]:
+        ax.set_yscale("log")
+    ax.set_xlabel("latency bin (ns)")
+    ax.set_ylabel(panel["ylabel"])
+    ax.grid(True, which="major", alpha=0.3)
+    if groups:
+        ax.legend(fontsize=8)
 
 
 def _bytes(v: float) -> str:

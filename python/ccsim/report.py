@@ -34,6 +34,33 @@ class ResultView(Protocol):
 
     def claims(self) -> List[Dict[str, Any]]: ...
 
+    def histograms(self) -> List[Dict[str, Any]]: ...
+
+
+def histogram_records(cfg: Mapping[str, Any], points: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """The distributions a histogram panel (``histogram_at``) draws: for each
+    of the panel's x and each of its series, one record per bin with panel,
+    series, label, x, lower and upper edge (``None`` for the last bin, which
+    holds every sample from its lower edge up) and count. The bins are the
+    point's stats ``<metric>.hist.<lower edge>``; a point that has none (not
+    run, e.g. by ``--quick``, or a workload that reports no histogram) gives
+    no record."""
+    out: List[Dict[str, Any]] = []
+    by_point = {(p["series"], float(p["x"])): p for p in points}
+    for panel in cfg["panels"]:
+        for x in panel.get("histogram_at") or []:
+            for s in (s for s in cfg["series"] if s["panel"] == panel["name"]):
+                p = by_point.get((s["name"], float(x)))
+                if p is None:
+                    continue
+                prefix = s["metric"] + ".hist."
+                bins = sorted((float(k[len(prefix):]), v) for k, v in p["stats"].items() if k.startswith(prefix))
+                for i, (lower, count) in enumerate(bins):
+                    upper = bins[i + 1][0] if i + 1 < len(bins) else None
+                    out.append({"panel": panel["name"], "series": s["name"], "label": s["label"], "x": float(x),
+                                "lower": lower, "upper": upper, "count": count})
+    return out
+
 
 def fmt_num(v: Optional[float]) -> str:
     """Numbers for tables: 4 significant digits, integers without a fraction."""
@@ -163,6 +190,7 @@ def render_report(result: ResultView) -> str:
         lines.append(f"{n['held']} held, {n['not_held']} not held, {n['not_evaluated']} not evaluated.")
         lines.append("")
         lines += _why_not_held(claims)
+    lines += _histograms(result)
     if cfg["notes"]:
         lines += ["## Notes", ""] + [f"- {n}" for n in cfg["notes"]] + [""]
     return "\n".join(lines)
@@ -182,6 +210,30 @@ def _why_not_held(claims: List[Dict[str, Any]]) -> List[str]:
     if not lines:
         return []
     return ["### Why the claims not held are not held", ""] + lines + [""]
+
+
+def _histograms(result: ResultView) -> List[str]:
+    """The histogram panels as tables: per series and x, the bins that hold
+    samples (the plot draws every bin)."""
+    records = result.histograms()
+    if not records:
+        return []
+    lines = ["## Histograms", "",
+             "Each histogram panel's distributions: per series and x, the samples in each bin "
+             "(empty bins left out; the last bin holds every sample from its lower edge up).", ""]
+    groups: Dict[Tuple[str, str, float], List[Dict[str, Any]]] = {}
+    for r in records:
+        groups.setdefault((r["panel"], r["series"], r["x"]), []).append(r)
+    for (panel, series, x), rs in groups.items():
+        total = sum(r["count"] for r in rs)
+        lines.append(f"**{rs[0]['label']}** at {result.config['x']['name']} = {fmt_num(x)} "
+                     f"(panel {panel}, {fmt_num(total)} samples):")
+        lines.append("")
+        rows = [[fmt_num(r["lower"]) + ("+" if r["upper"] is None else f"–{fmt_num(r['upper'])}"), fmt_num(r["count"])]
+                for r in rs if r["count"]]
+        lines += _table(["bin", "samples"], rows)
+        lines.append("")
+    return lines
 
 
 def _cell(text: str) -> str:

@@ -52,6 +52,36 @@ def test_contention_directions_of_the_text():
     assert at[("device_3cores", 32)] > at[("device_1core", 32)]
 
 
+def test_fig_6b_histograms_from_the_api_the_report_the_plot_and_the_cli(tmp_path):
+    res = ccsim.reproduce("ccix-contention", quick=True)
+    h = res.histograms_df
+    # Fig. 6B: 32 KiB and 2 MiB, host and device, 20,000 accesses each.
+    assert sorted(set(zip(h.series, h.x))) == [("device_hist_1core", 32.0), ("device_hist_1core", 2048.0),
+                                               ("host_hist_1core", 32.0), ("host_hist_1core", 2048.0)]
+    for (series, x), g in h.groupby(["series", "x"]):
+        assert g["count"].sum() == 20000, (series, x)
+        assert list(g.lower) == [50.0 * i for i in range(41)]
+        assert g.upper.iloc[-1] is None or g.upper.isna().iloc[-1]  # the open last bin
+        # The bin holding the median holds the point's p50.
+        side = series.split("_")[0]
+        p50 = next(p for p in res.points if p["series"] == series and p["x"] == x)["metrics"][f"{side}_p50_ns"]
+        cum = g["count"].cumsum()
+        lower = g.lower[cum >= 10000].iloc[0]
+        assert lower <= p50 < lower + 50.0, (series, x, p50, lower)
+    # The device's SC hits (80 ns) are its short outliers; its misses sit at 600-700 ns.
+    dev = h[(h.series == "device_hist_1core") & (h.x == 32.0)].set_index("lower")["count"]
+    assert dev[50.0] > 0 and dev[600.0] > 0 and dev.loc[100.0:550.0].sum() == 0
+    report = res.report()
+    assert "## Histograms" in report and "**host, 1 core, 20,000 accesses** at buffer_kib = 32" in report
+    fig = res.plot(tmp_path / "plot.png")
+    jitter = [ax for ax in fig.axes if ax.get_xlabel() == "latency bin (ns)"]
+    assert len(jitter) == 1 and len(jitter[0].patches) == 4  # one step line per (series, x)
+    assert (tmp_path / "plot.png").stat().st_size > 0
+    r = run_cli("reproduce", "ccix-contention", "--quick", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 0, r.stderr
+    assert "## Histograms" in (tmp_path / "cli" / "ccix-contention" / "report.md").read_text()
+
+
 def test_atomics_from_the_api():
     res = ccsim.reproduce("ccix-atomics", quick=True)
     cal = res.df[res.df.role == "calibration"]

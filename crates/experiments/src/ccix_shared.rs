@@ -56,6 +56,8 @@ pub static CCIX_COHERENCY: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "host_cores", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cores", range: ParamRange::between(0.0, 16.0), from: "CCIX §IV Exp. 4: a single CPU core, then 1 to 3", description: "Host cores that write the buffer (the system's request agents after the device's)." },
         ParamSpec { name: "accesses", kind: ParamKind::Int, default: ParamDefault::Int(1024), unit: "accesses", range: ParamRange::between(1.0, 1_000_000.0), from: "CCIX §IV Exp. 4: 1024 accesses to random addresses", description: "Accesses per side (the device, and each host core)." },
         ParamSpec { name: "period_ns", kind: ParamKind::Float, default: ParamDefault::Float(2000.0), unit: "ns", range: ParamRange::at_least(1.0), from: "assumed: one iteration of Algorithm 2's loop (the API configures the CTG over MMIO, waits for it, reads its latency register, writes the host's line)", description: "The time between iterations: each side's access k starts at k x period." },
+        ParamSpec { name: "hist_bin_ns", kind: ParamKind::Float, default: ParamDefault::Float(50.0), unit: "ns", range: ParamRange::between(1.0, 100_000.0), from: "assumed: Fig. 6B's bin width is not given", description: "Width of the latency histograms' bins (stats <side>_latency_ns.hist.<lower edge>)." },
+        ParamSpec { name: "hist_max_ns", kind: ParamKind::Float, default: ParamDefault::Float(2000.0), unit: "ns", range: ParamRange::between(1.0, 1_000_000.0), from: "assumed: above the slowest access of Fig. 6's runs (a snoop across the link and back)", description: "Lower edge of the histograms' last bin, which holds every latency from it up." },
         ParamSpec { name: "device_op", kind: ParamKind::Enum(&["write", "read"]), default: ParamDefault::Str("write"), unit: "", range: ParamRange::ANY, from: "CCIX §IV Exp. 4: 'simultaneously modify cache lines'", description: "The CTG's access: a whole-line write (ReadUnique on a miss) or a read (ReadShared)." },
     ],
     check: None,
@@ -68,6 +70,8 @@ pub static CCIX_COHERENCY: WorkloadInfo = WorkloadInfo {
         MetricSpec { name: "device_p10_ns", unit: "ns", description: "10th percentile of the device's latencies." },
         MetricSpec { name: "device_p50_ns", unit: "ns", description: "Median of the device's latencies." },
         MetricSpec { name: "device_p90_ns", unit: "ns", description: "90th percentile of the device's latencies." },
+        MetricSpec { name: "host_std_ns", unit: "ns", description: "Standard deviation of the host's latencies (its jitter, Fig. 6B)." },
+        MetricSpec { name: "device_miss_std_ns", unit: "ns", description: "Standard deviation of the device's latencies that missed the System Cache (Fig. 6B's jitter without the SC hits the text calls outliers)." },
         MetricSpec { name: "host_hit_fraction", unit: "", description: "Host writes that hit in the core's caches." },
         MetricSpec { name: "device_hit_fraction", unit: "", description: "CTG accesses that hit in the System Cache (the text's 'very short outliers')." },
     ],
@@ -227,6 +231,33 @@ fn mean(v: &[f64]) -> f64 {
     }
 }
 
+/// The population standard deviation of `v` (0 when empty).
+fn std_dev(v: &[f64]) -> f64 {
+    let m = mean(v);
+    if v.is_empty() {
+        0.0
+    } else {
+        (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64).sqrt()
+    }
+}
+
+/// The histogram of `v` (ns) as stats `{prefix}_latency_ns.hist.{lower
+/// edge, ns, 5 digits}`: bins of `bin` ns from 0, the last from `max` up
+/// (so every sample is counted once), and `{prefix}_latency_ns.hist_bin`,
+/// the width, for whoever draws it (Fig. 6B's histograms).
+fn histogram(prefix: &str, v: &[f64], bin: f64, max: f64, stats: &mut BTreeMap<String, f64>) {
+    let last = (max / bin).ceil() as usize;
+    let mut counts = vec![0u64; last + 1];
+    for &x in v {
+        counts[((x / bin).floor() as usize).min(last)] += 1;
+    }
+    for (i, c) in counts.iter().enumerate() {
+        let lower = (i as f64 * bin).round() as u64;
+        stats.insert(format!("{prefix}_latency_ns.hist.{lower:05}"), *c as f64);
+    }
+    stats.insert(format!("{prefix}_latency_ns.hist_bin"), bin);
+}
+
 /// p10, p50, p90 of `v` under `prefix`.
 fn spread(prefix: &str, v: &mut [f64], metrics: &mut BTreeMap<String, f64>) {
     v.sort_by(f64::total_cmp);
@@ -255,6 +286,12 @@ fn run_coherency(point: &Point<'_>) -> Result<PointResult, RunError> {
     let cores = params.uint("host_cores") as usize;
     let n = params.uint("accesses") as usize;
     let period = (params.float("period_ns") * 1000.0).round() as Tick;
+    let (hist_bin, hist_max) = (params.float("hist_bin_ns"), params.float("hist_max_ns"));
+    if hist_max < hist_bin {
+        return Err(werr(format!(
+            "hist_max_ns = {hist_max} is below hist_bin_ns = {hist_bin}: the histogram needs at least one bin below its last"
+        )));
+    }
     let device_event = if params.str("device_op") == "read" {
         "load"
     } else {
@@ -298,16 +335,20 @@ fn run_coherency(point: &Point<'_>) -> Result<PointResult, RunError> {
     let device_hit = s.agent(device).local_time_bound();
     let mut dev: Vec<f64> = Vec::with_capacity(n);
     let mut dev_hits = 0usize;
+    let mut dev_misses: Vec<f64> = Vec::with_capacity(n);
     for (i, &(issue, end)) in s.agent(device).program_times().iter().enumerate() {
         if end == 0 {
             return Err(RunError::Violation {
                 message: format!("the device's access {i} never completed"),
             });
         }
+        let ns = (end - issue + lookup) as f64 / 1000.0;
         if end - issue <= device_hit {
             dev_hits += 1;
+        } else {
+            dev_misses.push(ns);
         }
-        dev.push((end - issue + lookup) as f64 / 1000.0);
+        dev.push(ns);
     }
     let mut host: Vec<f64> = Vec::new();
     let mut host_hits = 0usize;
@@ -320,6 +361,8 @@ fn run_coherency(point: &Point<'_>) -> Result<PointResult, RunError> {
     let mut metrics = BTreeMap::new();
     metrics.insert("host_latency_ns".to_string(), mean(&host));
     metrics.insert("device_latency_ns".to_string(), mean(&dev));
+    metrics.insert("host_std_ns".to_string(), std_dev(&host));
+    metrics.insert("device_miss_std_ns".to_string(), std_dev(&dev_misses));
     metrics.insert(
         "host_hit_fraction".to_string(),
         if host.is_empty() {
@@ -334,7 +377,10 @@ fn run_coherency(point: &Point<'_>) -> Result<PointResult, RunError> {
     );
     spread("host", &mut host, &mut metrics);
     spread("device", &mut dev, &mut metrics);
-    Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
+    let mut result = sim_result(&s.sim, metrics, trace_mode(point.trace));
+    histogram("host", &host, hist_bin, hist_max, &mut result.stats);
+    histogram("device", &dev, hist_bin, hist_max, &mut result.stats);
+    Ok(result)
 }
 
 fn run_atomic(point: &Point<'_>) -> Result<PointResult, RunError> {

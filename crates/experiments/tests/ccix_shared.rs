@@ -165,6 +165,58 @@ fn the_home_compares_an_atomics_operands_with_the_lines_bytes() {
 }
 
 #[test]
+fn the_latency_histograms_count_every_access_once_and_agree_with_the_percentiles() {
+    let p = Platform::load("n1sdp").unwrap();
+    let params = params_of(&[("host_cores", "1")]);
+    let r = run_point("ccix_coherency", &p, "buffer_kib", 32.0, &params, 0, false).unwrap();
+    for side in ["host", "device"] {
+        let prefix = format!("{side}_latency_ns.hist.");
+        let bins: Vec<(f64, f64)> = r
+            .stats
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.parse::<f64>().ok()?, *v)))
+            .collect();
+        // 50 ns bins from 0 to the open bin at 2 us, in order.
+        assert_eq!(bins.len(), 41, "{side}");
+        assert_eq!(r.stats[&format!("{side}_latency_ns.hist_bin")], 50.0);
+        for (i, (lower, _)) in bins.iter().enumerate() {
+            assert_eq!(*lower, 50.0 * i as f64);
+        }
+        // Algorithm 2's 1,024 accesses per side, each in one bin.
+        let total: f64 = bins.iter().map(|b| b.1).sum();
+        assert_eq!(total, 1024.0, "{side}");
+        // The bin where half the accesses are reached holds the median.
+        let mut seen = 0.0;
+        let median_bin = bins
+            .iter()
+            .find(|(_, c)| {
+                seen += c;
+                seen >= total / 2.0
+            })
+            .unwrap()
+            .0;
+        let p50 = r.metrics[&format!("{side}_p50_ns")];
+        assert!(
+            (median_bin..median_bin + 50.0).contains(&p50),
+            "{side}: p50 {p50} outside the median bin {median_bin}"
+        );
+    }
+    // Fig. 6B: without its System Cache hits the device's latencies are
+    // far narrower than the host's (a hit or a snoop over CCIX).
+    assert!(r.metrics["device_miss_std_ns"] < 0.5 * r.metrics["host_std_ns"]);
+    // A histogram without a bin below its last is refused.
+    let mut params = Params::new();
+    params.set("hist_bin_ns", ParamValue::Float(100.0), "test");
+    params.set("hist_max_ns", ParamValue::Float(50.0), "test");
+    let e = run_point("ccix_coherency", &p, "buffer_kib", 32.0, &params, 0, false).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("hist_max_ns = 50 is below hist_bin_ns = 100"),
+        "{e}"
+    );
+}
+
+#[test]
 fn bad_sizes_are_errors_that_say_why() {
     let p = Platform::load("n1sdp").unwrap();
     let e = run_point(

@@ -102,6 +102,13 @@ pub struct Panel {
     pub ylabel: String,
     /// Whether the y axis is logarithmic.
     pub ylog: bool,
+    /// Empty for a line panel (each series against x). Otherwise a
+    /// histogram panel: for each of these x (each in the sweep) every series
+    /// of the panel draws the binned distribution of its metric's samples,
+    /// the point's stats `<metric>.hist.<lower edge>` (and
+    /// `<metric>.hist_bin` for the width) its workload reports, as gem5
+    /// prints a distribution's buckets.
+    pub histogram_at: Vec<f64>,
 }
 
 /// Whether a reference point was used to fit parameters or is predicted.
@@ -444,12 +451,22 @@ impl Experiment {
         let panels = tables(file, "panels", panels_raw)?
             .into_iter()
             .map(|(path, t)| {
-                let mut f = Fields::with_keys(file, path, t, &["name", "ylabel", "ylog"])?;
+                let mut f =
+                    Fields::with_keys(file, path, t, &["name", "ylabel", "ylog", "histogram_at"])?;
                 let p = Panel {
                     name: f.req_str("name")?,
                     ylabel: f.req_str("ylabel")?,
                     ylog: f.opt_bool("ylog")?.unwrap_or(false),
+                    histogram_at: f.numbers("histogram_at")?.unwrap_or_default(),
                 };
+                for (i, v) in p.histogram_at.iter().enumerate() {
+                    if !sweep.contains(v) {
+                        return Err(f.err(
+                            &format!("histogram_at[{i}]"),
+                            format!("{} is not in experiment.sweep", format_float(*v)),
+                        ));
+                    }
+                }
                 f.finish()?;
                 Ok(p)
             })
@@ -494,6 +511,7 @@ impl Experiment {
                         name: s.metric.clone(),
                         ylabel: s.metric.clone(),
                         ylog: false,
+                        histogram_at: Vec::new(),
                     });
                 }
             }
@@ -527,6 +545,18 @@ impl Experiment {
             let numerator = operand("numerator")?;
             let denominator = operand("denominator")?;
             let panel = match f.opt_str("panel")? {
+                Some(p)
+                    if panels
+                        .iter()
+                        .any(|q| q.name == p && !q.histogram_at.is_empty()) =>
+                {
+                    return Err(f.err(
+                        "panel",
+                        format!(
+                            "panel {p:?} draws histograms: a derived series has no samples to bin"
+                        ),
+                    ))
+                }
                 Some(p) if panels.iter().any(|q| q.name == p) => p,
                 Some(p) => {
                     let hint = suggest(&p, panels.iter().map(|q| q.name.as_str()));
@@ -538,6 +568,7 @@ impl Experiment {
                         name: dname.clone(),
                         ylabel: format!("{numerator} / {denominator}"),
                         ylog: false,
+                        histogram_at: Vec::new(),
                     });
                     dname.clone()
                 }

@@ -516,6 +516,7 @@ fn golden_errors_for_experiment_files() {
         ("quick = [64, 256]", "quick = [64, 512]", "experiments/toy-dma.toml: experiment.quick[1]: 512.0 is not in experiment.sweep"),
         ("panel = \"lat\"", "panel = \"latency\"", "experiments/toy-dma.toml: series[0].panel: unknown panel \"latency\"; did you mean \"lat\"?"),
         ("ylabel = \"latency (ns)\"", "ylabel = \"latency (ns)\"\nylgo = true", "experiments/toy-dma.toml: panels[0].ylgo: unknown key; did you mean \"ylog\"?"),
+        ("ylabel = \"latency (ns)\"", "ylabel = \"latency (ns)\"\nhistogram_at = [64, 100]", "experiments/toy-dma.toml: panels[0].histogram_at[1]: 100.0 is not in experiment.sweep"),
         ("log = true }", "lg = true }", "experiments/toy-dma.toml: experiment.x.lg: unknown key; did you mean \"log\"?"),
         ("sweep = [64, 128, 256]", "sweep = [64, \"x\", 256]", "experiments/toy-dma.toml: experiment.sweep[1]: expected number, got \"x\""),
         ("series = \"latency\"\nx = 64", "series = \"lat\"\nx = 64", "experiments/toy-dma.toml: reference[0].series: unknown series \"lat\"; did you mean \"latency\"?"),
@@ -600,6 +601,28 @@ fn derived_series_are_validated_and_take_references() {
     for (derived, message) in golden {
         assert_eq!(exp_err(&with_derived(derived)), message);
     }
+}
+
+#[test]
+fn a_histogram_panel_names_its_x_and_takes_no_derived_series() {
+    let text = EXPERIMENT.replace(
+        "ylabel = \"latency (ns)\"",
+        "ylabel = \"accesses\"\nhistogram_at = [64, 256]",
+    );
+    let e = Experiment::from_toml_str("experiments/toy-dma.toml", &text, &workloads()).unwrap();
+    assert_eq!(e.panels[0].histogram_at, vec![64.0, 256.0]);
+    let line =
+        Experiment::from_toml_str("experiments/toy-dma.toml", EXPERIMENT, &workloads()).unwrap();
+    assert!(line.panels[0].histogram_at.is_empty());
+    // A ratio of two series has no samples to bin.
+    let derived = with_derived(
+        "name = \"speedup\"\nop = \"ratio\"\nnumerator = \"latency\"\ndenominator = \"latency_b\"\npanel = \"lat\"",
+    )
+    .replace("ylabel = \"latency (ns)\"", "ylabel = \"accesses\"\nhistogram_at = [64]");
+    assert_eq!(
+        exp_err(&derived),
+        "experiments/toy-dma.toml: derived[0].panel: panel \"lat\" draws histograms: a derived series has no samples to bin"
+    );
 }
 
 const CLAIMS: &str = r#"

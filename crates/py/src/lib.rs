@@ -386,6 +386,7 @@ impl PyExperiment {
             pd.set_item("name", &p.name)?;
             pd.set_item("ylabel", &p.ylabel)?;
             pd.set_item("ylog", p.ylog)?;
+            pd.set_item("histogram_at", p.histogram_at.clone())?;
             panels.append(pd)?;
         }
         d.set_item("panels", panels)?;
