@@ -134,15 +134,19 @@ def test_the_points_carry_the_wcm_rewrites():
     # cohort5: the RTL's WCM (wo_coherency_manager.sv) republishes the
     # write index every backoff + store until the core's read index, as
     # the engine's second RCM re-reads it, catches up. AES at batch 2,
-    # 1024 words (512 blocks): the input RCM re-reads once per block.
+    # 1024 words (512 blocks): the input RCM re-reads once per block, and
+    # once more when the engine's 8 KiB L1.5 evicts the watched line
+    # (pmeshcap: the L1.5 invalidates the evicted line above it).
     s = ccsim.run_point("cohort-aes", "cohort_b2", 1024)["stats"]
-    assert s["engine0.rereads"] == 512
+    assert s["engine0.rereads"] == 513
+    assert s["coherence.l15_evictions"] > 0
     assert s["engine0.republishes"] > 0 and s["engine0.head_rereads"] > 0
     backoffs = s["engine0.rereads"] + s["engine0.publishes"] + s["engine0.head_rereads"]
     assert backoffs * 240 <= s["engine0.backoff_cycles"] <= (backoffs + 2) * 240
     # At batch 64 the input RCM re-reads 32 times less often.
     s64 = ccsim.run_point("cohort-aes", "cohort_b64", 1024)["stats"]
-    assert s64["engine0.rereads"] == 16
+    # (18: two more after the L1.5 evicted the watched line, pmeshcap.)
+    assert s64["engine0.rereads"] == 18
 
 
 def test_the_l15_holds_16_byte_lines_and_the_l2_answers_their_fills():
@@ -155,8 +159,10 @@ def test_the_l15_holds_16_byte_lines_and_the_l2_answers_their_fills():
     assert "L15_LINE_SIZE = 16" in r.stdout
     sha = ccsim.run_point("cohort-sha", "cohort_b64", 1024)["stats"]
     aes = ccsim.run_point("cohort-aes", "cohort_b64", 1024)["stats"]
-    assert sha["coherence.subline_fills"] == 1169
-    assert aes["coherence.subline_fills"] == 1554
+    # (pmeshcap: 1169 and 1554 with unbounded L1.5s; a silently evicted
+    # clean line comes back as a fill the L2 answers.)
+    assert sha["coherence.subline_fills"] == 1179
+    assert aes["coherence.subline_fills"] == 1582
     assert aes["lines.out_queue.index_migrations"] + aes["lines.out_queue.data_migrations"] == 542
 
 

@@ -45,6 +45,7 @@ pub fn component_types() -> Vec<&'static ComponentSpec> {
         &cohort::COHORT_ENGINE,
         &cohort::MAPLE_UNIT,
         &cohort::PMESH_L15,
+        &cohort::PMESH_L2,
         &nic::NIC_MAC,
         &rao::RAO_PCIE_NIC,
     ]

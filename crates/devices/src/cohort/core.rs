@@ -58,7 +58,10 @@
 //! line invalidates the L1D's copy. The coherence state is therefore the
 //! L1.5's, which the directory keeps; what the L1D adds is the cost of a
 //! load hit ([`Timing::load_hit`](super::Timing)), and a load after an
-//! invalidation misses (test `a_load_after_an_invalidation_misses`).
+//! invalidation misses (test `a_load_after_an_invalidation_misses`). With
+//! a bounded L1D ([`Caches`](super::Caches)) a load fills it (a store does
+//! not), and a load of a line the L1.5 holds but the L1D lost costs the
+//! L1D's lookup and the L1.5's hit ([`CoherenceCounts::l1d_misses`](super::CoherenceCounts)).
 //!
 //! **Retired instructions** count the software's instructions as the
 //! library and the benchmarks state them per loop (each call says how
@@ -240,9 +243,19 @@ impl Soc {
         }
         let agent = core.agent;
         let done = if self.world.holds(agent, pa) {
-            at + self.world.timing.load_hit
+            if self.world.l1d_load(agent, pa) {
+                at + self.world.timing.load_hit
+            } else {
+                // The L1D's lookup missed; the L1.5 answers (and its tags
+                // and replacement state see the access).
+                self.world.counts.l1d_misses += 1;
+                self.world
+                    .coherent(agent, pa, Access::Read, at + self.world.timing.load_hit)
+            }
         } else {
-            self.world.coherent(agent, pa, Access::Read, at)
+            let done = self.world.coherent(agent, pa, Access::Read, at);
+            self.world.l1d_load(agent, pa);
+            done
         };
         self.run_until(done);
         let core = &mut self.world.cores[c];

@@ -38,6 +38,15 @@
 //!   *migrations* ([`World::migrations`]): the transactions that took it
 //!   from another agent, which is how the pointer and data ping-pong of
 //!   false sharing (Cohort §6.1) is measured.
+//! * **Capacities** ([`Caches`], [`cache`]): each core's L1D, each tile's
+//!   L1.5 and the L2, distributed over four home slices by address bits,
+//!   have OpenPiton's sizes and replacement; an L1.5 victim held modified
+//!   is written back, an L2 victim's L1.5 copies are invalidated
+//!   (inclusion). Every tile reaches every home in one mesh hop in the
+//!   measured table (`[systems.pmesh]` has one router), so a home's place
+//!   adds no cycles. Memory behind the L2 is not modelled: an L2 miss
+//!   costs what a request the L2 answers costs, as before capacities.
+//!   Zero-byte geometries ([`Caches::default`]) are unbounded.
 //! * **Data** are real bytes ([`PhysMem`]): queue elements, indices,
 //!   descriptors, Sv39 page tables, the AES key struct. A store is
 //!   performed (its bytes written) when its coherence transaction
@@ -70,6 +79,7 @@
 //! queue library), [`mmu`] (Sv39 page tables, TLB and walker), [`engine`]
 //! (the Cohort engine), [`maple`] (the MMIO and coherent-DMA baselines).
 
+pub mod cache;
 pub mod core;
 pub mod engine;
 pub mod maple;
@@ -141,6 +151,87 @@ pub fn check_l15_line(bytes: u64) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The capacities of the SoC's caches (Cohort §5: "the default OpenPiton
+/// configuration of 8KiB L1D, 16KiB L1I, 8KiB L1.5, and 64KiB 4-way L2
+/// caches"; OpenPiton `piton/tools/bin/pyhplib.py`: `CONFIG_L1D_SIZE 8192`,
+/// `CONFIG_L1D_ASSOCIATIVITY 4`, `CONFIG_L15_SIZE 8192`,
+/// `CONFIG_L15_ASSOCIATIVITY 4`, `CONFIG_L2_SIZE 65536` per tile,
+/// `CONFIG_L2_ASSOCIATIVITY 4`). A geometry of 0 bytes is unbounded (no
+/// evictions: the model before capacities, [`Caches::default`]).
+///
+/// * **L1D** (cores only, write-through, inclusive in the L1.5): a load
+///   fills it; a store does not allocate; losing the L1.5 line loses it.
+/// * **L1.5**: every access fills it (its 16 B line); a victim held
+///   modified is written back to the L2 (a WB_REQ, priced as a store the
+///   L2 answers, holding the line's directory entry meanwhile); a clean
+///   victim leaves silently, so the L2 still counts the tile as a sharer
+///   (or the owner of an E line): its next access is answered by the L2
+///   and a store of another tile still invalidates it (OpenPiton's L1.5
+///   writes back only M victims: `l15_pipeline.v.pyv`
+///   `L15_NOC3_GEN_WRITEBACK_IF_LRU_M_FROM_DCACHE`).
+/// * **L2**, distributed: `slices` homes, a line's home chosen by
+///   OpenPiton's reset-default mixed-order interleaving, address bits 7:6
+///   XOR bits 15:14 for four homes ([`Caches::home_of`]); each slice
+///   `l2` bytes, inclusive: a victim's L1.5 copies are invalidated (the
+///   request that needed the way waits for the invalidation round, priced
+///   as the store that would invalidate them), and a Reader Coherency
+///   Manager watching it hears the invalidation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caches {
+    /// A core's L1D.
+    pub l1d: cache::Geometry,
+    /// A tile's L1.5 (its line is the SoC's L1.5 line, [`World::set_l15_line`]).
+    pub l15: cache::Geometry,
+    /// One L2 slice.
+    pub l2: cache::Geometry,
+    /// L2 slices (homes); a power of two.
+    pub slices: u64,
+}
+
+impl Default for Caches {
+    fn default() -> Caches {
+        let unbounded = cache::Geometry {
+            bytes: 0,
+            ways: 1,
+            line: LINE,
+        };
+        Caches {
+            l1d: unbounded,
+            l15: unbounded,
+            l2: unbounded,
+            slices: 1,
+        }
+    }
+}
+
+impl Caches {
+    /// The home slice of the L2 line `line` (a physical address / 64):
+    /// OpenPiton's `HOME_ALLOC_MIXED_ORDER_BITS`, the reset default of
+    /// `config_regs.v.pyv` (`home_alloc_method <=
+    /// HOME_ALLOC_MIXED_ORDER_BITS`), takes address bits
+    /// `HOME_ID_ADDR_POS_LOW` (from bit 6) XOR `HOME_ID_ADDR_POS_MIDDLE`
+    /// (from bit 14) (`l15_csm.v.pyv`, `define.h.pyv`), and
+    /// `l15_home_encoder.v.pyv` keeps the low bits for a power-of-two
+    /// count of homes.
+    pub fn home_of(&self, line: u64) -> usize {
+        ((line ^ (line >> 8)) & (self.slices - 1)) as usize
+    }
+
+    /// Checks every geometry and the slice count; errors name the cache.
+    pub fn check(&self) -> Result<(), String> {
+        for (name, g) in [("l1d", self.l1d), ("l15", self.l15), ("l2", self.l2)] {
+            g.check().map_err(|e| format!("{name}: {e}"))?;
+        }
+        if !self.slices.is_power_of_two() {
+            return Err(format!(
+                "l2 slices must be a power of two, got {}",
+                self.slices
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The SoC's memory: real bytes, by physical address (absent lines read
@@ -238,6 +329,16 @@ pub struct CoherenceCounts {
     /// itself (a LOAD_REQ from a sharer, a request from the owner), without
     /// forwarding or invalidating anything.
     pub subline_fills: u64,
+    /// Core loads that missed the write-through L1D but hit the L1.5.
+    pub l1d_misses: u64,
+    /// 16 B lines an L1.5 evicted for room (bounded L1.5s only).
+    pub l15_evictions: u64,
+    /// Of those, lines the tile held modified: written back to the L2.
+    pub l15_writebacks: u64,
+    /// Lines an L2 slice evicted for room (bounded L2 only).
+    pub l2_evictions: u64,
+    /// L1.5 copies the L2's evictions invalidated (the L2 is inclusive).
+    pub l2_back_invalidations: u64,
 }
 
 impl CoherenceCounts {
@@ -272,6 +373,14 @@ pub struct World {
     migrations: HashMap<u64, u64>,
     /// Bytes of an L1.5 line ([`L15_LINE`] unless set).
     l15_line: u64,
+    /// The caches' capacities ([`Caches`]; unbounded unless set).
+    caches: Caches,
+    /// Each agent's L1.5 tags (bounded L1.5s), by agent.
+    l15: Vec<Option<cache::TagArray>>,
+    /// Each core's L1D tags (bounded L1Ds), by agent.
+    l1d: Vec<Option<cache::TagArray>>,
+    /// The L2 slices' tags (bounded L2), by home slice.
+    l2: Vec<cache::TagArray>,
     /// The time of the last event run.
     pub now: Cycle,
 }
@@ -292,6 +401,10 @@ impl World {
             counts: CoherenceCounts::default(),
             migrations: HashMap::new(),
             l15_line: L15_LINE,
+            caches: Caches::default(),
+            l15: Vec::new(),
+            l1d: Vec::new(),
+            l2: Vec::new(),
             now: 0,
         }
     }
@@ -309,6 +422,181 @@ impl World {
     /// Bytes of a tile's L1.5 line.
     pub fn l15_line(&self) -> u64 {
         self.l15_line
+    }
+
+    /// Sets the caches' capacities ([`Caches`]); before the first access.
+    pub fn set_caches(&mut self, caches: Caches) -> Result<(), String> {
+        caches.check()?;
+        self.caches = caches;
+        self.l2 = if caches.l2.bounded() {
+            (0..caches.slices)
+                .map(|_| cache::TagArray::new(caches.l2))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(())
+    }
+
+    /// The caches' capacities.
+    pub fn caches(&self) -> Caches {
+        self.caches
+    }
+
+    /// The L2 fills line `line` (a request that reached it) at `at`; an
+    /// eviction invalidates the victim's L1.5 copies. Returns the cycles
+    /// the request waits for that invalidation round.
+    fn l2_access(&mut self, line: u64, at: Cycle) -> Cycle {
+        if self.l2.is_empty() {
+            return 0;
+        }
+        // The slice's index bits are the line's (`L2_TAG_INDEX`, 13:6).
+        let home = self.caches.home_of(line);
+        let Some(victim) = self.l2[home].access(line) else {
+            return 0;
+        };
+        self.counts.l2_evictions += 1;
+        let Some(d) = self.dir.get_mut(&victim) else {
+            return 0;
+        };
+        let holders = d.holders;
+        if holders == 0 {
+            return 0;
+        }
+        let t = &self.timing;
+        let cost = match d.owner {
+            Some(_) if d.dirty => t.store_fwd,
+            Some(_) => t.store_fwd_clean,
+            None => t.store_inv + t.store_inv_extra * u64::from(holders.count_ones() - 1),
+        };
+        let start = at.max(d.busy_until);
+        let done = start + cost;
+        let before = d.present;
+        d.holders = 0;
+        d.present = 0;
+        d.owner = None;
+        d.dirty = false;
+        d.busy_until = done;
+        self.counts.l2_back_invalidations += u64::from(holders.count_ones());
+        self.counts.invalidations += u64::from(holders.count_ones());
+        self.forget_l15(victim, before);
+        self.notify_watchers(victim, holders, done);
+        done - at
+    }
+
+    /// Tells the Reader Coherency Managers watching `line` on an agent of
+    /// `lost` that their copy is gone at `at`.
+    fn notify_watchers(&mut self, line: u64, lost: u32, at: Cycle) {
+        let hit: Vec<(usize, u8)> = self
+            .watches
+            .iter()
+            .filter(|w| w.1 == line && lost & (1 << w.0) != 0)
+            .map(|w| (w.2, w.3))
+            .collect();
+        for (engine, slot) in hit {
+            self.schedule(at, Event::Invalidated(engine, slot));
+        }
+    }
+
+    /// Takes the L1.5 lines of L2 line `line` whose presence bits are in
+    /// `lost` out of their agents' L1.5 (and L1D) tags.
+    fn forget_l15(&mut self, line: u64, lost: u128) {
+        if lost == 0 || (self.l15.is_empty() && self.l1d.is_empty()) {
+            return;
+        }
+        for agent in 0..(128 / MAX_SUBLINES as usize) {
+            let mine = (lost >> (MAX_SUBLINES as usize * agent)) & ((1 << MAX_SUBLINES) - 1);
+            for k in 0..MAX_SUBLINES {
+                if mine & (1 << k) != 0 {
+                    let pa = line * LINE + k * self.l15_line;
+                    if let Some(Some(t)) = self.l15.get_mut(agent) {
+                        t.remove(pa / self.l15_line);
+                    }
+                    self.forget_l1d(agent, pa, self.l15_line);
+                }
+            }
+        }
+    }
+
+    /// Takes the L1D lines within `bytes` from `pa` out of `agent`'s L1D.
+    fn forget_l1d(&mut self, agent: usize, pa: u64, bytes: u64) {
+        if let Some(Some(t)) = self.l1d.get_mut(agent) {
+            let line = self.caches.l1d.line;
+            let mut a = pa / line * line;
+            while a < pa + bytes {
+                t.remove(a / line);
+                a += line;
+            }
+        }
+    }
+
+    /// `agent`'s L1.5 fills (or touches) the L1.5 line of `pa` at `at`; a
+    /// victim leaves as [`Caches`] says.
+    fn l15_access(&mut self, agent: usize, pa: u64, at: Cycle) {
+        if !self.caches.l15.bounded() {
+            return;
+        }
+        if self.l15.len() <= agent {
+            self.l15.resize(agent + 1, None);
+        }
+        let line_bytes = self.l15_line;
+        let geometry = cache::Geometry {
+            line: line_bytes,
+            ..self.caches.l15
+        };
+        let tags = self.l15[agent].get_or_insert_with(|| cache::TagArray::new(geometry));
+        let Some(victim) = tags.access(pa / line_bytes) else {
+            return;
+        };
+        self.counts.l15_evictions += 1;
+        let vpa = victim * line_bytes;
+        self.forget_l1d(agent, vpa, line_bytes);
+        // The L1.5 invalidates the evicted line above it (the core's L1D,
+        // or the engine's endpoints: `l15_pipeline.v.pyv`
+        // `L15_CPX_GEN_INVALIDATION_IF_LRU_MES_AND_WAYMAP_VALID`), so a
+        // Reader Coherency Manager watching it hears an invalidation and
+        // re-reads after its backoff.
+        self.notify_watchers(vpa / LINE, 1 << agent, at);
+        let bit = self.present_bit(agent, vpa);
+        let mine = ((1u128 << MAX_SUBLINES) - 1) << (MAX_SUBLINES as usize * agent);
+        let store_miss = self.timing.store_miss;
+        let Some(d) = self.dir.get_mut(&(vpa / LINE)) else {
+            return;
+        };
+        d.present &= !bit;
+        if d.owner == Some(agent) && d.dirty {
+            // A WB_REQ with the 16 B: the L2's entry is busy with it.
+            self.counts.l15_writebacks += 1;
+            d.busy_until = d.busy_until.max(at) + store_miss;
+            if d.present & mine == 0 {
+                // Its last line of the L2 line: the L2 holds it clean.
+                d.owner = None;
+                d.dirty = false;
+                d.holders &= !(1 << agent);
+            }
+        }
+        // A clean victim leaves silently: the directory still lists the
+        // tile (module doc of `Caches`).
+    }
+
+    /// Whether core agent `agent`'s L1D holds `pa` (and fills it: a load
+    /// that missed it brings the line in). Unbounded L1Ds hold whatever
+    /// the L1.5 holds.
+    pub fn l1d_load(&mut self, agent: usize, pa: u64) -> bool {
+        if !self.caches.l1d.bounded() {
+            return true;
+        }
+        if self.l1d.len() <= agent {
+            self.l1d.resize(agent + 1, None);
+        }
+        let g = self.caches.l1d;
+        let tags = self.l1d[agent].get_or_insert_with(|| cache::TagArray::new(g));
+        let line = pa / g.line;
+        let hit = tags.contains(line);
+        // Ariane's write-through L1D: a load fills; its victim is clean and
+        // leaves silently (the L1.5 keeps the line).
+        tags.access(line);
+        hit
     }
 
     /// `agent`'s presence bit for the L1.5 line of `pa` in its L2 line's
@@ -376,7 +664,42 @@ impl World {
     /// or a forward that takes the line away takes all four: an INV_FWD
     /// carries a full sub-line vector and the L1.5 splits it into four
     /// invalidations (`l2_pipe1_ctrl.v.pyv`, `l15_pipeline.v.pyv`).
+    ///
+    /// Bounded caches ([`Caches`]): a request that reaches the L2 may first
+    /// wait for the invalidation round of the L2's victim; the L1.5 lines
+    /// the transaction takes away leave their agents' tags, and the
+    /// requester's L1.5 fills the line, perhaps evicting another.
     pub fn coherent(&mut self, agent: usize, pa: u64, access: Access, at: Cycle) -> Cycle {
+        let line = pa / LINE;
+        let (l15_hit, before) = match self.dir.get(&line) {
+            Some(d) => {
+                let permitted = match access {
+                    Access::Read => d.holders & (1 << agent) != 0,
+                    Access::Write => d.owner == Some(agent),
+                };
+                (
+                    permitted && d.present & self.present_bit(agent, pa) != 0,
+                    d.present,
+                )
+            }
+            None => (false, 0),
+        };
+        let at = if l15_hit {
+            at
+        } else {
+            at + self.l2_access(line, at)
+        };
+        // (The L2's victim is another line: `before` still holds.)
+        let done = self.transaction(agent, pa, access, at);
+        let after = self.dir.get(&line).map_or(0, |d| d.present);
+        self.forget_l15(line, before & !after);
+        self.l15_access(agent, pa, at);
+        done
+    }
+
+    /// The transaction of [`coherent`](Self::coherent) on the directory
+    /// entry alone (the tags are the caller's).
+    fn transaction(&mut self, agent: usize, pa: u64, access: Access, at: Cycle) -> Cycle {
         let line = pa / LINE;
         let t = self.timing.clone();
         let bit = self.present_bit(agent, pa);
@@ -478,15 +801,7 @@ impl World {
         }
         if lost != 0 {
             self.counts.invalidations += u64::from(lost.count_ones());
-            let hit: Vec<(usize, u8)> = self
-                .watches
-                .iter()
-                .filter(|w| w.1 == line && lost & (1 << w.0) != 0)
-                .map(|w| (w.2, w.3))
-                .collect();
-            for (engine, slot) in hit {
-                self.schedule(done, Event::Invalidated(engine, slot));
-            }
+            self.notify_watchers(line, lost, done);
         }
         done
     }
@@ -515,6 +830,8 @@ impl World {
     /// store's invalidation done elsewhere), silently.
     pub fn drop_copy(&mut self, agent: usize, pa: u64) {
         let mine = ((1u128 << MAX_SUBLINES) - 1) << (MAX_SUBLINES as usize * agent);
+        let held = self.dir.get(&(pa / LINE)).map_or(0, |d| d.present & mine);
+        self.forget_l15(pa / LINE, held);
         if let Some(d) = self.dir.get_mut(&(pa / LINE)) {
             d.holders &= !(1 << agent);
             d.present &= !mine;
@@ -634,6 +951,9 @@ pub static ARIANE_CORE: ComponentSpec = ComponentSpec {
     params: &[
         ParamSpec { name: "store_buffer_entries", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "stores", range: ParamRange::between(1.0, 64.0), from: "assumed: Ariane's speculative plus commit store buffer, 8 entries", description: "Stores the buffer holds before the core stalls." },
         ParamSpec { name: "load_hit_cycles", kind: ParamKind::Int, default: ParamDefault::Int(3), unit: "cycles", range: ParamRange::between(1.0, 100.0), from: "CVA6 design doc (docs/03_cva6_design/intro.rst): an L1 data-cache hit takes 3 cycles", description: "A load hit's cost to the pipeline." },
+        ParamSpec { name: "l1d_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8192), unit: "bytes", range: ParamRange::between(0.0, 1048576.0), from: "Cohort §5: 8KiB L1D; OpenPiton pyhplib.py CONFIG_L1D_SIZE 8192", description: "The write-through L1D's capacity (0: unbounded, the L1D holds whatever the L1.5 holds)." },
+        ParamSpec { name: "l1d_ways", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "ways", range: ParamRange::between(1.0, 64.0), from: "OpenPiton pyhplib.py CONFIG_L1D_ASSOCIATIVITY 4", description: "The L1D's ways per set." },
+        ParamSpec { name: "l1d_line_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", range: ParamRange::between(8.0, 64.0), from: "OpenPiton's Ariane L1D: 16 B lines (8 KiB, 4 ways, 128 sets; core.rs doc)", description: "Bytes of an L1D line." },
     ],
     ports: &[],
     stats: &[],
@@ -647,10 +967,27 @@ pub static PMESH_L15: ComponentSpec = ComponentSpec {
     description: "The L1.5 of a P-Mesh tile in the Cohort SoC (Cohort §5: every tile has one): the tile's coherence point, holding the L2's 64 B lines as smaller L1.5 lines; an access to a line whose state the tile holds but whose L1.5 line it lacks is a request the L2 answers itself.",
     params: &[
         ParamSpec { name: "line_bytes", kind: ParamKind::Int, default: ParamDefault::Int(16), unit: "bytes", range: ParamRange::between(16.0, 64.0), from: "OpenPiton piton/tools/bin/pyhplib.py: L15_LINE_SIZE = 16 (L2_LINE_SIZE = 64), 'constants, not configurable'", description: "Bytes of an L1.5 line: 16, 32 or 64 (64: whole L2 lines, a tile fetches a line once)." },
+        ParamSpec { name: "capacity_bytes", kind: ParamKind::Int, default: ParamDefault::Int(8192), unit: "bytes", range: ParamRange::between(0.0, 1048576.0), from: "Cohort §5: 8KiB L1.5; OpenPiton pyhplib.py CONFIG_L15_SIZE 8192", description: "The L1.5's capacity (0: unbounded, no evictions). A victim held modified is written back; a clean one leaves silently." },
+        ParamSpec { name: "ways", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "ways", range: ParamRange::between(1.0, 64.0), from: "OpenPiton pyhplib.py CONFIG_L15_ASSOCIATIVITY 4; replacement: used bits and a round-robin pointer (l15_pipeline.v.pyv lru_used_bits_s2, lru_round_robin_turn_s2)", description: "The L1.5's ways per set." },
     ],
     ports: &[],
     stats: &[],
     check: Some(l15_check),
+};
+
+/// The declaration of `pmesh_l2`: the distributed shared L2 of the Cohort
+/// SoC ([`Caches`]).
+pub static PMESH_L2: ComponentSpec = ComponentSpec {
+    type_name: "pmesh_l2",
+    description: "The shared L2 of P-Mesh, one slice per tile, inclusive of the L1.5s: a line's home slice is chosen by address bits (OpenPiton's mixed-order interleaving: bits 7:6 XOR 15:14 for four homes); an eviction invalidates the victim's L1.5 copies. Memory behind it is not modelled: a miss costs what a request the L2 answers costs.",
+    params: &[
+        ParamSpec { name: "slice_bytes", kind: ParamKind::Int, default: ParamDefault::Int(65536), unit: "bytes", range: ParamRange::between(0.0, 16777216.0), from: "Cohort §5: 64KiB 4-way L2; OpenPiton pyhplib.py CONFIG_L2_SIZE 65536 (per tile)", description: "Bytes of one slice (0: unbounded, no evictions)." },
+        ParamSpec { name: "ways", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "ways", range: ParamRange::between(1.0, 64.0), from: "OpenPiton pyhplib.py CONFIG_L2_ASSOCIATIVITY 4; replacement: invalid way first, else used bits from a round-robin pointer (l2_pipe1_dpath.v.pyv 'pseudo LRU algorithm')", description: "Ways per set of a slice." },
+        ParamSpec { name: "slices", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "slices", range: ParamRange::between(1.0, 64.0), from: "Cohort §5: a four-tile design, each tile with its L2 slice", description: "Home slices (a power of two)." },
+    ],
+    ports: &[],
+    stats: &[],
+    check: None,
 };
 
 /// `pmesh_l15.line_bytes` must split an L2 line ([`check_l15_line`]).

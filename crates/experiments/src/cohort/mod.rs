@@ -228,6 +228,11 @@ pub fn soc_stats(soc: &Soc) -> BTreeMap<String, f64> {
         ("store_fwds", c.store_fwds),
         ("invalidations", c.invalidations),
         ("subline_fills", c.subline_fills),
+        ("l1d_misses", c.l1d_misses),
+        ("l15_evictions", c.l15_evictions),
+        ("l15_writebacks", c.l15_writebacks),
+        ("l2_evictions", c.l2_evictions),
+        ("l2_back_invalidations", c.l2_back_invalidations),
     ] {
         m.insert(format!("coherence.{k}"), v as f64);
     }
@@ -347,6 +352,8 @@ pub struct SocParams {
     pub dma_setup: Cycle,
     /// Bytes of a tile's L1.5 line.
     pub l15_line: u64,
+    /// The caches' capacities (L1D, L1.5, the L2's slices).
+    pub caches: ccsim_devices::cohort::Caches,
 }
 
 fn one<'a>(platform: &'a Platform, ty: &str) -> Result<&'a Params, RunError> {
@@ -372,7 +379,27 @@ impl SocParams {
                 platform.name
             ))
         })?;
+        let l2 = one(platform, "pmesh_l2")?;
+        let geometry = |bytes: u64, ways: u64, line: u64| ccsim_devices::cohort::cache::Geometry {
+            bytes,
+            ways,
+            line,
+        };
+        let caches = ccsim_devices::cohort::Caches {
+            l1d: geometry(
+                core.uint("l1d_bytes"),
+                core.uint("l1d_ways"),
+                core.uint("l1d_line_bytes"),
+            ),
+            l15: geometry(l15.uint("capacity_bytes"), l15.uint("ways"), l15_line),
+            l2: geometry(l2.uint("slice_bytes"), l2.uint("ways"), LINE),
+            slices: l2.uint("slices"),
+        };
+        caches
+            .check()
+            .map_err(|e| werr(format!("platform {}: caches: {e}", platform.name)))?;
         Ok(SocParams {
+            caches,
             timing: pmesh_timing(platform, core.uint("load_hit_cycles"))?,
             store_buffer: core.uint("store_buffer_entries") as usize,
             engine_mshrs: engine.uint("mshrs") as usize,
@@ -400,6 +427,9 @@ impl SocParams {
         );
         soc.world
             .set_l15_line(self.l15_line)
+            .expect("checked by from_platform");
+        soc.world
+            .set_caches(self.caches)
             .expect("checked by from_platform");
         soc
     }
