@@ -122,6 +122,53 @@ pub struct InvocationConfig {
     /// an argument, a computed result returned); `None`: the two-word
     /// request and the checksum result.
     pub payload: Option<Payload>,
+    /// The client program's own core work around each call (none by
+    /// default: the call is the bare exchange).
+    pub client_work: ClientWork,
+}
+
+/// The client's own core work around each call's exchange: producing the
+/// request before and while it is stored, consuming the result after it
+/// arrives (a wrapper marshalling application data through the two lines,
+/// as Timely's ECI wrapper does per batch line; PIO §6.4). Each part runs
+/// on the core as [`CpuOp::Wait`]s, in program order with the call's
+/// stores and load, so what overlaps the exchange is decided by the core
+/// model, not here:
+///
+/// ```text
+///  [before_request] store(first) [under_request] stores... [DMB] load(G) ─► [after_result] [DMB]
+///                   └─ its line's fetch ─────────────────────────┘
+/// ```
+///
+/// Without a write buffer a request store that misses holds the core's
+/// MSHR until its line arrives, so `under_request_ns` runs after the fetch;
+/// with one (`write_buffer_bytes > 0`) the store commits into the buffer
+/// ("a write instruction commits once it hits the write buffer", CCKit
+/// §5.2) and the work runs while the line is fetched. The call's span then
+/// runs from its first op to the end of `after_result_ns` (and its DMB).
+/// With client work the request fills the whole line, as a wrapper's
+/// sixteen stores do (words 2 to 15 a pattern of the call's argument).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClientWork {
+    /// Core time before the first request store (ns): producing its word.
+    pub before_request_ns: f64,
+    /// Core time after the first request store, before the others (ns):
+    /// producing the rest of the request's words.
+    pub under_request_ns: f64,
+    /// Core time after the result load completed (ns): consuming the
+    /// result, before the next call.
+    pub after_result_ns: f64,
+    /// A barrier (DMB, [`CpuOp::Fence`]) after the request stores, before
+    /// the signal load, and one after `after_result_ns`: needed with a
+    /// write buffer, whose stores a later load could otherwise pass.
+    pub barriers: bool,
+}
+
+impl ClientWork {
+    /// Whether the call has work after its result load.
+    fn has_tail(&self) -> bool {
+        self.after_result_ns > 0.0 || self.barriers
+    }
 }
 
 /// A device-side computation on a whole request line: the result bytes the
@@ -174,6 +221,7 @@ impl Default for InvocationConfig {
             line_a: 0,
             line_b: 1,
             payload: None,
+            client_work: ClientWork::default(),
         }
     }
 }
@@ -230,6 +278,11 @@ pub struct Client {
     request: Line,
     /// The application's request lines, if any.
     payload: Option<Vec<Line>>,
+    /// The program's own work around each exchange.
+    client_work: ClientWork,
+    /// The last op of the running call's work after its result (its
+    /// completion ends the call); `usize::MAX` when there is none.
+    tail: usize,
     log: Rc<RefCell<ClientLog>>,
 }
 
@@ -260,6 +313,8 @@ impl Client {
             started: 0,
             request: [0; ccsim_coherence::LINE_BYTES],
             payload: cfg.payload.as_ref().map(|p| p.requests.clone()),
+            client_work: cfg.client_work,
+            tail: usize::MAX,
             log,
         }
     }
@@ -304,6 +359,16 @@ impl Client {
                 word: 1,
                 value,
             });
+            if self.client_work != ClientWork::default() {
+                // A program marshalling a line writes all of it: the
+                // request it checks is then its own bytes, whether or not
+                // the line was there when the stores entered the buffer.
+                ops.extend((2..16).map(|w| CpuOp::Store {
+                    line: q,
+                    word: w,
+                    value: value.rotate_left(u32::from(w)),
+                }));
+            }
         }
         if stores && self.payload.is_none() {
             ops.push(CpuOp::Store {
@@ -319,16 +384,56 @@ impl Client {
                 value: seq,
             });
         }
+        self.add_request_work(&mut ops, q);
         ops.push(CpuOp::Load { line: g });
+        // The call starts with its first op (its first store without
+        // client work); the request is what its last store into Q saw.
         self.first_store = self.len;
-        self.last_store = if self.payload.is_some() {
-            self.len + 15
-        } else if stores {
-            self.len + usize::from(!self.spin)
-        } else {
-            usize::MAX
-        };
+        self.last_store = ops
+            .iter()
+            .rposition(|o| matches!(o, CpuOp::Store { line, .. } if *line == q))
+            .map_or(usize::MAX, |k| self.len + k);
         self.load = self.len + ops.len() - 1;
+        self.len += ops.len();
+        ops
+    }
+
+    /// Places the client's request-side work ([`ClientWork`]) among the
+    /// call's stores into `q`: before the first, right after it, and a
+    /// barrier after the last (before the signal load).
+    fn add_request_work(&self, ops: &mut Vec<CpuOp>, q: u64) {
+        let w = self.client_work;
+        let wait = |ns: f64| (ns > 0.0).then(|| CpuOp::Wait { ps: ns_to_ps(ns) });
+        if let Some(first) = ops
+            .iter()
+            .position(|o| matches!(o, CpuOp::Store { line, .. } if *line == q))
+        {
+            if let Some(op) = wait(w.under_request_ns) {
+                ops.insert(first + 1, op);
+            }
+            if let Some(op) = wait(w.before_request_ns) {
+                ops.insert(first, op);
+            }
+        }
+        if w.barriers {
+            ops.push(CpuOp::Fence);
+        }
+    }
+
+    /// The client's work after a call's result: `after_result_ns`, then a
+    /// barrier; the call ends when the last of them completes.
+    fn result_work(&mut self) -> Vec<CpuOp> {
+        let w = self.client_work;
+        let mut ops = Vec::new();
+        if w.after_result_ns > 0.0 {
+            ops.push(CpuOp::Wait {
+                ps: ns_to_ps(w.after_result_ns),
+            });
+        }
+        if w.barriers {
+            ops.push(CpuOp::Fence);
+        }
+        self.tail = self.len + ops.len() - 1;
         self.len += ops.len();
         ops
     }
@@ -339,6 +444,10 @@ impl Client {
         }
         if c.op == self.last_store {
             self.request = c.data;
+        }
+        if c.op == self.tail {
+            self.tail = usize::MAX;
+            return self.end_call(c.issued + c.latency_ps);
         }
         if c.op != self.load {
             return Vec::new();
@@ -381,12 +490,22 @@ impl Client {
                 word(&c.data, 1)
             ));
         }
-        let end = c.issued + c.latency_ps;
+        drop(log);
+        if self.client_work.has_tail() {
+            return self.result_work();
+        }
+        self.end_call(c.issued + c.latency_ps)
+    }
+
+    /// Records the call that ended at `end` (ps) and starts the next.
+    fn end_call(&mut self, end: Tick) -> Vec<CpuOp> {
+        let mut log = self.log.borrow_mut();
         log.spans.push((self.started, end));
         if self.call >= self.warmup {
             log.latencies_ps.push(end - self.started);
         }
         drop(log);
+        let (_, g) = self.lines(self.call);
         self.call += 1;
         let mut ops = Vec::new();
         if self.spin {
@@ -650,9 +769,18 @@ pub fn run_invocation(
             cfg.line_a, cfg.line_b
         ));
     }
+    if cfg.device_initiated && cfg.client_work != ClientWork::default() {
+        return Err(
+            "invocation: client work runs around the CPU-initiated protocol's calls".into(),
+        );
+    }
+    let w = cfg.client_work;
     for (n, v) in [
         ("compute_ns", cfg.compute_ns),
         ("timeout_ns", cfg.timeout_ns.unwrap_or(0.0)),
+        ("client_work.before_request_ns", w.before_request_ns),
+        ("client_work.under_request_ns", w.under_request_ns),
+        ("client_work.after_result_ns", w.after_result_ns),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(format!(
@@ -866,6 +994,9 @@ pub fn run_fastforward(
     if cfg.line_a == cfg.line_b {
         return Err("fastforward: the request and response lines must differ".into());
     }
+    if cfg.client_work != ClientWork::default() {
+        return Err("fastforward: client work runs around the two-line invocation's calls".into());
+    }
     let log = Rc::new(RefCell::new(ClientLog::default()));
     // lines(call) = (b, a) with spin: request R = line_a, signal P = line_b.
     let mut client = Client::new(
@@ -1051,6 +1182,91 @@ mod tests {
             assert_eq!(r.verified, 5);
             assert_eq!(r.latencies_ps.len(), 3);
         }
+    }
+
+    /// Mean call latency (ns) of S-return calls (fixed lines: every
+    /// request store misses) on Enzian's invocation system with the core's
+    /// write buffer at `wb_bytes`, and the run.
+    fn s_return_calls(wb_bytes: i64, client_work: ClientWork) -> (f64, InvocationRun) {
+        let enzian = ccsim_platform::Platform::load("enzian").unwrap();
+        let opts = ccsim_platform::EciOptions::new(1, TraceMode::Hash).set(
+            "cpu",
+            "write_buffer_bytes",
+            ParamValue::Int(wb_bytes),
+            "test",
+        );
+        let sys = enzian.coherent_system("invocation", &opts).unwrap();
+        let cfg = InvocationConfig {
+            calls: 12,
+            exclusive_return: false,
+            client_work,
+            ..Default::default()
+        };
+        let r = run_invocation(sys, &cfg).unwrap();
+        let n = r.latencies_ps.len() as f64;
+        (r.latencies_ps.iter().sum::<Tick>() as f64 / n / 1000.0, r)
+    }
+
+    #[test]
+    fn client_work_overlaps_the_request_lines_fetch_only_under_a_write_buffer() {
+        let barriers = ClientWork {
+            barriers: true,
+            ..Default::default()
+        };
+        let work = ClientWork {
+            before_request_ns: 10.0,
+            under_request_ns: 200.0,
+            after_result_ns: 100.0,
+            barriers: true,
+        };
+        // With the buffer the first request store commits at once and the
+        // 200 ns after it run while its line is fetched (the no-swap
+        // exchange's RLDX with a SINV inside, ~850 ns): a call grows by
+        // the 10 ns before the store and the 100 ns after the result.
+        let (bare, r) = s_return_calls(3072, barriers);
+        assert_eq!(r.verified, 12);
+        let (worked, _) = s_return_calls(3072, work);
+        assert!(
+            (worked - bare - 110.0).abs() < 5.0,
+            "{worked} - {bare} ns with a write buffer"
+        );
+        // Without it the store holds the core until the line arrives: all
+        // 310 ns add up.
+        let (bare, _) = s_return_calls(0, barriers);
+        let (worked, _) = s_return_calls(0, work);
+        assert!(
+            (worked - bare - 310.0).abs() < 5.0,
+            "{worked} - {bare} ns without a write buffer"
+        );
+    }
+
+    #[test]
+    fn a_write_buffer_needs_the_barrier_before_the_signal_load() {
+        // Without a barrier the signal load passes the buffered request
+        // stores: with S-return it hits the last call's result, still
+        // Shared, reads "not ready" and must drop the line and read again;
+        // with the DMB it waits for the request line and misses once.
+        let work = |barriers| ClientWork {
+            under_request_ns: 50.0,
+            barriers,
+            ..Default::default()
+        };
+        let (_, fenced) = s_return_calls(3072, work(true));
+        assert_eq!(fenced.not_ready, 0);
+        let (_, unfenced) = s_return_calls(3072, work(false));
+        assert_eq!(unfenced.verified, 12);
+        assert!(unfenced.not_ready >= 10, "{}", unfenced.not_ready);
+        // Client work is the CPU-initiated protocol's.
+        let e = run_invocation(
+            invocation(),
+            &InvocationConfig {
+                device_initiated: true,
+                client_work: work(true),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("client work"), "{e}");
     }
 
     #[test]
