@@ -213,12 +213,10 @@ def _ratio(c, vals):
 def _peak(c, vals):
     """The series' largest value over the claim's x (every x run when it
     declares none) against the text's ``value``: a point, with its error."""
+    xs, unrun = _run_xs(c, vals)
+    if unrun:
+        return unrun
     (s,) = vals
-    xs, missing = _at(c, [s])
-    if missing:
-        return _not_run(missing)
-    if not xs:
-        return None, "no x run"
     top = max(xs, key=lambda x: s[x])
     value, tol = float(c["value"]), float(c["tol"])
     err = (s[top] - value) / abs(value)
