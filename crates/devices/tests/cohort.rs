@@ -4,6 +4,7 @@
 //! behaviour, posted uncached stores and uncached round trips, and two cores moving a sequence through a
 //! queue that wraps.
 
+mod cohort_common;
 use ccsim_devices::accel::Accelerator;
 use ccsim_devices::cohort::core::Device;
 use ccsim_devices::cohort::maple::{Maple, REG_DMA_LEN};
@@ -12,22 +13,7 @@ use ccsim_devices::cohort::queue::{
     PublishFences, CHECK_INSTRUCTIONS, POP_INSTRUCTIONS, PUSH_INSTRUCTIONS,
 };
 use ccsim_devices::cohort::{Soc, Timing};
-
-fn timing() -> Timing {
-    Timing {
-        load_hit: 1,
-        l15_hit: 1,
-        load_miss: 34,
-        load_fwd: 68,
-        load_fwd_clean: 52,
-        store_miss: 34,
-        store_inv: 52,
-        store_inv_extra: 2,
-        store_fwd: 68,
-        store_fwd_clean: 52,
-        noc_one_way: 3,
-    }
-}
+use cohort_common::timing;
 
 fn soc() -> Soc {
     let maple = Maple::new(0, Accelerator::sha256(1e6), 10, 8);

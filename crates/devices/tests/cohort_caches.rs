@@ -4,26 +4,12 @@
 //! one hears it, an L1D miss that hits the L1.5, and the L2's home slices.
 //! Each test fails with the unbounded caches of the model before.
 
+mod cohort_common;
 use ccsim_devices::accel::Accelerator;
 use ccsim_devices::cohort::cache::Geometry;
 use ccsim_devices::cohort::maple::Maple;
-use ccsim_devices::cohort::{Caches, Event, Soc, Timing};
-
-fn timing() -> Timing {
-    Timing {
-        load_hit: 1,
-        l15_hit: 1,
-        load_miss: 34,
-        load_fwd: 68,
-        load_fwd_clean: 52,
-        store_miss: 34,
-        store_inv: 52,
-        store_inv_extra: 2,
-        store_fwd: 68,
-        store_fwd_clean: 52,
-        noc_one_way: 3,
-    }
-}
+use ccsim_devices::cohort::{Caches, Event, Soc};
+use cohort_common::timing;
 
 /// OpenPiton's defaults (Cohort §5): 8 KiB 4-way L1D and L1.5 of 16 B
 /// lines, four 64 KiB 4-way L2 slices.
