@@ -84,10 +84,14 @@ pub mod core;
 pub mod engine;
 pub mod maple;
 pub mod mmu;
+pub mod pmesh_table;
 pub mod queue;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
+
+use self::pmesh_table::{LineView, PmeshTable, Walker};
 
 pub use self::core::CoreState;
 
@@ -383,6 +387,9 @@ pub struct World {
     l2: Vec<cache::TagArray>,
     /// The time of the last event run.
     pub now: Cycle,
+    /// The verified P-Mesh table every transaction walks
+    /// ([`pmesh_table`]), with its counters of rows taken.
+    pmesh: Walker,
 }
 
 impl World {
@@ -406,7 +413,20 @@ impl World {
             l1d: Vec::new(),
             l2: Vec::new(),
             now: 0,
+            pmesh: Walker::new(PmeshTable::builtin()),
         }
+    }
+
+    /// Runs the directory on `table` (a variant of the shipped P-Mesh
+    /// spec: a mutation test's) from now on; its counters start at zero.
+    pub fn set_pmesh_table(&mut self, table: Arc<PmeshTable>) {
+        self.pmesh = Walker::new(table);
+    }
+
+    /// The P-Mesh table the directory runs, with the rows taken so far
+    /// ([`Walker::taken`]).
+    pub fn pmesh(&self) -> &Walker {
+        &self.pmesh
     }
 
     /// Sets the bytes of a tile's L1.5 line: 16 (OpenPiton), 32, or 64
@@ -459,28 +479,34 @@ impl World {
         let Some(d) = self.dir.get_mut(&victim) else {
             return 0;
         };
-        let holders = d.holders;
-        if holders == 0 {
+        if d.holders == 0 {
             return 0;
         }
-        let t = &self.timing;
-        let cost = match d.owner {
-            Some(_) if d.dirty => t.store_fwd,
-            Some(_) => t.store_fwd_clean,
-            None => t.store_inv + t.store_inv_extra * u64::from(holders.count_ones() - 1),
+        // The recall, walked through the L1.5s' rows (`Walker::recall`):
+        // STORE_FWD to an owner, INV_FWD to each sharer; priced by the
+        // answers, as the transactions that would take the line.
+        let mut view = line_view(&self.pmesh, d);
+        let walk = self.pmesh.recall(&mut view);
+        let (m, t) = (self.pmesh.table().msg, &self.timing);
+        let invs = u64::from(walk.count(m.inv_fwd));
+        let cost = if walk.count(m.store_fwdack_data) != 0 {
+            t.store_fwd
+        } else if walk.count(m.store_fwdack) != 0 {
+            t.store_fwd_clean
+        } else {
+            t.store_inv + t.store_inv_extra * invs.saturating_sub(1)
         };
+        let lost = walk.lost as u32;
         let start = at.max(d.busy_until);
         let done = start + cost;
         let before = d.present;
-        d.holders = 0;
+        set_entry(d, &view, self.pmesh.table());
         d.present = 0;
-        d.owner = None;
-        d.dirty = false;
         d.busy_until = done;
-        self.counts.l2_back_invalidations += u64::from(holders.count_ones());
-        self.counts.invalidations += u64::from(holders.count_ones());
+        self.counts.l2_back_invalidations += u64::from(lost.count_ones());
+        self.counts.invalidations += u64::from(lost.count_ones());
         self.forget_l15(victim, before);
-        self.notify_watchers(victim, holders, done);
+        self.notify_watchers(victim, lost, done);
         done - at
     }
 
@@ -563,20 +589,27 @@ impl World {
         let Some(d) = self.dir.get_mut(&(vpa / LINE)) else {
             return;
         };
+        // The table's `evict`: silent from S or E (the directory still
+        // lists the tile, module doc of `Caches`), a WB_REQ from M.
+        let mut view = line_view(&self.pmesh, d);
+        let evict = self.pmesh.table().evict;
+        let walk = self.pmesh.walk(agent, evict, &mut view);
         d.present &= !bit;
-        if d.owner == Some(agent) && d.dirty {
+        if walk.count(self.pmesh.table().msg.wb_req) != 0 {
             // A WB_REQ with the 16 B: the L2's entry is busy with it.
             self.counts.l15_writebacks += 1;
             d.busy_until = d.busy_until.max(at) + store_miss;
             if d.present & mine == 0 {
-                // Its last line of the L2 line: the L2 holds it clean.
-                d.owner = None;
-                d.dirty = false;
-                d.holders &= !(1 << agent);
+                // Its last line of the L2 line: the table's end state (the
+                // L2 holds it clean); before that the owner keeps the rest.
+                set_entry(d, &view, self.pmesh.table());
             }
+        } else if walk.any() {
+            panic!(
+                "P-Mesh table ({}): an eviction sends messages other than WB_REQ, which the SoC does not price",
+                self.pmesh.table().origin
+            );
         }
-        // A clean victim leaves silently: the directory still lists the
-        // tile (module doc of `Caches`).
     }
 
     /// Whether core agent `agent`'s L1D holds `pa` (and fills it: a load
@@ -698,103 +731,84 @@ impl World {
     }
 
     /// The transaction of [`coherent`](Self::coherent) on the directory
-    /// entry alone (the tags are the caller's).
+    /// entry alone (the tags are the caller's): one walk of the verified
+    /// P-Mesh table ([`pmesh_table`]) from the entry's view of the line,
+    /// whose end states become the entry and whose messages give the
+    /// transaction's kind and cost.
     fn transaction(&mut self, agent: usize, pa: u64, access: Access, at: Cycle) -> Cycle {
         let line = pa / LINE;
-        let t = self.timing.clone();
         let bit = self.present_bit(agent, pa);
         let d = self.dir.entry(line).or_default();
         let me = 1u32 << agent;
-        let permitted = match access {
-            Access::Read => d.holders & me != 0,
-            Access::Write => d.owner == Some(agent),
+        let listed = d.holders & me != 0;
+        let mut view = line_view(&self.pmesh, d);
+        if d.present & bit == 0 {
+            // The tile has not got these 16 B: its L1.5 line is in I.
+            view.l15[agent] = self.pmesh.table().l15_i;
+        }
+        let event = match access {
+            Access::Read => self.pmesh.table().load,
+            Access::Write => self.pmesh.table().store,
         };
-        if permitted {
-            if access == Access::Write {
-                // E to M silently, or M already.
-                d.dirty = true;
-            }
-            if d.present & bit != 0 {
-                self.counts.hits += 1;
-                return at + t.l15_hit;
-            }
+        let walk = self.pmesh.walk(agent, event, &mut view);
+        let (table, t) = (self.pmesh.table(), &self.timing);
+        let m = table.msg;
+        set_entry(d, &view, table);
+        if !walk.any() {
+            // A hit (a store to E makes it M silently: `set_entry`).
+            self.counts.hits += 1;
+            return at + t.l15_hit;
+        }
+        let request_cost = if walk.count(m.store_req) != 0 {
+            t.store_miss
+        } else {
+            t.load_miss
+        };
+        if walk.forwarded == 0 && listed {
             // The L1.5 line is missing: the L2 answers with its 16 B. No
             // other tile is involved, so the line's directory entry is not
             // blocked (the L2 pipeline answers without an MSHR).
             self.counts.subline_fills += 1;
             d.present |= bit;
-            let cost = match access {
-                Access::Read => t.load_miss,
-                Access::Write => t.store_miss,
-            };
-            return at.max(d.busy_until) + cost;
+            return at.max(d.busy_until) + request_cost;
         }
-        let (cost, lost, moved) = match access {
-            Access::Read => match d.owner {
-                Some(o) => {
-                    self.counts.load_fwds += 1;
-                    d.owner = None;
-                    d.holders |= 1 << o;
-                    (
-                        if std::mem::take(&mut d.dirty) {
-                            t.load_fwd
-                        } else {
-                            t.load_fwd_clean
-                        },
-                        0,
-                        true,
-                    )
-                }
-                None => {
-                    self.counts.load_misses += 1;
-                    (t.load_miss, 0, false)
-                }
-            },
-            Access::Write => {
-                let others = d.holders & !me;
-                // As the pmesh L2 does: an owner gets STORE_FWD; a line in S
-                // gets INV_FWD to every sharer (the requester among them,
-                // when it upgrades), then DATA_ACK_M.
-                let cost = if d.owner.is_some() {
-                    self.counts.store_fwds += 1;
-                    if d.dirty {
-                        t.store_fwd
-                    } else {
-                        t.store_fwd_clean
-                    }
-                } else if d.holders != 0 {
-                    self.counts.store_invs += 1;
-                    t.store_inv
-                        + t.store_inv_extra * u64::from(others.count_ones().saturating_sub(1))
-                } else {
-                    self.counts.store_misses += 1;
-                    t.store_miss
-                };
-                (cost, others, others != 0)
+        let invs = u64::from(walk.count(m.inv_fwd));
+        let cost = if walk.count(m.load_fwd) != 0 {
+            self.counts.load_fwds += 1;
+            if walk.count(m.load_fwdack_data) != 0 {
+                t.load_fwd
+            } else {
+                t.load_fwd_clean
             }
+        } else if walk.count(m.store_fwd) != 0 {
+            self.counts.store_fwds += 1;
+            if walk.count(m.store_fwdack_data) != 0 {
+                t.store_fwd
+            } else {
+                t.store_fwd_clean
+            }
+        } else if invs != 0 {
+            self.counts.store_invs += 1;
+            t.store_inv + t.store_inv_extra * (invs - 1)
+        } else if walk.count(m.store_req) != 0 {
+            self.counts.store_misses += 1;
+            t.store_miss
+        } else {
+            self.counts.load_misses += 1;
+            t.load_miss
         };
+        let (lost, moved) = (walk.lost as u32, walk.forwarded != 0);
         let start = at.max(d.busy_until);
         let done = start + cost;
         d.busy_until = done;
         match access {
-            Access::Read => {
-                // The only holder gets the line exclusive (MESI's E); a
-                // forwarded owner keeps its L1.5 lines, shared.
-                if d.holders == 0 {
-                    d.owner = Some(agent);
-                }
-                d.holders |= me;
-                d.present |= bit;
-            }
-            Access::Write => {
-                // Every other copy is gone, and the requester's own other
-                // L1.5 lines too when it upgraded from S (the INV_FWD
-                // reaches every sharer): it holds the 16 B it wrote.
-                d.owner = Some(agent);
-                d.holders = me;
-                d.dirty = true;
-                d.present = bit;
-            }
+            // A forwarded owner keeps its L1.5 lines, shared.
+            Access::Read => d.present |= bit,
+            // Every other copy is gone, and the requester's own other L1.5
+            // lines too when it upgraded from S (OpenPiton's INV_FWD
+            // carries a sub-line vector: module doc of `pmesh_table`): it
+            // holds the 16 B it wrote.
+            Access::Write => d.present = bit,
         }
         if moved {
             *self.migrations.entry(line).or_default() += 1;
@@ -840,6 +854,51 @@ impl World {
                 d.dirty = false;
             }
         }
+    }
+}
+
+/// The table's view of a directory entry ([`pmesh_table`]'s mapping): the
+/// L2 in O with its owner in M (it wrote the line) or E, in S with its
+/// sharers, or in I; every other tile in I.
+fn line_view(w: &Walker, d: &DirLine) -> LineView {
+    let t = w.table();
+    let mut v = w.idle_line();
+    if let Some(o) = d.owner {
+        debug_assert_eq!(d.holders, 1 << o, "an owned line lists its owner alone");
+        v.l2 = t.l2_o;
+        v.dir.owner = Some(o as u16);
+        v.l15[o] = if d.dirty { t.l15_m } else { t.l15_e };
+    } else if d.holders != 0 {
+        v.l2 = t.l2_s;
+        v.dir.sharers = u64::from(d.holders);
+        let mut h = d.holders;
+        while h != 0 {
+            v.l15[h.trailing_zeros() as usize] = t.l15_s;
+            h &= h - 1;
+        }
+    }
+    v
+}
+
+/// Takes a walk's end state into the directory entry: the L2's owner or
+/// sharers, and whether the owner wrote the line (its L1.5 ended in M, or
+/// it already had and only filled 16 B more). Presence bits and the busy
+/// time are the caller's.
+fn set_entry(d: &mut DirLine, v: &LineView, t: &PmeshTable) {
+    if v.l2 == t.l2_o {
+        let o = usize::from(v.dir.owner.expect("the table's L2 in O has an owner"));
+        d.dirty = v.l15[o] == t.l15_m || (d.owner == Some(o) && d.dirty);
+        d.owner = Some(o);
+        d.holders = 1 << o;
+    } else if v.l2 == t.l2_s || v.l2 == t.l2_i {
+        d.owner = None;
+        d.dirty = false;
+        d.holders = v.dir.sharers as u32;
+    } else {
+        panic!(
+            "P-Mesh table ({}): a walk ended with the L2 in a state the SoC's directory has no counterpart for",
+            t.origin
+        );
     }
 }
 
