@@ -209,6 +209,11 @@ impl PmeshTable {
         })
     }
 
+    /// How many message types the table has (indices 0..).
+    pub fn messages(&self) -> usize {
+        self.proto.msgs.len()
+    }
+
     /// The name of message `m`.
     pub fn msg_name(&self, m: u16) -> &'static str {
         self.proto.msgs[m as usize].name
@@ -278,21 +283,32 @@ struct InFlight {
 #[derive(Debug, Clone)]
 pub struct Walker {
     table: Arc<PmeshTable>,
+    s: Scratch,
+}
+
+/// A walker's counters and its queue of messages in flight.
+#[derive(Debug, Clone)]
+struct Scratch {
     /// Rows taken by the L1.5s, by cell.
     l15_taken: Vec<u64>,
     /// Rows taken by the L2, by cell × 2 + branch (0: unguarded or the
     /// guard's `yes`, 1: its `no`).
     l2_taken: Vec<u64>,
     queue: Vec<InFlight>,
+    /// Tiles whose L1.5 took a row in this walk.
+    touched: u64,
 }
 
 impl Walker {
     /// A walker of `table` with its counters at zero.
     pub fn new(table: Arc<PmeshTable>) -> Walker {
         Walker {
-            l15_taken: vec![0; table.l15.cells.len()],
-            l2_taken: vec![0; 2 * table.l2.cells.len()],
-            queue: Vec::with_capacity(8),
+            s: Scratch {
+                l15_taken: vec![0; table.l15.cells.len()],
+                l2_taken: vec![0; 2 * table.l2.cells.len()],
+                queue: Vec::with_capacity(8),
+                touched: 0,
+            },
             table,
         }
     }
@@ -316,14 +332,24 @@ impl Walker {
     /// run to completion. Panics, naming the cell, when the table has no
     /// row for a step or leaves the transaction unfinished.
     pub fn walk(&mut self, req: usize, event: usize, line: &mut LineView) -> Walk {
-        let t = Arc::clone(&self.table);
-        let req = req as u16;
+        let (t, s) = (&*self.table, &mut self.s);
         let mut walk = Walk::default();
+        // A hit or a silent eviction: one row, no message.
+        let (cell, c) = t.l15.cell(line.l15[req] as usize, event);
+        if let Cell::Go(row) = c {
+            if !row.sends() {
+                s.l15_taken[cell] += 1;
+                line.l15[req] = row.next as u8;
+                return walk;
+            }
+        }
+        let req = req as u16;
         let before = line.l15;
-        self.queue.clear();
-        self.l15_row(&t, req, event, req, req, line, &mut walk);
-        self.drain(&t, false, line, &mut walk);
-        self.finish(&t, req, event, line, &before, &mut walk);
+        s.queue.clear();
+        s.touched = 0;
+        s.l15_row(t, req, event, req, req, line, &mut walk);
+        s.drain(t, false, line, &mut walk);
+        s.finish(t, req, event, line, &before, &mut walk);
         walk
     }
 
@@ -332,10 +358,10 @@ impl Walker {
     /// entry ends in I. The table has no L2 row for a recall (no eviction
     /// event), so the answers are counted, not handled.
     pub fn recall(&mut self, line: &mut LineView) -> Walk {
-        let t = Arc::clone(&self.table);
+        let (t, s) = (&*self.table, &mut self.s);
         let mut walk = Walk::default();
         let before = line.l15;
-        self.queue.clear();
+        s.queue.clear();
         let victim = TO_L2;
         let mut send = |q: &mut Vec<InFlight>, msg: u16, to: u16| {
             walk.sent[msg as usize] += 1;
@@ -347,15 +373,15 @@ impl Walker {
             });
         };
         if let Some(o) = line.dir.owner {
-            send(&mut self.queue, t.msg.store_fwd, o);
+            send(&mut s.queue, t.msg.store_fwd, o);
         }
         let mut sharers = line.dir.sharers & !line.dir.owner.map_or(0, |o| 1u64 << o);
         while sharers != 0 {
             let a = sharers.trailing_zeros() as u16;
             sharers &= sharers - 1;
-            send(&mut self.queue, t.msg.inv_fwd, a);
+            send(&mut s.queue, t.msg.inv_fwd, a);
         }
-        self.drain(&t, true, line, &mut walk);
+        s.drain(t, true, line, &mut walk);
         line.l2 = t.l2_i;
         line.dir = DirEntry::default();
         for a in 0..MAX_AGENTS {
@@ -375,6 +401,49 @@ impl Walker {
         walk
     }
 
+    /// The rows taken so far, by role, state, event and guard branch, with
+    /// their counts (cells never taken are left out), in table order.
+    pub fn taken(&self) -> Vec<(String, u64)> {
+        let t = &self.table;
+        let mut out = Vec::new();
+        let n = t.l15.n_events;
+        for (cell, &k) in self.s.l15_taken.iter().enumerate() {
+            if k != 0 {
+                out.push((
+                    format!(
+                        "l15 {} {}",
+                        t.l15_state_name((cell / n) as u8),
+                        t.event_name(t.l15_role, cell % n)
+                    ),
+                    k,
+                ));
+            }
+        }
+        let n = t.l2.n_events;
+        for (i, &k) in self.s.l2_taken.iter().enumerate() {
+            if k == 0 {
+                continue;
+            }
+            let cell = i / 2;
+            let guard = match &t.l2.cells[cell] {
+                Cell::Guarded(g) if i % 2 == 0 => format!(" {}", g.guard.as_str()),
+                Cell::Guarded(g) => format!(" {}", g.guard.complement().as_str()),
+                _ => String::new(),
+            };
+            out.push((
+                format!(
+                    "l2 {} {}{guard}",
+                    t.l2_state_name((cell / n) as u8),
+                    t.event_name(t.l2_role, cell % n)
+                ),
+                k,
+            ));
+        }
+        out
+    }
+}
+
+impl Scratch {
     /// Handles every message in flight, in the order sent; with `recall`,
     /// messages to the L2 are only counted.
     fn drain(&mut self, t: &PmeshTable, recall: bool, line: &mut LineView, walk: &mut Walk) {
@@ -424,6 +493,7 @@ impl Walker {
             );
         };
         self.l15_taken[cell] += 1;
+        self.touched |= 1 << agent;
         for step in row.steps.iter() {
             if let Step::Send(s) = step {
                 let to = match s.target {
@@ -477,9 +547,13 @@ impl Walker {
         let Cell::Go(row) = c else {
             let guard = match outer {
                 Cell::Guarded(g) => format!(
-                    " (guard {:?} {})",
-                    g.guard,
-                    if branch == 0 { "holds" } else { "fails" }
+                    " (guard {})",
+                    if branch == 0 {
+                        g.guard
+                    } else {
+                        g.guard.complement()
+                    }
+                    .as_str()
                 ),
                 _ => String::new(),
             };
@@ -576,11 +650,11 @@ impl Walker {
                 line.dir.sharers
             ));
         }
-        for a in 0..MAX_AGENTS {
+        let mut touched = self.touched;
+        while touched != 0 {
+            let a = touched.trailing_zeros() as usize;
+            touched &= touched - 1;
             let s = line.l15[a];
-            if s == before[a] {
-                continue;
-            }
             if !t.l15.stable[s as usize] {
                 unfinished(format!("tile {a}'s L1.5 in {}", t.l15_state_name(s)));
             }
@@ -591,47 +665,6 @@ impl Walker {
                 walk.lost |= 1 << a;
             }
         }
-    }
-
-    /// The rows taken so far, by role, state, event and guard branch, with
-    /// their counts (cells never taken are left out), in table order.
-    pub fn taken(&self) -> Vec<(String, u64)> {
-        let t = &self.table;
-        let mut out = Vec::new();
-        let n = t.l15.n_events;
-        for (cell, &k) in self.l15_taken.iter().enumerate() {
-            if k != 0 {
-                out.push((
-                    format!(
-                        "l15 {} {}",
-                        t.l15_state_name((cell / n) as u8),
-                        t.event_name(t.l15_role, cell % n)
-                    ),
-                    k,
-                ));
-            }
-        }
-        let n = t.l2.n_events;
-        for (i, &k) in self.l2_taken.iter().enumerate() {
-            if k == 0 {
-                continue;
-            }
-            let cell = i / 2;
-            let guard = match &t.l2.cells[cell] {
-                Cell::Guarded(g) if i % 2 == 0 => format!(" {:?}", g.guard),
-                Cell::Guarded(g) => format!(" not {:?}", g.guard),
-                _ => String::new(),
-            };
-            out.push((
-                format!(
-                    "l2 {} {}{guard}",
-                    t.l2_state_name((cell / n) as u8),
-                    t.event_name(t.l2_role, cell % n)
-                ),
-                k,
-            ));
-        }
-        out
     }
 }
 
