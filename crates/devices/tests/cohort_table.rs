@@ -55,7 +55,12 @@ fn sha_run(table: Option<Arc<PmeshTable>>) -> Soc {
     let mut output = fifo_init(&mut soc, OUT_VA, 32, batch / 2, false, &[]);
     cohort_register(&mut soc, 0, 0, &input, &output, 0, 32);
     for i in 0..n {
-        push(&mut soc, 0, &mut input, i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        push(
+            &mut soc,
+            0,
+            &mut input,
+            i.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
         if input.pushed % batch == 0 {
             publish_write(&mut soc, 0, &mut input);
             while output.popped < input.pushed / 2 {
@@ -85,7 +90,10 @@ fn a_load_of_a_modified_line_walks_the_forward_and_ends_shared() {
     // Tile 0 stores: I + STORE_REQ → O, DATA_ACK_M.
     let first = w.walk(0, t.store, &mut line);
     assert_eq!(first.count(t.msg.store_req), 1);
-    assert_eq!((line.l2, line.dir.owner, line.l15[0]), (t.l2_o, Some(0), t.l15_m));
+    assert_eq!(
+        (line.l2, line.dir.owner, line.l15[0]),
+        (t.l2_o, Some(0), t.l15_m)
+    );
     // Tile 1 loads: LOAD_FWD to tile 0, which answers with the line.
     let walk = w.walk(1, t.load, &mut line);
     let sent: Vec<_> = (0..t.messages() as u16)
@@ -97,13 +105,19 @@ fn a_load_of_a_modified_line_walks_the_forward_and_ends_shared() {
         ["LOAD_REQ", "LOAD_FWD", "LOAD_FWDACK_DATA", "DATA_ACK_S"]
     );
     assert_eq!((walk.forwarded, walk.lost), (0b1, 0));
-    assert_eq!((line.l2, line.dir.owner, line.dir.sharers), (t.l2_s, None, 0b11));
+    assert_eq!(
+        (line.l2, line.dir.owner, line.dir.sharers),
+        (t.l2_s, None, 0b11)
+    );
     assert_eq!((line.l15[0], line.l15[1]), (t.l15_s, t.l15_s));
     // Tile 2 stores: INV_FWD to both sharers, each loses the line.
     let walk = w.walk(2, t.store, &mut line);
     assert_eq!(walk.count(t.msg.inv_fwd), 2);
     assert_eq!(walk.lost, 0b11);
-    assert_eq!((line.l2, line.dir.owner, line.dir.sharers), (t.l2_o, Some(2), 0));
+    assert_eq!(
+        (line.l2, line.dir.owner, line.dir.sharers),
+        (t.l2_o, Some(2), 0)
+    );
     assert_eq!(taken(&w, "l2 SM_A INV_FWDACK more_acks"), 1);
     assert_eq!(taken(&w, "l2 SM_A INV_FWDACK last_ack"), 1);
 }

@@ -21,12 +21,17 @@
 //!   paper's figures (kilocycles).
 //! * **Coherence** ([`World::coherent`]): every line has a directory entry
 //!   at the L2 (an owner holding it E/M, a set of sharers, and the time the
-//!   blocking directory is busy with it until). An access that hits costs
-//!   the tile's hit; a miss costs the transaction its kind needs (a load
-//!   from the L2, a load forwarded to the owner, a store that invalidates
-//!   sharers, a store forwarded to the owner), as [`Timing`] gives them:
-//!   the experiments crate measures them by running the verified P-Mesh
-//!   table (`protocols/pmesh.toml`) in the platform's `[systems.pmesh]`.
+//!   blocking directory is busy with it until). Its state changes are the
+//!   verified P-Mesh table's (`protocols/pmesh.toml`, [`pmesh_table`]):
+//!   each access, L1.5 write-back and L2 recall walks the table's `l15` and
+//!   `l2` rows atomically from the entry's view of the line, the walk's end
+//!   states become the entry, and its messages say what the transaction
+//!   was. An access that hits (no message) costs the tile's hit; a miss
+//!   costs what its messages need (a load the L2 answers, a LOAD_FWD to the
+//!   owner answered with or without the line, INV_FWDs to sharers, a
+//!   STORE_FWD), as [`Timing`] gives them: the experiments crate measures
+//!   them by running the same table in the platform's `[systems.pmesh]`.
+//!   A transition the table does not have stops the SoC with its name.
 //!   An invalidation reaches the agent that lost the line when the
 //!   transaction completes; the Cohort engine's Reader Coherency Manager
 //!   listens for the one line it watches. The directory's state is per
@@ -77,7 +82,8 @@
 //!
 //! Modules: [`core`] (Ariane-like in-order core), [`queue`] (the SPSC
 //! queue library), [`mmu`] (Sv39 page tables, TLB and walker), [`engine`]
-//! (the Cohort engine), [`maple`] (the MMIO and coherent-DMA baselines).
+//! (the Cohort engine), [`maple`] (the MMIO and coherent-DMA baselines),
+//! [`pmesh_table`] (the directory's walks of the verified P-Mesh table).
 
 pub mod cache;
 pub mod core;

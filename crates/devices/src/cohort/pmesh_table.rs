@@ -57,7 +57,10 @@
 //!   ([`super::World::drop_copy`]): P-Mesh's non-caching requests are not in
 //!   the spec, so the SoC takes the unit out of the entry without a row.
 //!   That can leave a line in S listing one tile, which the table's L2
-//!   never has ("S always lists two tiles or more"); see [`Walker::walk`].
+//!   never has ("S always lists two tiles or more"): a store by that tile
+//!   then finds `S + STORE_REQ` sending no INV_FWD and waiting for none,
+//!   and the walk stops ("leaves the L2 in SM_A"). The cohort experiments
+//!   never reach it; `tests/cohort_table.rs` keeps the gap visible.
 
 use std::sync::{Arc, OnceLock};
 
@@ -384,16 +387,16 @@ impl Walker {
         s.drain(t, true, line, &mut walk);
         line.l2 = t.l2_i;
         line.dir = DirEntry::default();
-        for a in 0..MAX_AGENTS {
-            if line.l15[a] != before[a] && !t.l15.stable[line.l15[a] as usize] {
+        for (a, (&was, &now)) in before.iter().zip(line.l15.iter()).enumerate() {
+            if now != was && !t.l15.stable[now as usize] {
                 panic!(
                     "P-Mesh table ({}): an L2 recall leaves tile {a}'s L1.5 in {}",
                     t.origin,
-                    t.l15_state_name(line.l15[a])
+                    t.l15_state_name(now)
                 );
             }
-            if t.l15.access[before[a] as usize] != ccsim_protocol::ir::Access::None
-                && t.l15.access[line.l15[a] as usize] == ccsim_protocol::ir::Access::None
+            if t.l15.access[was as usize] != ccsim_protocol::ir::Access::None
+                && t.l15.access[now as usize] == ccsim_protocol::ir::Access::None
             {
                 walk.lost |= 1 << a;
             }
@@ -571,10 +574,10 @@ impl Scratch {
                 Step::Send(s) => {
                     let mut push = |q: &mut Vec<InFlight>, to: u16| {
                         walk.sent[s.msg as usize] += 1;
-                        if to != req && t.proto.msgs[s.msg as usize].to == t.l15_role {
-                            if t.proto.msgs[s.msg as usize].requester {
-                                walk.forwarded |= 1 << to;
-                            }
+                        // A forward (it carries the requester) to another tile.
+                        let f = &t.proto.msgs[s.msg as usize];
+                        if to != req && f.to == t.l15_role && f.requester {
+                            walk.forwarded |= 1 << to;
                         }
                         q.push(InFlight {
                             msg: s.msg,
