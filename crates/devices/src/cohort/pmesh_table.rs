@@ -61,6 +61,11 @@
 //!   then finds `S + STORE_REQ` sending no INV_FWD and waiting for none,
 //!   and the walk stops ("leaves the L2 in SM_A"). The cohort experiments
 //!   never reach it; `tests/cohort_table.rs` keeps the gap visible.
+//!   OpenPiton's L2 would send that tile an INV_FWD itself: for a
+//!   STORE_REQ in S it walks the whole sharer vector, the requester
+//!   included (`l2_pipe1_ctrl.v.pyv` at 41a14a05: `L2_MESI_S` →
+//!   `MSG_TYPE_INV_FWD`, `dir_data_S4` with no mask for the requester),
+//!   where the spec's `to sharers` skips the requester.
 
 use std::sync::{Arc, OnceLock};
 
