@@ -83,7 +83,6 @@ const TO_L2: u16 = u16::MAX;
 
 /// The P-Mesh table, compiled, with the names the SoC uses resolved to
 /// indices.
-#[derive(Debug)]
 pub struct PmeshTable {
     proto: Protocol,
     l15: CompiledTable<()>,
@@ -237,6 +236,15 @@ impl PmeshTable {
 
     fn event_name(&self, role: usize, e: usize) -> &str {
         &self.proto.ir.roles[role].events[e].name
+    }
+}
+
+impl std::fmt::Debug for PmeshTable {
+    // The compiled tables are large; a SoC's debug output names the table.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PmeshTable")
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
     }
 }
 
