@@ -98,7 +98,14 @@
 //!     flight). A narrower walker (`serializer_fetch = in_order`,
 //!     `serializer_reads = 6`, ProtoAcc's six field handlers) leaves the
 //!     prefetcher the lines of a string or an object it has not yet
-//!     requested, which the stride streams fetch ahead;
+//!     requested, which the stride streams fetch ahead. ProtoAcc's
+//!     serializer as its RTL builds it (`serializer_fetch = protoacc`,
+//!     [`protoacc`]: a depth-first frontend that waits for each of its
+//!     loads, six field handlers of one field each, a string's lines
+//!     eight at a time) decides each next read from the lines that
+//!     arrived, so its run stops at every completion; its prefetcher
+//!     trains on the walker's misses, and `prefetches_ahead` counts the
+//!     prefetched lines that had arrived when a load first asked for them;
 //!   - `cxl_mem`: the CPU built the objects in the device's memory
 //!     (CXL.mem); the serializer reads them locally through the DCOH of
 //!     `[systems.cxl_type2]` (assumed: the pool's lines in device bias when
@@ -142,6 +149,7 @@
 
 use std::collections::BTreeMap;
 
+use ccsim_coherence::agents::PROGRAM_WAKE;
 use ccsim_devices::rpc::engine::Pipeline;
 use ccsim_devices::rpc::image;
 use ccsim_devices::rpc::layout::{by_pointer_level, Allocator, Layout, LineOp, StringLayout, LINE};
@@ -158,10 +166,13 @@ use ccsim_pcie::system::PcieSystem;
 use ccsim_platform::Platform;
 
 use crate::program_run::{build_for_program, no_violation, role_agent};
+
+mod protoacc;
 use crate::{
     component, engine_bars, finish, model_err, system_params, werr, MetricSpec, Point, PointResult,
     RunError, WorkloadInfo, RING, WRITEBACK,
 };
+use protoacc::{ProtoAccWalker, WalkerParams};
 
 /// The declaration of `rpc_offload`.
 pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
@@ -173,7 +184,7 @@ pub static RPC_OFFLOAD: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "access", kind: ParamKind::Enum(&["cxl_cache", "cxl_cache_prefetch", "cxl_mem"]), default: ParamDefault::Str("cxl_cache"), unit: "", range: ParamRange::ANY, from: "Cohet §V-B2", description: "The CXL-NIC's serialization variant (ignored otherwise)." },
         ParamSpec { name: "rpcnic_copy", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "Cohet §V-B1 limitation (2) 'redundant data copies'; §VI-E 'by eliminating redundant copies'", description: "Whether RpcNIC's CPU copies the decoded objects out of the DMA area into the application's objects before the request is usable (false: the application uses the DMA area in place)." },
         ParamSpec { name: "rpcnic_ddio", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Intel Data Direct I/O (Intel DDIO, Xeon E5 and every Xeon Scalable since, the Cohet host's Xeon 8468V of §VI-A among them): a PCIe device's DMA writes allocate into the LLC instead of going to memory; off: assumed, as gem5's DMA (which SimCXL, where the text ran RpcNIC, extends) writes memory", description: "Whether RpcNIC's DMA writes land in the host's LLC (DDIO), so the CPU's copy out of the DMA area (or its access to it in place) loads LLC hits instead of memory reads." },
-        ParamSpec { name: "serializer_fetch", kind: ParamKind::Enum(&["by_pointer", "in_order"]), default: ParamDefault::Str("by_pointer"), unit: "", range: ParamRange::ANY, from: "assumed: the CXL-NIC's serializer fetches a line as soon as the line holding its pointer has arrived (its reads decoupled from the encoder, which takes the fields in wire order; Cohet §V-B2 states no order); in_order: its reads issued in the walk's order, a dependent read holding up every later one (as ProtoAcc's serializer, Karandikar et al. MICRO 2021, walks a sub-message before the fields after it)", description: "How the CXL-NIC's serializer issues its reads over CXL.cache or CXL.mem: by_pointer (level by level of the pointer chains: a read waits for its own pointer only) or in_order (the walk's order)." },
+        ParamSpec { name: "serializer_fetch", kind: ParamKind::Enum(&["by_pointer", "in_order", "protoacc"]), default: ParamDefault::Str("by_pointer"), unit: "", range: ParamRange::ANY, from: "assumed: the CXL-NIC's serializer fetches a line as soon as the line holding its pointer has arrived (its reads decoupled from the encoder, which takes the fields in wire order; Cohet §V-B2 states no order); in_order: its reads issued in the walk's order, a dependent read holding up every later one (as ProtoAcc's serializer, Karandikar et al. MICRO 2021, walks a sub-message before the fields after it); protoacc: ProtoAcc's serializer as its RTL builds it (ucb-bar/protoacc@1b5b569 src/main/scala: descriptortablehandler_serializer.scala, a depth-first frontend waiting for each of its loads; protoacc_serializer.scala, six SerFieldHandler behind FieldDispatchRouter(6), round robin, 4-entry queues; fieldhandler_serializer.scala, one field at a time; l1shim_interface.scala, 32 outstanding 16 B loads)", description: "How the CXL-NIC's serializer issues its reads over CXL.cache or CXL.mem: by_pointer (level by level of the pointer chains: a read waits for its own pointer only), in_order (the walk's order) or protoacc (ProtoAcc's frontend and six field handlers, each next read decided from the lines that arrived; serializer_reads does not apply)." },
         ParamSpec { name: "rpcnic_dma_setup", kind: ParamKind::Bool, default: ParamDefault::Bool(false), unit: "", range: ParamRange::ANY, from: "Cohet §II-A 'DMA operations incur substantial per-transfer setup overhead', §VI-B3 (~2.5 us below 8 KB, the SimCXL DMA engines matching it); off: assumed, RpcNIC's hardware programs its own DMA", description: "Whether each of RpcNIC's DMAs carries the calibrated Cohet DMA model's whole per-transfer path (the driver's descriptor and doorbell with its fitted submission cost, the engine's descriptor fetch, the completion write-back and poll: cohet-dma's ~2.5 us at 64 B) instead of a register-programmed start with no host software." },
         ParamSpec { name: "heap", kind: ParamKind::Enum(&["size_classes", "arena", "recycled"]), default: ParamDefault::Str("recycled"), unit: "", range: ParamRange::ANY, from: "assumed: recycled, a malloc-like heap with size classes (each class in a region of its own) in a long-running server's steady state: every message freed after use in its destructor's order onto LIFO per-class free lists (tcmalloc's design), the measured requests preceded by as many earlier ones of the bench; size_classes, the same heap fresh (bump-allocated, nothing freed); arena, protobuf's Arena (blocks one after the other in construction order)", description: "How the CPU's (and the CXL-NIC's) objects are placed in memory: it decides which of the serializer's misses form strides for the RPC prefetcher." },
         ParamSpec { name: "string_layout", kind: ParamKind::Enum(&["inline", "std_string"]), default: ParamDefault::Str("std_string"), unit: "", range: ParamRange::ANY, from: "std_string: protobuf's generated C++ holds a singular string/bytes field as an ArenaStringPtr, a tagged pointer to a std::string allocated apart (protocolbuffers/protobuf src/google/protobuf/arenastring.h, TaggedStringPtr / NewString: new std::string or Arena::Create<std::string>), and libstdc++'s std::string is 32 B with up to 15 characters inline, longer ones in a buffer of length + 1 (gcc libstdc++-v3/include/bits/basic_string.h, GCC 14, _S_local_capacity = 15); Cohet §V-B1: fields decoded 'in in-memory C++ objects'. std_string is the default; inline (the model before rpc8): the 32 B std::string in the message's own slot (protobuf's InlinedStringField shape, used by generated code only for fields with an internal option)", description: "How a string/bytes field sits in its message object in host (or device) memory: inline (a 32 B std::string in the object's slot) or std_string (an 8 B pointer to a 32 B std::string allocated from the same heap, a long string's characters in a further allocation): the decoders write, and RpcNIC's CopyFrom copies, the std::string objects too, and the serializer follows one more pointer per string." },
@@ -280,6 +291,9 @@ const DSA_START: Tick = 1000 * US;
 const DSA_PORTAL: Tick = 12 * NS;
 /// Line requests the engine keeps in flight (assumed).
 const DSA_WINDOW: usize = 32;
+/// The agent's window under ProtoAcc's walker, which bounds its reads
+/// itself: room for all of them.
+const PROTOACC_WINDOW: usize = 1024;
 /// The NICs' clock the platform's device times are given at (Cohet
 /// §VI-A1: the FPGA at 400 MHz).
 const NIC_CLOCK_MHZ: f64 = 400.0;
@@ -524,6 +538,8 @@ fn string_layout(params: &Params) -> Result<StringLayout, RunError> {
 /// the order it issues them, each with the read holding its pointer: the
 /// miss stream the DCOH's RPC prefetcher observes. For study
 /// (`examples/rpc_walk.rs`); the same placement as the point's run.
+/// (`protoacc` decides its order at run time from the lines that arrive:
+/// here it gives the walk's order.)
 pub fn serializer_reads(
     platform: &Platform,
     x: f64,
@@ -1576,6 +1592,9 @@ fn cxl_serialize(
     pipe: &Pipeline,
     access: &str,
 ) -> Result<(Tick, SerializeStats), RunError> {
+    if point.params.str("serializer_fetch") == "protoacc" {
+        return cxl_serialize_protoacc(point, m, layout, pipe, access);
+    }
     let plan = layout.read_plan(&m.items);
     // The fetch unit issues a read once its pointer has arrived
     // (`by_pointer_level`), or, `in_order`, in the walk's order.
@@ -1720,6 +1739,173 @@ fn cxl_serialize(
     let mut t = 0;
     for (i, it) in m.items.iter().enumerate() {
         t = t.max(ready[i]) + pipe.cycles(it) * pipe.cycle_ps();
+        stats.encode += pipe.cycles(it) * pipe.cycle_ps();
+    }
+    stats.last_line = times[setup..].iter().map(|x| x.1).max().unwrap_or(start) - start;
+    Ok((t, stats))
+}
+
+/// [`cxl_serialize`] with ProtoAcc's serializer as the fetch unit
+/// ([`protoacc`]: a depth-first frontend, six field handlers of one field
+/// each, a string's lines eight at a time): the walker decides each next
+/// read from the lines that have arrived, so the run stops at every
+/// completion (the table agent's `set_program_stop_on_completion`) and the
+/// reads it enables join the program from that instant. With the
+/// prefetcher, each new demand miss trains it and its prefetches join the
+/// program with the miss (a later load of a prefetched line waits for it).
+fn cxl_serialize_protoacc(
+    point: &Point<'_>,
+    m: &Message,
+    layout: &Layout,
+    pipe: &Pipeline,
+    access: &str,
+) -> Result<(Tick, SerializeStats), RunError> {
+    let plan = layout.read_plan(&m.items);
+    let mut stats = SerializeStats {
+        levels: pointer_levels(&plan),
+        ..SerializeStats::default()
+    };
+    let local = access == "cxl_mem";
+    let (system, role) = if local {
+        ("cxl_type2", "accel")
+    } else {
+        ("cxl", "device")
+    };
+    let mut s = build_for_program(point.platform, system, point)?;
+    let agent_id = role_agent(&s, role, system)?;
+    let sim_id = s.agents[agent_id];
+    let (base, img) = object_image(m, layout);
+    // The lines the walker may read: the plan's (the same fields' lines).
+    let mut lines: Vec<u64> = plan.iter().map(|o| o.line).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let mut ops: Vec<(u64, &str)> = Vec::new();
+    let mut data: Vec<Option<Vec<u8>>> = Vec::new();
+    if local {
+        // CXL.mem: the pool's lines put in device bias first, not timed.
+        for &line in &lines {
+            for op in ["store", "evict"] {
+                ops.push((line / LINE, op));
+                data.push((op == "store").then(|| line_of(&img, base, line)));
+            }
+        }
+    }
+    let setup = ops.len();
+    let agent = s.agent_mut(agent_id);
+    // The walker bounds its own reads (at most 6 handlers x 8 lines and
+    // the frontend's one, with the prefetches): the agent's window does not.
+    agent.set_program(&ops, PROTOACC_WINDOW).map_err(werr)?;
+    agent.set_program_data(data).map_err(werr)?;
+    agent.set_program_stop_on_completion(true).map_err(werr)?;
+    if !local {
+        let core = role_agent(&s, "core", system)?;
+        let stores: Vec<(u64, &str)> = lines.iter().map(|&l| (l / LINE, "store")).collect();
+        let bytes = lines
+            .iter()
+            .map(|&l| Some(line_of(&img, base, l)))
+            .collect();
+        let cpu = s.agent_mut(core);
+        cpu.set_program(&stores, CORE_WINDOW).map_err(werr)?;
+        cpu.set_program_data(bytes).map_err(werr)?;
+    }
+    let mut pf = (access == "cxl_cache_prefetch").then(|| rpc_prefetcher(point.params));
+    let mut walker = ProtoAccWalker::new(layout, &m.items, WalkerParams::default());
+    // Program index -> line, for the reads in flight.
+    let mut open: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut next_index = setup;
+    let mut release = DEVICE_START;
+    loop {
+        // The reads the arrived lines enable, and the prefetches they set
+        // off, from `release` (the latest arrival that enabled them).
+        let mut new: Vec<u64> = Vec::new();
+        for line in walker.advance() {
+            new.push(line);
+            if let Some(pf) = pf.as_mut() {
+                for p in pf.on_miss(line) {
+                    if walker.prefetch(p) {
+                        new.push(p);
+                        stats.prefetches += 1;
+                    }
+                }
+            }
+        }
+        if let Some(pf) = pf.as_mut() {
+            for hit in walker.take_prefetch_hits() {
+                stats.prefetches_used += 1;
+                for p in pf.on_prefetch_hit(hit) {
+                    if walker.prefetch(p) {
+                        new.push(p);
+                        stats.prefetches += 1;
+                    }
+                }
+            }
+        }
+        if !new.is_empty() {
+            let reads: Vec<(u64, &str)> = new.iter().map(|&l| (l / LINE, "load")).collect();
+            s.agent_mut(agent_id)
+                .append_program(&reads, release)
+                .map_err(werr)?;
+            for &l in &new {
+                open.insert(next_index, l);
+                next_index += 1;
+            }
+            let now = s.sim.now();
+            s.sim.wake(sim_id, release.max(now), PROGRAM_WAKE);
+        }
+        let outcome = s.sim.run();
+        no_violation(&s)?;
+        let times = s.agent(agent_id).program_times();
+        let arrived: Vec<(usize, Tick)> = open
+            .keys()
+            .filter_map(|&k| (times[k].1 != 0).then_some((k, times[k].1)))
+            .collect();
+        for &(k, t) in &arrived {
+            walker.arrive(open.remove(&k).expect("open"), t);
+            release = release.max(t);
+        }
+        if arrived.is_empty() && outcome == RunOutcome::Drained {
+            break;
+        }
+    }
+    if !walker.done() || !open.is_empty() {
+        return Err(RunError::Violation {
+            message: "rpc_offload: ProtoAcc's walker stopped with fields unread".into(),
+        });
+    }
+    let times = s.agent(agent_id).program_times();
+    let setup_end = if local {
+        times[..setup].iter().map(|t| t.1).max().unwrap_or(0)
+    } else {
+        let core = role_agent(&s, "core", system)?;
+        span(s.agent(core).program_times(), 0, "the CPU's construction")?
+    };
+    if setup_end > DEVICE_START {
+        return Err(werr(
+            "rpc_offload: the construction ran past the measured reads' start",
+        ));
+    }
+    // The serializer read the bytes the CPU wrote.
+    let nic = s.agent(agent_id);
+    let demand: Vec<u64> = walker.demand_lines().collect();
+    for &l in &demand {
+        if let Some(got) = nic.copy_of(l / LINE) {
+            if got[..LINE as usize] != line_of(&img, base, l)[..] {
+                return Err(RunError::Violation {
+                    message: format!(
+                        "rpc_offload: ProtoAcc's walker read line {l:#x} as {:?}, not the bytes the CPU wrote",
+                        &got[..LINE as usize]
+                    ),
+                });
+            }
+        }
+    }
+    stats.lines = demand.len() as u64;
+    stats.prefetches_ahead = walker.prefetches_hidden();
+    let start = DEVICE_START;
+    let mut t = 0;
+    for (i, it) in m.items.iter().enumerate() {
+        let ready = walker.ready()[i].saturating_sub(start);
+        t = t.max(ready) + pipe.cycles(it) * pipe.cycle_ps();
         stats.encode += pipe.cycles(it) * pipe.cycle_ps();
     }
     stats.last_line = times[setup..].iter().map(|x| x.1).max().unwrap_or(start) - start;
@@ -2392,6 +2578,48 @@ mod tests {
         }
         let g = gain(2.0);
         assert!((1.0..1.12).contains(&g), "bench2: {g}");
+    }
+
+    /// ProtoAcc's serializer (`serializer_fetch = protoacc`): its frontend
+    /// reaches each object through a load it waits for, so Bench2 (no
+    /// strings: its blocks are its objects) takes at least one CXL.cache
+    /// round trip per object (two link traversals, 2 x 208.9 ns, the
+    /// least a round trip costs), far slower than RpcNIC; and the
+    /// prefetcher, running ahead of its six handlers, gains on Bench1 at
+    /// least the text's 3.6% minimum and more than on Bench2.
+    #[test]
+    fn protoaccs_frontend_pays_a_round_trip_per_object_and_the_prefetcher_gains() {
+        let at = |bench: f64, access: &str| {
+            point(
+                bench,
+                &[
+                    ("phase", "serialize"),
+                    ("access", access),
+                    ("serializer_fetch", "protoacc"),
+                ],
+            )
+            .unwrap()
+        };
+        let b2 = at(2.0, "cxl_cache");
+        let trips = b2["allocations"] * 2.0 * 0.2089;
+        assert!(b2["time_us"] >= trips, "bench2: {b2:?}");
+        assert!(b2["speedup"] < 1.0, "bench2: {b2:?}");
+        let b2_pf = at(2.0, "cxl_cache_prefetch");
+        let (b1, b1_pf) = (at(1.0, "cxl_cache"), at(1.0, "cxl_cache_prefetch"));
+        assert!(b1_pf["prefetches_used"] > 0.0, "{b1_pf:?}");
+        let gain = |plain: &BTreeMap<String, f64>, pf: &BTreeMap<String, f64>| {
+            plain["time_us"] / pf["time_us"]
+        };
+        let (g1, g2) = (gain(&b1, &b1_pf), gain(&b2, &b2_pf));
+        assert!(g1 > 1.036, "bench1: {g1}");
+        assert!(
+            (1.0..g1).contains(&g2),
+            "bench2: {g2} against bench1's {g1}"
+        );
+        // The default walker requests every line whose address it has:
+        // Bench2 well under a round trip per object.
+        let wide = point(2.0, &[("phase", "serialize"), ("access", "cxl_cache")]).unwrap();
+        assert!(wide["time_us"] < trips, "{wide:?}");
     }
 
     /// With DDIO RpcNIC's DMA writes land in the LLC: its CPU's copy

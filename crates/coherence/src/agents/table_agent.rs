@@ -356,6 +356,9 @@ struct Program {
     unwindowed: Vec<bool>,
     /// Open operations issued outside `window`.
     open_unwindowed: usize,
+    /// Whether each operation's completion ends the run (a driver that
+    /// decides the next operations from each completion).
+    stop_on_completion: bool,
 }
 
 /// An inclusive near level as a recency list: line → its last use, and
@@ -698,7 +701,24 @@ impl TableAgent {
             snapshot: Vec::new(),
             unwindowed: Vec::new(),
             open_unwindowed: 0,
+            stop_on_completion: false,
         });
+        Ok(())
+    }
+
+    /// Makes each completion of a program operation end the run after its
+    /// event, so that a driver sees every completion at its instant and
+    /// can [`append_program`](Self::append_program) what it enables (a
+    /// walker whose next reads depend on the lines that arrived). Errors
+    /// without a program.
+    pub fn set_program_stop_on_completion(&mut self, stop: bool) -> Result<(), String> {
+        let name = &self.sys.agents[self.id as usize].name;
+        let Some(p) = self.program.as_mut() else {
+            return Err(format!(
+                "{name}: stopping on completions needs a program first"
+            ));
+        };
+        p.stop_on_completion = stop;
         Ok(())
     }
 
@@ -1283,6 +1303,9 @@ impl TableAgent {
                     0
                 };
                 p.times[index].1 = now + level + data;
+                if p.stop_on_completion {
+                    ctx.stop();
+                }
             }
             p.next_at = now
                 + if hit {
@@ -1779,6 +1802,9 @@ impl TableAgent {
                 }
                 p.effect[index] = ctx.now();
                 p.times[index].1 = ctx.now() + self.access;
+                if p.stop_on_completion {
+                    ctx.stop();
+                }
                 ctx.count(ST_OPS, 1);
                 ctx.record(ST_OP_LATENCY, ctx.now() + self.access - o.start);
                 let now = ctx.now();
