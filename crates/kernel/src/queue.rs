@@ -130,22 +130,48 @@ impl Key {
 /// `BinaryHeap` for one operation std lacks: replacing the top in place
 /// (a lane's next front takes its front's place) with a single sift-down.
 /// It holds about one key per active class, so it stays a few levels deep.
+///
+/// The key array ends with a *sentinel*, a key of rank [`NONE`] after the
+/// last real key. A sift-down reads both children of a node as one pair
+/// (`keys[left..left + 2]`): the pair exists exactly when the left child is
+/// a real key, and a missing right child reads as the sentinel, which never
+/// wins. So each level makes one bounds check instead of a check for the
+/// left child, one for the right and one per index. The top of an empty
+/// heap is the sentinel, whose rank is the empty heap's ([`NONE`]).
 struct KeyHeap {
     keys: Vec<Key>,
 }
 
+/// The key after the last real key of a [`KeyHeap`].
+const SENTINEL: Key = Key {
+    tick: Tick::MAX,
+    order: u64::MAX,
+    slot: 0,
+};
+
 impl KeyHeap {
+    fn with_capacity(capacity: usize) -> Self {
+        let mut keys = Vec::with_capacity(capacity + 1);
+        keys.push(SENTINEL);
+        KeyHeap { keys }
+    }
+    /// Number of real keys.
+    #[inline]
+    fn len(&self) -> usize {
+        self.keys.len() - 1
+    }
     #[inline]
     fn top(&self) -> Option<&Key> {
-        self.keys.first()
+        self.keys[..self.len()].first()
     }
     #[inline]
     fn top_rank(&self) -> Rank {
         self.keys.first().map_or(NONE, Key::rank)
     }
     fn push(&mut self, key: Key) {
-        let pos = self.keys.len();
-        self.keys.push(key);
+        // The sentinel's place becomes the hole; a new sentinel follows.
+        let pos = self.len();
+        self.keys.push(SENTINEL);
         self.sift_up(pos, key);
     }
     /// Puts `key` in the hole at `pos`, moving parents down into the hole
@@ -177,25 +203,19 @@ impl KeyHeap {
     /// order).
     #[inline]
     fn pop_top(&mut self) {
-        let last = self.keys.pop().expect("a top to pop");
-        let keys = &mut self.keys[..];
-        let len = keys.len();
-        if len == 0 {
+        let n = self.len() - 1; // real keys after the pop
+        // The last real key leaves its place to the sentinel.
+        let last = std::mem::replace(&mut self.keys[n], SENTINEL);
+        self.keys.pop();
+        if n == 0 {
             return;
         }
+        let keys = &mut self.keys[..];
         let mut pos = 0;
-        loop {
-            let left = 2 * pos + 1;
-            if left >= len {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < len && keys[right].rank() < keys[left].rank() {
-                right
-            } else {
-                left
-            };
-            keys[pos] = keys[child];
+        while let Some(pair) = keys.get(2 * pos + 1..2 * pos + 3) {
+            let right_wins = pair[1].rank() < pair[0].rank();
+            let child = 2 * pos + 1 + right_wins as usize;
+            keys[pos] = pair[right_wins as usize];
             pos = child;
         }
         self.sift_up(pos, last);
@@ -205,25 +225,18 @@ impl KeyHeap {
         // Move the smaller child up into the hole until the key fits.
         let r = key.rank();
         let keys = &mut self.keys[..];
-        let len = keys.len();
         let mut pos = 0;
-        loop {
-            let left = 2 * pos + 1;
-            if left >= len {
-                break;
-            }
+        while let Some(pair) = keys.get(2 * pos + 1..2 * pos + 3) {
             // The smaller child, chosen without a branch: which child wins
             // is as good as random, a branch on it a misprediction.
-            let left_rank = keys[left].rank();
-            let right_rank = keys.get(left + 1).map_or(NONE, Key::rank);
-            let right_wins = right_rank < left_rank;
-            let child = left + right_wins as usize;
-            let child_rank = if right_wins { right_rank } else { left_rank };
-            if r < child_rank {
+            let (left, right) = (pair[0], pair[1]);
+            let right_wins = right.rank() < left.rank();
+            let child = if right_wins { right } else { left };
+            if r < child.rank() {
                 break;
             }
-            keys[pos] = keys[child];
-            pos = child;
+            keys[pos] = child;
+            pos = 2 * pos + 1 + right_wins as usize;
         }
         keys[pos] = key;
     }
@@ -398,9 +411,7 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heap: KeyHeap {
-                keys: Vec::with_capacity(LANES),
-            },
+            heap: KeyHeap::with_capacity(LANES),
             lanes: std::array::from_fn(|_| Lane::new()),
             current: Lane::new(),
             current_front: NONE,
