@@ -654,6 +654,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_key_heap_keeps_the_smallest_rank_on_top() {
+        // Pushes, pops and replacements of the top in a deterministic mix,
+        // with heaps from empty to a few hundred keys (several levels),
+        // against a sorted reference: the sentinel never surfaces while a
+        // real key is left, and an empty heap's top rank is `NONE`.
+        let mut heap = KeyHeap::with_capacity(4);
+        let mut reference: Vec<Rank> = Vec::new();
+        let mut x: u64 = 3;
+        for step in 0..20_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = Key {
+                tick: (x >> 40) % 1000,
+                order: u64::from(step),
+                slot: step,
+            };
+            let grow = (step / 2_000) % 2 == 0;
+            match (x >> 20) % 4 {
+                0 | 1 if grow || reference.is_empty() => {
+                    heap.push(key);
+                    reference.push(key.rank());
+                }
+                2 if !reference.is_empty() => {
+                    heap.replace_top(key);
+                    reference.remove(0);
+                    reference.push(key.rank());
+                }
+                _ if !reference.is_empty() => {
+                    heap.pop_top();
+                    reference.remove(0);
+                }
+                _ => {}
+            }
+            reference.sort_unstable();
+            assert_eq!(heap.len(), reference.len());
+            assert_eq!(heap.top_rank(), reference.first().copied().unwrap_or(NONE));
+            assert_eq!(heap.top().map(Key::rank), reference.first().copied());
+        }
+    }
+
+    #[test]
     fn pops_by_tick_then_priority_then_insertion() {
         let mut q = EventQueue::new();
         q.push(10, Priority::Wake, "wake@10");
