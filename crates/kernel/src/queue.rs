@@ -333,15 +333,19 @@ impl<E> Lane<E> {
     fn mask(&self) -> usize {
         self.ring.len().wrapping_sub(1)
     }
+    /// Appends the entry of `event` at `(tick, order)`. The entry is put
+    /// together only once the ring has room for it, so it is written
+    /// straight into its place (built before a possible `grow`, it was
+    /// built on the stack and copied over).
     #[inline(always)]
-    fn push_back(&mut self, entry: Entry<E>) {
+    fn push_back(&mut self, tick: Tick, order: u64, event: E) {
         if self.tail.wrapping_sub(self.head) == self.ring.len() {
             self.grow();
         }
         let at = self.tail & self.mask();
         // The place is free (`None`), so there is nothing to drop: skip
         // the check for an old value that `*place = Some(..)` would make.
-        let free = self.ring[at].replace(entry);
+        let free = self.ring[at].replace(Entry { tick, order, event });
         debug_assert!(free.is_none());
         std::mem::forget(free);
         self.tail = self.tail.wrapping_add(1);
@@ -453,7 +457,7 @@ impl<E> EventQueue<E> {
             if self.current.is_empty() {
                 self.current_front = r;
             }
-            self.current.push_back(Entry { tick, order, event });
+            self.current.push_back(tick, order, event);
             return;
         }
         // A tick before `now` wraps to a huge distance: some lane, and the
@@ -464,7 +468,7 @@ impl<E> EventQueue<E> {
                 let lane = &mut self.lanes[k];
                 lane.last = r;
                 let started = lane.is_empty();
-                lane.push_back(Entry { tick, order, event });
+                lane.push_back(tick, order, event);
                 if started {
                     self.lane_started(k, tick, order);
                 }
