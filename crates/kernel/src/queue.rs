@@ -203,8 +203,9 @@ impl KeyHeap {
     /// order).
     #[inline]
     fn pop_top(&mut self) {
-        let n = self.len() - 1; // real keys after the pop
-        // The last real key leaves its place to the sentinel.
+        // `n` real keys are left; the last one leaves its place to the
+        // sentinel.
+        let n = self.len() - 1;
         let last = std::mem::replace(&mut self.keys[n], SENTINEL);
         self.keys.pop();
         if n == 0 {
