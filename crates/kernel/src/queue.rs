@@ -130,22 +130,48 @@ impl Key {
 /// `BinaryHeap` for one operation std lacks: replacing the top in place
 /// (a lane's next front takes its front's place) with a single sift-down.
 /// It holds about one key per active class, so it stays a few levels deep.
+///
+/// The key array ends with a *sentinel*, a key of rank [`NONE`] after the
+/// last real key. A sift-down reads both children of a node as one pair
+/// (`keys[left..left + 2]`): the pair exists exactly when the left child is
+/// a real key, and a missing right child reads as the sentinel, which never
+/// wins. So each level makes one bounds check instead of a check for the
+/// left child, one for the right and one per index. The top of an empty
+/// heap is the sentinel, whose rank is the empty heap's ([`NONE`]).
 struct KeyHeap {
     keys: Vec<Key>,
 }
 
+/// The key after the last real key of a [`KeyHeap`].
+const SENTINEL: Key = Key {
+    tick: Tick::MAX,
+    order: u64::MAX,
+    slot: 0,
+};
+
 impl KeyHeap {
+    fn with_capacity(capacity: usize) -> Self {
+        let mut keys = Vec::with_capacity(capacity + 1);
+        keys.push(SENTINEL);
+        KeyHeap { keys }
+    }
+    /// Number of real keys.
+    #[inline]
+    fn len(&self) -> usize {
+        self.keys.len() - 1
+    }
     #[inline]
     fn top(&self) -> Option<&Key> {
-        self.keys.first()
+        self.keys[..self.len()].first()
     }
     #[inline]
     fn top_rank(&self) -> Rank {
         self.keys.first().map_or(NONE, Key::rank)
     }
     fn push(&mut self, key: Key) {
-        let pos = self.keys.len();
-        self.keys.push(key);
+        // The sentinel's place becomes the hole; a new sentinel follows.
+        let pos = self.len();
+        self.keys.push(SENTINEL);
         self.sift_up(pos, key);
     }
     /// Puts `key` in the hole at `pos`, moving parents down into the hole
@@ -177,25 +203,20 @@ impl KeyHeap {
     /// order).
     #[inline]
     fn pop_top(&mut self) {
-        let last = self.keys.pop().expect("a top to pop");
-        let keys = &mut self.keys[..];
-        let len = keys.len();
-        if len == 0 {
+        // `n` real keys are left; the last one leaves its place to the
+        // sentinel.
+        let n = self.len() - 1;
+        let last = std::mem::replace(&mut self.keys[n], SENTINEL);
+        self.keys.pop();
+        if n == 0 {
             return;
         }
+        let keys = &mut self.keys[..];
         let mut pos = 0;
-        loop {
-            let left = 2 * pos + 1;
-            if left >= len {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < len && keys[right].rank() < keys[left].rank() {
-                right
-            } else {
-                left
-            };
-            keys[pos] = keys[child];
+        while let Some(pair) = keys.get(2 * pos + 1..2 * pos + 3) {
+            let right_wins = pair[1].rank() < pair[0].rank();
+            let child = 2 * pos + 1 + right_wins as usize;
+            keys[pos] = pair[right_wins as usize];
             pos = child;
         }
         self.sift_up(pos, last);
@@ -205,25 +226,18 @@ impl KeyHeap {
         // Move the smaller child up into the hole until the key fits.
         let r = key.rank();
         let keys = &mut self.keys[..];
-        let len = keys.len();
         let mut pos = 0;
-        loop {
-            let left = 2 * pos + 1;
-            if left >= len {
-                break;
-            }
+        while let Some(pair) = keys.get(2 * pos + 1..2 * pos + 3) {
             // The smaller child, chosen without a branch: which child wins
             // is as good as random, a branch on it a misprediction.
-            let left_rank = keys[left].rank();
-            let right_rank = keys.get(left + 1).map_or(NONE, Key::rank);
-            let right_wins = right_rank < left_rank;
-            let child = left + right_wins as usize;
-            let child_rank = if right_wins { right_rank } else { left_rank };
-            if r < child_rank {
+            let (left, right) = (pair[0], pair[1]);
+            let right_wins = right.rank() < left.rank();
+            let child = if right_wins { right } else { left };
+            if r < child.rank() {
                 break;
             }
-            keys[pos] = keys[child];
-            pos = child;
+            keys[pos] = child;
+            pos = 2 * pos + 1 + right_wins as usize;
         }
         keys[pos] = key;
     }
@@ -320,15 +334,19 @@ impl<E> Lane<E> {
     fn mask(&self) -> usize {
         self.ring.len().wrapping_sub(1)
     }
+    /// Appends the entry of `event` at `(tick, order)`. The entry is put
+    /// together only once the ring has room for it, so it is written
+    /// straight into its place (built before a possible `grow`, it was
+    /// built on the stack and copied over).
     #[inline(always)]
-    fn push_back(&mut self, entry: Entry<E>) {
+    fn push_back(&mut self, tick: Tick, order: u64, event: E) {
         if self.tail.wrapping_sub(self.head) == self.ring.len() {
             self.grow();
         }
         let at = self.tail & self.mask();
         // The place is free (`None`), so there is nothing to drop: skip
         // the check for an old value that `*place = Some(..)` would make.
-        let free = self.ring[at].replace(entry);
+        let free = self.ring[at].replace(Entry { tick, order, event });
         debug_assert!(free.is_none());
         std::mem::forget(free);
         self.tail = self.tail.wrapping_add(1);
@@ -398,9 +416,7 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heap: KeyHeap {
-                keys: Vec::with_capacity(LANES),
-            },
+            heap: KeyHeap::with_capacity(LANES),
             lanes: std::array::from_fn(|_| Lane::new()),
             current: Lane::new(),
             current_front: NONE,
@@ -442,7 +458,7 @@ impl<E> EventQueue<E> {
             if self.current.is_empty() {
                 self.current_front = r;
             }
-            self.current.push_back(Entry { tick, order, event });
+            self.current.push_back(tick, order, event);
             return;
         }
         // A tick before `now` wraps to a huge distance: some lane, and the
@@ -453,7 +469,7 @@ impl<E> EventQueue<E> {
                 let lane = &mut self.lanes[k];
                 lane.last = r;
                 let started = lane.is_empty();
-                lane.push_back(Entry { tick, order, event });
+                lane.push_back(tick, order, event);
                 if started {
                     self.lane_started(k, tick, order);
                 }
@@ -641,6 +657,48 @@ impl<E> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_key_heap_keeps_the_smallest_rank_on_top() {
+        // Pushes, pops and replacements of the top in a deterministic mix,
+        // with heaps from empty to a few hundred keys (several levels),
+        // against a sorted reference: the sentinel never surfaces while a
+        // real key is left, and an empty heap's top rank is `NONE`.
+        let mut heap = KeyHeap::with_capacity(4);
+        let mut reference: Vec<Rank> = Vec::new();
+        let mut x: u64 = 3;
+        for step in 0..20_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = Key {
+                tick: (x >> 40) % 1000,
+                order: u64::from(step),
+                slot: step,
+            };
+            let grow = (step / 2_000) % 2 == 0;
+            match (x >> 20) % 4 {
+                0 | 1 if grow || reference.is_empty() => {
+                    heap.push(key);
+                    reference.push(key.rank());
+                }
+                2 if !reference.is_empty() => {
+                    heap.replace_top(key);
+                    reference.remove(0);
+                    reference.push(key.rank());
+                }
+                _ if !reference.is_empty() => {
+                    heap.pop_top();
+                    reference.remove(0);
+                }
+                _ => {}
+            }
+            reference.sort_unstable();
+            assert_eq!(heap.len(), reference.len());
+            assert_eq!(heap.top_rank(), reference.first().copied().unwrap_or(NONE));
+            assert_eq!(heap.top().map(Key::rank), reference.first().copied());
+        }
+    }
 
     #[test]
     fn pops_by_tick_then_priority_then_insertion() {
