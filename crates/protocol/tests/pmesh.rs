@@ -7,7 +7,7 @@
 //! every L2 row exercised with three, a forward to a tile that dropped its
 //! clean line silently as a golden message sequence, the one NoC ordering
 //! the model needs, and the mutation results. The counts grew (17 534 →
-//! 73 972 states with three tiles) when the spec gained the non-caching
+//! 92 300 states with three tiles) when the spec gained the non-caching
 //! LOAD_NOSHARE_REQ and SWAPWB_REQ (a MAPLE unit's loads and stores) and
 //! the STORE_REQ of S's only sharer (OpenPiton's INV_FWD to the requester
 //! itself).
@@ -28,7 +28,7 @@ fn three_tiles_verify_and_exercise_every_l2_row() {
     assert!(r.verified, "{}", r.to_text());
     assert_eq!(
         (r.reachable_states, r.system_transitions),
-        (73_972, 293_538)
+        (92_300, 365_316)
     );
     assert_eq!(r.machine, "home machine `l2`");
     assert_eq!(r.unexercised, Vec::<String>::new());
@@ -40,7 +40,7 @@ fn two_and_four_tiles_verify() {
     assert!(two.verified, "{}", two.to_text());
     assert_eq!(
         (two.reachable_states, two.system_transitions),
-        (2_310, 6_944)
+        (2_694, 7_964)
     );
     // Collecting a second INV_FWDACK needs two sharers besides the writer.
     assert_eq!(
@@ -51,7 +51,7 @@ fn two_and_four_tiles_verify() {
     assert!(four.verified, "{}", four.to_text());
     assert_eq!(
         (four.reachable_states, four.system_transitions),
-        (2_025_022, 10_134_544)
+        (2_727_286, 13_736_680)
     );
 }
 
