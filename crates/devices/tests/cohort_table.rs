@@ -13,7 +13,7 @@ use ccsim_devices::cohort::pmesh_table::{PmeshTable, Walker};
 use ccsim_devices::cohort::queue::{
     cohort_register, cohort_unregister, fifo_init, pop, publish_read, publish_write, push,
 };
-use ccsim_devices::cohort::{Caches, Soc};
+use ccsim_devices::cohort::{Access, Caches, Soc};
 use cohort_common::timing;
 
 const IN_VA: u64 = 0x10_0000_0000;
@@ -130,7 +130,7 @@ fn a_short_sha_run_takes_these_table_rows() {
     // The SoC's counters are the table's rows.
     assert_eq!(c.load_fwds, taken(w, "l2 O LOAD_REQ not_from_owner"));
     assert_eq!(c.store_fwds, taken(w, "l2 O STORE_REQ not_from_owner"));
-    assert_eq!(c.store_invs, taken(w, "l2 S STORE_REQ"));
+    assert_eq!(c.store_invs, taken(w, "l2 S STORE_REQ other_sharers"));
     assert_eq!(c.l15_writebacks, taken(w, "l15 M evict"));
     let hits: u64 = ["S load", "E load", "M load", "E store", "M store"]
         .iter()
@@ -170,7 +170,7 @@ const PINNED: &[&str] = &[
     "l2 I LOAD_REQ: 41",
     "l2 I STORE_REQ: 50",
     "l2 S LOAD_REQ: 87",
-    "l2 S STORE_REQ: 250",
+    "l2 S STORE_REQ other_sharers: 250",
     "l2 O LOAD_REQ from_owner: 12",
     "l2 O LOAD_REQ not_from_owner: 256",
     "l2 O STORE_REQ from_owner: 448",
@@ -205,24 +205,72 @@ fn a_table_without_the_load_forward_stops_the_soc() {
     sha_run(Some(mutant("")));
 }
 
-/// A gap between the SoC and the table, kept visible: the baseline unit's
-/// prefetch keeps no copy (`World::drop_copy` takes it out of the entry
-/// without a row), which can leave a line in S listing one tile; the
-/// table's L2 never has that (its S lists two tiles or more), and its
-/// `S + STORE_REQ` then sends no INV_FWD and waits for none. The cohort
-/// experiments never reach it (their points are unchanged); a program that
-/// did would stop here rather than run a transaction the table lacks.
+/// The unit's prefetch is a non-caching LOAD_NOSHARE_REQ: it downgrades
+/// the core that owns the line and leaves it S's only sharer (as
+/// OpenPiton's L2 does). The core's next store is the table's `S +
+/// STORE_REQ [no_other_sharers]`: an INV_FWD to the core itself, then the
+/// line Modified. Once a gap (the walk stopped in SM_A), now table rows.
 #[test]
-#[should_panic(expected = "leaves the L2 in SM_A")]
-fn a_store_by_the_one_sharer_the_unit_left_has_no_table_row() {
+fn a_store_by_the_one_sharer_the_unit_left_runs_the_self_invalidation_rows() {
     let maple = Maple::new(0, Accelerator::sha256(1e6), 10, 8);
     let mut soc = Soc::new(timing(), 2, 8, vec![], 4, maple);
     let unit = 2;
     let pa = 0x4000;
     let w = &mut soc.world;
-    let t = w.coherent(0, pa, ccsim_devices::cohort::Access::Write, 0);
-    let t = w.coherent(unit, pa, ccsim_devices::cohort::Access::Read, t);
-    w.drop_copy(unit, pa);
-    assert_eq!(w.state_of(0, pa), "S");
-    w.coherent(0, pa, ccsim_devices::cohort::Access::Write, t);
+    let t = w.coherent(0, pa, Access::Write, 0);
+    let t = w.load_noshare(unit, pa, t);
+    assert_eq!((w.state_of(0, pa), w.state_of(unit, pa)), ("S", "I"));
+    assert_eq!(w.counts.load_fwds, 1);
+    let invs = w.counts.store_invs;
+    let end = w.coherent(0, pa, Access::Write, t);
+    assert_eq!(w.state_of(0, pa), "EM");
+    assert_eq!(w.counts.store_invs, invs + 1);
+    assert_eq!(end - t, timing().store_inv);
+    let p = w.pmesh();
+    for (row, n) in [
+        ("l15 I load_noshare", 1),
+        ("l2 O LOAD_NOSHARE_REQ not_from_owner", 1),
+        ("l15 M LOAD_FWD", 1),
+        ("l2 ON_A LOAD_FWDACK_DATA", 1),
+        ("l15 IN_D DATA_ACK_S", 1),
+        ("l15 S store", 1),
+        ("l2 S STORE_REQ no_other_sharers", 1),
+        ("l15 SM_D INV_FWD", 1),
+        ("l2 SM_A INV_FWDACK last_ack", 1),
+        // The first store too (from I).
+        ("l15 IM_D DATA_ACK_M", 2),
+    ] {
+        assert_eq!(taken(p, row), n, "{row}");
+    }
+}
+
+/// The unit's result store is a non-caching SWAPWB_REQ: the L2 takes the
+/// line from the core that owns it (STORE_FWD), writes it and keeps it;
+/// no tile holds it after, the unit included.
+#[test]
+fn the_units_store_takes_the_line_to_the_l2_through_table_rows() {
+    let maple = Maple::new(0, Accelerator::sha256(1e6), 10, 8);
+    let mut soc = Soc::new(timing(), 2, 8, vec![], 4, maple);
+    let unit = 2;
+    let pa = 0x4000;
+    let w = &mut soc.world;
+    let t = w.coherent(0, pa, Access::Write, 0);
+    let end = w.store_noshare(unit, pa, t);
+    assert_eq!(end - t, timing().store_fwd);
+    assert_eq!((w.state_of(0, pa), w.state_of(unit, pa)), ("I", "I"));
+    assert!(!w.holds(0, pa));
+    // From I the L2 answers itself.
+    let again = w.store_noshare(unit, pa, end);
+    assert_eq!(again - end, timing().store_miss);
+    let p = w.pmesh();
+    for (row, n) in [
+        ("l15 I store_noshare", 2),
+        ("l2 O SWAPWB_REQ not_from_owner", 1),
+        ("l15 M STORE_FWD", 1),
+        ("l2 WO_A STORE_FWDACK_DATA", 1),
+        ("l2 I SWAPWB_REQ", 1),
+        ("l15 IW_D NODATA_ACK", 2),
+    ] {
+        assert_eq!(taken(p, row), n, "{row}");
+    }
 }

@@ -197,7 +197,7 @@ fn rumur_agrees_on_ccix() {
     rumur_agrees("ccix", None);
 }
 
-/// P-Mesh: three L1.5 caches and the L2 slice (17,534 states, pinned in
+/// P-Mesh: three L1.5 caches and the L2 slice (92,300 states, pinned in
 /// `tests/pmesh.rs`), with NoC2's forward-behind-completion ordering.
 #[test]
 fn rumur_agrees_on_pmesh() {

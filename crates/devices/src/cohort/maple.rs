@@ -12,11 +12,18 @@
 //! * **Coherent DMA.** Per 256 B block (Table 2: "Baseline DMA Granularity
 //!   256 Bytes") the core calls the DMA API, whose MMIO writes give the
 //!   source, the destination and the length and start the transfer; the
-//!   unit prefetches the source lines from the LLC with coherent loads
-//!   (MAPLE's LLC prefetching; a line the core still holds dirty is
-//!   forwarded from its L1.5), feeds the accelerator, and stores the results
-//!   with P-Mesh TRI stores: coherent stores that leave the line at the L2
-//!   (the core's copies invalidated), not in the unit. The core reads a
+//!   unit prefetches the source lines from the LLC with non-caching loads
+//!   (MAPLE's LLC prefetching: LOAD_NOSHARE_REQ, the default request of
+//!   PrincetonUniversity/maple `rtl/dcp_noc1encoder.v`, which the L2
+//!   answers without recording the tile; a line the core still holds
+//!   dirty is forwarded from its L1.5 first), feeds the accelerator, and
+//!   stores the results with non-caching SWAPWB_REQs (cohort-project/
+//!   cohort-soc `piton/design/chip/tile/maple/rtl/custom_acc.sv`: "Use
+//!   DREAM_SW_WB for Stores!", encoded as `MSG_TYPE_SWAPWB_REQ` by
+//!   `dcp_noc1encoder.v`): the L2 takes the line from the tiles (INV_FWD
+//!   to sharers, STORE_FWD to an owner), writes it and keeps it; the unit
+//!   keeps nothing. Both are rows of the verified P-Mesh table
+//!   (`protocols/pmesh.toml`). The core reads a
 //!   status register, answered when the block's results are stored.
 //!   Addresses are virtual: MAPLE translates them with a RISC-V MMU (§5.1;
 //!   assumed: its TLB hits). The core learns the transfer's end by polling
@@ -31,7 +38,7 @@
 //! (both calibrated on SHA, see `platforms/openpiton.toml`).
 
 use super::mmu::AddressSpace;
-use super::{Access, Cycle, World, LINE};
+use super::{Cycle, World, LINE};
 use crate::accel::Accelerator;
 
 /// Register: the AES key's low 8 bytes.
@@ -168,9 +175,9 @@ impl Maple {
             let pa = space
                 .translate(&world.mem, self.src + l * LINE)
                 .expect("MAPLE: DMA source unmapped");
-            let done = world.coherent(self.agent, pa, Access::Read, issue);
-            // A prefetch into the unit's buffer, not a cached copy.
-            world.drop_copy(self.agent, pa);
+            // MAPLE's LLC prefetch: a LOAD_NOSHARE_REQ into the unit's
+            // buffer, the tile not recorded as a sharer.
+            let done = world.load_noshare(self.agent, pa, issue);
             inflight.push_back(done);
             issue += 1;
             for k in 0..(LINE / 8).min((self.len - l * LINE) / 8) {
@@ -187,11 +194,10 @@ impl Maple {
             let pa = space
                 .translate(&world.mem, self.dst + out)
                 .expect("MAPLE: DMA destination unmapped");
-            // A TRI store: to the L2, invalidating the copies, kept nowhere;
-            // one issued a cycle.
+            // A non-caching store (SWAPWB_REQ): written at the L2 once the
+            // tiles' copies are gone, kept nowhere; one issued a cycle.
             issue = ready.max(issue + 1);
-            let t = world.coherent(self.agent, pa, Access::Write, issue);
-            world.drop_copy(self.agent, pa);
+            let t = world.store_noshare(self.agent, pa, issue);
             world.mem.write_u64(pa, word);
             end = end.max(t);
             out += 8;

@@ -770,7 +770,7 @@ impl World {
         } else {
             t.load_miss
         };
-        if walk.forwarded == 0 && listed {
+        if walk.forwarded == 0 && listed && walk.count(m.inv_fwd) == 0 {
             // The L1.5 line is missing: the L2 answers with its 16 B. No
             // other tile is involved, so the line's directory entry is not
             // blocked (the L2 pipeline answers without an MSHR).
@@ -846,20 +846,106 @@ impl World {
         self.migrations.get(&(pa / LINE)).copied().unwrap_or(0)
     }
 
-    /// Drops `agent`'s copy of the line of `pa` (an eviction or a TRI
-    /// store's invalidation done elsewhere), silently.
-    pub fn drop_copy(&mut self, agent: usize, pa: u64) {
-        let mine = ((1u128 << MAX_SUBLINES) - 1) << (MAX_SUBLINES as usize * agent);
-        let held = self.dir.get(&(pa / LINE)).map_or(0, |d| d.present & mine);
-        self.forget_l15(pa / LINE, held);
-        if let Some(d) = self.dir.get_mut(&(pa / LINE)) {
-            d.holders &= !(1 << agent);
-            d.present &= !mine;
-            if d.owner == Some(agent) {
-                d.owner = None;
-                d.dirty = false;
+    /// `agent`'s non-caching store to the line of `pa` at `at` (the
+    /// baseline unit's SWAPWB_REQ, module doc of [`maple`]): one walk of
+    /// the table's `store_noshare` rows. The L2 takes the line from the
+    /// tiles (INV_FWD to the sharers, STORE_FWD to an owner), writes it and
+    /// keeps it: the entry ends with no holder. Priced as the store that
+    /// would take the line (`store_fwd`, `store_inv`, or `store_miss` when
+    /// the L2 answers itself). Returns when the L2 has written it.
+    pub fn store_noshare(&mut self, agent: usize, pa: u64, at: Cycle) -> Cycle {
+        let line = pa / LINE;
+        let at = at + self.l2_access(line, at);
+        let d = self.dir.entry(line).or_default();
+        let before = d.present;
+        let mut view = line_view(&self.pmesh, d);
+        // The unit's requests bypass its tile's L1.5.
+        view.l15[agent] = self.pmesh.table().l15_i;
+        let event = self.pmesh.table().store_noshare;
+        let walk = self.pmesh.walk(agent, event, &mut view);
+        let (table, t) = (self.pmesh.table(), &self.timing);
+        let m = table.msg;
+        set_entry(d, &view, table);
+        let invs = u64::from(walk.count(m.inv_fwd));
+        let cost = if walk.count(m.store_fwd) != 0 {
+            self.counts.store_fwds += 1;
+            if walk.count(m.store_fwdack_data) != 0 {
+                t.store_fwd
+            } else {
+                t.store_fwd_clean
             }
+        } else if invs != 0 {
+            self.counts.store_invs += 1;
+            t.store_inv + t.store_inv_extra * (invs - 1)
+        } else {
+            self.counts.store_misses += 1;
+            t.store_miss
+        };
+        let start = at.max(d.busy_until);
+        let done = start + cost;
+        d.busy_until = done;
+        // Every copy is gone, the requester's too (it had none to keep).
+        d.present = 0;
+        if walk.forwarded != 0 {
+            *self.migrations.entry(line).or_default() += 1;
         }
+        let lost = walk.lost as u32;
+        self.forget_l15(line, before);
+        if lost != 0 {
+            self.counts.invalidations += u64::from(lost.count_ones());
+            self.notify_watchers(line, lost, done);
+        }
+        done
+    }
+
+    /// `agent`'s non-caching load of the line of `pa` at `at` (the
+    /// baseline unit's LOAD_NOSHARE_REQ, module doc of [`maple`]): one walk
+    /// of the table's `load_noshare` rows. The L2 answers without recording
+    /// the tile; a tile that owns the line is downgraded first (LOAD_FWD),
+    /// and keeps its L1.5 lines, shared. Nothing is filled: the data goes
+    /// to the unit's buffer. Returns when the data arrives.
+    pub fn load_noshare(&mut self, agent: usize, pa: u64, at: Cycle) -> Cycle {
+        let line = pa / LINE;
+        let at = at + self.l2_access(line, at);
+        let bit = self.present_bit(agent, pa);
+        let d = self.dir.entry(line).or_default();
+        let mut view = line_view(&self.pmesh, d);
+        if d.present & bit == 0 {
+            view.l15[agent] = self.pmesh.table().l15_i;
+        }
+        let event = self.pmesh.table().load_noshare;
+        let walk = self.pmesh.walk(agent, event, &mut view);
+        let (table, t) = (self.pmesh.table(), &self.timing);
+        let m = table.msg;
+        set_entry(d, &view, table);
+        if !walk.any() {
+            // The tile's own L1.5 has the line.
+            self.counts.hits += 1;
+            return at + t.l15_hit;
+        }
+        let cost = if walk.count(m.load_fwd) != 0 {
+            self.counts.load_fwds += 1;
+            if walk.count(m.load_fwdack_data) != 0 {
+                t.load_fwd
+            } else {
+                t.load_fwd_clean
+            }
+        } else {
+            self.counts.load_misses += 1;
+            t.load_miss
+        };
+        let start = at.max(d.busy_until);
+        let done = start + cost;
+        d.busy_until = done;
+        if walk.forwarded != 0 {
+            *self.migrations.entry(line).or_default() += 1;
+        }
+        let lost = walk.lost as u32;
+        if lost != 0 {
+            self.counts.invalidations += u64::from(lost.count_ones());
+            self.notify_watchers(line, lost, done);
+        }
+        done
     }
 }
 
@@ -1080,7 +1166,7 @@ pub static COHORT_ENGINE: ComponentSpec = ComponentSpec {
 /// The declaration of `maple_unit`.
 pub static MAPLE_UNIT: ComponentSpec = ComponentSpec {
     type_name: "maple_unit",
-    description: "The MAPLE-like baseline unit (Cohort §5.1) hosting the accelerator: MMIO invocation (a round trip per word) and coherent DMA (LLC prefetch, TRI stores, 256 B blocks, an API call with MMIO writes per block).",
+    description: "The MAPLE-like baseline unit (Cohort §5.1) hosting the accelerator: MMIO invocation (a round trip per word) and coherent DMA (non-caching LLC prefetches and stores: LOAD_NOSHARE_REQ, SWAPWB_REQ; 256 B blocks, an API call with MMIO writes per block).",
     params: &[
         ParamSpec { name: "mmio_cycles", kind: ParamKind::Int, default: ParamDefault::Int(20), unit: "cycles", range: ParamRange::between(0.0, 10_000.0), from: "assumed", description: "The unit's cycles to handle one uncached access (beyond the NoC)." },
         ParamSpec { name: "mshrs", kind: ParamKind::Int, default: ParamDefault::Int(8), unit: "loads", range: ParamRange::between(1.0, 64.0), from: "assumed: MAPLE is a memory-parallel unit (§5.1), eight prefetches in flight", description: "Prefetch loads in flight." },

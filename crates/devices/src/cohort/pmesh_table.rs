@@ -53,19 +53,19 @@
 //!   rows the forwards the table has: STORE_FWD to an owner (E and M have
 //!   no INV_FWD row), INV_FWD to each sharer; their answers are counted and
 //!   the entry ends in I.
-//! * **The baseline unit's prefetches and TRI stores** keep no copy
-//!   ([`super::World::drop_copy`]): P-Mesh's non-caching requests are not in
-//!   the spec, so the SoC takes the unit out of the entry without a row.
-//!   That can leave a line in S listing one tile, which the table's L2
-//!   never has ("S always lists two tiles or more"): a store by that tile
-//!   then finds `S + STORE_REQ` sending no INV_FWD and waiting for none,
-//!   and the walk stops ("leaves the L2 in SM_A"). The cohort experiments
-//!   never reach it; `tests/cohort_table.rs` keeps the gap visible.
-//!   OpenPiton's L2 would send that tile an INV_FWD itself: for a
-//!   STORE_REQ in S it walks the whole sharer vector, the requester
-//!   included (`l2_pipe1_ctrl.v.pyv` at 41a14a05: `L2_MESI_S` →
-//!   `MSG_TYPE_INV_FWD`, `dir_data_S4` with no mask for the requester),
-//!   where the spec's `to sharers` skips the requester.
+//! * **The baseline unit's loads and stores** are the table's
+//!   `load_noshare` and `store_noshare` rows ([`super::World::load_noshare`],
+//!   [`super::World::store_noshare`]): MAPLE reads memory with
+//!   LOAD_NOSHARE_REQ from its own NoC1 port, which the L2 answers without
+//!   recording the tile (an owner elsewhere is downgraded by a LOAD_FWD
+//!   first, and may be left S's only sharer), and writes it with
+//!   SWAPWB_REQ, which the L2 performs itself once it has taken the line
+//!   from the tiles (module doc of [`super::maple`]). No directory change
+//!   of the SoC is outside the table. A store by S's only sharer takes
+//!   OpenPiton's INV_FWD to the requester itself (`S + STORE_REQ
+//!   [no_other_sharers]`; `l2_pipe1_ctrl.v.pyv` at 41a14a05: `L2_MESI_S`
+//!   → `MSG_TYPE_INV_FWD` over `dir_data_S4`, no mask for the requester),
+//!   priced as an invalidation round of one.
 
 use std::sync::{Arc, OnceLock};
 
@@ -99,8 +99,13 @@ pub struct PmeshTable {
     pub l15_e: u8,
     /// See `l15_i`.
     pub l15_m: u8,
-    /// L1.5 events `load`, `store`, `evict`.
+    /// L1.5 events `load`, `load_noshare`, `store`, `store_noshare`,
+    /// `evict`.
     pub load: usize,
+    /// See `load`.
+    pub load_noshare: usize,
+    /// See `load`.
+    pub store_noshare: usize,
     /// See `load`.
     pub store: usize,
     /// See `load`.
@@ -204,6 +209,8 @@ impl PmeshTable {
             l15_e: state(l15_role, "E")?,
             l15_m: state(l15_role, "M")?,
             load: event("load")?,
+            load_noshare: event("load_noshare")?,
+            store_noshare: event("store_noshare")?,
             store: event("store")?,
             evict: event("evict")?,
             l2_i: state(l2_role, "I")?,
@@ -599,9 +606,19 @@ impl Scratch {
                             req,
                         });
                     };
+                    // A counted forward to one tile (the owner, or the
+                    // requester itself: OpenPiton's INV_FWD to S's only
+                    // sharer) is one ack to wait for, as in the checker.
+                    let counted = t.proto.msgs[s.msg as usize].counts_ack;
                     match s.target {
-                        Target::Req => push(&mut self.queue, req),
-                        Target::Src => push(&mut self.queue, m.src),
+                        Target::Req => {
+                            line.dir.acks += i16::from(counted);
+                            push(&mut self.queue, req)
+                        }
+                        Target::Src => {
+                            line.dir.acks += i16::from(counted);
+                            push(&mut self.queue, m.src)
+                        }
                         Target::Owner => {
                             let o = line.dir.owner.unwrap_or_else(|| {
                                 panic!(
@@ -611,9 +628,7 @@ impl Scratch {
                                     s.name
                                 )
                             });
-                            if t.proto.msgs[s.msg as usize].counts_ack {
-                                line.dir.acks += 1;
-                            }
+                            line.dir.acks += i16::from(counted);
                             push(&mut self.queue, o);
                         }
                         Target::Sharers => {

@@ -32,7 +32,8 @@
 //! * **DMA**: per 256 B, the core copies the words into the source buffer,
 //!   calls the API (its instructions and four MMIO stores), polls the
 //!   status register (a turn per MMIO round trip, retiring its loop), then
-//!   loads the results the TRI stores left at the L2.
+//!   loads the results the unit's non-caching stores (SWAPWB_REQ) left at
+//!   the L2.
 //! * **Checked**: every digest or ciphertext equals RustCrypto's reference
 //!   on the same blocks (the point fails otherwise).
 
