@@ -97,7 +97,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
-use self::pmesh_table::{LineView, PmeshTable, Walker};
+use self::pmesh_table::{LineView, Msgs, PmeshTable, Walk, Walker};
 
 pub use self::core::CoreState;
 
@@ -778,32 +778,8 @@ impl World {
             d.present |= bit;
             return at.max(d.busy_until) + request_cost;
         }
-        let invs = u64::from(walk.count(m.inv_fwd));
-        let cost = if walk.count(m.load_fwd) != 0 {
-            self.counts.load_fwds += 1;
-            if walk.count(m.load_fwdack_data) != 0 {
-                t.load_fwd
-            } else {
-                t.load_fwd_clean
-            }
-        } else if walk.count(m.store_fwd) != 0 {
-            self.counts.store_fwds += 1;
-            if walk.count(m.store_fwdack_data) != 0 {
-                t.store_fwd
-            } else {
-                t.store_fwd_clean
-            }
-        } else if invs != 0 {
-            self.counts.store_invs += 1;
-            t.store_inv + t.store_inv_extra * (invs - 1)
-        } else if walk.count(m.store_req) != 0 {
-            self.counts.store_misses += 1;
-            t.store_miss
-        } else {
-            self.counts.load_misses += 1;
-            t.load_miss
-        };
-        let (lost, moved) = (walk.lost as u32, walk.forwarded != 0);
+        let writes = walk.count(m.store_req) != 0;
+        let cost = price(&walk, m, t, writes, &mut self.counts);
         let start = at.max(d.busy_until);
         let done = start + cost;
         d.busy_until = done;
@@ -816,14 +792,22 @@ impl World {
             // holds the 16 B it wrote.
             Access::Write => d.present = bit,
         }
-        if moved {
+        self.settle(line, &walk, done);
+        done
+    }
+
+    /// What a walk's end leaves besides the entry: a migration when it
+    /// took the line from another tile, and the invalidations it made,
+    /// which the watching agents hear of at `done`.
+    fn settle(&mut self, line: u64, walk: &Walk, done: Cycle) {
+        if walk.forwarded != 0 {
             *self.migrations.entry(line).or_default() += 1;
         }
+        let lost = walk.lost as u32;
         if lost != 0 {
             self.counts.invalidations += u64::from(lost.count_ones());
             self.notify_watchers(line, lost, done);
         }
-        done
     }
 
     /// `agent`'s MESI state of the line of `pa` as the directory sees it:
@@ -866,35 +850,14 @@ impl World {
         let (table, t) = (self.pmesh.table(), &self.timing);
         let m = table.msg;
         set_entry(d, &view, table);
-        let invs = u64::from(walk.count(m.inv_fwd));
-        let cost = if walk.count(m.store_fwd) != 0 {
-            self.counts.store_fwds += 1;
-            if walk.count(m.store_fwdack_data) != 0 {
-                t.store_fwd
-            } else {
-                t.store_fwd_clean
-            }
-        } else if invs != 0 {
-            self.counts.store_invs += 1;
-            t.store_inv + t.store_inv_extra * (invs - 1)
-        } else {
-            self.counts.store_misses += 1;
-            t.store_miss
-        };
+        let cost = price(&walk, m, t, true, &mut self.counts);
         let start = at.max(d.busy_until);
         let done = start + cost;
         d.busy_until = done;
         // Every copy is gone, the requester's too (it had none to keep).
         d.present = 0;
-        if walk.forwarded != 0 {
-            *self.migrations.entry(line).or_default() += 1;
-        }
-        let lost = walk.lost as u32;
         self.forget_l15(line, before);
-        if lost != 0 {
-            self.counts.invalidations += u64::from(lost.count_ones());
-            self.notify_watchers(line, lost, done);
-        }
+        self.settle(line, &walk, done);
         done
     }
 
@@ -923,29 +886,44 @@ impl World {
             self.counts.hits += 1;
             return at + t.l15_hit;
         }
-        let cost = if walk.count(m.load_fwd) != 0 {
-            self.counts.load_fwds += 1;
-            if walk.count(m.load_fwdack_data) != 0 {
-                t.load_fwd
-            } else {
-                t.load_fwd_clean
-            }
-        } else {
-            self.counts.load_misses += 1;
-            t.load_miss
-        };
+        let cost = price(&walk, m, t, false, &mut self.counts);
         let start = at.max(d.busy_until);
         let done = start + cost;
         d.busy_until = done;
-        if walk.forwarded != 0 {
-            *self.migrations.entry(line).or_default() += 1;
-        }
-        let lost = walk.lost as u32;
-        if lost != 0 {
-            self.counts.invalidations += u64::from(lost.count_ones());
-            self.notify_watchers(line, lost, done);
-        }
+        self.settle(line, &walk, done);
         done
+    }
+}
+
+/// The cost of a walk that was not a hit, by the messages it exchanged,
+/// counted by kind: a forward to the owner (with or without its dirty
+/// data), invalidations of sharers, else a request the L2 answered itself
+/// (`writes`: a store's or a load's).
+fn price(walk: &Walk, m: Msgs, t: &Timing, writes: bool, counts: &mut CoherenceCounts) -> Cycle {
+    let invs = u64::from(walk.count(m.inv_fwd));
+    if walk.count(m.load_fwd) != 0 {
+        counts.load_fwds += 1;
+        if walk.count(m.load_fwdack_data) != 0 {
+            t.load_fwd
+        } else {
+            t.load_fwd_clean
+        }
+    } else if walk.count(m.store_fwd) != 0 {
+        counts.store_fwds += 1;
+        if walk.count(m.store_fwdack_data) != 0 {
+            t.store_fwd
+        } else {
+            t.store_fwd_clean
+        }
+    } else if invs != 0 {
+        counts.store_invs += 1;
+        t.store_inv + t.store_inv_extra * (invs - 1)
+    } else if writes {
+        counts.store_misses += 1;
+        t.store_miss
+    } else {
+        counts.load_misses += 1;
+        t.load_miss
     }
 }
 
