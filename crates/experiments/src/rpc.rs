@@ -954,6 +954,31 @@ fn rpcnic_copy_then_access(
 
 /// From `start` to the last completion of `times`; an error if one never
 /// completed.
+/// Checks that the message's construction ended before the device's
+/// measured reads began: the NIC's own setup ops (`times[..setup]`) when
+/// the message is built in device memory (`local`), else the CPU's
+/// program on the core.
+fn construction_before_device(
+    s: &ccsim_platform::BuiltSystem,
+    times: &[(Tick, Tick)],
+    local: bool,
+    setup: usize,
+    system: &str,
+) -> Result<(), RunError> {
+    let setup_end = if local {
+        times[..setup].iter().map(|t| t.1).max().unwrap_or(0)
+    } else {
+        let core = role_agent(s, "core", system)?;
+        span(s.agent(core).program_times(), 0, "the CPU's construction")?
+    };
+    if setup_end > DEVICE_START {
+        return Err(werr(
+            "rpc_offload: the construction ran past the measured reads' start",
+        ));
+    }
+    Ok(())
+}
+
 fn span(times: &[(Tick, Tick)], start: Tick, what: &str) -> Result<Tick, RunError> {
     if let Some(i) = times.iter().position(|t| t.1 == 0) {
         return Err(RunError::Violation {
@@ -1694,17 +1719,7 @@ fn cxl_serialize(
             message: format!("rpc_offload: read {i} never completed"),
         });
     }
-    let setup_end = if local {
-        times[..setup].iter().map(|t| t.1).max().unwrap_or(0)
-    } else {
-        let core = role_agent(&s, "core", system)?;
-        span(s.agent(core).program_times(), 0, "the CPU's construction")?
-    };
-    if setup_end > DEVICE_START {
-        return Err(werr(
-            "rpc_offload: the construction ran past the measured reads' start",
-        ));
-    }
+    construction_before_device(&s, times, local, setup, system)?;
     // The serializer read the bytes the CPU wrote (each line it still
     // holds; the HMC may have evicted a prefetched one).
     let nic = s.agent(agent_id);
@@ -1873,17 +1888,7 @@ fn cxl_serialize_protoacc(
         });
     }
     let times = s.agent(agent_id).program_times();
-    let setup_end = if local {
-        times[..setup].iter().map(|t| t.1).max().unwrap_or(0)
-    } else {
-        let core = role_agent(&s, "core", system)?;
-        span(s.agent(core).program_times(), 0, "the CPU's construction")?
-    };
-    if setup_end > DEVICE_START {
-        return Err(werr(
-            "rpc_offload: the construction ran past the measured reads' start",
-        ));
-    }
+    construction_before_device(&s, times, local, setup, system)?;
     // The serializer read the bytes the CPU wrote.
     let nic = s.agent(agent_id);
     let demand: Vec<u64> = walker.demand_lines().collect();
