@@ -186,9 +186,11 @@ def test_strings_as_std_string_objects_cost_the_serializer_a_level(quick):
     # The deserialization ordering stays the text's inverted: bench1 least.
     v = at(df)
     assert v[("deserialize", 1.0)] < v[("deserialize", 5.0)]
-    # In a stream of requests (the CXL-NIC's round trips overlapping the
-    # next requests) it is the text's: bench1 most, bench5 least.
-    assert v[("deserialize_stream", 1.0)] > v[("deserialize_stream", 2.0)] > v[("deserialize_stream", 5.0)]
+    # In a stream of requests, simulated (rpcstream12): the CXL-NIC faster
+    # everywhere, bench2 (CopyFrom's 93 fields a request) most, bench1
+    # least (its heads' pushes, one CXL.cache round trip each in ring
+    # order, pace it beyond its decoder).
+    assert v[("deserialize_stream", 2.0)] > v[("deserialize_stream", 5.0)] > v[("deserialize_stream", 1.0)] > 1.0
 
 
 def test_every_reference_is_a_prediction_with_its_error(quick):
@@ -206,9 +208,9 @@ def test_claims_are_as_declared(quick):
         # The prefetcher's statements on ProtoAcc's serializer as its RTL
         # builds it (the *_protoacc series): it gains, Bench2 least.
         "held", "held",
-        # Deserialization in a stream of requests (deserialize_stream): the
-        # CXL-NIC faster everywhere; the text's ordering, every bench above
-        # its 2.05x.
+        # Deserialization in a stream of requests (deserialize_stream,
+        # simulated): the CXL-NIC faster everywhere; Bench1 below the text's
+        # 1.33x and Bench2 above its 2.05x.
         "held", "not_held",
         # Serialization on ProtoAcc with the prefetcher, under which the CXL-NIC loses to RpcNIC (0.23-0.59x).
         "not_held",

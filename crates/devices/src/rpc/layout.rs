@@ -61,7 +61,7 @@ const SLOT: u64 = 8;
 const STRING_SLOT: u64 = 32;
 const SSO_MAX: usize = 15;
 /// libstdc++'s `sizeof(std::string)` on a 64-bit target.
-const STD_STRING: u64 = 32;
+pub const STD_STRING: u64 = 32;
 
 /// How a string/bytes field is held by its message object (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
