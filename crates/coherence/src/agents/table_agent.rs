@@ -1648,20 +1648,24 @@ impl TableAgent {
                 }
             }
         }
-        let open = self
+        // The open operation on the line, by reference: it holds a line
+        // (about 150 bytes), and only its index, start and value are used.
+        let tester_open = self
             .tester
             .as_ref()
-            .and_then(|t| t.open)
+            .and_then(|t| t.open.as_ref())
             .filter(|o| o.line == line);
-        let program_open = self
-            .program
-            .as_ref()
-            .and_then(|p| p.open.get(&line).copied());
-        let open = open.or(program_open.map(|(_, o)| o));
+        let program_open = self.program.as_ref().and_then(|p| p.open.get(&line));
+        let program_index = program_open.map(|&(index, _)| index);
+        let (program_start, tester_start) = (
+            program_open.map(|(_, o)| o.start),
+            tester_open.map(|o| o.start),
+        );
+        let open = tester_open.or(program_open.map(|(_, o)| o));
         // The engine's operation on this line (an agent with an engine has
         // no program of its own), else the program operation's own (a
         // core's atomic instruction).
-        let rmw = program_open.and_then(|(index, _)| {
+        let rmw = program_index.and_then(|index| {
             if self.engine.is_some() {
                 self.engine_ops.get(&line).map(|(op, _)| op.rmw)
             } else {
@@ -1670,27 +1674,29 @@ impl TableAgent {
                     .and_then(|p| p.rmw.get(index).copied().flatten())
             }
         });
-        let fresh = open.map(|o| o.value);
+        let fresh = open.map(|o| &o.value);
         let mut rmw_old = None;
         let row: &Row<()> = row;
-        let mut memory = if self.is_home {
-            // (`memory_of`'s lookup on the field: `ls` borrows `self.lines`.)
-            Some(memory_line(&self.memory, &sys, line))
-        } else {
-            None
-        };
+        // The home's memory copy of the line, read when the row first uses
+        // it (`RowEffects::memory`): most rows at a home never do.
+        let mut memory = None;
         let mut fx = RowEffects {
             sys: &sys,
             me: self.id,
             line,
             copy: &mut ls.copy,
+            home_memory: if self.is_home {
+                Some(&self.memory)
+            } else {
+                None
+            },
             memory: &mut memory,
             memory_written: false,
             keeps_copy: self.keeps_copy,
             dir: &mut dir,
             // A local event's data is the op's own value.
-            input: if m.is_some() { input } else { fresh.as_ref() },
-            fresh: fresh.as_ref(),
+            input: if m.is_some() { input } else { fresh },
+            fresh,
             src,
             req,
             state: ls.state as usize,
@@ -1734,6 +1740,11 @@ impl TableAgent {
         if let Some(mem) = memory.filter(|_| memory_written) {
             self.memory.insert(line, mem);
         }
+        // The checker sees the home's memory after every row (as it was
+        // before the row if the row did not read it).
+        if self.is_home && memory.is_none() && self.checker.borrow().enabled {
+            memory = Some(memory_line(&self.memory, &sys, line));
+        }
         let value = if self.keeps_copy {
             ls.copy.as_ref()
         } else {
@@ -1741,8 +1752,8 @@ impl TableAgent {
         };
         // A program operation that takes effect in this row and keeps a
         // snapshot: the line it sees.
-        let snapshot = match (program_open, self.program.as_ref()) {
-            (Some((index, _)), Some(p))
+        let snapshot = match (program_index, self.program.as_ref()) {
+            (Some(index), Some(p))
                 if row.next_stable && p.snapshot.get(index).copied().unwrap_or(false) =>
             {
                 value.copied()
@@ -1774,7 +1785,7 @@ impl TableAgent {
         if let Some(old) = rmw_old {
             if let Some(entry) = self.engine_ops.get_mut(&line) {
                 entry.1 = Some(old);
-            } else if let (Some((index, _)), Some(p)) = (program_open, self.program.as_mut()) {
+            } else if let (Some(index), Some(p)) = (program_index, self.program.as_mut()) {
                 if let Some(found) = p.found.get_mut(index) {
                     *found = Some(old);
                 }
@@ -1785,13 +1796,13 @@ impl TableAgent {
                 p.blocked_on = None;
                 let now = ctx.now();
                 self.wake_program(now, ctx);
-            } else if self.engine.is_some() && program_open.is_none() {
+            } else if self.engine.is_some() && program_index.is_none() {
                 // A line settled (an eviction or a snoop is over): an engine
                 // operation may have been waiting for it.
                 let now = ctx.now();
                 self.wake_program(now, ctx);
             }
-            if let Some((index, o)) = program_open {
+            if let (Some(index), Some(start)) = (program_index, program_start) {
                 let p = self.program.as_mut().expect("program");
                 if snapshot.is_some() {
                     p.found[index] = snapshot;
@@ -1806,7 +1817,7 @@ impl TableAgent {
                     ctx.stop();
                 }
                 ctx.count(ST_OPS, 1);
-                ctx.record(ST_OP_LATENCY, ctx.now() + self.access - o.start);
+                ctx.record(ST_OP_LATENCY, ctx.now() + self.access - start);
                 let now = ctx.now();
                 let engine_op = if self.engine_ops.is_empty() {
                     None
@@ -1817,11 +1828,11 @@ impl TableAgent {
                     self.engine_acquired(op, old, line, ctx);
                 }
                 self.wake_program(now, ctx);
-            } else if let Some(o) = open {
+            } else if let Some(start) = tester_start {
                 let t = self.tester.as_mut().expect("tester");
                 t.open = None;
                 ctx.count(ST_OPS, 1);
-                ctx.record(ST_OP_LATENCY, ctx.now() - o.start);
+                ctx.record(ST_OP_LATENCY, ctx.now() - start);
                 let think = t.params.think;
                 ctx.wake_after(think, NEXT_OP);
             }
@@ -1872,6 +1883,11 @@ struct RowEffects<'a, 'c, 'w> {
     me: AgentId,
     line: u64,
     copy: &'a mut Option<Line>,
+    /// At the home: the lines written to its memory (absent ones hold
+    /// their initial value); `None` elsewhere.
+    home_memory: Option<&'a HashMap<u64, Line>>,
+    /// The home's memory copy of the line once the row has read or
+    /// written it (see [`RowEffects::memory`]).
     memory: &'a mut Option<Line>,
     /// Whether the row wrote `memory` (so the home stores it).
     memory_written: bool,
@@ -1913,11 +1929,23 @@ impl RowEffects<'_, '_, '_> {
         self.ctx.send(NET, Msg::Coh(m), bytes, vc);
     }
 
-    fn value(&self) -> Option<Line> {
+    /// The home's memory copy of the line, read on first use (`None` at
+    /// an agent that is not the home).
+    #[inline]
+    fn memory(&mut self) -> Option<&mut Line> {
+        if self.memory.is_none() {
+            if let Some(written) = self.home_memory {
+                *self.memory = Some(memory_line(written, self.sys, self.line));
+            }
+        }
+        self.memory.as_mut()
+    }
+
+    fn value(&mut self) -> Option<Line> {
         if self.keeps_copy {
             *self.copy
         } else {
-            *self.memory
+            self.memory().copied()
         }
     }
 
@@ -1933,7 +1961,7 @@ impl RowEffects<'_, '_, '_> {
     fn set_value(&mut self, v: Line) -> Result<(), String> {
         if self.keeps_copy {
             *self.copy = Some(v);
-        } else if let Some(m) = self.memory.as_mut() {
+        } else if let Some(m) = self.memory() {
             *m = v;
             self.memory_written = true;
         } else {
@@ -1951,7 +1979,7 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
         } else {
             Some(match s.source {
                 DataSource::Copy => self.copy.ok_or("send of the copy without one")?,
-                DataSource::Memory => self.memory.ok_or("send of memory at a non-home")?,
+                DataSource::Memory => *self.memory().ok_or("send of memory at a non-home")?,
                 DataSource::Fresh => *self
                     .fresh
                     .ok_or("send of a fresh value without an open op")?,
@@ -2051,7 +2079,11 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
 
     fn write_mem(&mut self) -> Result<(), String> {
         let v = *self.input.ok_or("write_mem without received data")?;
-        *self.memory.as_mut().ok_or("write_mem at a non-home")? = v;
+        // The whole line is written: no need to read it first.
+        if self.home_memory.is_none() {
+            return Err("write_mem at a non-home".into());
+        }
+        *self.memory = Some(v);
         self.memory_written = true;
         Ok(())
     }
