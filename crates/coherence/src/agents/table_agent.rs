@@ -1837,6 +1837,12 @@ impl TableAgent {
                 ctx.wake_after(think, NEXT_OP);
             }
         }
+        // The message is consumed: its payload's buffer goes back to the
+        // pool, for the next data message this thread sends (a buffer
+        // dropped here would cost a free, and that send a malloc).
+        if let Some(b) = m.and_then(|m| m.data) {
+            crate::recycle_line(b);
+        }
         true
     }
 }
@@ -1914,13 +1920,8 @@ struct RowEffects<'a, 'c, 'w> {
 }
 
 impl RowEffects<'_, '_, '_> {
-    fn put(&mut self, s: &SendStep<()>, dst: AgentId, data: Option<Line>) {
-        let mut m = CohMsg::new(
-            self.sys.catalogue,
-            s.msg,
-            self.line,
-            data.map(crate::boxed_line),
-        );
+    fn put(&mut self, s: &SendStep<()>, dst: AgentId, data: Option<Box<Line>>) {
+        let mut m = CohMsg::new(self.sys.catalogue, s.msg, self.line, data);
         m.src = self.me;
         m.dst = dst;
         m.req = if s.requester { self.req } else { self.me };
@@ -1974,16 +1975,19 @@ impl RowEffects<'_, '_, '_> {
 
 impl Effects<()> for RowEffects<'_, '_, '_> {
     fn send(&mut self, s: &SendStep<()>) -> Result<(), String> {
+        // The payload is copied once, from its source into the message's
+        // buffer.
         let data = if !s.data {
             None
         } else {
-            Some(match s.source {
-                DataSource::Copy => self.copy.ok_or("send of the copy without one")?,
-                DataSource::Memory => *self.memory().ok_or("send of memory at a non-home")?,
-                DataSource::Fresh => *self
+            let src: &Line = match s.source {
+                DataSource::Copy => self.copy.as_ref().ok_or("send of the copy without one")?,
+                DataSource::Memory => self.memory().ok_or("send of memory at a non-home")?,
+                DataSource::Fresh => self
                     .fresh
                     .ok_or("send of a fresh value without an open op")?,
-            })
+            };
+            Some(crate::boxed_line_with(|b| *b = *src))
         };
         let facts = &self.sys.protocol.msgs[s.msg as usize];
         if facts.counts_ack && s.target != Target::Sharers {
@@ -2019,9 +2023,13 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
                 let others = self.dir.others(self.req);
                 for a in 0..self.sys.agents.len() as AgentId {
                     if others & (1u64 << a) != 0 && self.sys.agents[a as usize].role == facts.to {
+                        let data = data.as_deref().map(|d| crate::boxed_line(*d));
                         self.put(s, a, data);
                         self.dir.acks += 1;
                     }
+                }
+                if let Some(b) = data {
+                    crate::recycle_line(b);
                 }
             }
         }

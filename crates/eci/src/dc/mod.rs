@@ -1052,7 +1052,7 @@ impl DirectoryController {
         let Some(ev) = self.app_table.msg_event[m.msg as usize] else {
             return self.fail(ctx, format!("the app table has no event for {}", m.name()));
         };
-        if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), Some(m.msg)) {
+        if self.local_event(ctx, m.line, ev, m.data.as_deref(), Some(m.msg)) {
             if let Some(dev) = self.device.as_mut() {
                 let ops = dev(ctx.now(), m.name(), m.line, &self.mem);
                 if !ops.is_empty() {
@@ -1083,7 +1083,7 @@ impl DirectoryController {
         ctx: &mut Ctx<'_, Msg>,
         line: u64,
         ev: usize,
-        data: Option<Line>,
+        data: Option<&Line>,
         message: Option<u16>,
     ) -> bool {
         let table = self.app_table.clone();
@@ -1115,7 +1115,7 @@ impl DirectoryController {
             dc: self,
             ctx,
             line,
-            data: data.as_ref(),
+            data,
             now,
         };
         if let Err(e) = execute(row, &mut fx) {
@@ -1232,7 +1232,7 @@ impl DirectoryController {
             if paced {
                 self.app_next_issue = now + self.period;
             }
-            if !self.local_event(ctx, line, ev, data, None) {
+            if !self.local_event(ctx, line, ev, data.as_ref(), None) {
                 self.app_outstanding.remove(&line);
             }
         }
