@@ -498,6 +498,16 @@ pub struct TableAgent {
     home_writes: Option<Vec<HomeWrite>>,
 }
 
+/// Fills the first `line_bytes` of `v` (the rest stays as it is) with
+/// random bytes from the run's stream: an operation's fresh value.
+#[inline]
+fn fill_fresh(v: &mut Line, line_bytes: usize, ctx: &mut Ctx<'_, Msg>) {
+    for chunk in v[..line_bytes].chunks_mut(8) {
+        let r = ctx.rng().next_u64().to_le_bytes();
+        chunk.copy_from_slice(&r[..chunk.len()]);
+    }
+}
+
 /// A home's memory copy of `line`: the value written to it, or the
 /// system's initial value ([`TableAgent::memory_of`]).
 fn memory_line(memory: &HashMap<u64, Line>, sys: &SystemRef, line: u64) -> Line {
@@ -1150,10 +1160,7 @@ impl TableAgent {
 
     fn fresh(&self, ctx: &mut Ctx<'_, Msg>) -> Line {
         let mut v = [0u8; crate::LINE_BYTES];
-        for chunk in v[..self.sys.line_bytes].chunks_mut(8) {
-            let r = ctx.rng().next_u64().to_le_bytes();
-            chunk.copy_from_slice(&r[..chunk.len()]);
-        }
+        fill_fresh(&mut v, self.sys.line_bytes, ctx);
         v
     }
 
@@ -1264,28 +1271,26 @@ impl TableAgent {
                 );
                 return;
             }
-            // A fresh value is drawn even when the program gives one, so
-            // that the run's random stream does not depend on the data.
-            let mut value = self.fresh(ctx);
+            let line_bytes = self.sys.line_bytes;
             let p = self.program.as_mut().expect("program");
-            if let Some(&Some(given)) = p.data.get(p.next) {
-                value = given;
-            }
             let index = p.next;
             p.next += 1;
             p.times[index].0 = now;
             p.open_unwindowed += usize::from(unwindowed);
-            p.open.insert(
+            // The op's value is made where the open op keeps it (a line,
+            // not copied there): a fresh one, drawn even when the program
+            // gives one, so that the run's random stream does not depend
+            // on the data; then the given one over it.
+            let open = OpenOp {
                 line,
-                (
-                    index,
-                    OpenOp {
-                        line,
-                        value,
-                        start: now,
-                    },
-                ),
-            );
+                value: [0; crate::LINE_BYTES],
+                start: now,
+            };
+            let (_, op) = p.open.entry(line).insert_entry((index, open)).into_mut();
+            fill_fresh(&mut op.value, line_bytes, ctx);
+            if let Some(Some(given)) = p.data.get(index) {
+                op.value = *given;
+            }
             let near = p.near.as_mut().map(|n| n.touch(line));
             self.run(line, event, None, ctx);
             let p = self.program.as_mut().expect("program");
