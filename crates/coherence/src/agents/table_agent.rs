@@ -498,6 +498,16 @@ pub struct TableAgent {
     home_writes: Option<Vec<HomeWrite>>,
 }
 
+/// Fills the first `line_bytes` of `v` (the rest stays as it is) with
+/// random bytes from the run's stream: an operation's fresh value.
+#[inline]
+fn fill_fresh(v: &mut Line, line_bytes: usize, ctx: &mut Ctx<'_, Msg>) {
+    for chunk in v[..line_bytes].chunks_mut(8) {
+        let r = ctx.rng().next_u64().to_le_bytes();
+        chunk.copy_from_slice(&r[..chunk.len()]);
+    }
+}
+
 /// A home's memory copy of `line`: the value written to it, or the
 /// system's initial value ([`TableAgent::memory_of`]).
 fn memory_line(memory: &HashMap<u64, Line>, sys: &SystemRef, line: u64) -> Line {
@@ -1150,10 +1160,7 @@ impl TableAgent {
 
     fn fresh(&self, ctx: &mut Ctx<'_, Msg>) -> Line {
         let mut v = [0u8; crate::LINE_BYTES];
-        for chunk in v[..self.sys.line_bytes].chunks_mut(8) {
-            let r = ctx.rng().next_u64().to_le_bytes();
-            chunk.copy_from_slice(&r[..chunk.len()]);
-        }
+        fill_fresh(&mut v, self.sys.line_bytes, ctx);
         v
     }
 
@@ -1264,28 +1271,26 @@ impl TableAgent {
                 );
                 return;
             }
-            // A fresh value is drawn even when the program gives one, so
-            // that the run's random stream does not depend on the data.
-            let mut value = self.fresh(ctx);
+            let line_bytes = self.sys.line_bytes;
             let p = self.program.as_mut().expect("program");
-            if let Some(&Some(given)) = p.data.get(p.next) {
-                value = given;
-            }
             let index = p.next;
             p.next += 1;
             p.times[index].0 = now;
             p.open_unwindowed += usize::from(unwindowed);
-            p.open.insert(
+            // The op's value is made where the open op keeps it (a line,
+            // not copied there): a fresh one, drawn even when the program
+            // gives one, so that the run's random stream does not depend
+            // on the data; then the given one over it.
+            let open = OpenOp {
                 line,
-                (
-                    index,
-                    OpenOp {
-                        line,
-                        value,
-                        start: now,
-                    },
-                ),
-            );
+                value: [0; crate::LINE_BYTES],
+                start: now,
+            };
+            let (_, op) = p.open.entry(line).insert_entry((index, open)).into_mut();
+            fill_fresh(&mut op.value, line_bytes, ctx);
+            if let Some(Some(given)) = p.data.get(index) {
+                op.value = *given;
+            }
             let near = p.near.as_mut().map(|n| n.touch(line));
             self.run(line, event, None, ctx);
             let p = self.program.as_mut().expect("program");
@@ -1648,20 +1653,24 @@ impl TableAgent {
                 }
             }
         }
-        let open = self
+        // The open operation on the line, by reference: it holds a line
+        // (about 150 bytes), and only its index, start and value are used.
+        let tester_open = self
             .tester
             .as_ref()
-            .and_then(|t| t.open)
+            .and_then(|t| t.open.as_ref())
             .filter(|o| o.line == line);
-        let program_open = self
-            .program
-            .as_ref()
-            .and_then(|p| p.open.get(&line).copied());
-        let open = open.or(program_open.map(|(_, o)| o));
+        let program_open = self.program.as_ref().and_then(|p| p.open.get(&line));
+        let program_index = program_open.map(|&(index, _)| index);
+        let (program_start, tester_start) = (
+            program_open.map(|(_, o)| o.start),
+            tester_open.map(|o| o.start),
+        );
+        let open = tester_open.or(program_open.map(|(_, o)| o));
         // The engine's operation on this line (an agent with an engine has
         // no program of its own), else the program operation's own (a
         // core's atomic instruction).
-        let rmw = program_open.and_then(|(index, _)| {
+        let rmw = program_index.and_then(|index| {
             if self.engine.is_some() {
                 self.engine_ops.get(&line).map(|(op, _)| op.rmw)
             } else {
@@ -1670,27 +1679,29 @@ impl TableAgent {
                     .and_then(|p| p.rmw.get(index).copied().flatten())
             }
         });
-        let fresh = open.map(|o| o.value);
+        let fresh = open.map(|o| &o.value);
         let mut rmw_old = None;
         let row: &Row<()> = row;
-        let mut memory = if self.is_home {
-            // (`memory_of`'s lookup on the field: `ls` borrows `self.lines`.)
-            Some(memory_line(&self.memory, &sys, line))
-        } else {
-            None
-        };
+        // The home's memory copy of the line, read when the row first uses
+        // it (`RowEffects::memory`): most rows at a home never do.
+        let mut memory = None;
         let mut fx = RowEffects {
             sys: &sys,
             me: self.id,
             line,
             copy: &mut ls.copy,
+            home_memory: if self.is_home {
+                Some(&self.memory)
+            } else {
+                None
+            },
             memory: &mut memory,
             memory_written: false,
             keeps_copy: self.keeps_copy,
             dir: &mut dir,
             // A local event's data is the op's own value.
-            input: if m.is_some() { input } else { fresh.as_ref() },
-            fresh: fresh.as_ref(),
+            input: if m.is_some() { input } else { fresh },
+            fresh,
             src,
             req,
             state: ls.state as usize,
@@ -1734,6 +1745,11 @@ impl TableAgent {
         if let Some(mem) = memory.filter(|_| memory_written) {
             self.memory.insert(line, mem);
         }
+        // The checker sees the home's memory after every row (as it was
+        // before the row if the row did not read it).
+        if self.is_home && memory.is_none() && self.checker.borrow().enabled {
+            memory = Some(memory_line(&self.memory, &sys, line));
+        }
         let value = if self.keeps_copy {
             ls.copy.as_ref()
         } else {
@@ -1741,8 +1757,8 @@ impl TableAgent {
         };
         // A program operation that takes effect in this row and keeps a
         // snapshot: the line it sees.
-        let snapshot = match (program_open, self.program.as_ref()) {
-            (Some((index, _)), Some(p))
+        let snapshot = match (program_index, self.program.as_ref()) {
+            (Some(index), Some(p))
                 if row.next_stable && p.snapshot.get(index).copied().unwrap_or(false) =>
             {
                 value.copied()
@@ -1774,7 +1790,7 @@ impl TableAgent {
         if let Some(old) = rmw_old {
             if let Some(entry) = self.engine_ops.get_mut(&line) {
                 entry.1 = Some(old);
-            } else if let (Some((index, _)), Some(p)) = (program_open, self.program.as_mut()) {
+            } else if let (Some(index), Some(p)) = (program_index, self.program.as_mut()) {
                 if let Some(found) = p.found.get_mut(index) {
                     *found = Some(old);
                 }
@@ -1785,13 +1801,13 @@ impl TableAgent {
                 p.blocked_on = None;
                 let now = ctx.now();
                 self.wake_program(now, ctx);
-            } else if self.engine.is_some() && program_open.is_none() {
+            } else if self.engine.is_some() && program_index.is_none() {
                 // A line settled (an eviction or a snoop is over): an engine
                 // operation may have been waiting for it.
                 let now = ctx.now();
                 self.wake_program(now, ctx);
             }
-            if let Some((index, o)) = program_open {
+            if let (Some(index), Some(start)) = (program_index, program_start) {
                 let p = self.program.as_mut().expect("program");
                 if snapshot.is_some() {
                     p.found[index] = snapshot;
@@ -1806,7 +1822,7 @@ impl TableAgent {
                     ctx.stop();
                 }
                 ctx.count(ST_OPS, 1);
-                ctx.record(ST_OP_LATENCY, ctx.now() + self.access - o.start);
+                ctx.record(ST_OP_LATENCY, ctx.now() + self.access - start);
                 let now = ctx.now();
                 let engine_op = if self.engine_ops.is_empty() {
                     None
@@ -1817,14 +1833,20 @@ impl TableAgent {
                     self.engine_acquired(op, old, line, ctx);
                 }
                 self.wake_program(now, ctx);
-            } else if let Some(o) = open {
+            } else if let Some(start) = tester_start {
                 let t = self.tester.as_mut().expect("tester");
                 t.open = None;
                 ctx.count(ST_OPS, 1);
-                ctx.record(ST_OP_LATENCY, ctx.now() - o.start);
+                ctx.record(ST_OP_LATENCY, ctx.now() - start);
                 let think = t.params.think;
                 ctx.wake_after(think, NEXT_OP);
             }
+        }
+        // The message is consumed: its payload's buffer goes back to the
+        // pool, for the next data message this thread sends (a buffer
+        // dropped here would cost a free, and that send a malloc).
+        if let Some(b) = m.and_then(|m| m.data) {
+            crate::recycle_line(b);
         }
         true
     }
@@ -1872,6 +1894,11 @@ struct RowEffects<'a, 'c, 'w> {
     me: AgentId,
     line: u64,
     copy: &'a mut Option<Line>,
+    /// At the home: the lines written to its memory (absent ones hold
+    /// their initial value); `None` elsewhere.
+    home_memory: Option<&'a HashMap<u64, Line>>,
+    /// The home's memory copy of the line once the row has read or
+    /// written it (see [`RowEffects::memory`]).
     memory: &'a mut Option<Line>,
     /// Whether the row wrote `memory` (so the home stores it).
     memory_written: bool,
@@ -1898,13 +1925,8 @@ struct RowEffects<'a, 'c, 'w> {
 }
 
 impl RowEffects<'_, '_, '_> {
-    fn put(&mut self, s: &SendStep<()>, dst: AgentId, data: Option<Line>) {
-        let mut m = CohMsg::new(
-            self.sys.catalogue,
-            s.msg,
-            self.line,
-            data.map(crate::boxed_line),
-        );
+    fn put(&mut self, s: &SendStep<()>, dst: AgentId, data: Option<Box<Line>>) {
+        let mut m = CohMsg::new(self.sys.catalogue, s.msg, self.line, data);
         m.src = self.me;
         m.dst = dst;
         m.req = if s.requester { self.req } else { self.me };
@@ -1913,11 +1935,29 @@ impl RowEffects<'_, '_, '_> {
         self.ctx.send(NET, Msg::Coh(m), bytes, vc);
     }
 
-    fn value(&self) -> Option<Line> {
+    /// The home's memory copy of the line, read on first use (`None` at
+    /// an agent that is not the home).
+    #[inline]
+    fn memory(&mut self) -> Option<&mut Line> {
+        if self.memory.is_none() {
+            if let Some(written) = self.home_memory {
+                *self.memory = Some(memory_line(written, self.sys, self.line));
+            }
+        }
+        self.memory.as_mut()
+    }
+
+    fn value(&mut self) -> Option<Line> {
+        self.value_ref().copied()
+    }
+
+    /// The line's present value here: the agent's copy, or the home's
+    /// memory.
+    fn value_ref(&mut self) -> Option<&Line> {
         if self.keeps_copy {
-            *self.copy
+            self.copy.as_ref()
         } else {
-            *self.memory
+            self.memory().map(|m| &*m)
         }
     }
 
@@ -1933,7 +1973,7 @@ impl RowEffects<'_, '_, '_> {
     fn set_value(&mut self, v: Line) -> Result<(), String> {
         if self.keeps_copy {
             *self.copy = Some(v);
-        } else if let Some(m) = self.memory.as_mut() {
+        } else if let Some(m) = self.memory() {
             *m = v;
             self.memory_written = true;
         } else {
@@ -1946,16 +1986,19 @@ impl RowEffects<'_, '_, '_> {
 
 impl Effects<()> for RowEffects<'_, '_, '_> {
     fn send(&mut self, s: &SendStep<()>) -> Result<(), String> {
+        // The payload is copied once, from its source into the message's
+        // buffer.
         let data = if !s.data {
             None
         } else {
-            Some(match s.source {
-                DataSource::Copy => self.copy.ok_or("send of the copy without one")?,
-                DataSource::Memory => self.memory.ok_or("send of memory at a non-home")?,
-                DataSource::Fresh => *self
+            let src: &Line = match s.source {
+                DataSource::Copy => self.copy.as_ref().ok_or("send of the copy without one")?,
+                DataSource::Memory => self.memory().ok_or("send of memory at a non-home")?,
+                DataSource::Fresh => self
                     .fresh
                     .ok_or("send of a fresh value without an open op")?,
-            })
+            };
+            Some(crate::boxed_line_with(|b| *b = *src))
         };
         let facts = &self.sys.protocol.msgs[s.msg as usize];
         if facts.counts_ack && s.target != Target::Sharers {
@@ -1991,9 +2034,13 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
                 let others = self.dir.others(self.req);
                 for a in 0..self.sys.agents.len() as AgentId {
                     if others & (1u64 << a) != 0 && self.sys.agents[a as usize].role == facts.to {
+                        let data = data.as_deref().map(|d| crate::boxed_line(*d));
                         self.put(s, a, data);
                         self.dir.acks += 1;
                     }
+                }
+                if let Some(b) = data {
+                    crate::recycle_line(b);
                 }
             }
         }
@@ -2014,11 +2061,12 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
     }
 
     fn check(&mut self) -> Result<(), String> {
-        let v = self.value().ok_or("a read without a value")?;
-        let now = self.ctx.now();
-        self.checker
-            .borrow_mut()
-            .read(now, self.line, self.me, self.state, &v);
+        let (now, line, me, state) = (self.ctx.now(), self.line, self.me, self.state);
+        let checker = self.checker;
+        // The line by reference: the checker, off in a timing run, reads
+        // nothing, and a copy would cost a 128-byte move a read.
+        let v = self.value_ref().ok_or("a read without a value")?;
+        checker.borrow_mut().read(now, line, me, state, v);
         Ok(())
     }
 
@@ -2051,7 +2099,11 @@ impl Effects<()> for RowEffects<'_, '_, '_> {
 
     fn write_mem(&mut self) -> Result<(), String> {
         let v = *self.input.ok_or("write_mem without received data")?;
-        *self.memory.as_mut().ok_or("write_mem at a non-home")? = v;
+        // The whole line is written: no need to read it first.
+        if self.home_memory.is_none() {
+            return Err("write_mem at a non-home".into());
+        }
+        *self.memory = Some(v);
         self.memory_written = true;
         Ok(())
     }

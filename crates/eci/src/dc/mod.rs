@@ -1013,6 +1013,18 @@ impl DirectoryController {
         self.observe(now, e);
     }
 
+    /// Holds the application port off `line` until `contended_hold` after
+    /// `leaves` if the grant that leaves then answers a request that waited
+    /// for the application (out of line: only with a hold configured, so the
+    /// row's send does not prepare the map lookups).
+    #[cold]
+    #[inline(never)]
+    fn hold_if_contended(&mut self, line: u64, leaves: Tick) {
+        if self.contended.remove(&line) {
+            self.held_until.insert(line, leaves + self.contended_hold);
+        }
+    }
+
     /// A DC message to the device-local machine (`kind` on the AXI side):
     /// AXI through the memory timing model, completions to the application.
     fn send_local(&mut self, ctx: &mut Ctx<'_, Msg>, d: usize, at: Tick, m: CohMsg, kind: AxiKind) {
@@ -1052,7 +1064,7 @@ impl DirectoryController {
         let Some(ev) = self.app_table.msg_event[m.msg as usize] else {
             return self.fail(ctx, format!("the app table has no event for {}", m.name()));
         };
-        if self.local_event(ctx, m.line, ev, m.data.as_deref().copied(), Some(m.msg)) {
+        if self.local_event(ctx, m.line, ev, m.data.as_deref(), Some(m.msg)) {
             if let Some(dev) = self.device.as_mut() {
                 let ops = dev(ctx.now(), m.name(), m.line, &self.mem);
                 if !ops.is_empty() {
@@ -1083,7 +1095,7 @@ impl DirectoryController {
         ctx: &mut Ctx<'_, Msg>,
         line: u64,
         ev: usize,
-        data: Option<Line>,
+        data: Option<&Line>,
         message: Option<u16>,
     ) -> bool {
         let table = self.app_table.clone();
@@ -1115,7 +1127,7 @@ impl DirectoryController {
             dc: self,
             ctx,
             line,
-            data: data.as_ref(),
+            data,
             now,
         };
         if let Err(e) = execute(row, &mut fx) {
@@ -1232,7 +1244,7 @@ impl DirectoryController {
             if paced {
                 self.app_next_issue = now + self.period;
             }
-            if !self.local_event(ctx, line, ev, data, None) {
+            if !self.local_event(ctx, line, ev, data.as_ref(), None) {
                 self.app_outstanding.remove(&line);
             }
         }
@@ -1353,8 +1365,8 @@ impl Effects<Dest> for DcRow<'_, '_> {
                 let leaves = self.done + dc.egress;
                 // A grant (the DC sends data to the CPU only in grants)
                 // answering a request that waited for the application.
-                if s.data && dc.contended.remove(&line) {
-                    dc.held_until.insert(line, leaves + dc.contended_hold);
+                if s.data && !dc.contended.is_empty() {
+                    dc.hold_if_contended(line, leaves);
                 }
                 // The egress pipeline is a fixed delay that ends in the
                 // send and nothing else: the send's place is reserved now
