@@ -233,6 +233,36 @@ fn step(s: &mut BuiltSystem, until: Option<Tick>) -> Result<RunOutcome, RunError
     Ok(outcome)
 }
 
+/// Hands each program operation of `open` that has completed (a non-zero
+/// completion time in its agent's program) to `handle` with that time,
+/// removing it from `open`; `handle` may open new operations. Returns
+/// whether any had completed.
+fn handle_completed(
+    s: &mut BuiltSystem,
+    open: &mut Vec<(usize, usize, Op)>,
+    mut handle: impl FnMut(
+        &mut BuiltSystem,
+        &mut Vec<(usize, usize, Op)>,
+        Op,
+        Tick,
+    ) -> Result<(), RunError>,
+) -> Result<bool, RunError> {
+    let mut progress = false;
+    let mut i = 0;
+    while i < open.len() {
+        let (a, idx, op) = open[i];
+        let t = s.agent(a).program_times()[idx].1;
+        if t == 0 {
+            i += 1;
+            continue;
+        }
+        open.swap_remove(i);
+        progress = true;
+        handle(s, open, op, t)?;
+    }
+    Ok(progress)
+}
+
 /// Appends `ops` to `agent`'s program from `release`, waking it; returns
 /// the first appended index.
 fn append(
@@ -394,17 +424,7 @@ pub(super) fn cxl_stream(
         let until = pending.peek().map(|r| r.0 .0);
         let outcome = step(&mut s, until)?;
         idle = outcome == RunOutcome::Drained;
-        let mut progress = false;
-        let mut i = 0;
-        while i < open.len() {
-            let (a, idx, op) = open[i];
-            let t = s.agent(a).program_times()[idx].1;
-            if t == 0 {
-                i += 1;
-                continue;
-            }
-            open.swap_remove(i);
-            progress = true;
+        let progress = handle_completed(&mut s, &mut open, |s, open, op, t| {
             match op {
                 Op::Push(k) => {
                     left[k] -= 1;
@@ -415,7 +435,7 @@ pub(super) fn cxl_stream(
                     // The host core sees the head in its LLC, then stores
                     // the tail.
                     let first = append(
-                        &mut s,
+                        s,
                         core,
                         &[(RING_HEAD / LINE, "load"), (RING_TAIL / LINE, "store")],
                         t,
@@ -431,7 +451,8 @@ pub(super) fn cxl_stream(
                 Op::Tail(k) => tail_done[k] = Some(t),
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
         if !progress && outcome == RunOutcome::Drained && pending.is_empty() {
             return Err(werr("rpc_offload: the CXL-NIC's stream stopped short"));
         }
@@ -619,17 +640,7 @@ pub(super) fn rpcnic_stream(
             break;
         }
         let outcome = step(&mut s, None)?;
-        let mut progress = false;
-        let mut i = 0;
-        while i < open.len() {
-            let (a, idx, op) = open[i];
-            let t = s.agent(a).program_times()[idx].1;
-            if t == 0 {
-                i += 1;
-                continue;
-            }
-            open.swap_remove(i);
-            progress = true;
+        let progress = handle_completed(&mut s, &mut open, |s, open, op, t| {
             match op {
                 Op::Area(k) => {
                     area_left[k] -= 1;
@@ -647,13 +658,14 @@ pub(super) fn rpcnic_stream(
                         let software = m.items.len() as Tick * FIELD_INSTRUCTIONS * CORE_CYCLE
                             + host_alloc_time(params, &apps[k]);
                         let at = copy_done[k] + software;
-                        finish_request(&mut s, core, k, at, &mut completion, &mut open)?;
+                        finish_request(s, core, k, at, &mut completion, open)?;
                     }
                 }
                 Op::Tail(k) => tail_done[k] = Some(t),
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
         if !progress && outcome == RunOutcome::Drained {
             return Err(werr("rpc_offload: RpcNIC's stream stopped short"));
         }
