@@ -1802,6 +1802,24 @@ fn rpc_prefetcher(params: &Params) -> RpcPrefetcher {
     }
 }
 
+/// The system a CXL-NIC serializer runs in and its agent: over CXL.mem
+/// (`local`) the type-2 device reading its own memory (`[systems.cxl_type2]`,
+/// role accel), otherwise the device reading host memory over CXL.cache
+/// (`[systems.cxl]`, role device); with the system's name.
+fn serializer_system(
+    point: &Point<'_>,
+    local: bool,
+) -> Result<(ccsim_platform::BuiltSystem, usize, &'static str), RunError> {
+    let (system, role) = if local {
+        ("cxl_type2", "accel")
+    } else {
+        ("cxl", "device")
+    };
+    let s = build_for_program(point.platform, system, point)?;
+    let agent_id = role_agent(&s, role, system)?;
+    Ok((s, agent_id, system))
+}
+
 fn cxl_serialize(
     point: &Point<'_>,
     m: &Message,
@@ -1843,13 +1861,7 @@ fn cxl_serialize(
         )
     };
     let local = access == "cxl_mem";
-    let (system, role) = if local {
-        ("cxl_type2", "accel")
-    } else {
-        ("cxl", "device")
-    };
-    let mut s = build_for_program(point.platform, system, point)?;
-    let agent_id = role_agent(&s, role, system)?;
+    let (mut s, agent_id, system) = serializer_system(point, local)?;
     // CXL.mem: the device first puts the pool's lines in device bias
     // (a store and a write-back each, not timed).
     let mut ops: Vec<(u64, &str)> = Vec::new();
@@ -1973,13 +1985,7 @@ fn cxl_serialize_protoacc(
         ..SerializeStats::default()
     };
     let local = access == "cxl_mem";
-    let (system, role) = if local {
-        ("cxl_type2", "accel")
-    } else {
-        ("cxl", "device")
-    };
-    let mut s = build_for_program(point.platform, system, point)?;
-    let agent_id = role_agent(&s, role, system)?;
+    let (mut s, agent_id, system) = serializer_system(point, local)?;
     let sim_id = s.agents[agent_id];
     let (base, img) = object_image(m, layout);
     // The lines the walker may read: the plan's (the same fields' lines).

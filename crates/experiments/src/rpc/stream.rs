@@ -233,6 +233,25 @@ fn step(s: &mut BuiltSystem, until: Option<Tick>) -> Result<RunOutcome, RunError
     Ok(outcome)
 }
 
+/// When the NIC can start request `k` of a ring `depth` deep: once its
+/// decoder is free (`free`), not before `now`, and once request
+/// `k - depth` has its tail; `None` while that tail is still to come.
+/// A start held back by the ring counts in `slot_waits`.
+fn ring_start(
+    k: usize,
+    depth: usize,
+    tail_done: &[Option<Tick>],
+    free: Tick,
+    now: Tick,
+    slot_waits: &mut u64,
+) -> Option<Tick> {
+    let slot = if k >= depth { tail_done[k - depth]? } else { 0 };
+    if slot > free {
+        *slot_waits += 1;
+    }
+    Some(free.max(slot).max(now))
+}
+
 /// Hands each program operation of `open` that has completed (a non-zero
 /// completion time in its agent's program) to `handle` with that time,
 /// removing it from `open`; `handle` may open new operations. Returns
@@ -358,18 +377,9 @@ pub(super) fn cxl_stream(
         // The decoder takes the next requests the ring has room for.
         while start.len() < n {
             let k = start.len();
-            let slot = if k >= depth {
-                match tail_done[k - depth] {
-                    Some(t) => t,
-                    None => break,
-                }
-            } else {
-                0
+            let Some(st) = ring_start(k, depth, &tail_done, dec_free, now, &mut slot_waits) else {
+                break;
             };
-            if slot > dec_free {
-                slot_waits += 1;
-            }
-            let st = dec_free.max(slot).max(now);
             start.push(st);
             dec_free = st + decode[k];
             for (i, &(off, _)) in pushes[k].iter().enumerate() {
@@ -552,18 +562,9 @@ pub(super) fn rpcnic_stream(
         while start.len() < n {
             let k = start.len();
             let r = &nic[k % nic.len()];
-            let slot = if k >= depth {
-                match tail_done[k - depth] {
-                    Some(t) => t,
-                    None => break,
-                }
-            } else {
-                0
+            let Some(st) = ring_start(k, depth, &tail_done, dec_free, now, &mut slot_waits) else {
+                break;
             };
-            if slot > dec_free {
-                slot_waits += 1;
-            }
-            let st = dec_free.max(slot).max(now);
             start.push(st);
             dec_free = st + r.decode + r.buffers;
             // PCIe orders the heads' posted writes.
