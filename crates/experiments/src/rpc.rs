@@ -534,6 +534,16 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     })
 }
 
+/// The allocator of the point's `heap` from `base`: protobuf's Arena
+/// (`arena`, a bump) or malloc's size classes (`recycled`, `fresh`).
+pub(super) fn heap_allocator(params: &Params, base: u64) -> Allocator {
+    if params.str("heap") == "arena" {
+        Allocator::arena(base)
+    } else {
+        Allocator::new(base)
+    }
+}
+
 /// Every message of a point placed in memory from `base` by the heap of
 /// its `heap` parameter, in the order the point uses them: with a
 /// recycled heap, after as many earlier messages of the bench, each
@@ -546,11 +556,7 @@ fn placed(
     built_by_cpu: bool,
 ) -> Result<Vec<Layout>, RunError> {
     let params = point.params;
-    let mut alloc = if params.str("heap") == "arena" {
-        Allocator::arena(base)
-    } else {
-        Allocator::new(base)
-    };
+    let mut alloc = heap_allocator(params, base);
     let recycled = params.str("heap") == "recycled";
     let strings = string_layout(params)?;
     let place = |tree: &Decoded, alloc: &mut Allocator, k: usize, seed: u64| {

@@ -65,13 +65,14 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use ccsim_coherence::agents::PROGRAM_WAKE;
 use ccsim_devices::rpc::engine::Pipeline;
-use ccsim_devices::rpc::layout::{Allocator, Layout, LINE, STD_STRING};
+use ccsim_devices::rpc::layout::{Layout, LINE, STD_STRING};
 use ccsim_kernel::prelude::*;
 use ccsim_platform::BuiltSystem;
 
 use super::{
-    host_alloc_time, line_of, lines_in, messages, object_image, string_layout, Message, Point,
-    RunError, CORE_CYCLE, CORE_WINDOW, DMA_BUF, FIELD_INSTRUCTIONS, HEAP, RING_HEAD, WARMUP_SEED,
+    heap_allocator, host_alloc_time, line_of, lines_in, messages, object_image, string_layout,
+    Message, Point, RunError, CORE_CYCLE, CORE_WINDOW, DMA_BUF, FIELD_INSTRUCTIONS, HEAP,
+    RING_HEAD, WARMUP_SEED,
 };
 use crate::program_run::{build_for_program, no_violation, role_agent};
 use crate::werr;
@@ -141,11 +142,7 @@ fn stream_layouts(
     live: usize,
 ) -> Result<Vec<Layout>, RunError> {
     let params = point.params;
-    let mut alloc = if params.str("heap") == "arena" {
-        Allocator::arena(HEAP)
-    } else {
-        Allocator::new(HEAP)
-    };
+    let mut alloc = heap_allocator(params, HEAP);
     let recycled = params.str("heap") == "recycled";
     let strings = string_layout(params)?;
     if recycled {
