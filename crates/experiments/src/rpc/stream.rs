@@ -32,6 +32,11 @@
 //!   bytes, once its last field is decoded), so request k's head push
 //!   (after every GO of k's pushes and k − 1's head: the writes are
 //!   unordered, the ring's head is not) does not hold up k + 1's pushes.
+//!   The head is one line with one push in flight at a time; with
+//!   `stream_head_coalesced` a push publishes, besides the request it was
+//!   released for, every later one whose pushes have their GO by its
+//!   issue (the head is a count: its value covers them), otherwise each
+//!   request waits for a head push of its own.
 //!   The host core polls the head (its line in the LLC) and stores the
 //!   tail. Request k completes when its head push does (the one-request
 //!   time's end). Objects stay allocated while their request is
@@ -305,10 +310,12 @@ type Release = (Tick, u64, usize, Option<usize>);
 #[derive(Clone, Copy)]
 enum Op {
     Push(usize),
-    Head(usize),
+    /// The ring's head push publishing requests `first..=last`.
+    Head(usize, usize),
     Area(usize),
     Copy(usize),
-    Tail(usize),
+    /// The tail store of requests `first..=last`.
+    Tail(usize, usize),
     Poll,
 }
 
@@ -361,6 +368,10 @@ pub(super) fn cxl_stream(
     let mut tail_done: Vec<Option<Tick>> = vec![None; n];
     let mut polls: Vec<(usize, usize)> = Vec::new();
     let (mut dec_free, mut next_head, mut slot_waits) = (0, 0, 0);
+    // A head push is released or in flight: the ring's head is one line,
+    // written in order, one push at a time.
+    let mut head_busy = false;
+    let coalesced = point.params.bool("stream_head_coalesced");
     let mut idle = false;
     loop {
         let mut now = s.sim.now();
@@ -384,11 +395,9 @@ pub(super) fn cxl_stream(
                 order += 1;
             }
         }
-        // Heads in ring order, each once its request's pushes have their GO.
-        while next_head < start.len()
-            && left[next_head] == 0
-            && (next_head == 0 || head_done[next_head - 1].is_some())
-        {
+        // Heads in ring order, each once its request's pushes have their
+        // GO and the previous head push is done.
+        if !head_busy && next_head < start.len() && left[next_head] == 0 {
             let k = next_head;
             let prev = if k == 0 {
                 0
@@ -398,7 +407,7 @@ pub(super) fn cxl_stream(
             let at = last_go[k].max(start[k] + decode[k]).max(prev);
             pending.push(Reverse((at, order, k, None)));
             order += 1;
-            next_head += 1;
+            head_busy = true;
         }
         // The DCOH issues what is released by now, in release order.
         while let Some(&Reverse((t, _, k, what))) = pending.peek() {
@@ -413,11 +422,24 @@ pub(super) fn cxl_stream(
                     let data = image.write(k, depth, line, &line_of(img, *base, line), bl)?;
                     (line, data, Op::Push(k))
                 }
-                None => (
-                    RING_HEAD,
-                    (k as u64 + 1).to_le_bytes().to_vec(),
-                    Op::Head(k),
-                ),
+                None => {
+                    // A coalesced head publishes every later request
+                    // whose pushes have their GO by now as well.
+                    let mut last = k;
+                    while coalesced
+                        && last + 1 < start.len()
+                        && left[last + 1] == 0
+                        && last_go[last + 1].max(start[last + 1] + decode[last + 1]) <= t
+                    {
+                        last += 1;
+                    }
+                    next_head = last + 1;
+                    (
+                        RING_HEAD,
+                        (last as u64 + 1).to_le_bytes().to_vec(),
+                        Op::Head(k, last),
+                    )
+                }
             };
             let idx = append(&mut s, dcoh, &[(line / LINE, "write_line")], t)?;
             s.agent_mut(dcoh)
@@ -437,8 +459,9 @@ pub(super) fn cxl_stream(
                     left[k] -= 1;
                     last_go[k] = last_go[k].max(t);
                 }
-                Op::Head(k) => {
-                    head_done[k] = Some(t);
+                Op::Head(k, last) => {
+                    head_busy = false;
+                    head_done[k..=last].fill(Some(t));
                     // The host core sees the head in its LLC, then stores
                     // the tail.
                     let first = append(
@@ -449,13 +472,13 @@ pub(super) fn cxl_stream(
                     )?;
                     let c = s.agent_mut(core);
                     c.set_program_snapshot(first).map_err(werr)?;
-                    c.set_program_value(first + 1, &(k as u64 + 1).to_le_bytes())
+                    c.set_program_value(first + 1, &(last as u64 + 1).to_le_bytes())
                         .map_err(werr)?;
-                    polls.push((k, first));
+                    polls.push((last, first));
                     open.push((core, first, Op::Poll));
-                    open.push((core, first + 1, Op::Tail(k)));
+                    open.push((core, first + 1, Op::Tail(k, last)));
                 }
-                Op::Tail(k) => tail_done[k] = Some(t),
+                Op::Tail(k, last) => tail_done[k..=last].fill(Some(t)),
                 _ => {}
             }
             Ok(())
@@ -659,7 +682,7 @@ pub(super) fn rpcnic_stream(
                         finish_request(s, core, k, at, &mut completion, open)?;
                     }
                 }
-                Op::Tail(k) => tail_done[k] = Some(t),
+                Op::Tail(k, _) => tail_done[k] = Some(t),
                 _ => {}
             }
             Ok(())
@@ -701,6 +724,6 @@ fn finish_request(
     s.agent_mut(core)
         .set_program_value(idx, &(k as u64 + 1).to_le_bytes())
         .map_err(werr)?;
-    open.push((core, idx, Op::Tail(k)));
+    open.push((core, idx, Op::Tail(k, k)));
     Ok(())
 }
