@@ -8,6 +8,11 @@ standard deviation over seeded iterations as ``<metric>_std``). Paper points are
 points as large filled diamonds with a black edge, *prediction* points as
 hollow circles, so a reader sees at once which agreement was fitted and
 which was predicted.
+
+A panel whose legend would not fit beside its curves (more than
+``_LEGEND_INSIDE`` entries) gets it in an area of its own below the
+panel, in two columns, and its series cycle line styles as well as
+colours, so that no two of them look alike.
 """
 
 from __future__ import annotations
@@ -17,6 +22,13 @@ from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import ResultView
+
+#: Legend entries that still fit inside a panel.
+_LEGEND_INSIDE = 10
+#: Height of one legend row below a panel (inches) and its columns.
+_LEGEND_ROW_IN = 0.19
+_LEGEND_COLUMNS = 2
+_LINE_STYLES = ("-", "--", ":", "-.")
 
 
 def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
@@ -30,12 +42,26 @@ def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
 
     cfg = result.config
     panels = cfg["panels"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    # Legend entries per panel: its series and the two paper markers.
+    entries = [sum(s["panel"] == p["name"] for s in cfg["series"]) + 2 for p in panels]
+    rows = max((-(-n // _LEGEND_COLUMNS) for n in entries if n > _LEGEND_INSIDE), default=0)
+    if rows:
+        # A row of panels over a row of legend areas.
+        fig, grid = plt.subplots(2, len(panels), squeeze=False,
+                                 figsize=(7.5 * len(panels), 4.2 + rows * _LEGEND_ROW_IN),
+                                 gridspec_kw={"height_ratios": [4.2, rows * _LEGEND_ROW_IN]})
+        axes, legend_areas = grid[:1], grid[1]
+        for area in legend_areas:
+            area.axis("off")
+    else:
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+        legend_areas = [None] * len(panels)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     color = {s["name"]: colors[i % len(colors)] for i, s in enumerate(cfg["series"])}
+    line_style = {s["name"]: _LINE_STYLES[i // len(colors) % len(_LINE_STYLES)] for i, s in enumerate(cfg["series"])}
     comps = result.comparisons()
     hists = result.histograms() if hasattr(result, "histograms") else []
-    for ax, panel in zip(axes[0], panels):
+    for ax, panel, area, n in zip(axes[0], panels, legend_areas, entries):
         if panel.get("histogram_at"):
             _draw_histograms(ax, panel, [h for h in hists if h["panel"] == panel["name"]], color, cfg["x"]["name"])
             continue
@@ -43,7 +69,7 @@ def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
             pts = sorted((c["x"], c["sim"]) for c in comps if c["series"] == s["name"] and c["sim"] is not None)
             pts = list(dict(pts).items())
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", marker=".", color=color[s["name"]],
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], line_style[s["name"]], marker=".", color=color[s["name"]],
                         label=s["label"] if "sim" in s["label"] else f"{s['label']} (sim)")
                 # A workload that averages seeded iterations reports the
                 # spread as metric "<metric>_std": drawn as error bars.
@@ -78,7 +104,10 @@ def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
             Line2D([], [], marker="o", color="gray", markerfacecolor="none", linestyle="none",
                    label="paper (prediction)"),
         ]
-        ax.legend(handles=handles, fontsize=8)
+        if n > _LEGEND_INSIDE and area is not None:
+            area.legend(handles=handles, fontsize=7, loc="upper center", ncol=_LEGEND_COLUMNS, frameon=False)
+        else:
+            ax.legend(handles=handles, fontsize=8)
     fig.suptitle(f"{cfg['name']}: {cfg['title']}" + (f"\n{cfg['figures']}" if cfg["figures"] else ""), fontsize=10)
     fig.tight_layout()
     if path is not None:
