@@ -2,7 +2,8 @@
 
 An experiment's ``[[claims]]`` (validated in Rust when the file is loaded)
 are the checkable statements of the paper's text: an ordering, a crossing,
-"constant up to", "linear", a bound, a ratio, a peak. Each is evaluated on the
+"constant up to", "linear", a bound, a ratio, a peak, where a series is
+smallest and largest ("1.33x (Bench5) to 2.05x (Bench1)"). Each is evaluated on the
 points actually simulated: a claim about an x that was not run is
 *not evaluated*, never silently held. A bound is scored as a bound (held or
 not, with the margin to it), never as a point error; a peak ("a peak
@@ -24,7 +25,8 @@ HELD = "held"
 NOT_HELD = "not_held"
 NOT_EVALUATED = "not_evaluated"
 
-KINDS = ("order", "crossing", "constant_up_to", "converges_after", "linear_after", "bound", "ratio", "peak")
+KINDS = ("order", "crossing", "constant_up_to", "converges_after", "linear_after", "bound", "ratio", "peak",
+         "extremes")
 
 Values = Mapping[str, Mapping[float, float]]
 
@@ -225,10 +227,36 @@ def _peak(c, vals):
     return abs(err) <= tol, detail
 
 
+def _extremes(c, vals):
+    """Where the series is smallest and largest over the claim's x (every
+    x run when it declares none), against the text's ``smallest`` and
+    ``largest`` x: an ordering, whatever the values."""
+    xs, unrun = _run_xs(c, vals)
+    if unrun:
+        return unrun
+    (s,) = vals
+    want = [(name, c.get(name)) for name in ("smallest", "largest")]
+    missing = [float(at) for _, at in want if at is not None and float(at) not in xs]
+    if missing:
+        return _not_run(missing)
+    ok, parts = True, []
+    for name, at in want:
+        if at is None:
+            continue
+        pick = min if name == "smallest" else max
+        got = pick(xs, key=lambda x: s[x])
+        # A tie with the claimed x holds: the text cannot tell them apart.
+        held = s[float(at)] == s[got]
+        ok &= held
+        parts.append(f"{name} at x={_x(got)} ({_num(s[got])})"
+                     + ("" if held else f", not x={_x(float(at))} ({_num(s[float(at)])})"))
+    return ok, "; ".join(parts) + f" (of x={', '.join(_x(x) for x in xs)})"
+
+
 _EVAL = {"order": _order, "crossing": _crossing, "constant_up_to": _constant_up_to,
          "converges_after": _converges_after,
          "linear_after": _linear_after, "bound": _bound, "ratio": _ratio,
-         "peak": _peak}
+         "peak": _peak, "extremes": _extremes}
 
 
 def evaluate_claim(claim: Mapping[str, Any], values: Values) -> Dict[str, Any]:

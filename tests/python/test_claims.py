@@ -74,6 +74,9 @@ def test_every_shipped_claim_is_well_formed(name):
             assert c["lo"] < c["hi"], at
         if c["kind"] == "peak":
             assert c["value"] and 0 < c["tol"] < 1, at
+        if c["kind"] == "extremes":
+            assert c["smallest"] is not None or c["largest"] is not None, at
+            assert c["smallest"] != c["largest"], at
 
 
 @pytest.mark.parametrize("name", ENZIAN + COHET_CXL + CCIX + COHORT)
@@ -195,6 +198,22 @@ def test_peak_is_the_largest_value_scored_as_a_point():
     # Over declared x only, and not evaluated when one was not run.
     assert verdict(claim("peak", "s", x=[64.0, 8192.0], value=4.0, tol=0.05), v) == HELD
     assert verdict(claim("peak", "s", x=[2.0], value=4.0, tol=0.05), v) == NOT_EVALUATED
+
+
+def test_extremes_is_where_the_series_is_smallest_and_largest():
+    v = {"s": {0.0: 2.1, 1.0: 1.9, 2.0: 2.1, 5.0: 1.4}}
+    r = evaluate_claim(claim("extremes", "s", smallest=5.0, largest=1.0), v)
+    # The largest is at x = 0 and 2 (a tie), not at 1: an ordering, whatever the values.
+    assert r["verdict"] == NOT_HELD
+    assert "smallest at x=5 (1.4)" in r["detail"] and "not x=1 (1.9)" in r["detail"]
+    assert verdict(claim("extremes", "s", smallest=5.0), v) == HELD
+    # A tie with the claimed x holds: the values cannot tell the two apart.
+    assert verdict(claim("extremes", "s", largest=2.0), v) == HELD
+    assert verdict(claim("extremes", "s", largest=0.0), v) == HELD
+    # Over the declared x only, and not evaluated when one was not run.
+    assert verdict(claim("extremes", "s", x=[1.0, 5.0], smallest=5.0, largest=1.0), v) == HELD
+    assert verdict(claim("extremes", "s", x=[1.0, 3.0], largest=1.0), v) == NOT_EVALUATED
+    assert verdict(claim("extremes", "s", x=[0.0, 1.0], smallest=5.0), v) == NOT_EVALUATED
 
 
 def test_ratio():

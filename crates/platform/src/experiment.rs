@@ -191,11 +191,16 @@ pub enum ClaimKind {
     /// when none is given) lies within `tol` (relative) of `value`: the
     /// text's "a peak of 4.42x", a point the curve reaches, not a bound.
     Peak,
+    /// Over the claim's x (every x run when none is given), the series is
+    /// smallest at `smallest` and/or largest at `largest`: the text's
+    /// "speedups of 1.33x (Bench5) to 2.05x (Bench1)" as an ordering,
+    /// whatever the values.
+    Extremes,
 }
 
 impl ClaimKind {
     /// Every kind, in its TOML spelling.
-    pub const ALL: [(&'static str, ClaimKind); 8] = [
+    pub const ALL: [(&'static str, ClaimKind); 9] = [
         ("order", ClaimKind::Order),
         ("crossing", ClaimKind::Crossing),
         ("constant_up_to", ClaimKind::ConstantUpTo),
@@ -204,6 +209,7 @@ impl ClaimKind {
         ("bound", ClaimKind::Bound),
         ("ratio", ClaimKind::Ratio),
         ("peak", ClaimKind::Peak),
+        ("extremes", ClaimKind::Extremes),
     ];
 
     /// The TOML spelling (`constant_up_to`).
@@ -255,6 +261,10 @@ pub struct Claim {
     pub upper: Option<f64>,
     /// `peak`: the largest value the text states.
     pub value: Option<f64>,
+    /// `extremes`: the x at which the series is smallest.
+    pub smallest: Option<f64>,
+    /// `extremes`: the x at which the series is largest.
+    pub largest: Option<f64>,
     /// Why the tolerance is what it is, when the text does not give it.
     pub why: String,
     /// The verdict the simulator is known to give on the full sweep today
@@ -764,8 +774,36 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
     }
     let (mut lo, mut hi, mut tol, mut r2, mut lower, mut upper, mut value) =
         (None, None, None, None, None, None, None);
+    let (mut smallest, mut largest) = (None, None);
     match kind {
         ClaimKind::Order => {}
+        ClaimKind::Extremes => {
+            (smallest, largest) = (f.opt_f64("smallest")?, f.opt_f64("largest")?);
+            if smallest.is_none() && largest.is_none() {
+                return Err(f.err(
+                    "smallest",
+                    "an extremes claim needs smallest and/or largest (an x)",
+                ));
+            }
+            if smallest.is_some() && smallest == largest {
+                return Err(f.err("largest", "must differ from smallest"));
+            }
+            if x.len() == 1 {
+                return Err(f.err("x", "an extremes claim compares at least two x"));
+            }
+            for (key, at) in [("smallest", smallest), ("largest", largest)] {
+                let Some(v) = at else { continue };
+                let within = if x.is_empty() { sweep } else { &x[..] };
+                if !within.contains(&v) {
+                    let of = if x.is_empty() {
+                        "experiment.sweep"
+                    } else {
+                        "the claim's x"
+                    };
+                    return Err(f.err(key, format!("{} is not in {of}", format_float(v))));
+                }
+            }
+        }
         ClaimKind::Crossing | ClaimKind::Ratio => {
             let (l, h) = (f.req_f64("lo")?, f.req_f64("hi")?);
             if l >= h {
@@ -859,8 +897,11 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
         ClaimKind::Bound => &["x", "lower", "upper"],
         ClaimKind::Ratio => &["x", "lo", "hi"],
         ClaimKind::Peak => &["x", "value", "tol"],
+        ClaimKind::Extremes => &["x", "smallest", "largest"],
     };
-    for key in ["x", "lo", "hi", "tol", "r2", "lower", "upper", "value"] {
+    for key in [
+        "x", "lo", "hi", "tol", "r2", "lower", "upper", "value", "smallest", "largest",
+    ] {
         if t.contains_key(key) && !own.contains(&key) {
             return Err(f.err(
                 key,
@@ -886,6 +927,8 @@ fn one_claim(file: &str, path: &str, t: &Table, names: &[&str], sweep: &[f64]) -
         lower,
         upper,
         value,
+        smallest,
+        largest,
         why,
         expect_held,
         why_not_held,

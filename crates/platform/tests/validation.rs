@@ -667,6 +667,14 @@ series = "bandwidth"
 value = 3.0
 tol = 0.05
 why = "the 5% goal of a point the text states"
+
+[[claims]]
+quote = "from 1 us (64 B) to 3 us (256 B)"
+section = "paper §VI"
+kind = "extremes"
+series = "latency"
+smallest = 64
+largest = 256
 "#;
 
 fn with_claims() -> String {
@@ -677,7 +685,7 @@ fn with_claims() -> String {
 fn claims_are_validated_at_load() {
     let e = Experiment::from_toml_str("experiments/toy-dma.toml", &with_claims(), &workloads())
         .unwrap();
-    assert_eq!(e.claims.len(), 4);
+    assert_eq!(e.claims.len(), 5);
     let c = &e.claims[0];
     assert_eq!(c.kind, ccsim_platform::ClaimKind::ConstantUpTo);
     assert_eq!((c.x.clone(), c.tol), (vec![128.0], Some(0.05)));
@@ -697,6 +705,11 @@ fn claims_are_validated_at_load() {
         (ccsim_platform::ClaimKind::Peak, Some(3.0), Some(0.05))
     );
     assert!(e.claims[3].x.is_empty() && e.claims[2].value.is_none());
+    assert_eq!(
+        (e.claims[4].kind, e.claims[4].smallest, e.claims[4].largest),
+        (ccsim_platform::ClaimKind::Extremes, Some(64.0), Some(256.0))
+    );
+    assert!(e.claims[3].smallest.is_none() && e.claims[3].largest.is_none());
     for (s, k) in ccsim_platform::ClaimKind::ALL {
         assert_eq!(k.as_str(), s);
     }
@@ -709,7 +722,13 @@ fn golden_errors_for_claims() {
     let cases: &[(&str, &str, String)] = &[
         ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\", \"foo\"]", format!("{f}: claims[1].series[1]: no series \"foo\" (known: latency, bandwidth)")),
         ("series = [\"latency\", \"bandwidth\"]", "series = [\"latency\"]", format!("{f}: claims[1].series: a order claim names 2 series, got 1")),
-        ("kind = \"order\"", "kind = \"ordr\"", format!("{f}: claims[1].kind: expected one of order|crossing|constant_up_to|converges_after|linear_after|bound|ratio|peak, got \"ordr\"; did you mean \"order\"?")),
+        ("kind = \"order\"", "kind = \"ordr\"", format!("{f}: claims[1].kind: expected one of order|crossing|constant_up_to|converges_after|linear_after|bound|ratio|peak|extremes, got \"ordr\"; did you mean \"order\"?")),
+        ("smallest = 64\nlargest = 256\n", "", format!("{f}: claims[4].smallest: an extremes claim needs smallest and/or largest (an x)")),
+        ("smallest = 64\n", "smallest = 100\n", format!("{f}: claims[4].smallest: 100.0 is not in experiment.sweep")),
+        ("smallest = 64\n", "x = [128, 256]\nsmallest = 64\n", format!("{f}: claims[4].smallest: 64.0 is not in the claim's x")),
+        ("smallest = 64\nlargest = 256", "smallest = 64\nlargest = 64", format!("{f}: claims[4].largest: must differ from smallest")),
+        ("smallest = 64\n", "x = [64]\nsmallest = 64\n", format!("{f}: claims[4].x: an extremes claim compares at least two x")),
+        ("smallest = 64\n", "smallest = 64\ntol = 0.1\n", format!("{f}: claims[4].tol: not a key of a extremes claim (its own: x, smallest, largest)")),
         ("expect = \"not_held\"", "expect = \"maybe\"", format!("{f}: claims[1].expect: expected one of held|not_held, got \"maybe\"")),
         ("why_not_held = \"the toy DMA has no latency/bandwidth relation\"", "", format!("{f}: claims[1].why_not_held: a claim expected not_held says why (the mechanism the simulation lacks, or the contradiction)")),
         ("tol = 0.05", "tol = 0.05\nwhy_not_held = \"no\"", format!("{f}: claims[0].why_not_held: only a claim with expect = \"not_held\" says why it is not held")),

@@ -428,6 +428,8 @@ impl PyExperiment {
             cd.set_item("lower", c.lower)?;
             cd.set_item("upper", c.upper)?;
             cd.set_item("value", c.value)?;
+            cd.set_item("smallest", c.smallest)?;
+            cd.set_item("largest", c.largest)?;
             cd.set_item("why", &c.why)?;
             cd.set_item("expect", if c.expect_held { "held" } else { "not_held" })?;
             cd.set_item("why_not_held", &c.why_not_held)?;
