@@ -78,30 +78,31 @@ pub enum Priority {
 }
 
 /// Bits of the order word holding the insertion sequence; 2^55 events is
-/// beyond any run length we care about. (The order word then fits in 57
-/// bits, which leaves a [`Key`] the 7 low bits of its rank for the place
-/// where its event waits.)
+/// beyond any run length we care about.
 const SEQ_BITS: u32 = 55;
 
-/// The order word of an event of `priority` with sequence number `seq`.
+/// Low bits of an order word (and so of a [`Rank`]) below the priority and
+/// sequence: zeros in an order word, the place of the event in a [`Key`].
+const TAG_BITS: u32 = 7;
+const TAG_MASK: u128 = (1 << TAG_BITS) - 1;
+
+/// The order word of an event of `priority` with sequence number `seq`:
+/// `(priority << 55 | seq) << 7`. Only its order matters outside the
+/// queue; its seven low zeros let a heap key carry a tag in its rank
+/// without a shift on every push (see [`Key`]).
 #[inline]
 pub fn order_word(priority: Priority, seq: u64) -> u64 {
-    ((priority as u64) << SEQ_BITS) | seq
+    (((priority as u64) << SEQ_BITS) | seq) << TAG_BITS
 }
 
 /// The sequence number in an order word.
 #[inline]
 pub fn seq_of(order: u64) -> u64 {
-    order & ((1 << SEQ_BITS) - 1)
+    (order >> TAG_BITS) & ((1 << SEQ_BITS) - 1)
 }
 
-/// Low bits of a [`Rank`] below the order word: always ones in a rank,
-/// the place of the event in a [`Key`].
-const TAG_BITS: u32 = 7;
-const TAG_MASK: u128 = (1 << TAG_BITS) - 1;
-
 /// What the heap orders: an event's rank with its low [`TAG_BITS`] bits
-/// naming where the event waits, [`LANE`]` | k` for the front of lane `k`,
+/// (zeros in a rank) naming where the event waits, [`LANE`]` | k` for the front of lane `k`,
 /// 0 for an event in the slab (found there by its order word). Ranks are
 /// unique and the tag sits below the order word, so keys sort exactly as
 /// their ranks, and a key is one 16-byte number: a sift moves and compares
@@ -124,20 +125,16 @@ const LANES: usize = 1 << LANE_BITS;
 /// `(tick, order word)` as one number: the total order of events.
 type Rank = u128;
 
-/// The rank of an empty FIFO or heap: above any event's (an order word is
-/// below `4 << 55`, so a rank's bits 57 to 63 are zeros).
-const NONE: Rank = Rank::MAX;
+/// The rank of an empty FIFO or heap, and of the heap's sentinel key:
+/// above any event's (an event would need tick `Tick::MAX`, priority
+/// `Observe` and the last of the 2^55 sequence numbers to reach it).
+const NONE: Rank = !TAG_MASK;
 
-/// The place `(tick, order word)` as one number,
-/// `tick << 64 | order << 7 | 0x7f`, ordered as the run orders events (see
-/// [`EventQueue::peek_rank`]). The seven low ones leave the heap's keys
-/// room for a tag ([`Key`]) and make the sentinel key's rank [`NONE`].
+/// The place `(tick, order word)` as one number, `tick << 64 | order`,
+/// ordered as the run orders events (see [`EventQueue::peek_rank`]).
 #[inline]
 pub fn rank(tick: Tick, order: u64) -> Rank {
-    debug_assert!(order >> (64 - TAG_BITS) == 0);
-    // The low half made in 64 bits: the order word fits there shifted.
-    let low = (order << TAG_BITS) | TAG_MASK as u64;
-    ((tick as u128) << 64) | low as u128
+    ((tick as u128) << 64) | order as u128
 }
 
 /// The tick of a rank.
@@ -149,23 +146,23 @@ fn tick_of(r: Rank) -> Tick {
 /// The order word of a rank.
 #[inline]
 fn order_of(r: Rank) -> u64 {
-    (r as u64) >> TAG_BITS
+    r as u64
 }
 
 impl Key {
     /// The key of the front of lane `k`, of rank `r`.
     #[inline]
     fn lane(r: Rank, k: usize) -> Self {
-        Key((r & !TAG_MASK) | LANE | k as u128)
+        Key(r | LANE | k as u128)
     }
     /// The key of an event of rank `r` in the slab.
     #[inline]
     fn slab(r: Rank) -> Self {
-        Key(r & !TAG_MASK)
+        Key(r)
     }
     #[inline]
     fn rank(&self) -> Rank {
-        self.0 | TAG_MASK
+        self.0 & !TAG_MASK
     }
     /// The lane whose front this key stands for, if any. (The mask only
     /// spares a bounds check: the index is a lane's.)
@@ -317,7 +314,7 @@ const OWNER_HOLD: u8 = 3;
 pub struct Entry<E> {
     /// The tick it is due at.
     pub tick: Tick,
-    /// Its order word (`priority << 55 | seq`).
+    /// Its order word (`(priority << 55 | seq) << 7`).
     pub order: u64,
     /// The event.
     pub event: E,
@@ -564,7 +561,8 @@ impl<E> EventQueue<E> {
         self.pop_ordered().map(|(t, _, e)| (t, e))
     }
     /// Like [`EventQueue::pop`], also returning the event's order word
-    /// (`priority << 55 | seq`): `(tick, order)` is its place in the run.
+    /// (`(priority << 55 | seq) << 7`): `(tick, order)` is its place in
+    /// the run.
     #[inline]
     pub fn pop_ordered(&mut self) -> Option<(Tick, u64, E)> {
         self.pop_until(Tick::MAX)
@@ -636,7 +634,7 @@ impl<E> EventQueue<E> {
         Some(popped)
     }
     /// The place of the earliest event as one number, its [`rank`]
-    /// (`u128::MAX` when the queue is empty):
+    /// (above every event's rank when the queue is empty):
     /// what the event loop compares a reserved send's place with.
     #[inline]
     pub fn peek_rank(&self) -> u128 {
@@ -701,7 +699,7 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             // Lane and slab keys alike (the tag never decides an order).
-            let r = rank((x >> 40) % 1000, u64::from(step));
+            let r = rank((x >> 40) % 1000, u64::from(step) << TAG_BITS);
             let key = if step % 3 == 0 {
                 Key::slab(r)
             } else {
@@ -848,7 +846,7 @@ mod tests {
     }
 
     fn order_word_raw(priority: u8, seq: u64) -> u64 {
-        ((priority as u64) << SEQ_BITS) | seq
+        (((priority as u64) << SEQ_BITS) | seq) << TAG_BITS
     }
 
     #[test]
