@@ -86,19 +86,26 @@ const SEQ_BITS: u32 = 55;
 const TAG_BITS: u32 = 7;
 const TAG_MASK: u128 = (1 << TAG_BITS) - 1;
 
-/// The order word of an event of `priority` with sequence number `seq`:
-/// `(priority << 55 | seq) << 7`. Only its order matters outside the
-/// queue; its seven low zeros let a heap key carry a tag in its rank
-/// without a shift on every push (see [`Key`]).
+/// One step of the sequence: [`EventQueue::reserve`] hands out the
+/// insertion count already shifted above the tag bits, so building an
+/// order word is one `or` (no shift on every push).
+const SEQ_STEP: u64 = 1 << TAG_BITS;
+
+/// The order word of an event of `priority` with sequence number `seq`
+/// (from [`EventQueue::reserve`], a multiple of [`SEQ_STEP`]):
+/// `priority << 62 | seq`, that is `(priority << 55 | count) << 7` with the
+/// insertion count `count`. Only its order matters outside the queue; its
+/// seven low zeros let a heap key carry a tag in its rank (see [`Key`]).
 #[inline]
 pub fn order_word(priority: Priority, seq: u64) -> u64 {
-    (((priority as u64) << SEQ_BITS) | seq) << TAG_BITS
+    debug_assert!(seq % SEQ_STEP == 0);
+    ((priority as u64) << (SEQ_BITS + TAG_BITS)) | seq
 }
 
 /// The sequence number in an order word.
 #[inline]
 pub fn seq_of(order: u64) -> u64 {
-    (order >> TAG_BITS) & ((1 << SEQ_BITS) - 1)
+    order & ((1 << (SEQ_BITS + TAG_BITS)) - 1)
 }
 
 /// What the heap orders: an event's rank with its low [`TAG_BITS`] bits
@@ -474,7 +481,8 @@ impl<E> EventQueue<E> {
         let seq = self.reserve();
         self.push_reserved(tick, priority, seq, event);
     }
-    /// Takes the next insertion sequence number without scheduling anything.
+    /// Takes the next insertion sequence number without scheduling anything
+    /// (the insertion count times [`SEQ_STEP`], ready for [`order_word`]).
     ///
     /// With [`EventQueue::push_reserved`] this lets a caller decide *later*
     /// whether an event is needed at all and, if it is, queue it exactly
@@ -484,8 +492,8 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn reserve(&mut self) -> u64 {
         let seq = self.next_seq;
-        self.next_seq += 1;
-        debug_assert!(seq < 1 << SEQ_BITS);
+        self.next_seq += SEQ_STEP;
+        debug_assert!(seq < 1 << (SEQ_BITS + TAG_BITS));
         seq
     }
     /// Schedules `event` with a sequence number from [`EventQueue::reserve`].
@@ -846,7 +854,7 @@ mod tests {
     }
 
     fn order_word_raw(priority: u8, seq: u64) -> u64 {
-        (((priority as u64) << SEQ_BITS) | seq) << TAG_BITS
+        ((priority as u64) << (SEQ_BITS + TAG_BITS)) | seq
     }
 
     #[test]
