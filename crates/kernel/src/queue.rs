@@ -363,6 +363,9 @@ impl<E> Lane<E> {
     fn is_empty(&self) -> bool {
         self.head == self.tail
     }
+    fn len(&self) -> usize {
+        self.tail.wrapping_sub(self.head)
+    }
     /// Whether `class`, which owns no lane of its probes, may take this
     /// one: only an empty lane whose owner has stopped pushing (each such
     /// contested moment wears the owner's hold down by one).
@@ -451,7 +454,6 @@ pub struct EventQueue<E> {
     slab: BTreeMap<u64, E>,
     /// The tick of the last event popped: classes are distances from it.
     now: Tick,
-    len: usize,
     next_seq: u64,
 }
 
@@ -471,7 +473,6 @@ impl<E> EventQueue<E> {
             current_front: NONE,
             slab: BTreeMap::new(),
             now: 0,
-            len: 0,
             next_seq: 0,
         }
     }
@@ -501,7 +502,6 @@ impl<E> EventQueue<E> {
     pub fn push_reserved(&mut self, tick: Tick, priority: Priority, seq: u64, event: E) {
         let order = order_word(priority, seq);
         let r = rank(tick, order);
-        self.len += 1;
         if tick == self.now && self.current.last < r {
             self.current.last = r;
             if self.current.is_empty() {
@@ -606,7 +606,6 @@ impl<E> EventQueue<E> {
                     self.current.last = 0;
                 }
             }
-            self.len -= 1;
             return Some(popped);
         }
         let top = *self.heap.top()?;
@@ -638,7 +637,6 @@ impl<E> EventQueue<E> {
             }
         };
         self.now = tick;
-        self.len -= 1;
         Some(popped)
     }
     /// The place of the earliest event as one number, its [`rank`]
@@ -679,13 +677,16 @@ impl<E> EventQueue<E> {
             .chain(self.lanes.iter().flat_map(Lane::iter))
             .chain(self.slab.values())
     }
-    /// Number of pending events.
+    /// Number of pending events (counted, not kept: a count kept up to
+    /// date cost every push and pop a write; this is for reports).
     pub fn len(&self) -> usize {
-        self.len
+        self.current.len() + self.lanes.iter().map(Lane::len).sum::<usize>() + self.slab.len()
     }
-    /// Whether no event is pending.
+    /// Whether no event is pending: the current FIFO is empty and the heap
+    /// holds no key (one per non-empty lane and per slab event).
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.current_front == NONE && self.heap.len() == 0
     }
 }
 
