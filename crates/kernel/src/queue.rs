@@ -196,7 +196,9 @@ struct KeyHeap {
 }
 
 /// The key after the last real key of a [`KeyHeap`].
-const SENTINEL: Key = Key(u128::MAX);
+/// Its value is [`NONE`] (a slab tag, never read), so an empty heap's top
+/// key is [`NONE`] too; it still sorts after every real key.
+const SENTINEL: Key = Key(NONE);
 
 impl KeyHeap {
     fn with_capacity(capacity: usize) -> Self {
@@ -212,6 +214,11 @@ impl KeyHeap {
     #[inline]
     fn top(&self) -> Option<&Key> {
         self.keys[..self.len()].first()
+    }
+    /// The top key with its tag ([`NONE`] for an empty heap).
+    #[inline]
+    fn top_key(&self) -> u128 {
+        self.keys.first().map_or(NONE, |k| k.0)
     }
     #[inline]
     fn top_rank(&self) -> Rank {
@@ -593,7 +600,10 @@ impl<E> EventQueue<E> {
     /// rides on the comparisons the pop makes anyway.)
     #[inline]
     pub fn pop_entry_before(&mut self, limit: Tick, before: u128) -> Option<Entry<E>> {
-        let heap_top = self.heap.top_rank();
+        // The top key with its tag compares with another event's rank
+        // (whose tag bits are zeros) as its rank does: the ranks differ
+        // above the tag.
+        let heap_top = self.heap.top_key();
         if self.current_front < heap_top {
             if self.now > limit || self.current_front > before {
                 return None;
@@ -735,6 +745,10 @@ mod tests {
             assert_eq!(heap.len(), reference.len());
             assert_eq!(heap.top_rank(), reference.first().copied().unwrap_or(NONE));
             assert_eq!(heap.top().map(Key::rank), reference.first().copied());
+            // The pop's tagged top: the top's rank under its tag, NONE
+            // when empty.
+            assert_eq!(heap.top_key() & !TAG_MASK, heap.top_rank());
+            assert_eq!(heap.top_key() == NONE, reference.is_empty());
         }
     }
 
