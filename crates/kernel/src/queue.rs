@@ -257,7 +257,7 @@ impl KeyHeap {
     /// last key rises from there, usually not at all (Floyd's bottom-up
     /// deletion; every rank is unique, so the pops come out in the same
     /// order).
-    #[inline]
+    #[inline(always)]
     fn pop_top(&mut self) {
         // `n` real keys are left; the last one leaves its place to the
         // sentinel.
