@@ -328,7 +328,7 @@ const OWNER_HOLD: u8 = 3;
 pub struct Entry<E> {
     /// The tick it is due at.
     pub tick: Tick,
-    /// Its order word (`(priority << 55 | seq) << 7`).
+    /// Its order word (`priority << 62 | seq`, see [`order_word`]).
     pub order: u64,
     /// The event.
     pub event: E,
@@ -576,7 +576,7 @@ impl<E> EventQueue<E> {
         self.pop_ordered().map(|(t, _, e)| (t, e))
     }
     /// Like [`EventQueue::pop`], also returning the event's order word
-    /// (`(priority << 55 | seq) << 7`): `(tick, order)` is its place in
+    /// (`priority << 62 | seq`, see [`order_word`]): `(tick, order)` is its place in
     /// the run.
     #[inline]
     pub fn pop_ordered(&mut self) -> Option<(Tick, u64, E)> {
