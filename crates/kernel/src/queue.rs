@@ -92,10 +92,10 @@ const TAG_MASK: u128 = (1 << TAG_BITS) - 1;
 const SEQ_STEP: u64 = 1 << TAG_BITS;
 
 /// The order word of an event of `priority` with sequence number `seq`
-/// (from [`EventQueue::reserve`], a multiple of [`SEQ_STEP`]):
+/// (from [`EventQueue::reserve`], a multiple of 128):
 /// `priority << 62 | seq`, that is `(priority << 55 | count) << 7` with the
 /// insertion count `count`. Only its order matters outside the queue; its
-/// seven low zeros let a heap key carry a tag in its rank (see [`Key`]).
+/// seven low zeros let the queue's heap keys carry a tag in their ranks.
 #[inline]
 pub fn order_word(priority: Priority, seq: u64) -> u64 {
     debug_assert!(seq % SEQ_STEP == 0);
@@ -490,7 +490,7 @@ impl<E> EventQueue<E> {
         self.push_reserved(tick, priority, seq, event);
     }
     /// Takes the next insertion sequence number without scheduling anything
-    /// (the insertion count times [`SEQ_STEP`], ready for [`order_word`]).
+    /// (the insertion count times 128, ready for [`order_word`]).
     ///
     /// With [`EventQueue::push_reserved`] this lets a caller decide *later*
     /// whether an event is needed at all and, if it is, queue it exactly
