@@ -14,7 +14,7 @@ use std::fmt;
 
 use crate::component::{ComponentSpec, StatKind};
 use crate::link::{Direction, LinkParams, LinkState, Pending, LINK_STATS};
-use crate::queue::{order_word, rank, Entry, EventQueue, Priority};
+use crate::queue::{order_word, rank, seq_of, Entry, EventQueue, Priority};
 use crate::rng::SimRng;
 use crate::stats::{Stats, StatsReport};
 use crate::time::Tick;
@@ -375,7 +375,7 @@ impl<M: Message> Ctx<'_, M> {
     #[inline]
     pub fn wake_deferred(&mut self, w: DeferredWake, token: u64) {
         debug_assert!(!self.is_past(&w), "deferred wake-up already past");
-        let seq = w.order & ((1 << 56) - 1);
+        let seq = seq_of(w.order);
         self.world.queue.push_reserved(
             w.at,
             Priority::Wake,
