@@ -104,7 +104,7 @@ def plot_result(result: "ResultView", path: Optional[os.PathLike] = None):
             Line2D([], [], marker="o", color="gray", markerfacecolor="none", linestyle="none",
                    label="paper (prediction)"),
         ]
-        if n > _LEGEND_INSIDE and area is not None:
+        if n > _LEGEND_INSIDE:
             area.legend(handles=handles, fontsize=7, loc="upper center", ncol=_LEGEND_COLUMNS, frameon=False)
         else:
             ax.legend(handles=handles, fontsize=8)

@@ -57,7 +57,6 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use ccsim_coherence::agents::PROGRAM_WAKE;
 use ccsim_coherence::Msg;
 use ccsim_kernel::prelude::*;
 use ccsim_pcie::ats::eq1_latency_ns;
@@ -67,7 +66,7 @@ use ccsim_pcie::smmu::{walk, PageSize, Smmu, Translation, TranslationTables};
 use ccsim_platform::{BuildOptions, Platform};
 
 use crate::invocation::percentile;
-use crate::program_run::{no_violation, role_agent};
+use crate::program_run::{append_and_wake, no_violation, role_agent};
 use crate::{sim_result, trace_mode, werr, MetricSpec, Point, PointResult, RunError, WorkloadInfo};
 
 /// The cache line (CCIX Table I: 64 B lines).
@@ -319,7 +318,6 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
         .map_err(RunError::Config)?;
     let (ats_id, smmu_id) = (ats_id.expect("attached"), smmu_id.expect("attached"));
     let sc = role_agent(&s, "ra", system)?;
-    let sc_id = s.agents[sc];
     let window = params.uint("outstanding") as usize;
     s.agent_mut(sc).set_program(&[], window).map_err(werr)?;
 
@@ -356,11 +354,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
                 lines.push((d.translation.apply(line_va) / LINE, b.event));
                 line_va += LINE;
             }
-            s.agent_mut(sc)
-                .append_program(&lines, d.ready)
-                .map_err(werr)?;
-            let now = s.sim.now();
-            s.sim.wake(sc_id, d.ready.max(now), PROGRAM_WAKE);
+            append_and_wake(&mut s, sc, &lines, d.ready)?;
             if let Some(k) = b.request {
                 let r = &mut requests[k];
                 if r.ops.is_empty() {

@@ -1,11 +1,13 @@
 //! What the workloads that drive a table-agent system with programs share
 //! (`cxl_lsu`, `cxl_expander`, `cxl_type2_bias`, `ccix_ctg`, the CXL
 //! coherent bench): building the system for a point, finding the agents
-//! that play a role, the run's first invariant violation as an error, and
-//! the latency quartiles of the operations' (issue, completion) times.
+//! that play a role, growing an agent's program while the run goes on, the
+//! run's first invariant violation as an error, and the latency quartiles
+//! of the operations' (issue, completion) times.
 
 use std::collections::BTreeMap;
 
+use ccsim_coherence::agents::PROGRAM_WAKE;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{BuildOptions, BuiltSystem, Platform};
 
@@ -57,6 +59,25 @@ pub(crate) fn role_agents(
 /// The first agent of `system` that plays `role`.
 pub(crate) fn role_agent(s: &BuiltSystem, role: &str, system: &str) -> Result<usize, RunError> {
     Ok(role_agents(s, role, system)?[0])
+}
+
+/// Appends `ops` to `agent`'s program, issued from `release`, and wakes the
+/// agent then (or now, if `release` has passed) so that it takes them;
+/// returns the index of the first appended operation.
+pub(crate) fn append_and_wake(
+    s: &mut BuiltSystem,
+    agent: usize,
+    ops: &[(u64, &str)],
+    release: Tick,
+) -> Result<usize, RunError> {
+    let first = s.agent(agent).program_times().len();
+    s.agent_mut(agent)
+        .append_program(ops, release)
+        .map_err(werr)?;
+    let now = s.sim.now();
+    let id = s.agents[agent];
+    s.sim.wake(id, release.max(now), PROGRAM_WAKE);
+    Ok(first)
 }
 
 /// The run's first invariant violation, as the error that reports it.

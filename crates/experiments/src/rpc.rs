@@ -156,7 +156,6 @@
 
 use std::collections::BTreeMap;
 
-use ccsim_coherence::agents::PROGRAM_WAKE;
 use ccsim_devices::rpc::engine::Pipeline;
 use ccsim_devices::rpc::image;
 use ccsim_devices::rpc::layout::{by_pointer_level, Allocator, Layout, LineOp, StringLayout, LINE};
@@ -172,7 +171,7 @@ use ccsim_pcie::driver::{Completion, DmaDriver, DriverLayout, Transfer};
 use ccsim_pcie::system::PcieSystem;
 use ccsim_platform::Platform;
 
-use crate::program_run::{build_for_program, no_violation, role_agent};
+use crate::program_run::{append_and_wake, build_for_program, no_violation, role_agent};
 
 mod protoacc;
 mod stream;
@@ -321,9 +320,9 @@ const DSA_READ_BUFFERS: usize = 96;
 /// only the channel's next step after the completion write, which the
 /// CPU's poll sees without it.
 const GEM5_LAT_BEFORE_BEGIN: Tick = 20 * NS;
-/// The agent's window under ProtoAcc's walker, which bounds its reads
-/// itself: room for all of them.
-const PROTOACC_WINDOW: usize = 1024;
+/// The agent's window under a driver that bounds its reads itself
+/// (ProtoAcc's walker, gem5's copy-engine channel): room for all of them.
+const SELF_PACED_WINDOW: usize = 1024;
 /// The NICs' clock the platform's device times are given at (Cohet
 /// §VI-A1: the FPGA at 400 MHz).
 const NIC_CLOCK_MHZ: f64 = 400.0;
@@ -1432,30 +1431,25 @@ fn gem5_copy_engine(
     start: Tick,
     staged_line: &dyn Fn(u64) -> Vec<u8>,
 ) -> Result<Tick, RunError> {
-    let sim_id = s.agents[engine];
     {
         let e = s.agent_mut(engine);
-        e.set_program(&[], PROTOACC_WINDOW).map_err(werr)?;
+        e.set_program(&[], SELF_PACED_WINDOW).map_err(werr)?;
         e.set_program_stop_on_completion(true).map_err(werr)?;
     }
-    let mut next = 0usize;
     // Appends `ops` issued from `at` and runs until they all completed.
-    let mut step = |s: &mut ccsim_platform::BuiltSystem,
-                    ops: &[(u64, &str)],
-                    data: &[Option<Vec<u8>>],
-                    at: Tick|
+    let step = |s: &mut ccsim_platform::BuiltSystem,
+                ops: &[(u64, &str)],
+                data: &[Option<Vec<u8>>],
+                at: Tick|
      -> Result<Tick, RunError> {
-        let first = next;
+        let first = append_and_wake(s, engine, ops, at)?;
+        let next = first + ops.len();
         let e = s.agent_mut(engine);
-        e.append_program(ops, at).map_err(werr)?;
         for (k, d) in data.iter().enumerate() {
             if let Some(d) = d {
                 e.set_program_value(first + k, d).map_err(werr)?;
             }
         }
-        next += ops.len();
-        let now = s.sim.now();
-        s.sim.wake(sim_id, at.max(now), PROGRAM_WAKE);
         loop {
             let outcome = s.sim.run();
             no_violation(s)?;
@@ -1993,7 +1987,6 @@ fn cxl_serialize_protoacc(
     };
     let local = access == "cxl_mem";
     let (mut s, agent_id, system) = serializer_system(point, local)?;
-    let sim_id = s.agents[agent_id];
     let (base, img) = object_image(m, layout);
     // The lines the walker may read: the plan's (the same fields' lines).
     let mut lines: Vec<u64> = plan.iter().map(|o| o.line).collect();
@@ -2014,7 +2007,7 @@ fn cxl_serialize_protoacc(
     let agent = s.agent_mut(agent_id);
     // The walker bounds its own reads (at most 6 handlers x 8 lines and
     // the frontend's one, with the prefetches): the agent's window does not.
-    agent.set_program(&ops, PROTOACC_WINDOW).map_err(werr)?;
+    agent.set_program(&ops, SELF_PACED_WINDOW).map_err(werr)?;
     agent.set_program_data(data).map_err(werr)?;
     agent.set_program_stop_on_completion(true).map_err(werr)?;
     if !local {
@@ -2062,15 +2055,11 @@ fn cxl_serialize_protoacc(
         }
         if !new.is_empty() {
             let reads: Vec<(u64, &str)> = new.iter().map(|&l| (l / LINE, "load")).collect();
-            s.agent_mut(agent_id)
-                .append_program(&reads, release)
-                .map_err(werr)?;
+            append_and_wake(&mut s, agent_id, &reads, release)?;
             for &l in &new {
                 open.insert(next_index, l);
                 next_index += 1;
             }
-            let now = s.sim.now();
-            s.sim.wake(sim_id, release.max(now), PROGRAM_WAKE);
         }
         let outcome = s.sim.run();
         no_violation(&s)?;

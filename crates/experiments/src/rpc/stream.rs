@@ -68,7 +68,6 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use ccsim_coherence::agents::PROGRAM_WAKE;
 use ccsim_devices::rpc::engine::Pipeline;
 use ccsim_devices::rpc::layout::{Layout, LINE, STD_STRING};
 use ccsim_kernel::prelude::*;
@@ -79,7 +78,7 @@ use super::{
     Message, Point, RunError, CORE_CYCLE, CORE_WINDOW, DMA_BUF, FIELD_INSTRUCTIONS, HEAP,
     RING_HEAD, WARMUP_SEED,
 };
-use crate::program_run::{build_for_program, no_violation, role_agent};
+use crate::program_run::{append_and_wake, build_for_program, no_violation, role_agent};
 use crate::werr;
 
 /// The ring's tail line, which the host core stores (next to the head's).
@@ -284,24 +283,6 @@ fn handle_completed(
     Ok(progress)
 }
 
-/// Appends `ops` to `agent`'s program from `release`, waking it; returns
-/// the first appended index.
-fn append(
-    s: &mut BuiltSystem,
-    agent: usize,
-    ops: &[(u64, &str)],
-    release: Tick,
-) -> Result<usize, RunError> {
-    let first = s.agent(agent).program_times().len();
-    s.agent_mut(agent)
-        .append_program(ops, release)
-        .map_err(werr)?;
-    let now = s.sim.now();
-    let id = s.agents[agent];
-    s.sim.wake(id, release.max(now), PROGRAM_WAKE);
-    Ok(first)
-}
-
 /// A DCOH operation waiting for its release: (release, order, request,
 /// its push's index, or `None` for the request's head).
 type Release = (Tick, u64, usize, Option<usize>);
@@ -441,7 +422,7 @@ pub(super) fn cxl_stream(
                     )
                 }
             };
-            let idx = append(&mut s, dcoh, &[(line / LINE, "write_line")], t)?;
+            let idx = append_and_wake(&mut s, dcoh, &[(line / LINE, "write_line")], t)?;
             s.agent_mut(dcoh)
                 .set_program_value(idx, &data)
                 .map_err(werr)?;
@@ -464,7 +445,7 @@ pub(super) fn cxl_stream(
                     head_done[k..=last].fill(Some(t));
                     // The host core sees the head in its LLC, then stores
                     // the tail.
-                    let first = append(
+                    let first = append_and_wake(
                         s,
                         core,
                         &[(RING_HEAD / LINE, "load"), (RING_TAIL / LINE, "store")],
@@ -492,7 +473,7 @@ pub(super) fn cxl_stream(
     let lines: Vec<u64> = image.lines.keys().copied().collect();
     let ops: Vec<(u64, &str)> = lines.iter().map(|&l| (l / LINE, "load")).collect();
     let now = s.sim.now();
-    let first = append(&mut s, core, &ops, now)?;
+    let first = append_and_wake(&mut s, core, &ops, now)?;
     for i in 0..ops.len() {
         s.agent_mut(core)
             .set_program_snapshot(first + i)
@@ -596,7 +577,7 @@ pub(super) fn rpcnic_stream(
                 let lines: Vec<u64> = lines_in(area(k), r.objects.len() as u64).collect();
                 let ops: Vec<(u64, &str)> =
                     lines.iter().map(|&l| (l / LINE, "write_line")).collect();
-                let first = append(&mut s, device, &ops, st + r.decode)?;
+                let first = append_and_wake(&mut s, device, &ops, st + r.decode)?;
                 for (i, &l) in lines.iter().enumerate() {
                     s.agent_mut(device)
                         .set_program_value(first + i, &line_of(&r.objects, area(k), l))
@@ -626,7 +607,7 @@ pub(super) fn rpcnic_stream(
                     let mut ops: Vec<(u64, &str)> =
                         loads.iter().map(|&l| (l / LINE, "load")).collect();
                     ops.extend(dst.iter().map(|&l| (l / LINE, "store")));
-                    let first = append(&mut s, core, &ops, release)?;
+                    let first = append_and_wake(&mut s, core, &ops, release)?;
                     // As the one-request copy: each store waits for the
                     // load of its source line.
                     after.resize(first, None);
@@ -682,7 +663,7 @@ pub(super) fn rpcnic_stream(
                         finish_request(s, core, k, at, &mut completion, open)?;
                     }
                 }
-                Op::Tail(k, _) => tail_done[k] = Some(t),
+                Op::Tail(k, last) => tail_done[k..=last].fill(Some(t)),
                 _ => {}
             }
             Ok(())
@@ -720,7 +701,7 @@ fn finish_request(
     open: &mut Vec<(usize, usize, Op)>,
 ) -> Result<(), RunError> {
     completion[k] = Some(at);
-    let idx = append(s, core, &[(RING_TAIL / LINE, "store")], at)?;
+    let idx = append_and_wake(s, core, &[(RING_TAIL / LINE, "store")], at)?;
     s.agent_mut(core)
         .set_program_value(idx, &(k as u64 + 1).to_le_bytes())
         .map_err(werr)?;
