@@ -447,7 +447,8 @@ def _bench_coherent(args) -> int:
         return 0
     _out(f"coherent, sequential reads through the DC: {report['transactions_per_sec'] / 1e3:.1f} k "
          f"transactions/s checks off ({report['events_per_sec'] / 1e6:.2f} M events/s, "
-         f"{report['events_per_transaction']:.1f} events/transaction, {report['reads']} reads)")
+         f"{report['events_per_transaction']:.1f} events/transaction, {report['reads']} reads, "
+         f"fastest of {report['runs']} runs)")
     _out(f"  with online checks: {report['checked_transactions_per_sec'] / 1e3:.1f} k transactions/s")
     share = report["transactions_per_sec"] / report["speed_target_per_sec"]
     _out(f"  speed target {report['speed_target_per_sec'] / 1e6:.0f} M transactions/s: "
@@ -474,7 +475,7 @@ def _bench_coherent_cxl(args) -> int:
     _out(f"coherent, CXL.cache loads of the {report['platform']} device (system {report['system']}, "
          f"LLC hits): {report['transactions_per_sec'] / 1e3:.1f} k transactions/s checks off "
          f"({report['events_per_sec'] / 1e6:.2f} M events/s, {report['events_per_transaction']:.1f} "
-         f"events/transaction, {report['loads']} loads)")
+         f"events/transaction, {report['loads']} loads, fastest of {report['runs']} runs)")
     _out(f"  with online checks: {report['checked_transactions_per_sec'] / 1e3:.1f} k transactions/s")
     _out(f"  an empty event loop at {report['events_per_transaction']:.1f} events/transaction "
          f"(bare binary heap, {report['bare_loop_events_per_sec'] / 1e6:.1f} M events/s): "

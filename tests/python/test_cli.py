@@ -140,6 +140,8 @@ def test_bench_coherent_json_shape():
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["reads"] == 500
+    # Each timed measurement is the fastest of three interleaved runs.
+    assert doc["runs"] == 3
     assert doc["transactions_per_sec"] > 0 and doc["checked_transactions_per_sec"] > 0
     assert doc["transactions_per_sec"] == pytest.approx(doc["reads"] / doc["seconds"])
     assert doc["events_per_transaction"] > 1
@@ -198,6 +200,7 @@ def test_bench_coherent_text_states_the_target():
     r = run_cli("bench", "coherent", "--reads", "300", "--memory-lines", "100")
     assert r.returncode == 0, r.stderr
     assert "speed target 2 M transactions/s:" in r.stdout
+    assert "300 reads, fastest of 3 runs)" in r.stdout
     assert "an empty event loop at" in r.stdout and "events/transaction (bare binary heap" in r.stdout
     assert "ratio (1 GiB / 64 MiB):" in r.stdout
 
@@ -206,7 +209,7 @@ def test_bench_coherent_cohet_reports_the_ceiling_ratio():
     r = run_cli("bench", "coherent", "--platform", "cohet", "--reads", "400", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert (doc["platform"], doc["system"], doc["loads"]) == ("cohet", "cxl", 400)
+    assert (doc["platform"], doc["system"], doc["loads"], doc["runs"]) == ("cohet", "cxl", 400, 3)
     assert doc["transactions_per_sec"] == pytest.approx(doc["loads"] / doc["seconds"])
     assert doc["checked_transactions_per_sec"] > 0
     # A load is at least its request and its data crossing the CXL link

@@ -5,15 +5,14 @@
 //! kernel events processed.
 
 use ccsim_coherence::Tables;
-use ccsim_eci::bench::run_loads;
+use ccsim_eci::bench::speed_run;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let reads: u64 = args.next().map_or(20_000, |a| a.parse().expect("READS"));
     let checks = args.next().is_some_and(|a| a == "1");
     let tables = Tables::eci_dc().expect("tables");
-    let sys = run_loads(&tables, checks, 0..reads).expect("run");
-    assert_eq!(sys.cpu().completed.len() as u64, reads);
+    let sys = speed_run(&tables, checks, reads).expect("run");
     println!(
         "reads {reads} checks {checks} events {}",
         sys.sim.events_processed()

@@ -235,8 +235,8 @@ impl CoherentSystem {
         let left = (!done).then(|| {
             format!(
                 "{} of {} cpu ops done, {} app ops pending, {} messages queued at the dc",
-                cpu.completed.len(),
-                cpu.completed.len() + cpu.outstanding_lines().len(),
+                cpu.ops_completed(),
+                cpu.ops_completed() + cpu.outstanding_lines().len(),
                 dc.app_pending(),
                 dc.queued()
             )

@@ -706,3 +706,51 @@ fn a_load_retried_after_its_fill_completes_as_with_checks_on() {
     let lat: Vec<Tick> = off.cpu().completed.iter().map(|c| c.latency_ps).collect();
     assert!(lat.iter().max() > lat.iter().min(), "{lat:?}");
 }
+
+#[test]
+fn a_cpu_that_keeps_no_records_runs_the_same_counts_every_op_and_still_drives() {
+    // `keep_completed` off (the speed bench's setting) changes only what the
+    // CPU keeps: the same events and statistics, every op counted, none
+    // kept; a driver still sees every completed op, with its bytes.
+    let tables = ccsim_coherence::Tables::eci_dc().unwrap();
+    let kept = ccsim_eci::bench::run_loads(&tables, false, 0..3000).unwrap();
+    let counted = ccsim_eci::bench::speed_run(&tables, false, 3000).unwrap();
+    assert_eq!(kept.cpu().completed.len(), 3000);
+    assert_eq!(kept.cpu().ops_completed(), 3000);
+    assert!(counted.cpu().completed.is_empty());
+    assert_eq!(counted.cpu().ops_completed(), 3000);
+    assert_eq!(kept.sim.events_processed(), counted.sim.events_processed());
+    assert_eq!(kept.sim.stats(), counted.sim.stats());
+
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut sys = CoherentSystem::build_with(
+        &CoherentParams::default(),
+        HomeMemory::Bram,
+        vec![CpuOp::Load { line: 7 }, CpuOp::Load { line: 9 }],
+        vec![],
+        1,
+        TraceMode::Hash,
+    )
+    .unwrap();
+    sys.cpu_mut().keep_completed = false;
+    let log = seen.clone();
+    sys.cpu_mut().set_driver(Box::new(move |c: &Completed| {
+        log.borrow_mut().push((c.op, c.data));
+        if c.op == 0 {
+            vec![CpuOp::Load { line: 11 }]
+        } else {
+            vec![]
+        }
+    }));
+    sys.run().unwrap();
+    assert!(sys.cpu().completed.is_empty());
+    assert_eq!(sys.cpu().ops_completed(), 3);
+    let seen = seen.borrow();
+    let mut ops: Vec<usize> = seen.iter().map(|s| s.0).collect();
+    ops.sort();
+    assert_eq!(ops, vec![0, 1, 2]);
+    for (op, data) in seen.iter() {
+        let line = [7, 9, 11][*op];
+        assert_eq!(*data, initial_line(line), "op {op}");
+    }
+}

@@ -60,6 +60,15 @@ pub(super) struct CopySlab {
 }
 
 impl CopySlab {
+    /// An empty slab with room for `lines` copies (the LLC's capacity; 0
+    /// when it is unlimited): a bounded LLC's copies never move, and its
+    /// slab is never copied to grow.
+    pub(super) fn with_capacity(lines: usize) -> Self {
+        CopySlab {
+            lines: Vec::with_capacity(lines),
+            free: Vec::new(),
+        }
+    }
     pub(super) fn insert(&mut self, data: &Line) -> CopySlot {
         if let Some(s) = self.free.pop() {
             *self.get_mut(s) = *data;

@@ -498,8 +498,15 @@ pub struct CoherentCpu {
     /// Completions on their way to their cores, each named by the slot in
     /// its `TOK_DONE` wake-up.
     done: Parked<Done>,
-    /// Completed operations of all cores in completion order.
+    /// Completed operations of all cores in completion order (while
+    /// `keep_completed`).
     pub completed: Vec<Completed>,
+    /// Whether each completed operation is kept in `completed` (the
+    /// default). A run that needs only its statistics turns it off, so its
+    /// memory does not grow with the operations it runs (a record holds the
+    /// line's 128 bytes); [`CoherentCpu::ops_completed`] still counts them,
+    /// and a driver still sees each one.
+    pub keep_completed: bool,
     /// The watchdog's report, when it fired.
     pub stuck: Option<Vec<String>>,
     /// Stores in the order they took effect at the LLC: (tick, line, word, value).
@@ -624,7 +631,7 @@ impl CoherentCpu {
             waiting: WaitMap::default(),
             spare_waiters: Vec::new(),
             llc: llc::llc_map(),
-            copies: CopySlab::default(),
+            copies: CopySlab::with_capacity(capacity),
             lru: if capacity == 0 {
                 LruSets::default()
             } else {
@@ -632,6 +639,7 @@ impl CoherentCpu {
             },
             done: Parked::new(),
             completed: Vec::new(),
+            keep_completed: true,
             stuck: None,
             store_log: Vec::new(),
             driver: None,
@@ -674,6 +682,12 @@ impl CoherentCpu {
     /// Number of cores.
     pub fn cores(&self) -> usize {
         self.cores.len()
+    }
+
+    /// Operations completed so far, by every core (kept in `completed` or
+    /// not).
+    pub fn ops_completed(&self) -> usize {
+        self.cores.iter().map(|c| c.done).sum()
     }
 
     /// Whether every operation of every core completed and every write
@@ -1727,8 +1741,10 @@ impl Component<Msg> for CoherentCpu {
     fn init(&mut self, ctx: &mut Ctx<'_, Msg>) {
         // One allocation for the records of the programs as given (a driver
         // may add more).
-        self.completed
-            .reserve(self.cores.iter().map(|c| c.program.len()).sum());
+        if self.keep_completed {
+            self.completed
+                .reserve(self.cores.iter().map(|c| c.program.len()).sum());
+        }
         for (c, core) in self.cores.iter().enumerate() {
             if !core.program.is_empty() {
                 ctx.wake_at(0, TOK_ISSUE | (c as u64) << 8);
@@ -1792,19 +1808,24 @@ impl Component<Msg> for CoherentCpu {
                     if core.blocking == Some(d.op) {
                         core.blocking = None;
                     }
-                    // The record holds a whole line: one copy, from the
-                    // completion's slot.
-                    self.completed.push(Completed {
-                        core: c,
-                        op: d.op,
-                        issued: t0,
-                        latency_ps: now - t0,
-                        data: d.line,
-                        old: d.old,
-                    });
-                    if let Some(drv) = self.driver.as_mut() {
-                        let more = drv(self.completed.last().expect("pushed"));
-                        self.cores[c].program.extend(more);
+                    if self.keep_completed || self.driver.is_some() {
+                        // The record holds a whole line: one copy, from the
+                        // completion's slot.
+                        let record = Completed {
+                            core: c,
+                            op: d.op,
+                            issued: t0,
+                            latency_ps: now - t0,
+                            data: d.line,
+                            old: d.old,
+                        };
+                        if let Some(drv) = self.driver.as_mut() {
+                            let more = drv(&record);
+                            self.cores[c].program.extend(more);
+                        }
+                        if self.keep_completed {
+                            self.completed.push(record);
+                        }
                     }
                 }
                 self.check_fence(ctx, c);
