@@ -53,7 +53,7 @@ pub(super) struct CopySlot(std::num::NonZeroU32);
 /// (which goes back to the pool, [`ccsim_coherence::recycle_line`]) instead of an
 /// allocation kept per line, and dropping the LLC frees one array instead
 /// of one box per line.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct CopySlab {
     lines: Vec<Line>,
     free: Vec<CopySlot>,

@@ -257,6 +257,19 @@ fn ring_start(
 /// completion time in its agent's program) to `handle` with that time,
 /// removing it from `open`; `handle` may open new operations. Returns
 /// whether any had completed.
+/// When request `k`'s head may be published: once its last field is
+/// decoded and every one of its pushes has its GO (`None` while it has not
+/// started or a push is outstanding).
+fn head_ready(
+    k: usize,
+    start: &[Tick],
+    decode: &[Tick],
+    left: &[usize],
+    last_go: &[Tick],
+) -> Option<Tick> {
+    (k < start.len() && left[k] == 0).then(|| last_go[k].max(start[k] + decode[k]))
+}
+
 fn handle_completed(
     s: &mut BuiltSystem,
     open: &mut Vec<(usize, usize, Op)>,
@@ -378,14 +391,17 @@ pub(super) fn cxl_stream(
         }
         // Heads in ring order, each once its request's pushes have their
         // GO and the previous head push is done.
-        if !head_busy && next_head < start.len() && left[next_head] == 0 {
+        let ready = head_ready(next_head, &start, &decode, &left, &last_go);
+        if let Some(at) = ready.filter(|_| !head_busy) {
             let k = next_head;
+            // Heads are published in ring order: no push in flight means
+            // every earlier request's head is done.
             let prev = if k == 0 {
                 0
             } else {
-                head_done[k - 1].unwrap_or(0)
+                head_done[k - 1].expect("the previous head is done")
             };
-            let at = last_go[k].max(start[k] + decode[k]).max(prev);
+            let at = at.max(prev);
             pending.push(Reverse((at, order, k, None)));
             order += 1;
             head_busy = true;
@@ -408,9 +424,8 @@ pub(super) fn cxl_stream(
                     // whose pushes have their GO by now as well.
                     let mut last = k;
                     while coalesced
-                        && last + 1 < start.len()
-                        && left[last + 1] == 0
-                        && last_go[last + 1].max(start[last + 1] + decode[last + 1]) <= t
+                        && head_ready(last + 1, &start, &decode, &left, &last_go)
+                            .is_some_and(|r| r <= t)
                     {
                         last += 1;
                     }
