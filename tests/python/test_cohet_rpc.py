@@ -139,8 +139,7 @@ def test_bench2s_serialization_is_its_pointer_levels_and_no_prefetcher_hides_the
     # cycles plus its stalls for lines, RpcNIC's its pre-serialization, its
     # DMA read and the same encoder. Bench2's few lines a response form the
     # longest chains of dependent reads, one CXL.cache round trip (about
-    # 0.6 us) a level; at the 1.5 GHz ASIC a level still costs over
-    # 0.45 us, so Bench2 keeps more of its time than Bench5 does.
+    # 0.6 us) a level.
     df = quick.df
     row = lambda s, x: df[(df.series == s) & (df.x == x)].iloc[0]
     for x in [1.0, 2.0, 5.0]:
@@ -151,11 +150,15 @@ def test_bench2s_serialization_is_its_pointer_levels_and_no_prefetcher_hides_the
     b1, b2 = row("serialize_cxl_cache", 1.0), row("serialize_cxl_cache", 2.0)
     assert b2["metric.pointer_levels"] > 2 * b1["metric.pointer_levels"]
     assert 0.55 < b2["metric.cxl_last_line_us"] / b2["metric.pointer_levels"] < 0.7
+    # At the ASIC the DCOH's and the link's cycles take 400/1500 of their
+    # time, the host's part of a level does not: about 0.23 us a level,
+    # and CXL.cache beats RpcNIC (whose CPU and copy engine keep their
+    # times) on every bench, Bench2 the least.
     asic = row("serialize_cxl_cache_asic", 2.0)
-    assert asic["metric.cxl_last_line_us"] / asic["metric.pointer_levels"] > 0.45
-    kept = {x: row("serialize_cxl_cache_asic", x)["metric.time_us"] / row("serialize_cxl_cache", x)["metric.time_us"]
-            for x in [2.0, 5.0]}
-    assert kept[2.0] > 0.8 and kept[2.0] > kept[5.0], kept
+    per_level = b2["metric.cxl_last_line_us"] / b2["metric.pointer_levels"]
+    assert per_level * 400 / 1500 < asic["metric.cxl_last_line_us"] / asic["metric.pointer_levels"] < 0.4 * per_level
+    asic_speedup = {x: row("serialize_cxl_cache_asic", x)["sim"] for x in [1.0, 2.0, 5.0]}
+    assert min(asic_speedup.values()) > 1.0 and min(asic_speedup, key=asic_speedup.get) == 2.0, asic_speedup
     # gem5 Ruby's stream prefetcher on the recycled heap: hardly a prefetch
     # issued before its demand's pointer could arrive, so no gain; on
     # protobuf's Arena (HyperProtoBench's allocation) bench2's chains are

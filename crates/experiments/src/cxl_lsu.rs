@@ -41,8 +41,18 @@
 //!   test's quartiles.
 //! * **Device clock.** `device_clock_mhz` rescales every time of the DCOH
 //!   (its occupancy, pipeline and issue intervals) from the 400 MHz of the
-//!   calibration: the same cycle counts at another clock, as the paper's
-//!   1.5 GHz CXL-ASIC series (§VI-A2). Host and link times do not change.
+//!   calibration, and the time of the CXL link it reaches the host over:
+//!   the same cycle counts at another clock, as the paper's 1.5 GHz
+//!   CXL-ASIC series ("by frequency scaling based on the clock cycles
+//!   measured from CXL-FPGA tests", §VI-A2). The link is device time
+//!   because SimCXL, where the paper scales it, puts the link's traversals
+//!   in the device's cache controller: its Ruby L1 for the device has
+//!   `l1_request_latency = l1_response_latency = 544` cycles and
+//!   `mandatory_queue_latency = 276` at the 2.4 GHz board clock, 226.7 +
+//!   226.7 + 115 ns of the 575.6 ns LLC hit (TianheMICALab/SimCXL
+//!   src/python/gem5/components/cachehierarchies/ruby/
+//!   cxl_mesi_two_level_cache_hierarchy.py). The host's times (LLC, mesh,
+//!   DRAM) do not change.
 //!
 //! ```
 //! use ccsim_kernel::component::Params;
@@ -189,8 +199,10 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
 }
 
-/// `platform` with the device's DCOH times rescaled from 400 MHz to
-/// `clock_mhz`.
+/// `platform` with the device's times rescaled from 400 MHz to
+/// `clock_mhz`: its DCOH's ([`DEVICE_TIMES`]) and the latency of every
+/// link the device reaches the host over (SimCXL keeps the link's
+/// traversals in the device controller's cycles; module docs).
 pub(crate) fn at_clock(
     platform: &Platform,
     system: &str,
@@ -208,7 +220,7 @@ pub(crate) fn at_clock(
         .ok_or_else(|| werr(format!("system {system}: no agent plays the `device` role")))?;
     let comp = platform.component(instance).map_err(RunError::Config)?;
     let scale = CALIBRATED_CLOCK_MHZ / clock_mhz;
-    let overrides: Vec<(String, ParamValue)> = DEVICE_TIMES
+    let mut overrides: Vec<(String, ParamValue)> = DEVICE_TIMES
         .iter()
         .map(|p| {
             (
@@ -217,9 +229,57 @@ pub(crate) fn at_clock(
             )
         })
         .collect();
+    let devices: Vec<&str> = decl
+        .agents
+        .iter()
+        .filter(|a| a.instance == instance)
+        .map(|a| a.name.as_str())
+        .collect();
+    let mut links: Vec<&str> = decl
+        .links
+        .iter()
+        .filter(|l| devices.contains(&l.a.0.as_str()) || devices.contains(&l.b.0.as_str()))
+        .map(|l| l.instance.as_str())
+        .collect();
+    links.sort_unstable();
+    links.dedup();
+    for link in links {
+        let params = &platform.component(link).map_err(RunError::Config)?.params;
+        overrides.push(latency_scaled(link, params, scale));
+    }
     platform
         .with_overrides(&overrides)
         .map_err(RunError::Config)
+}
+
+/// `platform` with its PCIe path's latencies (every `root_complex` and
+/// `pcie_link`) rescaled from 400 MHz to `clock_mhz`, as [`at_clock`] does
+/// the CXL link: the Cohet platform derives that path from the same
+/// CXL-FPGA memory hit as the CXL link (§VI-B2), so it is the same device
+/// cycles, and the paper scales its PCIe device models like its CXL ones
+/// (PCIe-ASIC_sim, §VI-A2).
+pub(crate) fn pcie_at_clock(platform: &Platform, clock_mhz: f64) -> Result<Platform, RunError> {
+    if clock_mhz == CALIBRATED_CLOCK_MHZ {
+        return Ok(platform.clone());
+    }
+    let scale = CALIBRATED_CLOCK_MHZ / clock_mhz;
+    let overrides: Vec<(String, ParamValue)> = ["root_complex", "pcie_link"]
+        .iter()
+        .flat_map(|type_name| platform.instances_of(type_name))
+        .map(|(name, c)| latency_scaled(name, &c.params, scale))
+        .collect();
+    platform
+        .with_overrides(&overrides)
+        .map_err(RunError::Config)
+}
+
+/// The override of instance `name`'s `latency_ns` multiplied by `scale`.
+fn latency_scaled(name: &str, params: &Params, scale: f64) -> (String, ParamValue) {
+    let latency = params.float("latency_ns");
+    (
+        format!("{name}.latency_ns"),
+        ParamValue::Float(latency * scale),
+    )
 }
 
 /// `platform` with the home's link lengthened by NUMA node `node`'s
@@ -257,4 +317,36 @@ fn on_node(platform: &Platform, system: &str, node: u64) -> Result<Platform, Run
             ParamValue::Float(base + extra),
         )])
         .map_err(RunError::Config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn latency(p: &Platform, name: &str) -> f64 {
+        p.component(name).unwrap().params.float("latency_ns")
+    }
+
+    /// At another clock the device's side scales, its DCOH and the CXL link
+    /// it reaches the host over (and, for a PCIe device, the PCIe path);
+    /// the host's own links keep their times.
+    #[test]
+    fn a_faster_device_clock_shortens_the_device_and_its_links_not_the_host() {
+        let p = Platform::load("cohet").unwrap();
+        let scale = CALIBRATED_CLOCK_MHZ / 1500.0;
+        let fast = at_clock(&p, "cxl", 1500.0).unwrap();
+        assert_eq!(latency(&fast, "cxl_link"), latency(&p, "cxl_link") * scale);
+        assert_eq!(latency(&fast, "mesh_link"), latency(&p, "mesh_link"));
+        let dcoh = |q: &Platform| q.component("dcoh").unwrap().params.float("access_ns");
+        assert_eq!(dcoh(&fast), dcoh(&p) * scale);
+        assert_eq!(latency(&fast, "pcie"), latency(&p, "pcie"));
+        let pcie = pcie_at_clock(&p, 1500.0).unwrap();
+        for name in ["pcie", "rc"] {
+            assert_eq!(latency(&pcie, name), latency(&p, name) * scale, "{name}");
+        }
+        assert_eq!(latency(&pcie, "cxl_link"), latency(&p, "cxl_link"));
+        // At the calibrated clock nothing changes.
+        let same = at_clock(&p, "cxl", CALIBRATED_CLOCK_MHZ).unwrap();
+        assert_eq!(latency(&same, "cxl_link"), latency(&p, "cxl_link"));
+    }
 }

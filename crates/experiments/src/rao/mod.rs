@@ -88,7 +88,7 @@ pub static RAO: WorkloadInfo = WorkloadInfo {
         ParamSpec { name: "rx_depth", kind: ParamKind::Int, default: ParamDefault::Int(64), unit: "requests", range: ParamRange::between(1.0, 65536.0), from: "assumed: 64 entries", description: "The NIC's RX buffer; a full buffer holds requests in the network." },
         ParamSpec { name: "network_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: 0, the NIC alone is measured (a throughput figure)", description: "One-way network latency between a remote PE and the NIC." },
         ParamSpec { name: "rate_mops", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "MRAO/s", range: ParamRange::at_least(0.0), from: "assumed: closed loop", description: "Most requests per microsecond entering the RX buffer (0: as fast as the NIC takes them)." },
-        ParamSpec { name: "nic_clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(400.0), unit: "MHz", range: ParamRange::between(1.0, 10_000.0), from: "Cohet §VI-A2: the CXL and PCIe device models at 400 MHz (1.5 GHz for the ASIC)", description: "The NIC's clock: its PE cycles, and on the CXL-NIC the DCOH's calibrated times rescaled from 400 MHz." },
+        ParamSpec { name: "nic_clock_mhz", kind: ParamKind::Float, default: ParamDefault::Float(400.0), unit: "MHz", range: ParamRange::between(1.0, 10_000.0), from: "Cohet §VI-A2: the CXL and PCIe device models at 400 MHz (1.5 GHz for the ASIC)", description: "The NIC's clock: its PE cycles, on the CXL-NIC the DCOH's and the CXL link's calibrated times rescaled from 400 MHz, on the PCIe-NIC its PCIe path's latencies alike." },
         ParamSpec { name: "parse_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", range: ParamRange::between(0.0, 1000.0), from: "assumed: one cycle to parse a request", description: "A PE's parse of a request before its read (PCIe-NIC; on the CXL-NIC the DCOH's pipeline, access_ns, is the read stage)." },
         ParamSpec { name: "alu_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", range: ParamRange::between(0.0, 1000.0), from: "assumed: one cycle of 64-bit add or compare", description: "The modify stage (the ALU operation)." },
         ParamSpec { name: "write_cycles", kind: ParamKind::Int, default: ParamDefault::Int(1), unit: "cycles", range: ParamRange::between(0.0, 1000.0), from: "assumed: one cycle to write the word into the HMC line", description: "CXL-NIC: the write stage into the HMC (the line stays locked through modify and write)." },
@@ -232,7 +232,7 @@ fn run_pcie(
     parse: Tick,
     alu: Tick,
 ) -> Result<PointResult, RunError> {
-    let platform = point.platform;
+    let platform = &cxl_lsu::pcie_at_clock(point.platform, clock)?;
     let err = |m: String| werr(format!("platform {}: {m}", platform.name));
     let sp = system_params(platform, "rao")?;
     let layout = front.layout();
