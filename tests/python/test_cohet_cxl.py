@@ -31,11 +31,12 @@ def test_latency_tiers_and_the_1_5_ghz_what_if():
     # one CXL round trip to the LLC, then DRAM behind it.
     assert at[("hmc", 400)] < at[("llc", 400)] < at[("memory", 400)]
     # Same cycle counts at 1.5 GHz: the device's share shrinks by 400/1500,
-    # its DCOH's and its CXL link's (two traversals of 208.9 ns,
-    # platforms/cohet.toml cxl_link.latency_ns; SimCXL keeps the link in
-    # the device controller's cycles); the host's does not.
+    # its DCOH's and its CXL link's (two traversals of the platform's
+    # cxl_link.latency_ns; SimCXL keeps the link in the device controller's
+    # cycles); the host's does not.
     assert at[("hmc", 1500)] == pytest.approx(at[("hmc", 400)] * 400 / 1500, rel=0.01)
-    device_saving = (at[("hmc", 400)] + 2 * 208.9) * (1 - 400 / 1500)
+    link_ns = ccsim.Platform.load("cohet").components()["cxl_link"]["params"]["latency_ns"][0]
+    device_saving = (at[("hmc", 400)] + 2 * link_ns) * (1 - 400 / 1500)
     for tier in ["llc", "memory"]:
         assert at[(tier, 400)] - at[(tier, 1500)] == pytest.approx(device_saving, rel=0.02)
 

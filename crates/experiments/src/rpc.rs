@@ -643,8 +643,10 @@ pub fn serializer_reads(
 /// `root_complex` and `pcie_link` latency: the platform derives it from
 /// the same CXL-FPGA measurement as the CXL link, Cohet §VI-B2, so it is
 /// the same device cycles). The host and the CXL.mem device of
-/// `[systems.cxl_type2]` keep their times; the (de)serializer's clock is
-/// the [`Pipeline`]'s.
+/// `[systems.cxl_type2]` (its DCOH, cache and device links) keep their
+/// times, but its link to the host is the same `cxl_link` instance and
+/// scales with it (the CXL.mem serializer's reads stay on the device); the
+/// (de)serializer's clock is the [`Pipeline`]'s.
 fn at_nic_clock(platform: &Platform, clock_mhz: f64) -> Result<Platform, RunError> {
     if clock_mhz == NIC_CLOCK_MHZ {
         return Ok(platform.clone());

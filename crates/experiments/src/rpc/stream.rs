@@ -253,10 +253,6 @@ fn ring_start(
     Some(free.max(slot).max(now))
 }
 
-/// Hands each program operation of `open` that has completed (a non-zero
-/// completion time in its agent's program) to `handle` with that time,
-/// removing it from `open`; `handle` may open new operations. Returns
-/// whether any had completed.
 /// When request `k`'s head may be published: once its last field is
 /// decoded and every one of its pushes has its GO (`None` while it has not
 /// started or a push is outstanding).
@@ -270,6 +266,10 @@ fn head_ready(
     (k < start.len() && left[k] == 0).then(|| last_go[k].max(start[k] + decode[k]))
 }
 
+/// Hands each program operation of `open` that has completed (a non-zero
+/// completion time in its agent's program) to `handle` with that time,
+/// removing it from `open`; `handle` may open new operations. Returns
+/// whether any had completed.
 fn handle_completed(
     s: &mut BuiltSystem,
     open: &mut Vec<(usize, usize, Op)>,
@@ -391,8 +391,10 @@ pub(super) fn cxl_stream(
         }
         // Heads in ring order, each once its request's pushes have their
         // GO and the previous head push is done.
-        let ready = head_ready(next_head, &start, &decode, &left, &last_go);
-        if let Some(at) = ready.filter(|_| !head_busy) {
+        let ready = (!head_busy)
+            .then(|| head_ready(next_head, &start, &decode, &left, &last_go))
+            .flatten();
+        if let Some(at) = ready {
             let k = next_head;
             // Heads are published in ring order: no push in flight means
             // every earlier request's head is done.
