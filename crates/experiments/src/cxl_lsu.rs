@@ -199,10 +199,13 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     Ok(sim_result(&s.sim, metrics, trace_mode(point.trace)))
 }
 
+/// The roles of a system's agents that sit on the device: a type-1 or
+/// type-2 device's agent (`device`), a type-2 or type-3 device's DCOH
+/// (`dcoh`) and its cache or engine (`accel`).
+const DEVICE_ROLES: [&str; 3] = ["device", "dcoh", "accel"];
+
 /// `platform` with the device's times rescaled from 400 MHz to
-/// `clock_mhz`: its DCOH's ([`DEVICE_TIMES`]) and the latency of every
-/// link the device reaches the host over (SimCXL keeps the link's
-/// traversals in the device controller's cycles; module docs).
+/// `clock_mhz` ([`clock_overrides`]).
 pub(crate) fn at_clock(
     platform: &Platform,
     system: &str,
@@ -211,34 +214,101 @@ pub(crate) fn at_clock(
     if clock_mhz == CALIBRATED_CLOCK_MHZ {
         return Ok(platform.clone());
     }
+    platform
+        .with_overrides(&clock_overrides(platform, system, clock_mhz)?)
+        .map_err(RunError::Config)
+}
+
+/// The overrides that put `system`'s device at `clock_mhz` (its times
+/// given at 400 MHz): [`DEVICE_TIMES`] of every device agent's instance
+/// ([`DEVICE_ROLES`]), the hop of every switch that serves only device
+/// agents (a type-2 device's crossbar; not a host mesh the device plugs
+/// into), and the latency of every link that reaches a device agent or
+/// such a switch: the CXL link among them, since SimCXL keeps the link's
+/// traversals in the device controller's cycles (module docs). Computed
+/// from `platform` as given, so the overrides of two systems that share
+/// an instance (the `cxl_link`) agree and can be merged.
+pub(crate) fn clock_overrides(
+    platform: &Platform,
+    system: &str,
+    clock_mhz: f64,
+) -> Result<Vec<(String, ParamValue)>, RunError> {
     let decl = platform.system(system).map_err(RunError::Config)?;
-    let instance = decl
+    let device_agents: Vec<&str> = decl
         .agents
         .iter()
-        .find(|a| a.role.as_deref() == Some("device"))
-        .map(|a| a.instance.as_str())
-        .ok_or_else(|| werr(format!("system {system}: no agent plays the `device` role")))?;
-    let comp = platform.component(instance).map_err(RunError::Config)?;
-    let scale = CALIBRATED_CLOCK_MHZ / clock_mhz;
-    let mut overrides: Vec<(String, ParamValue)> = DEVICE_TIMES
+        .filter(|a| DEVICE_ROLES.contains(&a.role.as_deref().unwrap_or("")))
+        .map(|a| a.name.as_str())
+        .collect();
+    if device_agents.is_empty() {
+        return Err(werr(format!(
+            "system {system}: no agent plays a device role ({})",
+            DEVICE_ROLES.join(", ")
+        )));
+    }
+    let agent_names: Vec<&str> = decl.agents.iter().map(|a| a.name.as_str()).collect();
+    // A switch is the device's when each of its links that reaches an
+    // agent reaches a device agent.
+    let device_switches: Vec<&str> = decl
+        .components
         .iter()
-        .map(|p| {
+        .map(|c| c.name.as_str())
+        .filter(|&switch| {
+            let mut agents = decl.links.iter().filter_map(|l| {
+                let other = match (l.a.0.as_str(), l.b.0.as_str()) {
+                    (a, b) if a == switch => b,
+                    (a, b) if b == switch => a,
+                    _ => return None,
+                };
+                agent_names.contains(&other).then_some(other)
+            });
+            let mut any = false;
+            let all = agents.all(|a| {
+                any = true;
+                device_agents.contains(&a)
+            });
+            any && all
+        })
+        .collect();
+    let scale = CALIBRATED_CLOCK_MHZ / clock_mhz;
+    let mut overrides = Vec::new();
+    let mut instances: Vec<&str> = decl
+        .agents
+        .iter()
+        .filter(|a| device_agents.contains(&a.name.as_str()))
+        .map(|a| a.instance.as_str())
+        .collect();
+    instances.sort_unstable();
+    instances.dedup();
+    for instance in instances {
+        let comp = platform.component(instance).map_err(RunError::Config)?;
+        overrides.extend(DEVICE_TIMES.iter().map(|p| {
             (
                 format!("{instance}.{p}"),
                 ParamValue::Float(comp.params.float(p) * scale),
             )
-        })
-        .collect();
-    let devices: Vec<&str> = decl
-        .agents
+        }));
+    }
+    let mut switches: Vec<&str> = decl
+        .components
         .iter()
-        .filter(|a| a.instance == instance)
-        .map(|a| a.name.as_str())
+        .filter(|c| device_switches.contains(&c.name.as_str()))
+        .map(|c| c.instance.as_str())
         .collect();
+    switches.sort_unstable();
+    switches.dedup();
+    for switch in switches {
+        let comp = platform.component(switch).map_err(RunError::Config)?;
+        overrides.push((
+            format!("{switch}.hop_ns"),
+            ParamValue::Float(comp.params.float("hop_ns") * scale),
+        ));
+    }
+    let on_device = |end: &str| device_agents.contains(&end) || device_switches.contains(&end);
     let mut links: Vec<&str> = decl
         .links
         .iter()
-        .filter(|l| devices.contains(&l.a.0.as_str()) || devices.contains(&l.b.0.as_str()))
+        .filter(|l| on_device(&l.a.0) || on_device(&l.b.0))
         .map(|l| l.instance.as_str())
         .collect();
     links.sort_unstable();
@@ -247,9 +317,7 @@ pub(crate) fn at_clock(
         let params = &platform.component(link).map_err(RunError::Config)?.params;
         overrides.push(latency_scaled(link, params, scale));
     }
-    platform
-        .with_overrides(&overrides)
-        .map_err(RunError::Config)
+    Ok(overrides)
 }
 
 /// `platform` with its PCIe path's latencies (every `root_complex` and

@@ -637,28 +637,32 @@ pub fn serializer_reads(
 /// `platform` with both NICs at `clock_mhz` (Cohet §VI-A2: the device
 /// models run at the FPGA's 400 MHz, or at 1.5 GHz "by frequency scaling
 /// based on the clock cycles measured from CXL-FPGA tests" for the ASIC):
-/// the CXL-NIC's DCOH and CXL link times in `[systems.cxl]` rescaled as
-/// cohet-cxl-latency's 1.5 GHz series, RpcNIC's DMA engine
+/// the CXL-NIC's device side in `[systems.cxl]` (its DCOH and the CXL
+/// link, as cohet-cxl-latency's 1.5 GHz series) and in
+/// `[systems.cxl_type2]` (the CXL.mem serializer's DCOH, cache, crossbar
+/// and device links; the same `cxl_link`), RpcNIC's DMA engine
 /// (`dma.clock_mhz`, its cycles unchanged) and RpcNIC's PCIe path (every
 /// `root_complex` and `pcie_link` latency: the platform derives it from
 /// the same CXL-FPGA measurement as the CXL link, Cohet §VI-B2, so it is
-/// the same device cycles). The host and the CXL.mem device of
-/// `[systems.cxl_type2]` (its DCOH, cache and device links) keep their
-/// times, but its link to the host is the same `cxl_link` instance and
-/// scales with it (the CXL.mem serializer's reads stay on the device); the
-/// (de)serializer's clock is the [`Pipeline`]'s.
+/// the same device cycles). The host and the device's DRAM keep their
+/// times; the (de)serializer's clock is the [`Pipeline`]'s.
 fn at_nic_clock(platform: &Platform, clock_mhz: f64) -> Result<Platform, RunError> {
     if clock_mhz == NIC_CLOCK_MHZ {
         return Ok(platform.clone());
     }
-    let device_times = crate::cxl_lsu::at_clock(platform, "cxl", clock_mhz)?;
-    crate::cxl_lsu::pcie_at_clock(&device_times, clock_mhz)?
-        .with_overrides(&[("dma.clock_mhz".into(), ParamValue::Float(clock_mhz))])
-        .map_err(|e| {
-            werr(format!(
-                "rpc_offload: nic_clock_mhz = {clock_mhz} needs RpcNIC's DMA engine `dma`: {e}"
-            ))
-        })
+    // Both systems' overrides come from the platform as given, so the
+    // link they share is rescaled once.
+    let mut overrides = crate::cxl_lsu::clock_overrides(platform, "cxl", clock_mhz)?;
+    for o in crate::cxl_lsu::clock_overrides(platform, "cxl_type2", clock_mhz)? {
+        if !overrides.iter().any(|(name, _)| *name == o.0) {
+            overrides.push(o);
+        }
+    }
+    overrides.push(("dma.clock_mhz".into(), ParamValue::Float(clock_mhz)));
+    let device_times = platform
+        .with_overrides(&overrides)
+        .map_err(|e| werr(format!("rpc_offload: nic_clock_mhz = {clock_mhz}: {e}")))?;
+    crate::cxl_lsu::pcie_at_clock(&device_times, clock_mhz)
 }
 
 /// `platform` with the host core's L1 and L2 ([`CORE_L1_LINES`]) on its
@@ -2164,6 +2168,42 @@ fn construct(
 mod tests {
     use super::*;
     use ccsim_kernel::component::{ParamValue, Params};
+
+    /// At the ASIC clock both CXL-NIC systems run at it: the type-1
+    /// DCOH and the CXL link of `[systems.cxl]`, and the type-2 device of
+    /// `[systems.cxl_type2]` (its DCOH, cache, crossbar and device links)
+    /// that the CXL.mem serializer reads through; the link the two share is
+    /// rescaled once, and the host's mesh and LLC keep their times.
+    #[test]
+    fn the_asic_clock_rescales_both_cxl_devices_once() {
+        let p = Platform::load("cohet").unwrap();
+        let fast = at_nic_clock(&p, 1500.0).unwrap();
+        let scale = NIC_CLOCK_MHZ / 1500.0;
+        let param = |q: &Platform, c: &str, name: &str| q.component(c).unwrap().params.float(name);
+        for (c, name) in [
+            ("cxl_link", "latency_ns"),
+            ("device_link", "latency_ns"),
+            ("device_xbar", "hop_ns"),
+            ("dcoh", "access_ns"),
+            ("type2_dcoh", "occupancy_ns"),
+            ("type2_cache", "occupancy_ns"),
+        ] {
+            assert_eq!(
+                param(&fast, c, name),
+                param(&p, c, name) * scale,
+                "{c}.{name}"
+            );
+        }
+        for (c, name) in [
+            ("mesh", "hop_ns"),
+            ("mesh_link", "latency_ns"),
+            ("type2_llc", "occupancy_ns"),
+            ("llc_home", "occupancy_ns"),
+        ] {
+            assert_eq!(param(&fast, c, name), param(&p, c, name), "{c}.{name}");
+        }
+        assert_eq!(param(&fast, "dma", "clock_mhz"), 1500.0);
+    }
 
     #[test]
     fn prefetches_follow_their_misses_and_keep_dependencies() {
