@@ -11,7 +11,8 @@
 //!   times, interleaved with the bare loop below, and the fastest counts.
 //! * **Memory.** The same reads spread evenly over a 64 MiB and over a
 //!   1 GiB region (same number of lines touched, at an odd stride so both
-//!   runs fill every LLC set). Per-line state lives in
+//!   runs fill every LLC set), counted as in the speed runs ([`counted_run`]:
+//!   no record per load, so what grows is the simulator's state). Per-line state lives in
 //!   sparse maps, so the resident-memory growth of the two runs should be
 //!   about equal: it follows the lines touched, never the address space.
 //!   Growth is the `VmRSS` delta from `/proc/self/status` around building
@@ -166,19 +167,32 @@ pub fn run_loads(
     Ok(sys)
 }
 
-/// The speed run: `reads` sequential loads as [`run_loads`], but the CPU
-/// only counts its completed loads (`keep_completed` off), as a long run
-/// that needs its statistics would; a record holds the line's 128 bytes,
-/// so keeping 200,000 of them writes 35 MB of fresh memory, a page fault
-/// every 23 loads. Also what the `coherent_prof` example runs under
-/// valgrind.
+/// The speed run: `reads` sequential loads, counted ([`counted_run`]).
+/// Also what the `coherent_prof` example runs under valgrind.
 pub fn speed_run(tables: &Arc<Tables>, checks: bool, reads: u64) -> Result<CoherentSystem, String> {
-    let mut sys = build_loads(tables, checks, 0..reads)?;
+    counted_run(tables, checks, 0..reads)
+}
+
+/// Loads `lines` as [`run_loads`], but the CPU only counts its completed
+/// loads (`keep_completed` off), as a long run that needs its statistics
+/// would: a record holds the line's 128 bytes, so keeping 200,000 of them
+/// writes 35 MB of fresh memory (a page fault every 23 loads), memory that
+/// grows with the loads run, not with the lines the simulator tracks.
+/// What the bench's speed and memory runs run. Errors if a load did not
+/// complete.
+pub fn counted_run(
+    tables: &Arc<Tables>,
+    checks: bool,
+    lines: impl Iterator<Item = u64>,
+) -> Result<CoherentSystem, String> {
+    let lines: Vec<u64> = lines.collect();
+    let loads = lines.len() as u64;
+    let mut sys = build_loads(tables, checks, lines.into_iter())?;
     sys.cpu_mut().keep_completed = false;
     sys.run()?;
     let done = sys.cpu().ops_completed() as u64;
-    if done != reads {
-        return Err(format!("{done} of {reads} reads completed"));
+    if done != loads {
+        return Err(format!("{done} of {loads} reads completed"));
     }
     Ok(sys)
 }
@@ -222,7 +236,7 @@ pub fn coherent_bench(reads: u64, memory_lines: u64) -> Result<CoherentBenchRepo
         let n = memory_lines.min(region_lines);
         let stride = odd_stride(region_lines, n);
         let before = rss_bytes();
-        let sys = run_loads(&tables, false, (0..n).map(|i| i * stride))
+        let sys = counted_run(&tables, false, (0..n).map(|i| i * stride))
             .map_err(|e| format!("coherent bench, {region_bytes}-byte region: {e}"))?;
         let after = rss_bytes();
         alive.push(sys);
