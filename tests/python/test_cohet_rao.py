@@ -33,7 +33,7 @@ def test_the_cli_quick_run_holds_every_claim(tmp_path):
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)["experiments"][0]
     verdicts = [c["verdict"] for c in summary["claims"]]
-    assert len(verdicts) == 9 and set(verdicts) == {"held"}, summary["claims"]
+    assert len(verdicts) == 15 and set(verdicts) == {"held"}, summary["claims"]
     for name in ("report.md", "plot.png", "points.jsonl"):
         assert (tmp_path / EXP / name).exists(), name
 
@@ -63,10 +63,31 @@ def test_the_mechanisms_show_in_the_numbers(quick):
     assert v[("cxl_rand", 16.0)] == pytest.approx(16 * v[("cxl_rand", 1.0)], rel=0.05)
 
 
+def test_at_the_asic_clock_device_time_shrinks_and_host_time_does_not(quick):
+    # Cohet §VI-A2's 1.5 GHz models: the PEs', the DCOH's and the links'
+    # times take 400/1500 of theirs, host DRAM and the LLC keep theirs. So
+    # no NIC slows down and none gains more than the clock's ratio;
+    # CENTRAL's CXL-NIC, all device time (its word stays in the HMC), gains
+    # exactly that; the CXL-NIC still wins on every pattern and PE count.
+    v = at(quick.df)
+    ratio = 1500 / 400
+    for p in PATTERNS:
+        for x in (1.0, 4.0, 16.0):
+            for nic in ("pcie", "cxl"):
+                fpga, asic = v[(f"{nic}_{p}", x)], v[(f"{nic}_{p}_asic", x)]
+                assert fpga <= asic <= ratio * fpga * 1.0001, (nic, p, x, fpga, asic)
+            assert v[(f"speedup_{p}_asic", x)] > 1.0, (p, x)
+    assert v[("cxl_central_asic", 1.0)] == pytest.approx(ratio * v[("cxl_central", 1.0)], rel=0.01)
+    # A PCIe-NIC RAO on one word waits for its acknowledged write, a round
+    # trip through host DRAM: it gains less than the clock.
+    assert v[("pcie_central_asic", 1.0)] < 0.8 * ratio * v[("pcie_central", 1.0)]
+
+
 def test_every_point_is_a_prediction_without_a_paper_value(quick):
     assert quick.df.paper.isna().all()
     assert not (quick.df.role == "calibration").any()
-    assert set(quick.df.series) == {f"{n}_{p}" for n in ("pcie", "cxl", "speedup") for p in PATTERNS}
+    assert set(quick.df.series) == {f"{n}_{p}{clock}" for n in ("pcie", "cxl", "speedup") for p in PATTERNS
+                                    for clock in ("", "_asic")}
 
 
 def test_the_workload_declares_its_parameters_with_provenance():
