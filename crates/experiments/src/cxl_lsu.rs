@@ -66,7 +66,7 @@ use std::collections::BTreeMap;
 
 use ccsim_coherence::agents::snc_one_way_ns;
 use ccsim_kernel::prelude::*;
-use ccsim_platform::Platform;
+use ccsim_platform::{Platform, SystemNode};
 
 use crate::program_run::{build_for_program, latency_quartiles, no_violation, role_agent};
 use crate::{
@@ -271,53 +271,62 @@ pub(crate) fn clock_overrides(
         })
         .collect();
     let scale = CALIBRATED_CLOCK_MHZ / clock_mhz;
-    let mut overrides = Vec::new();
-    let mut instances: Vec<&str> = decl
-        .agents
-        .iter()
-        .filter(|a| device_agents.contains(&a.name.as_str()))
-        .map(|a| a.instance.as_str())
-        .collect();
-    instances.sort_unstable();
-    instances.dedup();
-    for instance in instances {
-        let comp = platform.component(instance).map_err(RunError::Config)?;
-        overrides.extend(DEVICE_TIMES.iter().map(|p| {
-            (
-                format!("{instance}.{p}"),
-                ParamValue::Float(comp.params.float(p) * scale),
-            )
-        }));
-    }
-    let mut switches: Vec<&str> = decl
-        .components
-        .iter()
-        .filter(|c| device_switches.contains(&c.name.as_str()))
-        .map(|c| c.instance.as_str())
-        .collect();
-    switches.sort_unstable();
-    switches.dedup();
-    for switch in switches {
-        let comp = platform.component(switch).map_err(RunError::Config)?;
-        overrides.push((
-            format!("{switch}.hop_ns"),
-            ParamValue::Float(comp.params.float("hop_ns") * scale),
-        ));
-    }
     let on_device = |end: &str| device_agents.contains(&end) || device_switches.contains(&end);
-    let mut links: Vec<&str> = decl
-        .links
-        .iter()
-        .filter(|l| on_device(&l.a.0) || on_device(&l.b.0))
-        .map(|l| l.instance.as_str())
-        .collect();
-    links.sort_unstable();
-    links.dedup();
-    for link in links {
-        let params = &platform.component(link).map_err(RunError::Config)?.params;
-        overrides.push(latency_scaled(link, params, scale));
+    let link_instances = distinct(
+        decl.links
+            .iter()
+            .filter(|l| on_device(&l.a.0) || on_device(&l.b.0))
+            .map(|l| l.instance.as_str()),
+    );
+    let mut overrides = Vec::new();
+    for instance in instances_named(&decl.agents, &device_agents) {
+        for p in DEVICE_TIMES {
+            overrides.push(param_scaled(platform, instance, p, scale)?);
+        }
+    }
+    for switch in instances_named(&decl.components, &device_switches) {
+        overrides.push(param_scaled(platform, switch, "hop_ns", scale)?);
+    }
+    for link in link_instances {
+        overrides.push(param_scaled(platform, link, "latency_ns", scale)?);
     }
     Ok(overrides)
+}
+
+/// The distinct platform instances of the system's `nodes` named in
+/// `names`, sorted.
+fn instances_named<'a>(nodes: &'a [SystemNode], names: &[&str]) -> Vec<&'a str> {
+    distinct(
+        nodes
+            .iter()
+            .filter(|n| names.contains(&n.name.as_str()))
+            .map(|n| n.instance.as_str()),
+    )
+}
+
+/// `items` sorted, each once.
+fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut v: Vec<&str> = items.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The override of `instance`'s parameter `param` multiplied by `scale`.
+fn param_scaled(
+    platform: &Platform,
+    instance: &str,
+    param: &str,
+    scale: f64,
+) -> Result<(String, ParamValue), RunError> {
+    let params = &platform
+        .component(instance)
+        .map_err(RunError::Config)?
+        .params;
+    Ok((
+        format!("{instance}.{param}"),
+        ParamValue::Float(params.float(param) * scale),
+    ))
 }
 
 /// `platform` with its PCIe path's latencies (every `root_complex` and
@@ -331,23 +340,14 @@ pub(crate) fn pcie_at_clock(platform: &Platform, clock_mhz: f64) -> Result<Platf
         return Ok(platform.clone());
     }
     let scale = CALIBRATED_CLOCK_MHZ / clock_mhz;
-    let overrides: Vec<(String, ParamValue)> = ["root_complex", "pcie_link"]
+    let overrides = ["root_complex", "pcie_link"]
         .iter()
         .flat_map(|type_name| platform.instances_of(type_name))
-        .map(|(name, c)| latency_scaled(name, &c.params, scale))
-        .collect();
+        .map(|(name, _)| param_scaled(platform, name, "latency_ns", scale))
+        .collect::<Result<Vec<_>, _>>()?;
     platform
         .with_overrides(&overrides)
         .map_err(RunError::Config)
-}
-
-/// The override of instance `name`'s `latency_ns` multiplied by `scale`.
-fn latency_scaled(name: &str, params: &Params, scale: f64) -> (String, ParamValue) {
-    let latency = params.float("latency_ns");
-    (
-        format!("{name}.latency_ns"),
-        ParamValue::Float(latency * scale),
-    )
 }
 
 /// `platform` with the home's link lengthened by NUMA node `node`'s
