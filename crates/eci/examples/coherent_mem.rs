@@ -2,7 +2,8 @@
 //! `valgrind --tool=massif target/release/examples/coherent_mem LINES REGION_MIB`.
 //! Same system as `coherent_bench`'s memory runs (64 MSHRs, 131,072-line
 //! 16-way LLC, DDR, checks and trace off, loads counted, not recorded):
-//! `LINES` reads spread evenly over `REGION_MIB` MiB. Prints the resident-set growth of the run.
+//! `LINES` reads spread evenly over `REGION_MIB` MiB. Prints the
+//! resident-set growth of the run.
 
 use ccsim_coherence::Tables;
 use ccsim_eci::bench::counted_run;

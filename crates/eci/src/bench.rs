@@ -11,9 +11,10 @@
 //!   times, interleaved with the bare loop below, and the fastest counts.
 //! * **Memory.** The same reads spread evenly over a 64 MiB and over a
 //!   1 GiB region (same number of lines touched, at an odd stride so both
-//!   runs fill every LLC set), counted as in the speed runs ([`counted_run`]:
-//!   no record per load, so what grows is the simulator's state). Per-line state lives in
-//!   sparse maps, so the resident-memory growth of the two runs should be
+//!   runs fill every LLC set), counted as in the speed runs
+//!   ([`counted_run`]: no record per load, so what grows is the
+//!   simulator's state). Per-line state lives in sparse maps, so the
+//!   resident-memory growth of the two runs should be
 //!   about equal: it follows the lines touched, never the address space.
 //!   Growth is the `VmRSS` delta from `/proc/self/status` around building
 //!   and running each system. The memory runs come first (before the speed

@@ -254,20 +254,17 @@ pub(crate) fn clock_overrides(
         .iter()
         .map(|c| c.name.as_str())
         .filter(|&switch| {
-            let mut agents = decl.links.iter().filter_map(|l| {
-                let other = match (l.a.0.as_str(), l.b.0.as_str()) {
-                    (a, b) if a == switch => b,
-                    (a, b) if b == switch => a,
-                    _ => return None,
-                };
-                agent_names.contains(&other).then_some(other)
-            });
-            let mut any = false;
-            let all = agents.all(|a| {
-                any = true;
-                device_agents.contains(&a)
-            });
-            any && all
+            let agents: Vec<&str> = decl
+                .links
+                .iter()
+                .filter_map(|l| match (l.a.0.as_str(), l.b.0.as_str()) {
+                    (a, b) if a == switch => Some(b),
+                    (a, b) if b == switch => Some(a),
+                    _ => None,
+                })
+                .filter(|end| agent_names.contains(end))
+                .collect();
+            !agents.is_empty() && agents.iter().all(|a| device_agents.contains(a))
         })
         .collect();
     let scale = CALIBRATED_CLOCK_MHZ / clock_mhz;
