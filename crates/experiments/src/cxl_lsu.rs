@@ -143,7 +143,7 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
     let system = params.str("system");
     let tier = params.str("tier");
     let bandwidth = params.str("mode") == "bandwidth";
-    let platform = on_node(&at_clock(point.platform, system, clock)?, system, node)?;
+    let platform = on_node(&at_clock(point.platform, &[system], clock)?, system, node)?;
     let (n, window, warm_pass) = if bandwidth {
         (requests, requests as usize, tier == "hmc")
     } else {
@@ -204,18 +204,25 @@ fn run(point: &Point<'_>) -> Result<PointResult, RunError> {
 /// (`dcoh`) and its cache or engine (`accel`).
 const DEVICE_ROLES: [&str; 3] = ["device", "dcoh", "accel"];
 
-/// `platform` with the device's times rescaled from 400 MHz to
-/// `clock_mhz` ([`clock_overrides`]).
+/// `platform` with the devices of `systems` at `clock_mhz` (their times
+/// given at 400 MHz, [`clock_overrides`]). Every override is computed from
+/// `platform` as given, so an instance two systems share (a `cxl_link`) is
+/// rescaled once.
 pub(crate) fn at_clock(
     platform: &Platform,
-    system: &str,
+    systems: &[&str],
     clock_mhz: f64,
 ) -> Result<Platform, RunError> {
     if clock_mhz == CALIBRATED_CLOCK_MHZ {
         return Ok(platform.clone());
     }
+    let mut overrides: BTreeMap<String, ParamValue> = BTreeMap::new();
+    for system in systems {
+        overrides.extend(clock_overrides(platform, system, clock_mhz)?);
+    }
+    let overrides: Vec<(String, ParamValue)> = overrides.into_iter().collect();
     platform
-        .with_overrides(&clock_overrides(platform, system, clock_mhz)?)
+        .with_overrides(&overrides)
         .map_err(RunError::Config)
 }
 
@@ -225,10 +232,8 @@ pub(crate) fn at_clock(
 /// agents (a type-2 device's crossbar; not a host mesh the device plugs
 /// into), and the latency of every link that reaches a device agent or
 /// such a switch: the CXL link among them, since SimCXL keeps the link's
-/// traversals in the device controller's cycles (module docs). Computed
-/// from `platform` as given, so the overrides of two systems that share
-/// an instance (the `cxl_link`) agree and can be merged.
-pub(crate) fn clock_overrides(
+/// traversals in the device controller's cycles (module docs).
+fn clock_overrides(
     platform: &Platform,
     system: &str,
     clock_mhz: f64,
@@ -399,7 +404,7 @@ mod tests {
     fn a_faster_device_clock_shortens_the_device_and_its_links_not_the_host() {
         let p = Platform::load("cohet").unwrap();
         let scale = CALIBRATED_CLOCK_MHZ / 1500.0;
-        let fast = at_clock(&p, "cxl", 1500.0).unwrap();
+        let fast = at_clock(&p, &["cxl"], 1500.0).unwrap();
         assert_eq!(latency(&fast, "cxl_link"), latency(&p, "cxl_link") * scale);
         assert_eq!(latency(&fast, "mesh_link"), latency(&p, "mesh_link"));
         let dcoh = |q: &Platform| q.component("dcoh").unwrap().params.float("access_ns");
@@ -411,7 +416,7 @@ mod tests {
         }
         assert_eq!(latency(&pcie, "cxl_link"), latency(&p, "cxl_link"));
         // At the calibrated clock nothing changes.
-        let same = at_clock(&p, "cxl", CALIBRATED_CLOCK_MHZ).unwrap();
+        let same = at_clock(&p, &["cxl"], CALIBRATED_CLOCK_MHZ).unwrap();
         assert_eq!(latency(&same, "cxl_link"), latency(&p, "cxl_link"));
     }
 }

@@ -650,17 +650,8 @@ fn at_nic_clock(platform: &Platform, clock_mhz: f64) -> Result<Platform, RunErro
     if clock_mhz == NIC_CLOCK_MHZ {
         return Ok(platform.clone());
     }
-    // Both systems' overrides come from the platform as given, so the
-    // link they share is rescaled once.
-    let mut overrides = crate::cxl_lsu::clock_overrides(platform, "cxl", clock_mhz)?;
-    for o in crate::cxl_lsu::clock_overrides(platform, "cxl_type2", clock_mhz)? {
-        if !overrides.iter().any(|(name, _)| *name == o.0) {
-            overrides.push(o);
-        }
-    }
-    overrides.push(("dma.clock_mhz".into(), ParamValue::Float(clock_mhz)));
-    let device_times = platform
-        .with_overrides(&overrides)
+    let device_times = crate::cxl_lsu::at_clock(platform, &["cxl", "cxl_type2"], clock_mhz)?
+        .with_overrides(&[("dma.clock_mhz".into(), ParamValue::Float(clock_mhz))])
         .map_err(|e| werr(format!("rpc_offload: nic_clock_mhz = {clock_mhz}: {e}")))?;
     crate::cxl_lsu::pcie_at_clock(&device_times, clock_mhz)
 }

@@ -284,7 +284,7 @@ fn run_cxl(
     hold: Tick,
 ) -> Result<PointResult, RunError> {
     let system = point.params.str("system");
-    let platform: Platform = cxl_lsu::at_clock(point.platform, system, clock)?;
+    let platform: Platform = cxl_lsu::at_clock(point.platform, &[system], clock)?;
     let mut s = build_for_program(&platform, system, point)?;
     let device = role_agent(&s, "device", system)?;
     let home = role_agent(&s, "home", system)?;

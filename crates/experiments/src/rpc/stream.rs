@@ -391,9 +391,11 @@ pub(super) fn cxl_stream(
         }
         // Heads in ring order, each once its request's pushes have their
         // GO and the previous head push is done.
-        let ready = (!head_busy)
-            .then(|| head_ready(next_head, &start, &decode, &left, &last_go))
-            .flatten();
+        let ready = if head_busy {
+            None
+        } else {
+            head_ready(next_head, &start, &decode, &left, &last_go)
+        };
         if let Some(at) = ready {
             let k = next_head;
             // Heads are published in ring order: no push in flight means
