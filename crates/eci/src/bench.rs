@@ -186,9 +186,8 @@ pub fn counted_run(
     checks: bool,
     lines: impl Iterator<Item = u64>,
 ) -> Result<CoherentSystem, String> {
-    let lines: Vec<u64> = lines.collect();
-    let loads = lines.len() as u64;
-    let mut sys = build_loads(tables, checks, lines.into_iter())?;
+    let mut loads = 0u64;
+    let mut sys = build_loads(tables, checks, lines.inspect(|_| loads += 1))?;
     sys.cpu_mut().keep_completed = false;
     sys.run()?;
     let done = sys.cpu().ops_completed() as u64;
