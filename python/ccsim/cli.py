@@ -14,7 +14,7 @@
     ccsim bench coherent --platform cohet [--json] [--reads N]   # CXL.cache loads, ratio to the loop's ceiling
     ccsim bench sweep [--jobs 2] [--repeat K] [--spec SPEC] [--json]   # sweep points/s, 1 vs N workers
     ccsim protocol list | generate SPEC | check SPEC [--json] [--trace PATH] | export SPEC --sv|--murphi|--dot|--json
-    ccsim simulate msi-dma [--system random] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
+    ccsim simulate msi-dma [--system NAME] [--ops N] [--lines N] [--seed S] [--set ...] [--json]
                                       # the random tester on a system declared as data
     ccsim report [RESULTS] [--html [-o PAGE.html]] [--json]
                                       # validation dashboard over results/<experiment>/summary.json
@@ -37,6 +37,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _native, protocol
 from .errors import CcsimError, NotAvailableError, UsageError, ViolationFound, check_seed
+from .simulate import choose_system
 
 
 class _Parser(argparse.ArgumentParser):
@@ -519,6 +520,7 @@ def _simulate_mutants(args) -> int:
                          "(no --jobs, --no-checks or --think-ns)")
     instances = parse_instances(args.instances) if args.instances else None
     p = _native.Platform.load(args.platform, None, _set_pairs(args.set) or None)
+    args.system = choose_system(p, args.system)
     rows = json.loads(_native.mutation_coverage_json(p, args.system, seeds, args.ops, args.lines, instances,
                                                      args.seed))
     if args.json:
@@ -569,6 +571,7 @@ def cmd_simulate(args) -> int:
     if args.seeds != 1 or args.jobs != 1:
         return _simulate_seeds(args)
     p = _native.Platform.load(args.platform, None, _set_pairs(args.set) or None)
+    args.system = choose_system(p, args.system)
     params = {"system": args.system, "lines": args.lines, "checks": not args.no_checks,
               "think_ns": args.think_ns}
     # A violation raises ViolationFound (exit 1).
@@ -755,7 +758,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sm = sub.add_parser("simulate", help="run the random tester on a system declared as data (a platform's [systems.NAME])")
     sm.add_argument("platform", help="shipped platform name or path to a platform TOML")
-    sm.add_argument("--system", default="random", help="the platform's system section (default: random)")
+    sm.add_argument("--system", default=None,
+                    help="the platform's system section (default: its `random` system, or its only one)")
     sm.add_argument("--ops", type=int, default=1000, help="operations per agent with local events (default: 1000)")
     sm.add_argument("--lines", type=int, default=4, help="lines the operations pick from (default: 4)")
     sm.add_argument("--think-ns", type=float, default=0.0, help="pause between operations (default: 0)")

@@ -10,6 +10,10 @@ reads and the final memory with a sequential reference::
     r = ccsim.simulate("msi-dma", ops=1000)
     r["metrics"]["violations"]            # 0.0
     r["metrics"]["reference_mismatches"]  # 0.0
+
+Without a ``system`` the platform's ``[systems.random]`` runs, or its only
+system; a platform that declares several (``enzian``, ``cohet``, ``n1sdp``)
+needs one named, and the error lists them.
 """
 
 from __future__ import annotations
@@ -21,9 +25,27 @@ from . import _native
 from .errors import UsageError, ViolationFound, check_seed
 
 
+def choose_system(p: "_native.Platform", system: Optional[str]) -> str:
+    """The system of platform ``p`` to run: ``system`` when given (an
+    unknown name is the loader's ConfigError, with its path); else the
+    platform's ``random`` system, or its only system; else a
+    :class:`UsageError` that lists the systems to choose from."""
+    if system is not None:
+        return system
+    names = sorted(p.systems())
+    if "random" in names:
+        return "random"
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise UsageError(f"simulate: {p.source} declares no system ([systems.NAME] sections) to run")
+    raise UsageError(f"simulate: {p.source} declares {len(names)} systems and none named `random`; "
+                     f"choose one with --system NAME (API: system=\"NAME\"): {', '.join(names)}")
+
+
 def simulate(
     platform: str,
-    system: str = "random",
+    system: Optional[str] = None,
     ops: int = 1000,
     lines: int = 4,
     seed: int = 0,
@@ -36,10 +58,12 @@ def simulate(
     "trace_hash", "trace_json"}``; a violation (an invariant, a deadlock,
     a disagreement with the sequential reference) raises
     :class:`ccsim.ViolationFound` naming the line, the agents and their
-    states; a bad platform, system or value raises :class:`ccsim.ConfigError`."""
+    states; a bad platform, system or value raises :class:`ccsim.ConfigError`.
+    Without ``system``: see :func:`choose_system`."""
     seed = check_seed(seed)
     p = _native.Platform.load(str(platform), overrides=dict(overrides or {}))
-    params = {"system": system, "lines": int(lines), "checks": bool(checks), "think_ns": float(think_ns)}
+    params = {"system": choose_system(p, system), "lines": int(lines), "checks": bool(checks),
+              "think_ns": float(think_ns)}
     return _native.run_platform_workload(p, "random_test", "ops", float(ops), params, seed)
 
 
@@ -58,7 +82,7 @@ def simulate_seeds(
     seeds: int,
     first_seed: int = 0,
     jobs: int = 1,
-    system: str = "random",
+    system: Optional[str] = None,
     ops: int = 1000,
     lines: int = 4,
     checks: bool = True,
@@ -80,9 +104,10 @@ def simulate_seeds(
         raise UsageError(f"jobs: must be a whole number, at least 1, got {jobs!r}")
     check_seed(first_seed)
     check_seed(first_seed + seeds - 1)
-    params = {"system": system, "lines": int(lines), "checks": bool(checks), "think_ns": float(think_ns)}
     # Bad input fails here, once, not in every shard.
     p = _native.Platform.load(str(platform), None, text_overrides or None)
+    system = choose_system(p, system)
+    params = {"system": system, "lines": int(lines), "checks": bool(checks), "think_ns": float(think_ns)}
     _native.run_platform_workload(p, "random_test", "ops", 1.0, params, first_seed)
     start = time.perf_counter()
     args = [(str(platform), text_overrides, params, int(ops), s) for s in range(first_seed, first_seed + seeds)]
@@ -104,7 +129,7 @@ def simulate_seeds(
 
 def mutation_coverage(
     platform: str,
-    system: str = "random",
+    system: Optional[str] = None,
     seeds: int = 20,
     ops: int = 2000,
     lines: int = 2,
@@ -133,7 +158,7 @@ def mutation_coverage(
             raise UsageError(f"mutation_coverage: instances.{role}: must be between 1 and 8, got {n!r}")
     p = _native.Platform.load(str(platform), overrides=dict(overrides or {}))
     rows = []
-    for r in json.loads(_native.mutation_coverage_json(p, system, seeds, ops, lines,
+    for r in json.loads(_native.mutation_coverage_json(p, choose_system(p, system), seeds, ops, lines,
                                                          dict(instances) if instances else None, seed)):
         checker, tester = r["by_checker"], r["by_timing"] or {}
         rows.append({

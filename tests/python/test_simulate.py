@@ -102,6 +102,27 @@ def test_bad_system_sections_exit_2_with_their_path(tmp_path, old, new, path, me
         ccsim.simulate(str(f), ops=10)
 
 
+def test_without_a_system_the_platforms_random_or_only_system_runs():
+    # msi-dma declares [systems.random]; openpiton only [systems.pmesh].
+    r = cli("simulate", "openpiton", "--ops", "100", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["system"] == "pmesh"
+    assert ccsim.simulate("openpiton", ops=100, seed=3)["metrics"] == \
+        ccsim.simulate("openpiton", system="pmesh", ops=100, seed=3)["metrics"]
+    r = cli("simulate", "msi-dma", "--ops", "100")
+    assert r.returncode == 0 and r.stdout.startswith("msi-dma system random: "), r.stdout
+
+
+def test_without_a_system_a_platform_of_several_asks_for_one_exit_2():
+    r = cli("simulate", "enzian", "--ops", "100")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr == ("error: simulate: platforms/enzian.toml declares 7 systems and none named `random`; "
+                        "choose one with --system NAME (API: system=\"NAME\"): cpu_homed, dc_bram, dc_ddr, "
+                        "invocation, invocation_shared_dcu, llc_ddr, shared\n")
+    with pytest.raises(ccsim.UsageError, match="choose one with --system NAME .*: cxl, cxl_expander, cxl_io"):
+        ccsim.simulate("cohet", ops=10)
+
+
 def test_unknown_system_is_a_config_error():
     with pytest.raises(ccsim.ConfigError, match="no such system"):
         ccsim.simulate("msi-dma", system="ring")
