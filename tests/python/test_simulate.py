@@ -175,6 +175,18 @@ def test_the_random_tester_runs_eci_cc_invocation_and_shared(system):
     assert m["rows_checked"] > m["ops"]
 
 
+def test_the_random_tester_runs_the_native_home_and_two_fpga_lines_clean():
+    # Few lines and many operations: the homes' applications forward right
+    # behind the core's grants; the contended-grant hold (the DC's and the
+    # native home's, platforms/enzian.toml) keeps every load and store going.
+    for system in ("llc_ddr", "dc_ddr"):
+        r = cli("simulate", "enzian", "--system", system, "--ops", "50000", "--lines", "2", "--seeds", "3",
+                "--seed", "17", "--json")
+        assert r.returncode == 0, (system, r.stdout, r.stderr)
+        out = json.loads(r.stdout)
+        assert out["failures"] == [] and out["ops"] > 3 * 50_000, (system, out)
+
+
 def test_the_random_tester_finds_the_shared_dcu_deadlock_and_its_seed_replays():
     # invocation-shared-dcu: the deadlock `ccsim protocol check` finds
     # exhaustively, found in a timing run; every failing seed is listed and

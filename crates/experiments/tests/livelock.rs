@@ -4,7 +4,10 @@
 //! its line again and again, each grant given back unused (`IE_D_I`), until
 //! the watchdog stops the run; with the platform's hold
 //! (`dc.contended_grant_hold_ns`) every seed finishes, checked against the
-//! sequential reference. The mechanism is explained in
+//! sequential reference. An application request already started, waiting
+//! in the DCU's queue behind the CPU's transaction, waits for the hold too
+//! (found on `dc_ddr` with two lines, and on `llc_ddr`, whose home has a
+//! hold of its own). The mechanism is explained in
 //! `ccsim_eci::dc`'s module docs.
 
 use ccsim_eci::cpu::CpuOp;
@@ -13,19 +16,31 @@ use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{EciOptions, Platform};
 
-/// The random tester's `dc_bram` run of `ops` core operations on 4 lines
-/// (one application sequence per ten core operations), seed `seed`, with
-/// the DC's hold set to `hold_ns` (None: the platform's).
+/// The random tester's run of `ops` core operations on 4 lines (one
+/// application sequence per ten core operations) of `system`, seed `seed`,
+/// with the DC's hold set to `hold_ns` (None: the platform's).
 fn random_run(
     system: &str,
     seed: u64,
     ops: u64,
     hold_ns: Option<f64>,
 ) -> (CoherentSystem, Result<(), String>) {
+    random_run_on(system, seed, ops, 4, hold_ns)
+}
+
+/// [`random_run`] on `lines` lines (the hold is set on the system's agent
+/// `dc`, its home).
+fn random_run_on(
+    system: &str,
+    seed: u64,
+    ops: u64,
+    lines: u64,
+    hold_ns: Option<f64>,
+) -> (CoherentSystem, Result<(), String>) {
     let enzian = Platform::load("enzian").unwrap();
     let mut rng = SimRng::for_path(seed, "random_test.eci");
-    let program = CpuOp::random_program(&mut rng, ops, 4);
-    let app = AppOp::random_sequences(&mut rng, ops.div_ceil(10), 4);
+    let program = CpuOp::random_program(&mut rng, ops, lines);
+    let app = AppOp::random_sequences(&mut rng, ops.div_ceil(10), lines);
     let mut opts = EciOptions::new(seed, TraceMode::Hash);
     if let Some(h) = hold_ns {
         opts = opts.set(
@@ -63,18 +78,54 @@ fn with_the_hold_every_store_completes_and_memory_matches_the_reference() {
     ] {
         let (sys, r) = random_run(system, seed, 200_000, None);
         r.unwrap_or_else(|e| panic!("{system} seed {seed}: {e}"));
-        let cpu = sys.cpu();
-        assert_eq!(cpu.completed.len(), 200_000, "{system} seed {seed}");
-        let reference = sys.sequential_reference();
-        for line in 0..4 {
-            assert_eq!(
-                sys.line_value(line),
-                reference
-                    .get(&line)
-                    .copied()
-                    .unwrap_or_else(|| ccsim_coherence::initial_line(line)),
-                "{system} seed {seed}: line {line}"
-            );
-        }
+        assert_completes_as_the_reference(&sys, 200_000, 4, &format!("{system} seed {seed}"));
+    }
+}
+
+/// Every core operation completed and every line equals the sequential
+/// reference.
+fn assert_completes_as_the_reference(sys: &CoherentSystem, ops: usize, lines: u64, what: &str) {
+    assert_eq!(sys.cpu().completed.len(), ops, "{what}");
+    let reference = sys.sequential_reference();
+    for line in 0..lines {
+        assert_eq!(
+            sys.line_value(line),
+            reference
+                .get(&line)
+                .copied()
+                .unwrap_or_else(|| ccsim_coherence::initial_line(line)),
+            "{what}: line {line}"
+        );
+    }
+}
+
+#[test]
+fn an_application_request_behind_the_cpus_grant_waits_for_the_hold() {
+    // Two lines on dc_ddr: the application's clean, clean-invalidate or lock
+    // waits in the DCU's queue behind the CPU's request and, before the
+    // hold covered it, forwarded right behind the grant (seeds 17-19 stopped
+    // on the watchdog: stores given back in IE_D_I).
+    for seed in [17, 18, 19] {
+        let (sys, r) = random_run_on("dc_ddr", seed, 100_000, 2, None);
+        r.unwrap_or_else(|e| panic!("dc_ddr seed {seed}: {e}"));
+        assert_completes_as_the_reference(&sys, 100_000, 2, &format!("dc_ddr seed {seed}"));
+    }
+}
+
+#[test]
+fn the_native_homes_hold_breaks_its_livelock() {
+    // llc_ddr's home (the other ThunderX-1 socket) answers in a few ns, so
+    // without a hold its application forwards right behind every grant and
+    // a load or a store of the core asks again and again.
+    let (_, r) = random_run_on("llc_ddr", 0, 50_000, 4, Some(0.0));
+    let e = r.unwrap_err();
+    assert!(e.contains("watchdog"), "{e}");
+    assert!(e.contains("cpu=IE_D_I") || e.contains("cpu=IS_D_I"), "{e}");
+    // With the platform's (thunderx_home.contended_grant_hold_ns) every
+    // operation completes.
+    for seed in [0, 1, 2] {
+        let (sys, r) = random_run_on("llc_ddr", seed, 50_000, 4, None);
+        r.unwrap_or_else(|e| panic!("llc_ddr seed {seed}: {e}"));
+        assert_completes_as_the_reference(&sys, 50_000, 4, &format!("llc_ddr seed {seed}"));
     }
 }

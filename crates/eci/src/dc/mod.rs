@@ -45,8 +45,15 @@
 //!   request had to wait behind an application operation on it, the port
 //!   starts no operation on that line until the CPU's answer to the grant
 //!   can have arrived, so the next operation sees the line given back (and
-//!   forwards nothing) or finds the store performed. Uncontended grants
-//!   (every invocation and NIC exchange) are never held.
+//!   forwards nothing) or finds the store performed. An application
+//!   request the port had already started, waiting in the DCU's queue
+//!   behind the CPU's transaction, waits for the hold too: the dispatch
+//!   rounds skip it until the hold ends (found by the random tester on
+//!   `dc_ddr` with two lines, where such a request forwarded right behind
+//!   the grant; and on `llc_ddr`, whose home answers in a few ns, with a
+//!   load as well: its new request, invalidated by the forward behind the
+//!   previous grant, finds its data in `IS_D_I` and asks again). Uncontended
+//!   grants (every invocation and NIC exchange) are never held.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -81,7 +88,7 @@ pub static DIRECTORY_CONTROLLER: ComponentSpec = ComponentSpec {
         ParamSpec { name: "egress_cycles", kind: ParamKind::Int, default: ParamDefault::Int(10), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed", description: "From a DCU's send to the link (merge of header and payload, arbitration)." },
         ParamSpec { name: "axi_cycles", kind: ParamKind::Int, default: ParamDefault::Int(4), unit: "cycles", range: ParamRange::at_least(0.0), from: "assumed: one AXI interconnect hop each way", description: "AXI interconnect, each way, between a DCU and the memory." },
         ParamSpec { name: "checks", kind: ParamKind::Bool, default: ParamDefault::Bool(true), unit: "", range: ParamRange::ANY, from: "assumed: online checks on (test/debug mode)", description: "Assert SWMR and data-value on every transition (test/debug mode)." },
-        ParamSpec { name: "contended_grant_hold_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: no hold unless a platform sets one", description: "After granting a line to the CPU whose request waited behind an application operation on that line, the application port starts no operation on the line for this long, so that the CPU's answer to the grant (its use, or its give-back) reaches the DCU first (0: no hold; see the module docs: the store / clean-invalidate livelock)." },
+        ParamSpec { name: "contended_grant_hold_ns", kind: ParamKind::Float, default: ParamDefault::Float(0.0), unit: "ns", range: ParamRange::at_least(0.0), from: "assumed: no hold unless a platform sets one", description: "After granting a line to the CPU whose request waited behind an application operation on that line, the application port starts no operation on the line for this long (and a started one waiting in the DCU's queue waits too), so that the CPU's answer to the grant (its use, or its give-back) reaches the DCU first (0: no hold; see the module docs: the store / clean-invalidate livelock)." },
     ],
     ports: &[
         PortSpec { name: "eci0", description: "Even lines.", required: true },
@@ -696,7 +703,10 @@ impl DirectoryController {
     #[inline]
     fn lone_pick(&self, now: Tick, d: usize, m: &CohMsg) -> Option<Picked> {
         let dcu = &self.dcus[d];
-        if dcu.busy_until > now || dcu.line.is_some_and(|l| l != m.line) {
+        if dcu.busy_until > now
+            || dcu.line.is_some_and(|l| l != m.line)
+            || (!self.held_until.is_empty() && self.app_held(m, now).is_some())
+        {
             return None;
         }
         let table = &*self.dc_table;
@@ -729,14 +739,18 @@ impl DirectoryController {
         self.schedule(ctx, slice, until);
     }
 
-    /// The first event DCU `d` can handle, with the number of queued events
-    /// the table stalls before it. Errors are unspecified receptions.
+    /// The first event DCU `d` can handle at `now`, with the number of
+    /// queued events the table stalls before it and the earliest end of a
+    /// contended grant's hold that keeps an application request waiting
+    /// (see the module docs). Errors are unspecified receptions.
     // Indexed loops on purpose (see the loop).
     #[allow(clippy::needless_range_loop)]
-    fn pick(&self, d: usize) -> Result<(Option<Picked>, u64), String> {
+    fn pick(&self, d: usize, now: Tick) -> Result<(Option<Picked>, u64, Option<Tick>), String> {
         let dcu = &self.dcus[d];
         let table = &*self.dc_table;
         let mut stalls = 0;
+        let mut held = None;
+        let holds = !self.held_until.is_empty();
         for (queue, q) in [&dcu.responses, &dcu.requests].into_iter().enumerate() {
             // By index: the queues are short (usually one message), and
             // indexing skips an iterator's set-up over the ring's halves.
@@ -744,6 +758,12 @@ impl DirectoryController {
                 let m = &q[pos];
                 if dcu.line.is_some_and(|l| l != m.line) {
                     continue;
+                }
+                if holds {
+                    if let Some(until) = self.app_held(m, now) {
+                        held = Some(held.map_or(until, |h: Tick| h.min(until)));
+                        continue;
+                    }
                 }
                 let state = self.st(m.line);
                 let Some(event) = table.msg_event[m.msg as usize] else {
@@ -760,12 +780,25 @@ impl DirectoryController {
                             state,
                             cell,
                         };
-                        return Ok((Some(p), stalls));
+                        return Ok((Some(p), stalls, held));
                     }
                 }
             }
         }
-        Ok((None, stalls))
+        Ok((None, stalls, held))
+    }
+
+    /// When `m` is an application request on a line under a contended
+    /// grant's hold at `now`: the hold's end.
+    #[inline]
+    fn app_held(&self, m: &CohMsg, now: Tick) -> Option<Tick> {
+        if !self.is_request[m.msg as usize] || self.tables.msgs[m.msg as usize].from != LOCAL {
+            return None;
+        }
+        self.held_until
+            .get(&m.line)
+            .copied()
+            .filter(|&until| until > now)
     }
 
     #[cold]
@@ -813,11 +846,16 @@ impl DirectoryController {
                 next = Some(next.map_or(dcu.busy_until, |n| n.min(dcu.busy_until)));
                 continue;
             }
-            match self.pick(d) {
+            match self.pick(d, now) {
                 Err(e) => return self.fail(ctx, e),
-                Ok((found, stalls)) => {
+                Ok((found, stalls, held)) => {
                     if stalls > 0 {
                         ctx.count(ST_STALLS, stalls);
+                    }
+                    // Only a held application request: a round when its
+                    // hold ends.
+                    if let (None, Some(t)) = (&found, held) {
+                        next = Some(next.map_or(t, |n| n.min(t)));
                     }
                     if let Some(p) = found {
                         let dcu = &mut self.dcus[d];
