@@ -50,10 +50,11 @@
 //!   behind the CPU's transaction, waits for the hold too: the dispatch
 //!   rounds skip it until the hold ends (found by the random tester on
 //!   `dc_ddr` with two lines, where such a request forwarded right behind
-//!   the grant; and on `llc_ddr`, whose home answers in a few ns, with a
-//!   load as well: its new request, invalidated by the forward behind the
-//!   previous grant, finds its data in `IS_D_I` and asks again). Uncontended
-//!   grants (every invocation and NIC exchange) are never held.
+//!   the grant; and on `llc_ddr`, whose home answers in a few ns and has a
+//!   hold of its own, with a load as well: its new request, invalidated by
+//!   the forward behind the previous grant, finds its data in `IS_D_I` and
+//!   asks again). Uncontended grants (every invocation and NIC exchange)
+//!   are never held.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
