@@ -16,8 +16,8 @@ use ccsim_eci::system::CoherentSystem;
 use ccsim_kernel::prelude::*;
 use ccsim_platform::{EciOptions, Platform};
 
-/// The random tester's run of `ops` core operations on 4 lines (one
-/// application sequence per ten core operations) of `system`, seed `seed`,
+/// The random tester's run of `ops` core operations on 4 lines (and one
+/// application sequence for every ten, back to back) of `system`, seed `seed`,
 /// with the DC's hold set to `hold_ns` (None: the platform's).
 fn random_run(
     system: &str,

@@ -5,12 +5,14 @@
 //! On `eci-dc` (the CPU's LLC and the FPGA's directory controller:
 //! `dc_bram`, `dc_ddr`, `llc_ddr` of platforms/enzian.toml), in the spirit of gem5 Ruby's: the
 //! core issues x random loads, stores, evictions and downgrades on a few
-//! shared lines while the DC's application issues one random sequence per
-//! ten core operations (a clean, a clean-invalidate, or lock / read /
-//! write / unlock). The online checks apply SWMR and data-value on every
-//! transition (every read is checked against the latest write there); at
-//! the end every line equals a sequential replay of all writes in the
-//! order they took effect.
+//! shared lines while the DC's application runs one random sequence for
+//! every ten core operations (a clean, a clean-invalidate, or lock / read /
+//! write / unlock), back to back from the start, as fast as the home takes
+//! them (so on a fast home, `llc_ddr`'s, the application contends hard for
+//! the lines early in the run). The online checks apply SWMR and data-value
+//! on every transition (every read is checked against the latest write
+//! there); at the end every line equals a sequential replay of all writes
+//! in the order they took effect.
 
 use std::collections::BTreeMap;
 
