@@ -121,6 +121,10 @@ def test_without_a_system_a_platform_of_several_asks_for_one_exit_2():
                         "invocation, invocation_shared_dcu, llc_ddr, shared\n")
     with pytest.raises(ccsim.UsageError, match="choose one with --system NAME .*: cxl, cxl_expander, cxl_io"):
         ccsim.simulate("cohet", ops=10)
+    # A platform that declares no system has nothing to run.
+    r = cli("simulate", "pc-vcu118")
+    assert r.returncode == 2 and r.stderr == (
+        "error: simulate: platforms/pc-vcu118.toml declares no system ([systems.NAME] sections) to run\n"), r.stderr
 
 
 def test_unknown_system_is_a_config_error():
@@ -175,18 +179,6 @@ def test_the_random_tester_runs_eci_cc_invocation_and_shared(system):
     assert m["rows_checked"] > m["ops"]
 
 
-def test_the_random_tester_runs_the_native_home_and_two_fpga_lines_clean():
-    # Few lines and many operations: the homes' applications forward right
-    # behind the core's grants; the contended-grant hold (the DC's and the
-    # native home's, platforms/enzian.toml) keeps every load and store going.
-    for system in ("llc_ddr", "dc_ddr"):
-        r = cli("simulate", "enzian", "--system", system, "--ops", "50000", "--lines", "2", "--seeds", "3",
-                "--seed", "17", "--json")
-        assert r.returncode == 0, (system, r.stdout, r.stderr)
-        out = json.loads(r.stdout)
-        assert out["failures"] == [] and out["ops"] > 3 * 50_000, (system, out)
-
-
 # Every system a shipped platform declares, but the one built to deadlock.
 SHIPPED_SYSTEMS = [(p, s) for p in ccsim.platforms() for s in sorted(ccsim.Platform.load(p).systems())
                    if (p, s) != ("enzian", "invocation_shared_dcu")]
@@ -200,8 +192,9 @@ def test_every_shipped_platform_with_systems_is_in_the_sweep():
 @pytest.mark.parametrize("platform,system", SHIPPED_SYSTEMS)
 def test_the_random_tester_runs_every_shipped_system_clean_on_two_lines(platform, system):
     # Two lines and 50,000 operations an agent: heavy contention, where a
-    # livelock or a lost update shows (dc_ddr's store livelock did, at this
-    # seed, before the DC's hold covered queued application requests).
+    # livelock or a lost update shows (dc_ddr's store livelock and llc_ddr's
+    # load livelock did, at this seed, before the DC's hold covered queued
+    # application requests and the native home had one).
     m = ccsim.simulate(platform, system=system, ops=50_000, lines=2, seed=17)["metrics"]
     assert m["violations"] == 0 and m["reference_mismatches"] == 0, m
     assert m["ops"] >= 50_000 and m["reads"] > 0, m
