@@ -523,7 +523,7 @@ def _cpu_table(b: ProtocolBuilder, eci_e_return: bool) -> None:
     t.state("IS_D", "I to S: RLDD sent, waiting for data", stable=False)
     t.state("IE_D", "I to E: RLDX sent, waiting for data", stable=False)
     t.state("SE_D", "S to E: RC2D_S sent, waiting for data; the S copy is kept until then", access="read", stable=False)
-    t.state("IS_D_I", "I to S, invalidated before the data came: use the data once, keep nothing", stable=False)
+    t.state("IS_D_I", "I to S, invalidated before the data came: drop the data, which may be older than a write made since, and miss again", stable=False)
     t.state("IE_D_I", "I to E, invalidated before the data came: give the line back with VICC", stable=False)
     t.event("load", "a core loads from the line")
     t.event("getx", "a core wants to write: ask for Exclusive")

@@ -252,3 +252,54 @@ fn complete_dc_rows() {
     go("I_RSTP", "AXI_WR_DONE", "I", &["PACK"]);
     go("I", "RLDI", "I_RLDD", &["AXI_RD"]);
 }
+
+/// Why the CPU drops the data in `IS_D_I` and misses again instead of
+/// using it once (as the FPGA's CC hands its crossed loads' data to its
+/// application, `eci-cc`'s `load-crossed-by-*` equations): with a `check`
+/// on that row (the load reading the overtaken data), the checker finds a
+/// read of a value older than the latest write. The forward (`SINV`, for the
+/// application's lock) overtakes the grant's data (`PSHA`) on its own
+/// channel; the CPU acknowledges it (`HAKI`), the application writes, and
+/// only then does the stale data arrive. The value was the latest when the
+/// DC granted it, inside the load's window, so using it once would be a
+/// correct (linearizable) read; but the data-value property compares a
+/// read with the latest write when it happens, and a check against the
+/// writes of the read's own window is not modelled. Until it is, the
+/// shipped row reads nothing and the load misses again (one more round
+/// trip; the DC's contended-grant hold keeps that from livelocking).
+#[test]
+fn using_the_data_once_in_is_d_i_reads_a_value_older_than_the_latest_write() {
+    let mut spec = load_spec("eci-dc").unwrap();
+    let row = spec
+        .peer
+        .as_mut()
+        .unwrap()
+        .transition
+        .iter_mut()
+        .find(|r| r.state == "IS_D_I" && r.event == "PSHA")
+        .expect("the peer's row for the overtaken data");
+    assert_eq!((row.next.as_deref(), row.actions.len()), (Some("I"), 0));
+    row.actions.push("check".to_string());
+    let r = check(&spec, &CheckOptions::default()).unwrap();
+    assert!(!r.verified, "{}", r.to_text());
+    let v = &r.violations[0];
+    assert_eq!(v.property, "data-value");
+    assert_eq!(
+        v.trace,
+        [
+            "cpu -> cpu: load(A)",
+            "app -> app: lock(A)",
+            "cpu -> dc: RLDD(A)",
+            "dc -> app: AXI_RD(A)",
+            "app -> dc: AXI_RD_DONE(A)",
+            "app -> dc: LCL_LOCK(A)",
+            "dc -> cpu: SINV(A)",
+            "cpu -> dc: HAKI(A)",
+            "dc -> app: LCL_ACK(A)",
+            "app -> app: write(A=1)",
+            "dc -> cpu: PSHA(A, data=0)",
+        ],
+        "{}",
+        r.to_text()
+    );
+}
