@@ -67,6 +67,28 @@ def test_a_protocol_violation_exits_1_with_the_counterexample():
     assert report["violations"] and report["violations"][0]["trace"]
 
 
+def test_a_spec_file_with_a_windowed_read_checks_from_the_command_line(tmp_path):
+    """A user's copy of eci-dc whose CPU uses the data a forward overtook
+    once: as a `check` it is a stale read (exit 1), as a `check_window` it
+    verifies (exit 0), with the window's states counted."""
+    from pathlib import Path
+
+    shipped = (Path(__file__).resolve().parents[2] / "protocols" / "eci-dc.toml").read_text()
+    row = 'state = "IS_D_I"\nevent = "PSHA"\nnext = "I"\nactions = []'
+    assert shipped.count(row) == 1
+    counts = {}
+    for action, code in (("check", 1), ("check_window", 0)):
+        spec = tmp_path / f"eci-dc-{action}.toml"
+        spec.write_text(shipped.replace(row, row.replace("[]", f'["{action}"]')))
+        r = run_cli("protocol", "check", spec, "--json")
+        assert r.returncode == code, (action, r.stdout, r.stderr)
+        report = json.loads(r.stdout)
+        counts[action] = report["reachable_states"]
+        if code:
+            assert report["violations"][0]["property"] == "data-value"
+    assert counts["check_window"] == 12_381
+
+
 def test_protocol_bad_input_is_one_line_exit_2():
     msg = one_line_error(run_cli("protocol", "check", "no-such-spec"))
     assert msg.startswith("error: no-such-spec: cannot read spec")

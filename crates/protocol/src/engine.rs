@@ -355,6 +355,8 @@ pub enum Step<D> {
     Store,
     /// Compare what is read with the latest write.
     Check,
+    /// Compare what is read with the writes of the read's window.
+    CheckWindow,
     /// Write the op's own value (the ghost follows).
     Write,
     /// Write the received line to memory.
@@ -560,6 +562,7 @@ fn compile_outcome<D: Copy>(
                     Action::Fill => Step::Fill,
                     Action::Store => Step::Store,
                     Action::Check => Step::Check,
+                    Action::CheckWindow => Step::CheckWindow,
                     Action::Write => Step::Write,
                     Action::WriteMem => Step::WriteMem,
                     Action::AddSharer => Step::Dir(DirOp::AddSharer),
@@ -710,6 +713,12 @@ pub trait Effects<D> {
     fn check(&mut self) -> Result<(), String> {
         Err(cannot("check"))
     }
+    /// The received data (else the agent's value) must have been the
+    /// latest write at some moment since the read began
+    /// ([`crate::ir::Action::CheckWindow`]).
+    fn check_window(&mut self) -> Result<(), String> {
+        Err(cannot("check_window"))
+    }
     /// The agent's value := the op's own value; the ghost follows.
     fn write(&mut self) -> Result<(), String> {
         Err(cannot("write"))
@@ -739,6 +748,7 @@ pub fn execute<D, E: Effects<D>>(row: &Row<D>, e: &mut E) -> Result<(), String> 
             Step::Fill => e.fill()?,
             Step::Store => e.store()?,
             Step::Check => e.check()?,
+            Step::CheckWindow => e.check_window()?,
             Step::Write => e.write()?,
             Step::WriteMem => e.write_mem()?,
             Step::Dir(op) => e.directory(*op)?,

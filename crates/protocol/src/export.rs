@@ -331,8 +331,22 @@ impl Murphi<'_> {
         format!("acks_{}", self.agent(a))
     }
 
+    /// `agent`'s read window (`check_window`): a flag per value.
+    fn window(&self, a: usize) -> String {
+        format!("win_{}", self.agent(a))
+    }
+
+    /// The statements that make `v` a value every read window has seen.
+    fn windows_see(&self, v: &str) -> String {
+        (0..self.sys.agents())
+            .filter(|&x| self.sys.window_at[x].is_some())
+            .map(|x| format!(" {}[l][{v}] := true;", self.window(x)))
+            .collect()
+    }
+
     /// Every per-line variable: each agent's state, copy and ack counter,
-    /// the directory, memory, the ghost, and each message's counts.
+    /// read window, the directory, memory, the ghost, and each message's
+    /// counts.
     fn line_vars(&self) -> Vec<LineVar> {
         let sys = self.sys;
         let var = |name: String, ty: &str, inner: Option<String>, init: &str| LineVar {
@@ -351,6 +365,9 @@ impl Murphi<'_> {
             }
             if sys.acks_at[a].is_some() {
                 out.push(var(self.acks(a), "Acks", None, "0"));
+            }
+            if sys.window_at[a].is_some() {
+                out.push(var(self.window(a), "boolean", Some("Val".into()), "false"));
             }
         }
         if sys.dir_at.is_some() {
@@ -513,6 +530,7 @@ impl Murphi<'_> {
                     m: self,
                     agent: a,
                     role: r,
+                    starts_read: !ev.message && sys.window_at[a].is_some(),
                     holds_before: src_state.holds_data,
                     next,
                     actions,
@@ -736,6 +754,8 @@ struct RowText<'a> {
     m: &'a Murphi<'a>,
     agent: usize,
     role: usize,
+    /// A local event of an agent with a read window: the row starts a read.
+    starts_read: bool,
     holds_before: bool,
     next: &'a str,
     actions: &'a [crate::ir::Action],
@@ -775,6 +795,12 @@ impl RowText<'_> {
         } else {
             "mem[l]".to_string()
         };
+        if self.starts_read {
+            b.push_str(&format!(
+                "  for x: Val do {w}[l][x] := (x = ghost[l]); endfor;\n",
+                w = m.window(a)
+            ));
+        }
         for act in self.actions {
             let stmt = match act {
                 Action::Send { msg, to } => {
@@ -858,10 +884,18 @@ impl RowText<'_> {
                 Action::Fill => format!("{}[l] := {};", m.copy(a), input.unwrap_or("0")),
                 Action::Store => {
                     let v = input.unwrap_or(fresh);
-                    format!("{value_var} := {v}; ghost[l] := {v};")
+                    format!("{value_var} := {v}; ghost[l] := {v};{}", m.windows_see(v))
                 }
                 Action::Check => format!("if {value_var} != ghost[l] then err := 1; endif;"),
-                Action::Write => format!("{value_var} := {fresh}; ghost[l] := {fresh};"),
+                Action::CheckWindow => format!(
+                    "if !{}[l][{}] then err := 1; endif;",
+                    m.window(a),
+                    input.unwrap_or(&value_var)
+                ),
+                Action::Write => format!(
+                    "{value_var} := {fresh}; ghost[l] := {fresh};{}",
+                    m.windows_see(fresh)
+                ),
                 Action::WriteMem => format!("mem[l] := {};", input.unwrap_or("0")),
                 Action::AddSharer => format!("sharers[l][{req}] := true;"),
                 Action::RemoveSharer => format!("sharers[l][{req}] := false;"),

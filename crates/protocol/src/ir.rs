@@ -246,6 +246,13 @@ pub enum Action {
     ClearOwner,
     /// Directory: the owner becomes a sharer and there is no owner.
     OwnerToSharers,
+    /// A program read that takes effect anywhere in its window: the
+    /// received data (or, without any, the agent's value) must have been
+    /// the latest write at some moment since the agent's last local event
+    /// on the line, the read's start. This is the read of data a forward
+    /// overtook, used once and not kept (gem5's `IS_I`): linearizable at
+    /// the home's grant, though a write may have followed it.
+    CheckWindow,
 }
 
 fn is_default_target(t: &Target) -> bool {
@@ -302,6 +309,7 @@ impl std::fmt::Display for Action {
             Action::SetOwner => f.write_str("set_owner"),
             Action::ClearOwner => f.write_str("clear_owner"),
             Action::OwnerToSharers => f.write_str("owner_to_sharers"),
+            Action::CheckWindow => f.write_str("check_window"),
         }
     }
 }

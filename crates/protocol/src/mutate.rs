@@ -137,8 +137,10 @@ pub fn mutants_of_role(ir: &ProtocolIr, r: usize) -> Vec<Mutant> {
             // observers of the data-value property: removing one changes
             // what is observed, not the protocol, so no checker can object.
             use crate::ir::Action;
-            if matches!(dropped, Action::Check | Action::Store | Action::Write)
-                || (*dropped == Action::Fill && actions[k..].contains(&Action::Write))
+            if matches!(
+                dropped,
+                Action::Check | Action::CheckWindow | Action::Store | Action::Write
+            ) || (*dropped == Action::Fill && actions[k..].contains(&Action::Write))
             {
                 continue;
             }

@@ -399,6 +399,7 @@ pub fn parse_action(s: &str) -> Result<Action, String> {
         "fill" => Ok(Action::Fill),
         "store" => Ok(Action::Store),
         "check" => Ok(Action::Check),
+        "check_window" => Ok(Action::CheckWindow),
         "write" => Ok(Action::Write),
         "add_sharer" => Ok(Action::AddSharer),
         "remove_sharer" => Ok(Action::RemoveSharer),
@@ -407,7 +408,7 @@ pub fn parse_action(s: &str) -> Result<Action, String> {
         "clear_owner" => Ok(Action::ClearOwner),
         "owner_to_sharers" => Ok(Action::OwnerToSharers),
         _ => Err(format!(
-            "unknown action {s:?} (expected \"send MSG\", \"write_mem\", \"fill\", \"store\", \"check\", \"write\" or a directory action: add_sharer, remove_sharer, clear_sharers, set_owner, clear_owner, owner_to_sharers)"
+            "unknown action {s:?} (expected \"send MSG\", \"write_mem\", \"fill\", \"store\", \"check\", \"check_window\", \"write\" or a directory action: add_sharer, remove_sharer, clear_sharers, set_owner, clear_owner, owner_to_sharers)"
         )),
     }
 }

@@ -14,7 +14,10 @@
 //!   0 = generated, 1 = peer, 2 = local.
 //! * **Data.** Each line carries memory, a copy per agent whose role keeps
 //!   one, and a ghost "latest write", over `values` distinct values. Stores
-//!   pick any value; checks compare against the ghost.
+//!   pick any value; checks compare against the ghost. An agent whose role
+//!   reads with `check_window` also keeps a read window per line: the
+//!   values that were the ghost at some moment since its last local event
+//!   there (a bit each), which such a read must hit.
 //! * **Directory.** If the protocol uses them, the home's owner and sharers
 //!   per line, and an ack counter per agent whose role counts acks.
 //! * **Network.** For each line, message type and *tuple* (sender, receiver,
@@ -192,6 +195,10 @@ pub struct System {
     pub(crate) copy_at: Vec<Option<usize>>,
     /// Per agent: offset of its ack counter.
     pub(crate) acks_at: Vec<Option<usize>>,
+    /// Per agent whose role reads with `check_window`: offset of its read
+    /// window, the set of values (a bit each) that were the latest write
+    /// at some moment since its last local event on the line.
+    pub(crate) window_at: Vec<Option<usize>>,
     /// Offset of the home's owner and sharers.
     pub(crate) dir_at: Option<usize>,
     mem_at: usize,
@@ -280,6 +287,25 @@ impl System {
                 at += 1;
             }
         }
+        let reads_windows = |r: usize| {
+            ir.roles[r].transitions.iter().any(|t| {
+                matches!(&t.outcome, crate::ir::Outcome::Go { actions, .. }
+                    if actions.contains(&crate::ir::Action::CheckWindow))
+            })
+        };
+        let mut window_at = vec![None; n];
+        for (a, &r) in agent_role.iter().enumerate() {
+            if reads_windows(r) {
+                window_at[a] = Some(at);
+                at += 1;
+            }
+        }
+        if window_at.iter().any(Option::is_some) && cfg.values > 8 {
+            return Err(format!(
+                "check_window keeps a bit per data value: at most 8 values, got {}",
+                cfg.values
+            ));
+        }
         let dir_at = uses_directory.then(|| {
             at += 2;
             at - 2
@@ -324,6 +350,7 @@ impl System {
             local_events,
             copy_at,
             acks_at,
+            window_at,
             dir_at,
             mem_at,
             ghost_at,
@@ -835,6 +862,16 @@ impl Apply<'_> {
         self.sys.line_off(self.line)
     }
 
+    /// `v` becomes the latest write: the ghost, and a value every open
+    /// read window has seen.
+    fn latest(&mut self, v: u8) {
+        let b = self.base();
+        self.s[b + self.sys.ghost_at] = v;
+        for w in self.sys.window_at.iter().flatten() {
+            self.s[b + w] |= 1 << v;
+        }
+    }
+
     fn value(&self) -> u8 {
         self.sys.value_of(self.s, self.line, self.agent)
     }
@@ -928,13 +965,23 @@ impl Effects<()> for Apply<'_> {
             Some(c) => self.s[b + c] = v,
             None => self.s[b + self.sys.mem_at] = v,
         }
-        self.s[b + self.sys.ghost_at] = v;
+        self.latest(v);
         Ok(())
     }
 
     fn check(&mut self) -> Result<(), String> {
         let b = self.base();
         if self.value() != self.s[b + self.sys.ghost_at] {
+            let e = self.sys.err_off();
+            self.s[e] = 1;
+        }
+        Ok(())
+    }
+
+    fn check_window(&mut self) -> Result<(), String> {
+        let w = self.sys.window_at[self.agent].expect("a window where the role reads with one");
+        let v = self.input.unwrap_or_else(|| self.value());
+        if self.s[self.base() + w] & (1 << v) == 0 {
             let e = self.sys.err_off();
             self.s[e] = 1;
         }
@@ -948,7 +995,7 @@ impl Effects<()> for Apply<'_> {
             Some(c) => self.s[b + c] = v,
             None => self.s[b + self.sys.mem_at] = v,
         }
-        self.s[b + self.sys.ghost_at] = v;
+        self.latest(v);
         Ok(())
     }
 
@@ -1092,6 +1139,11 @@ impl Model for System {
                 let (l, a) = (line as usize, agent as usize);
                 let row = self.local_row(s, l, a, event as usize)?;
                 let mut v = s.0.to_vec();
+                // A local event starts the agent's read window on the line.
+                if let Some(w) = self.window_at[a] {
+                    let b = self.line_off(l);
+                    v[b + w] = 1 << v[b + self.ghost_at];
+                }
                 // A local event's "received data" is the op's own value.
                 self.apply(
                     &mut v,

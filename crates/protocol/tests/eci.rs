@@ -253,22 +253,10 @@ fn complete_dc_rows() {
     go("I", "RLDI", "I_RLDD", &["AXI_RD"]);
 }
 
-/// Why the CPU drops the data in `IS_D_I` and misses again instead of
-/// using it once (as the FPGA's CC hands its crossed loads' data to its
-/// application, `eci-cc`'s `load-crossed-by-*` equations): with a `check`
-/// on that row (the load reading the overtaken data), the checker finds a
-/// read of a value older than the latest write. The forward (`SINV`, for the
-/// application's lock) overtakes the grant's data (`PSHA`) on its own
-/// channel; the CPU acknowledges it (`HAKI`), the application writes, and
-/// only then does the stale data arrive. The value was the latest when the
-/// DC granted it, inside the load's window, so using it once would be a
-/// correct (linearizable) read; but the data-value property compares a
-/// read with the latest write when it happens, and a check against the
-/// writes of the read's own window is not modelled. Until it is, the
-/// shipped row reads nothing and the load misses again (one more round
-/// trip; the DC's contended-grant hold keeps that from livelocking).
-#[test]
-fn using_the_data_once_in_is_d_i_reads_a_value_older_than_the_latest_write() {
+/// The peer table of `eci-dc` with the row for the overtaken data
+/// (`IS_D_I` + `PSHA`, which reads nothing in the shipped spec) reading it
+/// with `action`.
+fn overtaken_data_read_by(action: &str) -> ccsim_protocol::Spec {
     let mut spec = load_spec("eci-dc").unwrap();
     let row = spec
         .peer
@@ -279,7 +267,80 @@ fn using_the_data_once_in_is_d_i_reads_a_value_older_than_the_latest_write() {
         .find(|r| r.state == "IS_D_I" && r.event == "PSHA")
         .expect("the peer's row for the overtaken data");
     assert_eq!((row.next.as_deref(), row.actions.len()), (Some("I"), 0));
-    row.actions.push("check".to_string());
+    row.actions.push(action.to_string());
+    spec
+}
+
+/// Why the CPU drops the data in `IS_D_I` and misses again instead of
+/// using it once (as the FPGA's CC hands its crossed loads' data to its
+/// application, `eci-cc`'s `load-crossed-by-*` equations): with a `check`
+/// on that row (the load reading the overtaken data), the checker finds a
+/// read of a value older than the latest write. The forward (`SINV`, for
+/// the application's lock) overtakes the grant's data (`PSHA`) on its own
+/// channel; the CPU acknowledges it (`HAKI`), the application writes, and
+/// only then does the stale data arrive. The value was the latest when the
+/// DC granted it, inside the load's window, so using it once is a correct
+/// (linearizable) read, which `check` cannot tell: `check_window` can (the
+/// next test).
+#[test]
+fn using_the_data_once_in_is_d_i_reads_a_value_older_than_the_latest_write() {
+    let r = check(&overtaken_data_read_by("check"), &CheckOptions::default()).unwrap();
+    assert!(!r.verified, "{}", r.to_text());
+    let v = &r.violations[0];
+    assert_eq!(v.property, "data-value");
+    assert_eq!(
+        v.trace,
+        [
+            "cpu -> cpu: load(A)",
+            "app -> app: lock(A)",
+            "cpu -> dc: RLDD(A)",
+            "dc -> app: AXI_RD(A)",
+            "app -> dc: AXI_RD_DONE(A)",
+            "app -> dc: LCL_LOCK(A)",
+            "dc -> cpu: SINV(A)",
+            "cpu -> dc: HAKI(A)",
+            "dc -> app: LCL_ACK(A)",
+            "app -> app: write(A=1)",
+            "dc -> cpu: PSHA(A, data=0)",
+        ],
+        "{}",
+        r.to_text()
+    );
+}
+
+/// The same read as a windowed one (`check_window`): the data must have
+/// been the latest write at some moment since the load began, which the
+/// overtaken grant always was. The DC verifies with the CPU using the data
+/// once, in more states than the shipped spec's 10,480 (pinned_counts): the
+/// CPU's window, the values it has seen, is part of the state.
+#[test]
+fn the_overtaken_data_is_a_read_within_its_window() {
+    let r = check(
+        &overtaken_data_read_by("check_window"),
+        &CheckOptions::default(),
+    )
+    .unwrap();
+    assert!(r.verified, "{}", r.to_text());
+    assert_eq!(
+        (r.reachable_states, r.system_transitions),
+        (12_381, 35_363),
+        "{}",
+        r.to_text()
+    );
+}
+
+/// A window starts at the read: a second load merged into the outstanding
+/// miss after the application's write (a row `IS_D_I` + `load` added for
+/// the test) begins a read that the write precedes, so the overtaken data,
+/// older than that write, is not a value of its window.
+#[test]
+fn a_read_that_begins_after_a_write_cannot_return_the_older_value() {
+    let mut spec = overtaken_data_read_by("check_window");
+    let peer = spec.peer.as_mut().unwrap();
+    let mut merge = peer.transition[0].clone();
+    (merge.state, merge.event, merge.guard) = ("IS_D_I".into(), "load".into(), None);
+    (merge.next, merge.actions, merge.stall) = (Some("IS_D_I".into()), vec![], false);
+    peer.transition.push(merge);
     let r = check(&spec, &CheckOptions::default()).unwrap();
     assert!(!r.verified, "{}", r.to_text());
     let v = &r.violations[0];
@@ -297,6 +358,7 @@ fn using_the_data_once_in_is_d_i_reads_a_value_older_than_the_latest_write() {
             "cpu -> dc: HAKI(A)",
             "dc -> app: LCL_ACK(A)",
             "app -> app: write(A=1)",
+            "cpu -> cpu: load(A)",
             "dc -> cpu: PSHA(A, data=0)",
         ],
         "{}",

@@ -81,6 +81,19 @@ fn sv_lints_clean_with_verilator() {
 /// Runs rumur on the Murphi export and returns the (states, rules fired)
 /// it reports.
 fn rumur_states(murphi: &str, tag: &str) -> (u64, u64) {
+    let (verified, text) = rumur_verify(murphi, tag);
+    assert!(verified, "verifier failed:\n{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains(" states, ") && l.contains(" rules fired in "))
+        .unwrap_or_else(|| panic!("no count in:\n{text}"));
+    let w: Vec<&str> = line.split_whitespace().collect();
+    (w[0].parse().unwrap(), w[2].parse().unwrap())
+}
+
+/// Builds the Murphi export with rumur and runs the verifier: whether it
+/// verified, and what it printed.
+fn rumur_verify(murphi: &str, tag: &str) -> (bool, String) {
     require("rumur", "--version");
     require("cc", "--version");
     let d = tmpdir(tag);
@@ -120,21 +133,19 @@ fn rumur_states(murphi: &str, tag: &str) -> (u64, u64) {
     let out = Command::new(&exe).output().unwrap();
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "verifier failed:\n{text}");
-    let line = text
-        .lines()
-        .find(|l| l.contains(" states, ") && l.contains(" rules fired in "))
-        .unwrap_or_else(|| panic!("no count in:\n{text}"));
-    let w: Vec<&str> = line.split_whitespace().collect();
-    (w[0].parse().unwrap(), w[2].parse().unwrap())
+    (out.status.success(), text)
 }
 
 fn rumur_agrees(spec_name: &str, cfg: Option<SystemConfig>) {
-    let spec = load_spec(spec_name).unwrap();
-    let (ir, _) = generate(&spec).unwrap();
+    rumur_agrees_on(&load_spec(spec_name).unwrap(), spec_name, cfg);
+}
+
+/// rumur's and ccsim's counts of `spec` (`tag` names its files) agree.
+fn rumur_agrees_on(spec: &ccsim_protocol::Spec, spec_name: &str, cfg: Option<SystemConfig>) {
+    let (ir, _) = generate(spec).unwrap();
     let cfg = cfg.unwrap_or_else(|| (&spec.check).into());
     let r = check(
-        &spec,
+        spec,
         &CheckOptions {
             config: Some(cfg.clone()),
             max_states: 0,
@@ -157,6 +168,50 @@ fn rumur_agrees(spec_name: &str, cfg: Option<SystemConfig>) {
 #[test]
 fn rumur_agrees_on_eci_dc() {
     rumur_agrees("eci-dc", None);
+}
+
+/// `eci-dc` with the CPU using the overtaken data in `IS_D_I` once, as a
+/// windowed read (tests/eci.rs, `overtaken_data_read_by`).
+fn eci_dc_with_a_read_window() -> ccsim_protocol::Spec {
+    let mut spec = load_spec("eci-dc").unwrap();
+    spec.peer
+        .as_mut()
+        .unwrap()
+        .transition
+        .iter_mut()
+        .find(|r| r.state == "IS_D_I" && r.event == "PSHA")
+        .unwrap()
+        .actions
+        .push("check_window".into());
+    spec
+}
+
+/// The read window (`check_window`) exported to Murphi: rumur counts the
+/// same states as ccsim (tests/eci.rs,
+/// `the_overtaken_data_is_a_read_within_its_window`).
+#[test]
+fn rumur_agrees_on_eci_dc_with_a_read_window() {
+    rumur_agrees_on(&eci_dc_with_a_read_window(), "eci-dc-window", None);
+}
+
+/// ... and rumur finds the read that begins after the write and returns
+/// the older value (a second load merged into the miss, tests/eci.rs
+/// `a_read_that_begins_after_a_write_cannot_return_the_older_value`).
+#[test]
+fn rumur_finds_a_read_older_than_its_window() {
+    let mut spec = eci_dc_with_a_read_window();
+    let peer = spec.peer.as_mut().unwrap();
+    let mut merge = peer.transition[0].clone();
+    (merge.state, merge.event, merge.guard) = ("IS_D_I".into(), "load".into(), None);
+    (merge.next, merge.actions, merge.stall) = (Some("IS_D_I".into()), vec![], false);
+    peer.transition.push(merge);
+    let (ir, _) = generate(&spec).unwrap();
+    let (verified, text) = rumur_verify(
+        &export_murphi(&ir, &(&spec.check).into()),
+        "eci-dc-window-merged",
+    );
+    assert!(!verified, "{text}");
+    assert!(text.contains("data-value"), "{text}");
 }
 
 #[test]
