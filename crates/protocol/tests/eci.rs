@@ -271,6 +271,23 @@ fn overtaken_data_read_by(action: &str) -> ccsim_protocol::Spec {
     spec
 }
 
+/// The shortest way to a write after a grant whose data a forward
+/// overtook: the CPU's load is granted (`PSHA` on its way), the forward for
+/// the application's lock (`SINV`) overtakes it and is acknowledged
+/// (`HAKI`), and the application writes.
+const OVERTAKEN: [&str; 10] = [
+    "cpu -> cpu: load(A)",
+    "app -> app: lock(A)",
+    "cpu -> dc: RLDD(A)",
+    "dc -> app: AXI_RD(A)",
+    "app -> dc: AXI_RD_DONE(A)",
+    "app -> dc: LCL_LOCK(A)",
+    "dc -> cpu: SINV(A)",
+    "cpu -> dc: HAKI(A)",
+    "dc -> app: LCL_ACK(A)",
+    "app -> app: write(A=1)",
+];
+
 /// Why the CPU drops the data in `IS_D_I` and misses again instead of
 /// using it once (as the FPGA's CC hands its crossed loads' data to its
 /// application, `eci-cc`'s `load-crossed-by-*` equations): with a `check`
@@ -290,19 +307,7 @@ fn using_the_data_once_in_is_d_i_reads_a_value_older_than_the_latest_write() {
     assert_eq!(v.property, "data-value");
     assert_eq!(
         v.trace,
-        [
-            "cpu -> cpu: load(A)",
-            "app -> app: lock(A)",
-            "cpu -> dc: RLDD(A)",
-            "dc -> app: AXI_RD(A)",
-            "app -> dc: AXI_RD_DONE(A)",
-            "app -> dc: LCL_LOCK(A)",
-            "dc -> cpu: SINV(A)",
-            "cpu -> dc: HAKI(A)",
-            "dc -> app: LCL_ACK(A)",
-            "app -> app: write(A=1)",
-            "dc -> cpu: PSHA(A, data=0)",
-        ],
+        [&OVERTAKEN[..], &["dc -> cpu: PSHA(A, data=0)"]].concat(),
         "{}",
         r.to_text()
     );
@@ -348,19 +353,10 @@ fn a_read_that_begins_after_a_write_cannot_return_the_older_value() {
     assert_eq!(
         v.trace,
         [
-            "cpu -> cpu: load(A)",
-            "app -> app: lock(A)",
-            "cpu -> dc: RLDD(A)",
-            "dc -> app: AXI_RD(A)",
-            "app -> dc: AXI_RD_DONE(A)",
-            "app -> dc: LCL_LOCK(A)",
-            "dc -> cpu: SINV(A)",
-            "cpu -> dc: HAKI(A)",
-            "dc -> app: LCL_ACK(A)",
-            "app -> app: write(A=1)",
-            "cpu -> cpu: load(A)",
-            "dc -> cpu: PSHA(A, data=0)",
-        ],
+            &OVERTAKEN[..],
+            &["cpu -> cpu: load(A)", "dc -> cpu: PSHA(A, data=0)"]
+        ]
+        .concat(),
         "{}",
         r.to_text()
     );
