@@ -140,7 +140,7 @@ fn rumur_agrees(spec_name: &str, cfg: Option<SystemConfig>) {
     rumur_agrees_on(&load_spec(spec_name).unwrap(), spec_name, cfg);
 }
 
-/// rumur's and ccsim's counts of `spec` (`tag` names its files) agree.
+/// rumur's and ccsim's counts of `spec` agree (`spec_name` names its files).
 fn rumur_agrees_on(spec: &ccsim_protocol::Spec, spec_name: &str, cfg: Option<SystemConfig>) {
     let (ir, _) = generate(spec).unwrap();
     let cfg = cfg.unwrap_or_else(|| (&spec.check).into());
