@@ -713,7 +713,8 @@ pub trait Effects<D> {
     fn check(&mut self) -> Result<(), String> {
         Err(cannot("check"))
     }
-    /// The received data (else the agent's value) must have been the
+    /// The received data (in a local row, or without data, the agent's
+    /// value) must have been the
     /// latest write at some moment since the read began
     /// ([`crate::ir::Action::CheckWindow`]).
     fn check_window(&mut self) -> Result<(), String> {

@@ -530,7 +530,7 @@ impl Murphi<'_> {
                     m: self,
                     agent: a,
                     role: r,
-                    starts_read: !ev.message && sys.window_at[a].is_some(),
+                    local: !ev.message,
                     holds_before: src_state.holds_data,
                     next,
                     actions,
@@ -754,8 +754,8 @@ struct RowText<'a> {
     m: &'a Murphi<'a>,
     agent: usize,
     role: usize,
-    /// A local event of an agent with a read window: the row starts a read.
-    starts_read: bool,
+    /// A local event's row (its input is the op's value, not data read).
+    local: bool,
     holds_before: bool,
     next: &'a str,
     actions: &'a [crate::ir::Action],
@@ -795,7 +795,8 @@ impl RowText<'_> {
         } else {
             "mem[l]".to_string()
         };
-        if self.starts_read {
+        // A local event starts the agent's read window.
+        if self.local && sys.window_at[a].is_some() {
             b.push_str(&format!(
                 "  for x: Val do {w}[l][x] := (x = ghost[l]); endfor;\n",
                 w = m.window(a)
@@ -887,10 +888,11 @@ impl RowText<'_> {
                     format!("{value_var} := {v}; ghost[l] := {v};{}", m.windows_see(v))
                 }
                 Action::Check => format!("if {value_var} != ghost[l] then err := 1; endif;"),
+                // The data received; a local row (a hit) reads the value.
                 Action::CheckWindow => format!(
                     "if !{}[l][{}] then err := 1; endif;",
                     m.window(a),
-                    input.unwrap_or(&value_var)
+                    input.filter(|_| !self.local).unwrap_or(&value_var)
                 ),
                 Action::Write => format!(
                     "{value_var} := {fresh}; ghost[l] := {fresh};{}",

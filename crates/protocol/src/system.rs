@@ -600,18 +600,22 @@ impl System {
         })
     }
 
-    /// Applies `row` for `agent` on `line`.
-    #[allow(clippy::too_many_arguments)]
+    /// Applies `row` for `agent` on `line`: a delivery's (its data
+    /// `input`, sender, requester and whether it is an ack), or a local
+    /// event's (`delivery` None; its "received data" is the op's own value
+    /// `fresh`).
     fn apply(
         &self,
         s: &mut Vec<u8>,
         line: usize,
         agent: usize,
         row: &Row<()>,
-        input: Option<u8>,
         fresh: u8,
-        (src, req, ack): (u8, u8, bool),
+        delivery: Option<(Option<u8>, u8, u8, bool)>,
     ) {
+        let local = delivery.is_none();
+        let (input, src, req, ack) =
+            delivery.unwrap_or((Some(fresh), agent as u8, agent as u8, false));
         let mut dir = self.dir(s, line, agent);
         if ack {
             dir.acks -= 1;
@@ -622,6 +626,7 @@ impl System {
             line,
             agent,
             input,
+            local,
             fresh,
             src,
             req,
@@ -845,6 +850,8 @@ struct Apply<'a> {
     line: usize,
     agent: usize,
     input: Option<u8>,
+    /// A local event's row (its `input` is the op's value, not data read).
+    local: bool,
     fresh: u8,
     src: u8,
     req: u8,
@@ -980,7 +987,11 @@ impl Effects<()> for Apply<'_> {
 
     fn check_window(&mut self) -> Result<(), String> {
         let w = self.sys.window_at[self.agent].expect("a window where the role reads with one");
-        let v = self.input.unwrap_or_else(|| self.value());
+        // The data received; a local row (a hit) reads the agent's value.
+        let v = match self.input {
+            Some(d) if !self.local => d,
+            _ => self.value(),
+        };
         if self.s[self.base() + w] & (1 << v) == 0 {
             let e = self.sys.err_off();
             self.s[e] = 1;
@@ -1144,16 +1155,7 @@ impl Model for System {
                     let b = self.line_off(l);
                     v[b + w] = 1 << v[b + self.ghost_at];
                 }
-                // A local event's "received data" is the op's own value.
-                self.apply(
-                    &mut v,
-                    l,
-                    a,
-                    row,
-                    Some(value),
-                    value,
-                    (a as u8, a as u8, false),
-                );
+                self.apply(&mut v, l, a, row, value, None);
                 Some(SysState(v.into_boxed_slice()))
             }
             SysAction::Deliver {
@@ -1182,9 +1184,8 @@ impl Model for System {
                     l,
                     e.dst as usize,
                     row,
-                    input,
                     value,
-                    (e.src, req, f.ack),
+                    Some((input, e.src, req, f.ack)),
                 );
                 Some(SysState(v.into_boxed_slice()))
             }

@@ -361,3 +361,19 @@ fn a_read_that_begins_after_a_write_cannot_return_the_older_value() {
         r.to_text()
     );
 }
+
+/// A windowed read in a local row reads the agent's own value: a load hit
+/// in `S` by `check_window` instead of `check` verifies (its copy is the
+/// latest write, inside the window its own event opened), whatever value
+/// the environment would give a store.
+#[test]
+fn a_windowed_load_hit_reads_the_agents_copy() {
+    let mut spec = load_spec("eci-dc").unwrap();
+    for r in spec.peer.as_mut().unwrap().transition.iter_mut() {
+        if r.event == "load" && r.actions == ["check"] {
+            r.actions = vec!["check_window".into()];
+        }
+    }
+    let r = check(&spec, &CheckOptions::default()).unwrap();
+    assert!(r.verified, "{}", r.to_text());
+}

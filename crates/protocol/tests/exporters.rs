@@ -194,6 +194,19 @@ fn rumur_agrees_on_eci_dc_with_a_read_window() {
     rumur_agrees_on(&eci_dc_with_a_read_window(), "eci-dc-window", None);
 }
 
+/// A windowed read in a local row reads the agent's copy, in Murphi as in
+/// ccsim (tests/eci.rs, `a_windowed_load_hit_reads_the_agents_copy`).
+#[test]
+fn rumur_agrees_on_windowed_load_hits() {
+    let mut spec = load_spec("eci-dc").unwrap();
+    for r in spec.peer.as_mut().unwrap().transition.iter_mut() {
+        if r.event == "load" && r.actions == ["check"] {
+            r.actions = vec!["check_window".into()];
+        }
+    }
+    rumur_agrees_on(&spec, "eci-dc-window-hits", None);
+}
+
 /// ... and rumur finds the read that begins after the write and returns
 /// the older value (a second load merged into the miss, tests/eci.rs
 /// `a_read_that_begins_after_a_write_cannot_return_the_older_value`).
