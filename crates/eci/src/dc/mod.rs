@@ -706,7 +706,7 @@ impl DirectoryController {
         let dcu = &self.dcus[d];
         if dcu.busy_until > now
             || dcu.line.is_some_and(|l| l != m.line)
-            || (!self.held_until.is_empty() && self.app_held(m, now).is_some())
+            || self.app_held(m, now).is_some()
         {
             return None;
         }
@@ -751,7 +751,6 @@ impl DirectoryController {
         let table = &*self.dc_table;
         let mut stalls = 0;
         let mut held = None;
-        let holds = !self.held_until.is_empty();
         for (queue, q) in [&dcu.responses, &dcu.requests].into_iter().enumerate() {
             // By index: the queues are short (usually one message), and
             // indexing skips an iterator's set-up over the ring's halves.
@@ -760,11 +759,9 @@ impl DirectoryController {
                 if dcu.line.is_some_and(|l| l != m.line) {
                     continue;
                 }
-                if holds {
-                    if let Some(until) = self.app_held(m, now) {
-                        held = Some(held.map_or(until, |h: Tick| h.min(until)));
-                        continue;
-                    }
+                if let Some(until) = self.app_held(m, now) {
+                    held = Some(held.map_or(until, |h: Tick| h.min(until)));
+                    continue;
                 }
                 let state = self.st(m.line);
                 let Some(event) = table.msg_event[m.msg as usize] else {
@@ -793,7 +790,11 @@ impl DirectoryController {
     /// grant's hold at `now`: the hold's end.
     #[inline]
     fn app_held(&self, m: &CohMsg, now: Tick) -> Option<Tick> {
-        if !self.is_request[m.msg as usize] || self.tables.msgs[m.msg as usize].from != LOCAL {
+        // No hold configured or none given yet: one comparison.
+        if self.held_until.is_empty()
+            || !self.is_request[m.msg as usize]
+            || self.tables.msgs[m.msg as usize].from != LOCAL
+        {
             return None;
         }
         self.held_until
