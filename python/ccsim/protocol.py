@@ -8,7 +8,7 @@ thin wrapper over the Rust crate ``ccsim-protocol``; a malformed spec raises
 >>> import ccsim.protocol as p
 >>> r = p.check("eci-dc")
 >>> r.verified, r.reachable_states
-(True, 10480)
+(True, 12381)
 """
 
 from __future__ import annotations

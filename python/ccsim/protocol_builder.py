@@ -482,7 +482,7 @@ def _cpu_completion_rows(t: _Table) -> None:
     t.on("I", "io_store", "I_IO_A", "send IOBST")
     t.on("I_IO_A", "IOBACK", "I")
     # Holding nothing, the LLC answers every forward with HAKI; a load-through
-    # invalidated before its data came uses it without checking it (IS_D_I).
+    # invalidated before its data came uses it once, as a load does (IS_D_I).
     for f in ["FLDRS", "FLDX", "FEVX", "SINV"]:
         t.on("IT_D", f, "IS_D_I", "send HAKI")
         for st in ["I_ST_A", "I_AT_A", "I_IO_D", "I_IO_A"]:
@@ -523,7 +523,7 @@ def _cpu_table(b: ProtocolBuilder, eci_e_return: bool) -> None:
     t.state("IS_D", "I to S: RLDD sent, waiting for data", stable=False)
     t.state("IE_D", "I to E: RLDX sent, waiting for data", stable=False)
     t.state("SE_D", "S to E: RC2D_S sent, waiting for data; the S copy is kept until then", access="read", stable=False)
-    t.state("IS_D_I", "I to S, invalidated before the data came: drop the data, which may be older than a write made since, and miss again", stable=False)
+    t.state("IS_D_I", "I to S, invalidated before the data came: the data answers the loads begun before the invalidation once (it was the latest write at some moment since they began) and is not kept; loads begun later miss again", stable=False)
     t.state("IE_D_I", "I to E, invalidated before the data came: give the line back with VICC", stable=False)
     t.event("load", "a core loads from the line")
     t.event("getx", "a core wants to write: ask for Exclusive")
@@ -549,11 +549,13 @@ def _cpu_table(b: ProtocolBuilder, eci_e_return: bool) -> None:
     t.on("IS_D", "PSHA", "S", "fill", "check")
     t.on("IE_D", "PEMD", "E", "fill")
     t.on("SE_D", "PEMD", "E", "fill")
-    t.on("IS_D_I", "PSHA", "I")
+    # gem5's IS_I: the data a forward overtook answers the load that missed,
+    # read by `check_window`, and is not kept.
+    t.on("IS_D_I", "PSHA", "I", "check_window")
     t.on("IE_D_I", "PEMD", "I", "send VICC")
     if eci_e_return:
         t.on("IS_D", "PEMD", "E", "fill", "check")
-        t.on("IS_D_I", "PEMD", "I", "send VICC")
+        t.on("IS_D_I", "PEMD", "I", "check_window", "send VICC")
     fwds = ["FLDRS", "FLDX", "FEVX", "SINV"]
     for f in fwds:
         t.on("I", f, "I", "send HAKI")

@@ -68,18 +68,18 @@ def test_a_protocol_violation_exits_1_with_the_counterexample():
 
 
 def test_a_spec_file_with_a_windowed_read_checks_from_the_command_line(tmp_path):
-    """A user's copy of eci-dc whose CPU uses the data a forward overtook
-    once: as a `check` it is a stale read (exit 1), as a `check_window` it
-    verifies (exit 0), with the window's states counted."""
+    """A user's copy of eci-dc, whose CPU uses the data a forward overtook
+    once: read as a `check` it is a stale read (exit 1), as the shipped
+    `check_window` it verifies (exit 0), with the window's states counted."""
     from pathlib import Path
 
     shipped = (Path(__file__).resolve().parents[2] / "protocols" / "eci-dc.toml").read_text()
-    row = 'state = "IS_D_I"\nevent = "PSHA"\nnext = "I"\nactions = []'
+    row = 'state = "IS_D_I"\nevent = "PSHA"\nnext = "I"\nactions = ["check_window"]'
     assert shipped.count(row) == 1
     counts = {}
     for action, code in (("check", 1), ("check_window", 0)):
         spec = tmp_path / f"eci-dc-{action}.toml"
-        spec.write_text(shipped.replace(row, row.replace("[]", f'["{action}"]')))
+        spec.write_text(shipped.replace(row, row.replace("check_window", action)))
         r = run_cli("protocol", "check", spec, "--json")
         assert r.returncode == code, (action, r.stdout, r.stderr)
         report = json.loads(r.stdout)

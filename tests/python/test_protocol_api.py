@@ -21,7 +21,7 @@ def test_shipped_specs_are_listed():
 def test_eci_dc_verifies_with_the_pinned_state_count():
     r = protocol.check("eci-dc")
     assert r.verified
-    assert r.reachable_states == 10480  # rumur reports the same (crates/protocol tests)
+    assert r.reachable_states == 12381  # rumur reports the same (crates/protocol tests)
     assert r.violations == []
     assert "verified" in r.text
 

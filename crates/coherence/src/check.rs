@@ -12,7 +12,10 @@
 //!   access beside it;
 //! * **data-value**: every agent with access holds the latest write; if no
 //!   agent holds write access and no write-back is in flight, memory holds
-//!   it; every `check` action (a program read) reads it.
+//!   it; every `check` action (a program read) reads it, and every
+//!   `check_window` action (data used once, gem5's `IS_I`) reads a value
+//!   that was the latest write at some moment of its read window (see
+//!   [`Checker::open_window`]).
 //!
 //! With checks on, messages are also tracked from send to handling (a
 //! message waiting or stalled in a DCU queue is still pending), so
@@ -223,6 +226,10 @@ pub struct Checker {
     /// lookup. Empty with checks off.
     views: HashMap<u64, LineView>,
     ghost: HashMap<u64, Box<Line>>,
+    /// The cache role's open read windows (checks on, tables whose cache
+    /// reads with `check_window`): per line, the latest write when the
+    /// window opened and every write since, with their times.
+    windows: HashMap<u64, Vec<(Tick, Line)>>,
     /// Violations found, in order; the first one stops the run.
     pub violations: Vec<String>,
     /// Transitions checked.
@@ -247,6 +254,7 @@ impl Checker {
             enabled,
             views: HashMap::default(),
             ghost: HashMap::default(),
+            windows: HashMap::default(),
             violations: Vec::new(),
             checked: 0,
         }
@@ -331,10 +339,66 @@ impl Checker {
         }));
     }
 
-    /// A `store` action wrote `data` to `line`.
-    pub fn store(&mut self, line: u64, data: &Line) {
+    /// A `store` action wrote `data` to `line` at `now`.
+    pub fn store(&mut self, now: Tick, line: u64, data: &Line) {
         if self.enabled {
             self.ghost.insert(line, Box::new(*data));
+            if let Some(w) = self.windows.get_mut(&line) {
+                w.push((now, *data));
+            }
+        }
+    }
+
+    /// The cache role ran a local row on `line` at `now`: its read window
+    /// on the line starts again, holding the latest write (the checker's
+    /// `window_at`, reset at the agent's local events). Kept only while
+    /// the line has open work ([`Checker::close_window`]), so windows stay
+    /// as few as the misses in flight.
+    pub fn open_window(&mut self, now: Tick, line: u64) {
+        if self.enabled {
+            let latest = self.latest(line);
+            let w = self.windows.entry(line).or_default();
+            w.clear();
+            w.push((now, latest));
+        }
+    }
+
+    /// The cache's line is stable again: no read is open on it.
+    pub fn close_window(&mut self, line: u64) {
+        if self.enabled {
+            self.windows.remove(&line);
+        }
+    }
+
+    /// A `check_window` read by `role` of `data` from `line`, for a read
+    /// that began at `since` (`None`: when the window opened): `data` must
+    /// be the latest write then or a write since. Without an open window
+    /// only the latest write passes (the narrowest window).
+    pub fn check_window_read(
+        &mut self,
+        now: Tick,
+        line: u64,
+        role: usize,
+        since: Option<Tick>,
+        data: &Line,
+    ) {
+        if !self.enabled || *data == self.latest(line) {
+            return;
+        }
+        let seen = self.windows.get(&line).is_some_and(|w| {
+            // The write that was the latest at `since`, and every later one.
+            let since = since.unwrap_or(w[0].0);
+            let first = w.iter().rposition(|&(t, _)| t <= since).unwrap_or(0);
+            w[first..].iter().any(|(_, v)| v == data)
+        });
+        if !seen {
+            let who = self.tables.agent(role).to_string();
+            self.violation(
+                now,
+                format!(
+                    "data-value: {who} read line {line:#x} once, but it was not the latest write at any moment since the read began"
+                ),
+            );
         }
     }
 
@@ -568,4 +632,45 @@ fn stuck_lines(
     lines.sort_unstable();
     lines.dedup();
     lines.into_iter().map(describe).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LINE_BYTES;
+
+    /// A read once passes if its value was the latest write at some moment
+    /// since the read began: the value latest when it began, or one written
+    /// since; never a value overwritten before it began, nor one that was
+    /// never written.
+    #[test]
+    fn a_read_once_returns_a_value_of_its_own_window() {
+        let mut c = Checker::new(Tables::eci_dc().unwrap(), true);
+        let line = 7;
+        let old = c.latest(line);
+        let (new, never) = ([1; LINE_BYTES], [2; LINE_BYTES]);
+        c.open_window(100, line);
+        c.store(200, line, &new);
+        // Began before the write (or when the window opened): both pass.
+        c.check_window_read(300, line, PEER, Some(150), &old);
+        c.check_window_read(300, line, PEER, None, &old);
+        c.check_window_read(300, line, PEER, Some(150), &new);
+        assert!(c.violations.is_empty(), "{:?}", c.violations);
+        // Began after the write: the older value is not in its window.
+        c.check_window_read(300, line, PEER, Some(250), &old);
+        assert_eq!(c.violations.len(), 1);
+        c.check_window_read(300, line, PEER, Some(150), &never);
+        assert_eq!(c.violations.len(), 2);
+        assert!(
+            c.violations[0].contains("read line 0x7 once"),
+            "{}",
+            c.violations[0]
+        );
+        // Closed (the line stable again): only the latest write passes.
+        c.close_window(line);
+        c.check_window_read(300, line, PEER, None, &old);
+        assert_eq!(c.violations.len(), 3);
+        c.check_window_read(300, line, PEER, None, &new);
+        assert_eq!(c.violations.len(), 3);
+    }
 }

@@ -717,7 +717,7 @@ impl Effects<CcDest> for CcRow<'_, '_> {
         let Some(v) = m.data.as_deref() else {
             return Err(format!("cc: store on {} without data", m.name()));
         };
-        self.cc.checker.borrow_mut().store(m.line, v);
+        self.cc.checker.borrow_mut().store(now, m.line, v);
         self.cc.store_log.push((now, m.line, *v));
         match self.copy.as_deref_mut() {
             Some(c) => *c = *v,

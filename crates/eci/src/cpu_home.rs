@@ -530,7 +530,7 @@ impl Effects<()> for HomeRow<'_, '_> {
             h.store_log.push((self.now, line, w, val));
         }
         h.mem.write(line, &v);
-        h.checker.borrow_mut().store(line, &v);
+        h.checker.borrow_mut().store(self.now, line, &v);
         Ok(())
     }
 

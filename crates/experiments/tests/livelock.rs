@@ -82,6 +82,20 @@ fn with_the_hold_every_store_completes_and_memory_matches_the_reference() {
     }
 }
 
+/// A load whose grant a forward overtook (the LLC in `IS_D_I`, the lock's or
+/// clean-invalidate's `SINV` ahead of the `PSHA`) completes with that data,
+/// used once and not kept (gem5's `IS_I`), instead of asking again; the
+/// online checks compare each such read with its own window, the values
+/// that were the latest write at some moment since the load issued.
+#[test]
+fn overtaken_grants_answer_their_loads_once() {
+    for (system, seed, once) in [("dc_bram", 1, 59), ("dc_ddr", 1, 24)] {
+        let (sys, r) = random_run(system, seed, 200_000, None);
+        r.unwrap_or_else(|e| panic!("{system} seed {seed}: {e}"));
+        assert_eq!(sys.cpu().loads_read_once(), once, "{system} seed {seed}");
+    }
+}
+
 /// Every core operation completed and every line equals the sequential
 /// reference.
 fn assert_completes_as_the_reference(sys: &CoherentSystem, ops: usize, lines: u64, what: &str) {

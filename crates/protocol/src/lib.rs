@@ -32,7 +32,7 @@
 //! assert!(stats.states > stats.stable_states); // transient states were generated
 //! let report = check(&spec, &CheckOptions::default()).unwrap();
 //! assert!(report.verified, "{}", report.to_text());
-//! assert_eq!(report.reachable_states, 10_480); // rumur reports the same
+//! assert_eq!(report.reachable_states, 12_381); // rumur reports the same
 //!
 //! // The same table, exported.
 //! let json = ccsim_protocol::export::export_json(&ir);

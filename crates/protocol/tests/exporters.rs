@@ -165,33 +165,12 @@ fn rumur_agrees_on(spec: &ccsim_protocol::Spec, spec_name: &str, cfg: Option<Sys
     );
 }
 
+/// The shipped DC, whose CPU uses the data a forward overtook once, as a
+/// windowed read (`IS_D_I` + `PSHA` by `check_window`): rumur counts the
+/// read window's states as ccsim does (tests/eci.rs, `pinned_counts`).
 #[test]
 fn rumur_agrees_on_eci_dc() {
     rumur_agrees("eci-dc", None);
-}
-
-/// `eci-dc` with the CPU using the overtaken data in `IS_D_I` once, as a
-/// windowed read (tests/eci.rs, `overtaken_data_read_by`).
-fn eci_dc_with_a_read_window() -> ccsim_protocol::Spec {
-    let mut spec = load_spec("eci-dc").unwrap();
-    spec.peer
-        .as_mut()
-        .unwrap()
-        .transition
-        .iter_mut()
-        .find(|r| r.state == "IS_D_I" && r.event == "PSHA")
-        .unwrap()
-        .actions
-        .push("check_window".into());
-    spec
-}
-
-/// The read window (`check_window`) exported to Murphi: rumur counts the
-/// same states as ccsim (tests/eci.rs,
-/// `the_overtaken_data_is_a_read_within_its_window`).
-#[test]
-fn rumur_agrees_on_eci_dc_with_a_read_window() {
-    rumur_agrees_on(&eci_dc_with_a_read_window(), "eci-dc-window", None);
 }
 
 /// A windowed read in a local row reads the agent's copy, in Murphi as in
@@ -212,7 +191,7 @@ fn rumur_agrees_on_windowed_load_hits() {
 /// `a_read_that_begins_after_a_write_cannot_return_the_older_value`).
 #[test]
 fn rumur_finds_a_read_older_than_its_window() {
-    let mut spec = eci_dc_with_a_read_window();
+    let mut spec = load_spec("eci-dc").unwrap();
     let peer = spec.peer.as_mut().unwrap();
     let mut merge = peer.transition[0].clone();
     (merge.state, merge.event, merge.guard) = ("IS_D_I".into(), "load".into(), None);

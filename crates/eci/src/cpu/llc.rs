@@ -193,7 +193,7 @@ impl Effects<()> for LlcRow<'_, '_> {
             self.store_log.push((self.now, self.line, w, val));
         }
         if self.checks {
-            self.checker.borrow_mut().store(self.line, v);
+            self.checker.borrow_mut().store(self.now, self.line, v);
         }
         Ok(())
     }
@@ -205,6 +205,21 @@ impl Effects<()> for LlcRow<'_, '_> {
             self.checker
                 .borrow_mut()
                 .check_read(self.now, self.line, PEER, v);
+        }
+        Ok(())
+    }
+
+    /// The received data (a local row: the copy) was the latest write at
+    /// some moment of the LLC's read window; the loads that use it are
+    /// checked against their own windows in `CoherentCpu::read_once`.
+    #[inline]
+    fn check_window(&mut self) -> Result<(), String> {
+        if self.checks {
+            let copy = self.copy.map(|s| self.copies.get(s));
+            let v = self.input.or(copy).unwrap_or(&[0; LINE_BYTES]);
+            self.checker
+                .borrow_mut()
+                .check_window_read(self.now, self.line, PEER, None, v);
         }
         Ok(())
     }

@@ -421,7 +421,7 @@ impl Default for Done {
 
 /// What a completing op saw of its line, for [`CoherentCpu::complete_at`].
 #[derive(Clone, Copy, Debug)]
-enum Seen {
+enum Seen<'a> {
     /// Nothing (zeros): fences, waits, prefetches.
     Nothing,
     /// The line as the core sees it ([`CoherentCpu::view`]).
@@ -429,6 +429,9 @@ enum Seen {
     /// The same, with the LLC's copy already looked up (the caller changed
     /// nothing since), which saves the lookup on every hit.
     LineAt(u64, Option<CopySlot>),
+    /// Data the LLC received and used once without keeping it (a
+    /// `check_window` row), under the core's own buffered stores.
+    Received(u64, &'a Line),
 }
 
 /// The `coherent_cpu` component.
@@ -450,6 +453,22 @@ pub struct CoherentCpu {
     /// checks off), which is what [`Self::attempt`] finds for a load that
     /// retries after its line's fill. See [`Self::retry_after_fill`].
     load_reads_unchanged: Vec<bool>,
+    /// Per peer state: whether a row there reads received data once
+    /// (`check_window`, gem5's `IS_I`: data a forward overtook answers the
+    /// loads that began before that forward, and is not kept).
+    reads_once: Vec<bool>,
+    /// `reads_once` as a bit per state, modulo 64, for the test on every
+    /// receipt (a state beyond 63 may alias one that reads once: then
+    /// [`Self::read_once`] finds it does nothing).
+    once_mask: u64,
+    /// Whether any state does (with checks on, the LLC's local rows then
+    /// open read windows in the checker).
+    windowed: bool,
+    /// When each line in a `reads_once` state entered it (the forward that
+    /// overtook its data): loads issued by then may use the data.
+    once_since: HashMap<u64, Tick>,
+    /// Loads answered by data used once (see [`Self::loads_read_once`]).
+    read_once_count: u64,
     issue: Tick,
     hit: Tick,
     miss: Tick,
@@ -594,6 +613,18 @@ impl CoherentCpu {
                         .is_some_and(|r| r.read_only && !r.opens)
             })
             .collect();
+        let reads_once = (0..peer.access.len())
+            .map(|st| {
+                (0..peer.n_events).any(|ev| {
+                    peer.row(st, ev)
+                        .is_some_and(|r| r.steps.iter().any(|s| matches!(s, Step::CheckWindow)))
+                })
+            })
+            .collect::<Vec<bool>>();
+        let windowed = reads_once.contains(&true);
+        let once_mask = (0..reads_once.len())
+            .filter(|&st| reads_once[st])
+            .fold(0u64, |m, st| m | 1u64.wrapping_shl(st as u32));
         let n = tables.ir.machines()[PEER].states.len();
         if n >= <LlcLine as Slot>::ABSENT.state as usize {
             return Err(format!(
@@ -645,6 +676,11 @@ impl CoherentCpu {
             driver: None,
             local_ids,
             load_reads_unchanged,
+            reads_once,
+            once_mask,
+            windowed,
+            once_since: HashMap::default(),
+            read_once_count: 0,
             peer,
             tables: Rc::new(tables),
             checks,
@@ -688,6 +724,12 @@ impl CoherentCpu {
     /// not).
     pub fn ops_completed(&self) -> usize {
         self.cores.iter().map(|c| c.done).sum()
+    }
+
+    /// Loads answered by data a forward overtook (`IS_D_I`), used once and
+    /// not kept, so far.
+    pub fn loads_read_once(&self) -> u64 {
+        self.read_once_count
     }
 
     /// Whether every operation of every core completed and every write
@@ -918,22 +960,20 @@ impl CoherentCpu {
         }
     }
 
-    /// Writes into `dst` the line as core `c` sees it for op `i`: the LLC's
-    /// copy in `copy` (zeros if none) under the core's own buffered stores
+    /// Writes into `dst` the line as core `c` sees it for op `i`: `base`
+    /// (the LLC's copy; zeros if none) under the core's own buffered stores
     /// older than `i`.
-    #[allow(clippy::too_many_arguments)]
     fn view(
         dst: &mut Line,
-        copies: &CopySlab,
+        base: Option<&Line>,
         core: &Core,
         c: usize,
         tad_stores: &HashMap<u64, Vec<(usize, WbEntry)>>,
         i: usize,
         line: u64,
-        copy: Option<CopySlot>,
     ) {
-        match copy {
-            Some(s) => *dst = *copies.get(s),
+        match base {
+            Some(b) => *dst = *b,
             None => *dst = [0; LINE_BYTES],
         }
         // The core's stores drained into a TAD transaction but not yet
@@ -962,23 +1002,25 @@ impl CoherentCpu {
         at: Tick,
         c: usize,
         i: usize,
-        seen: Seen,
+        seen: Seen<'_>,
         old: Option<u64>,
     ) {
         let (slot, done) = self.done.park();
         (done.core, done.op, done.old) = (c, i, old);
         let dst = &mut done.line;
-        match seen {
-            Seen::Nothing => *dst = [0; LINE_BYTES],
+        let core = &self.cores[c];
+        let (line, base) = match seen {
+            Seen::Nothing => (None, None),
             Seen::Line(line) => {
                 let copy = self.llc.get(line).and_then(|l| l.copy);
-                let core = &self.cores[c];
-                Self::view(dst, &self.copies, core, c, &self.tad_stores, i, line, copy);
+                (Some(line), copy.map(|s| self.copies.get(s)))
             }
-            Seen::LineAt(line, copy) => {
-                let core = &self.cores[c];
-                Self::view(dst, &self.copies, core, c, &self.tad_stores, i, line, copy)
-            }
+            Seen::LineAt(line, copy) => (Some(line), copy.map(|s| self.copies.get(s))),
+            Seen::Received(line, data) => (Some(line), Some(data)),
+        };
+        match line {
+            None => *dst = [0; LINE_BYTES],
+            Some(line) => Self::view(dst, base, core, c, &self.tad_stores, i, line),
         }
         ctx.wake_at(at, TOK_DONE | slot << 8);
         let core = &mut self.cores[c];
@@ -1497,6 +1539,10 @@ impl CoherentCpu {
             // A hit with checks off changes nothing anywhere.
             return;
         }
+        let local = handled.is_none();
+        if checks && self.windowed && local {
+            self.checker.borrow_mut().open_window(now, line);
+        }
         // The entry is read here and written back below; the copy itself
         // stays in its slab slot.
         let held = self.llc.get(line);
@@ -1553,8 +1599,14 @@ impl CoherentCpu {
             }
         }
         if checks {
+            let before = held.map_or(self.peer.initial, |l| l.state as usize);
             let held = copy.map(|s| self.copies.get(s));
             let mut c = self.checker.borrow_mut();
+            if self.windowed && self.peer.stable[next] && (local || !self.reads_once[before]) {
+                // Out of a `reads_once` state, the window closes in
+                // `read_once`, once the loads that read the data are checked.
+                c.close_window(line);
+            }
             c.row(now, line, PEER, handled, &row.sent, next, held, None);
             if !c.violations.is_empty() {
                 ctx.stop();
@@ -1657,6 +1709,11 @@ impl CoherentCpu {
         if ctx.tracing() {
             self.note_row(ctx, line, st, row, m.name());
         }
+        let mut waiters = self.waiting.remove(line);
+        let once = self.once_mask;
+        if (once.wrapping_shr(st as u32) | once.wrapping_shr(row.next as u32)) & 1 != 0 {
+            waiters = self.read_once(ctx, line, st, row, m.data.as_deref(), waiters);
+        }
         if let Some(b) = m.data {
             recycle_line(b);
         }
@@ -1664,7 +1721,7 @@ impl CoherentCpu {
         // line away again (forward progress, as an LLC holds a refilled line
         // for the miss that asked for it); the refill time is added to their
         // completion.
-        match self.waiting.remove(line) {
+        match waiters {
             None => {}
             Some(Waiters::One(Waiter::Op(c, i))) => self.retry_after_fill(ctx, c, i, line),
             Some(Waiters::One(w)) => self.resume(ctx, w, Some(line), self.fill),
@@ -1680,6 +1737,83 @@ impl CoherentCpu {
             }
         }
         self.serve_tads(ctx);
+    }
+
+    /// The `reads_once` states around received row `row` of `line` (from
+    /// state `st`): entering one notes when (the forward that overtook the
+    /// data); a `check_window` row there completes, with the received
+    /// `data`, the waiting loads of the line issued by then, and returns
+    /// the other `waiters` (they retry as after any row). Loads issued
+    /// later may have begun after a write the data predates, so they miss
+    /// again (the checker's merged-load case, `crates/protocol/tests/eci.rs`).
+    #[cold]
+    #[inline(never)]
+    fn read_once(
+        &mut self,
+        ctx: &mut Ctx<'_, Msg>,
+        line: u64,
+        st: usize,
+        row: &PeerRow<()>,
+        data: Option<&Line>,
+        mut waiters: Option<Waiters>,
+    ) -> Option<Waiters> {
+        let now = ctx.now();
+        let since = match (self.reads_once[st], self.reads_once[row.next]) {
+            (false, false) => return waiters,
+            (false, true) => {
+                self.once_since.insert(line, now);
+                return waiters;
+            }
+            (true, true) => self.once_since.get(&line).copied(),
+            (true, false) => self.once_since.remove(&line),
+        };
+        let reads = row.steps.iter().any(|s| matches!(s, Step::CheckWindow));
+        if let (true, Some(since), Some(data)) = (reads, since, data) {
+            // A waiting load of the line issued by `since`: (core, op, issue).
+            let reader = |cpu: &Self, w: &Waiter| match *w {
+                Waiter::Op(c, i) if cpu.cores[c].program[i] == (CpuOp::Load { line }) => {
+                    let core = &cpu.cores[c];
+                    let issued = core.outstanding[core.outstanding_pos(i)?].issued;
+                    (issued <= since).then_some((c, i, issued))
+                }
+                _ => None,
+            };
+            let mut readers = Vec::new();
+            match waiters.take() {
+                None => {}
+                Some(Waiters::One(w)) => match reader(self, &w) {
+                    Some(r) => readers.push(r),
+                    None => waiters = Some(Waiters::One(w)),
+                },
+                Some(Waiters::Many(mut ws)) => {
+                    ws.retain(|w| match reader(self, w) {
+                        Some(r) => {
+                            readers.push(r);
+                            false
+                        }
+                        None => true,
+                    });
+                    waiters = Some(Waiters::Many(ws));
+                }
+            }
+            for (c, i, issued) in readers {
+                if self.checks {
+                    let mut k = self.checker.borrow_mut();
+                    k.check_window_read(now, line, PEER, Some(issued), data);
+                }
+                ctx.count(ST_HIT, 1);
+                self.read_once_count += 1;
+                let at = now + self.fill + self.hit;
+                self.complete_at(ctx, at, c, i, Seen::Received(line, data), None);
+            }
+        }
+        if self.checks && self.peer.stable[row.next] {
+            self.checker.borrow_mut().close_window(line);
+        }
+        if self.checks && !self.checker.borrow().violations.is_empty() {
+            ctx.stop();
+        }
+        waiters
     }
 
     /// Hands freed TAD slots to the misses queued for them, oldest first.

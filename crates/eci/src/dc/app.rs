@@ -147,7 +147,7 @@ impl Effects<Dest> for AppRow<'_, '_> {
         let (dc, line) = (&mut *self.dc, self.line);
         let v = self.data.copied().unwrap_or_else(|| dc.mem.read(line));
         dc.mem.write(line, &v);
-        dc.checker.borrow_mut().store(line, &v);
+        dc.checker.borrow_mut().store(self.now, line, &v);
         dc.store_log.push((self.now, line, v));
         dc.observe(self.now, DcEvent::Write { line });
         Ok(())

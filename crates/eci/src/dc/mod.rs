@@ -51,10 +51,11 @@
 //!   rounds skip it until the hold ends (found by the random tester on
 //!   `dc_ddr` with two lines, where such a request forwarded right behind
 //!   the grant; and on `llc_ddr`, whose home answers in a few ns and has a
-//!   hold of its own, with a load as well: its new request, invalidated by
-//!   the forward behind the previous grant, finds its data in `IS_D_I` and
-//!   asks again). Uncontended grants (every invocation and NIC exchange)
-//!   are never held.
+//!   hold of its own, with a load as well until the CPU used overtaken data
+//!   once: its new request, invalidated by the forward behind the previous
+//!   grant, found its data in `IS_D_I` and asked again; now the data
+//!   answers the load, and only a store's grant goes back). Uncontended
+//!   grants (every invocation and NIC exchange) are never held.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -1445,7 +1446,7 @@ impl Effects<Dest> for DcRow<'_, '_> {
     fn store(&mut self) -> Result<(), String> {
         if let Some(v) = self.m.data.as_deref() {
             self.dc.mem.write(self.m.line, v);
-            self.dc.checker.borrow_mut().store(self.m.line, v);
+            self.dc.checker.borrow_mut().store(self.now, self.m.line, v);
         }
         Ok(())
     }
