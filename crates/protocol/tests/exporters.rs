@@ -262,8 +262,9 @@ fn rumur_agrees_on_cxl_cache() {
 }
 
 /// Two lines on one DCU: the Murphi export models the serial unit the same
-/// way (rumur counts 304,383 states too). Slow tier (a few minutes):
-/// `cargo test -p ccsim-protocol --test exporters -- --ignored`.
+/// way (rumur counted 304,383 states too when the DC was the core subset;
+/// the complete DC has more than 5 million, `crates/protocol/README.md`).
+/// Slow tier (long): `cargo test -p ccsim-protocol --test exporters -- --ignored`.
 #[test]
 #[ignore]
 fn rumur_agrees_on_two_lines_one_dcu() {
