@@ -2,6 +2,9 @@
 
 use ccsim_protocol::{check, generate, load_spec, CheckOptions, SystemConfig};
 
+mod common;
+use common::core_subset;
+
 /// Generates the shipped spec `name`, prints its machine, checks it and
 /// asserts it verified.
 fn generates_and_verifies(name: &str) {
@@ -52,49 +55,6 @@ fn two_lines_of(
 
 fn two_lines(spec: &str, dcus: Vec<u8>, values: u8) -> ccsim_protocol::CheckReport {
     two_lines_of(&load_spec(spec).unwrap(), dcus, values, 0)
-}
-
-/// The complete DC restricted to the core operations: the CPU's events of
-/// the original 15-message protocol (load, getx, store, evictions,
-/// downgrade, drop) and the application's clean, clean-invalidate, lock and
-/// unlock of an unlocked line. The new rows are never fired, and the
-/// composed system is the one the core protocol had, state for state.
-fn core_subset() -> ccsim_protocol::Spec {
-    const COMPLETION_EVENTS: [&str; 15] = [
-        "ifetch",
-        "load_through",
-        "store_full",
-        "store_partial",
-        "atomic_rinc",
-        "atomic_rdec",
-        "atomic_rswp",
-        "atomic_rset",
-        "atomic_rclr",
-        "atomic_rcas",
-        "io_load",
-        "io_store",
-        "lock_clean",
-        "clean",
-        "clinv",
-    ];
-    let mut spec = load_spec("eci-dc").unwrap();
-    spec.peer
-        .as_mut()
-        .unwrap()
-        .transition
-        .retain(|r| !COMPLETION_EVENTS.contains(&r.event.as_str()));
-    // The local agent keeps clean and clean-invalidate of an unlocked line.
-    spec.local
-        .as_mut()
-        .unwrap()
-        .transition
-        .retain(|r| r.state == "Idle" || !COMPLETION_EVENTS.contains(&r.event.as_str()));
-    spec.local
-        .as_mut()
-        .unwrap()
-        .transition
-        .retain(|r| r.event != "lock_clean");
-    spec
 }
 
 /// The core subset of the complete DC gives the core protocol's counts:
@@ -360,12 +320,7 @@ fn the_overtaken_data_is_a_read_within_its_window() {
 /// older than that write, is not a value of its window.
 #[test]
 fn a_read_that_begins_after_a_write_cannot_return_the_older_value() {
-    let mut spec = overtaken_data_read_by(&["check_window"]);
-    let peer = spec.peer.as_mut().unwrap();
-    let mut merge = peer.transition[0].clone();
-    (merge.state, merge.event, merge.guard) = ("IS_D_I".into(), "load".into(), None);
-    (merge.next, merge.actions, merge.stall) = (Some("IS_D_I".into()), vec![], false);
-    peer.transition.push(merge);
+    let spec = common::with_a_merged_load(overtaken_data_read_by(&["check_window"]));
     let r = check(&spec, &CheckOptions::default()).unwrap();
     assert!(!r.verified, "{}", r.to_text());
     let v = &r.violations[0];

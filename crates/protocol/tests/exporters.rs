@@ -9,6 +9,8 @@ use ccsim_protocol::export::{export_dot, export_json, export_murphi, export_sv, 
 use ccsim_protocol::{check, generate, load_spec, CheckOptions, SystemConfig};
 use std::process::Command;
 
+mod common;
+
 /// Fails the test unless `name` runs (`arg` is its version flag).
 fn require(name: &str, arg: &str) {
     assert!(
@@ -191,12 +193,7 @@ fn rumur_agrees_on_windowed_load_hits() {
 /// `a_read_that_begins_after_a_write_cannot_return_the_older_value`).
 #[test]
 fn rumur_finds_a_read_older_than_its_window() {
-    let mut spec = load_spec("eci-dc").unwrap();
-    let peer = spec.peer.as_mut().unwrap();
-    let mut merge = peer.transition[0].clone();
-    (merge.state, merge.event, merge.guard) = ("IS_D_I".into(), "load".into(), None);
-    (merge.next, merge.actions, merge.stall) = (Some("IS_D_I".into()), vec![], false);
-    peer.transition.push(merge);
+    let spec = common::with_a_merged_load(load_spec("eci-dc").unwrap());
     let (ir, _) = generate(&spec).unwrap();
     let (verified, text) = rumur_verify(
         &export_murphi(&ir, &(&spec.check).into()),
@@ -277,6 +274,22 @@ fn rumur_agrees_on_two_lines_one_dcu() {
             instances: Default::default(),
         }),
     );
+}
+
+/// The core subset of the DC (`tests/eci.rs`), two lines on one DCU, one
+/// value: rumur counts the 319,523 states ccsim does, the CPU's read window
+/// included. Slow tier: `cargo test -p ccsim-protocol --test exporters --
+/// --ignored`.
+#[test]
+#[ignore]
+fn rumur_agrees_on_the_core_subset_on_two_lines_one_dcu() {
+    let cfg = SystemConfig {
+        dcus: vec![0, 0],
+        values: 1,
+        max_in_flight: 2,
+        instances: Default::default(),
+    };
+    rumur_agrees_on(&common::core_subset(), "eci-dc-core", Some(cfg));
 }
 
 /// A JSON IR edited by hand into nonsense is rejected, not run.
