@@ -714,9 +714,8 @@ pub trait Effects<D> {
         Err(cannot("check"))
     }
     /// The received data (in a local row, or without data, the agent's
-    /// value) must have been the
-    /// latest write at some moment since the read began
-    /// ([`crate::ir::Action::CheckWindow`]).
+    /// value) must have been the latest write at some moment since the
+    /// read began ([`crate::ir::Action::CheckWindow`]).
     fn check_window(&mut self) -> Result<(), String> {
         Err(cannot("check_window"))
     }

@@ -248,9 +248,8 @@ pub enum Action {
     OwnerToSharers,
     /// A program read that takes effect anywhere in its window: the
     /// received data (in a local row, or a message without data, the
-    /// agent's value) must have been
-    /// the latest write at some moment since the agent's last local event
-    /// on the line, the read's start. This is the read of data a forward
+    /// agent's value) must have been the latest write at some moment since
+    /// the agent's last local event on the line, the read's start. This is the read of data a forward
     /// overtook, used once and not kept (gem5's `IS_I`): linearizable at
     /// the home's grant, though a write may have followed it.
     CheckWindow,

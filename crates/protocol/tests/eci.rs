@@ -343,12 +343,7 @@ fn a_read_that_begins_after_a_write_cannot_return_the_older_value() {
 /// the environment would give a store.
 #[test]
 fn a_windowed_load_hit_reads_the_agents_copy() {
-    let mut spec = load_spec("eci-dc").unwrap();
-    for r in spec.peer.as_mut().unwrap().transition.iter_mut() {
-        if r.event == "load" && r.actions == ["check"] {
-            r.actions = vec!["check_window".into()];
-        }
-    }
+    let spec = common::eci_dc_with_windowed_load_hits();
     let r = check(&spec, &CheckOptions::default()).unwrap();
     assert!(r.verified, "{}", r.to_text());
 }

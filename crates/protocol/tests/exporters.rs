@@ -179,12 +179,7 @@ fn rumur_agrees_on_eci_dc() {
 /// ccsim (tests/eci.rs, `a_windowed_load_hit_reads_the_agents_copy`).
 #[test]
 fn rumur_agrees_on_windowed_load_hits() {
-    let mut spec = load_spec("eci-dc").unwrap();
-    for r in spec.peer.as_mut().unwrap().transition.iter_mut() {
-        if r.event == "load" && r.actions == ["check"] {
-            r.actions = vec!["check_window".into()];
-        }
-    }
+    let spec = common::eci_dc_with_windowed_load_hits();
     rumur_agrees_on(&spec, "eci-dc-window-hits", None);
 }
 

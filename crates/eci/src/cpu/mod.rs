@@ -459,11 +459,10 @@ pub struct CoherentCpu {
     reads_once: Vec<bool>,
     /// `reads_once` as a bit per state, modulo 64, for the test on every
     /// receipt (a state beyond 63 may alias one that reads once: then
-    /// [`Self::read_once`] finds it does nothing).
+    /// [`Self::read_once`] finds it does nothing). Nonzero where any state
+    /// reads once: with checks on, the LLC's local rows then open read
+    /// windows in the checker.
     once_mask: u64,
-    /// Whether any state does (with checks on, the LLC's local rows then
-    /// open read windows in the checker).
-    windowed: bool,
     /// When each line in a `reads_once` state entered it (the forward that
     /// overtook its data): loads issued by then may use the data.
     once_since: HashMap<u64, Tick>,
@@ -621,7 +620,6 @@ impl CoherentCpu {
                 })
             })
             .collect::<Vec<bool>>();
-        let windowed = reads_once.contains(&true);
         let once_mask = (0..reads_once.len())
             .filter(|&st| reads_once[st])
             .fold(0u64, |m, st| m | 1u64.wrapping_shl(st as u32));
@@ -678,7 +676,6 @@ impl CoherentCpu {
             load_reads_unchanged,
             reads_once,
             once_mask,
-            windowed,
             once_since: HashMap::default(),
             read_once_count: 0,
             peer,
@@ -1540,7 +1537,7 @@ impl CoherentCpu {
             return;
         }
         let local = handled.is_none();
-        if checks && self.windowed && local {
+        if checks && self.once_mask != 0 && local {
             self.checker.borrow_mut().open_window(now, line);
         }
         // The entry is read here and written back below; the copy itself
@@ -1602,7 +1599,8 @@ impl CoherentCpu {
             let before = held.map_or(self.peer.initial, |l| l.state as usize);
             let held = copy.map(|s| self.copies.get(s));
             let mut c = self.checker.borrow_mut();
-            if self.windowed && self.peer.stable[next] && (local || !self.reads_once[before]) {
+            if self.once_mask != 0 && self.peer.stable[next] && (local || !self.reads_once[before])
+            {
                 // Out of a `reads_once` state, the window closes in
                 // `read_once`, once the loads that read the data are checked.
                 c.close_window(line);

@@ -46,6 +46,18 @@ pub fn core_subset() -> ccsim_protocol::Spec {
     spec
 }
 
+/// `eci-dc` with its CPU's load hits reading by `check_window` instead of
+/// `check`: a windowed read in a local row, which reads the agent's copy.
+pub fn eci_dc_with_windowed_load_hits() -> ccsim_protocol::Spec {
+    let mut spec = load_spec("eci-dc").unwrap();
+    for r in spec.peer.as_mut().unwrap().transition.iter_mut() {
+        if r.event == "load" && r.actions == ["check"] {
+            r.actions = vec!["check_window".into()];
+        }
+    }
+    spec
+}
+
 /// `spec` with a second load merged into the CPU's outstanding miss after
 /// an invalidation (a row `IS_D_I` + `load`, staying in `IS_D_I`): a read
 /// that begins after the write that follows the invalidation, which the
